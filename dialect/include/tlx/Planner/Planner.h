@@ -10,6 +10,48 @@
 // index of the root of the reuse tree (K consecutive buffers of a user whose
 // ancestors multiply to group_size K).
 //
+// The rules, in order (plan() applies them):
+//
+// 1. Buffer size (bufferSize): SMEM bytes = ceil(prod(shape[1:]) * bits / 8).
+//    TMEM columns of a [num, M, N] buffer = ceil(N * bits / 32) when
+//    bits < 32 and packed, else N; times ceil(M / 128) when M > 128.
+// 2. Alignment (requiredAlignment): SMEM at least 128 B; an NVMMA layout needs
+//    128 B x max phase, max phase = swizzleBytes / 16. TMEM: 1 column.
+// 3. Tree layout: a node inherits K from its ancestors (root K = 1; a group
+//    with group_size g passes K * g to its children). A leaf of n buffers
+//    needs n % K == 0, has n / K buffer groups and occupies K * size
+//    contiguous units per group: buffer i sits at
+//      (i / K) * stride + offset + (i % K) * size.
+//    `shared` children start at the same offset (unit = max); `distinct`
+//    children follow one another in the order written, each starting at a
+//    multiple of lcm(size, alignment) over the leaves of its subtree
+//    (unit = sum including that padding). All children of a group must have
+//    the same number of buffer groups.
+// 4. Root stride (bytesBetweenBufferGroups) = root unit rounded up to the lcm
+//    of every leaf's size and alignment (and 128 for SMEM); needed = stride x
+//    groups. Without a tree every user sits at offset 0 with stride = its own
+//    size and needed = max over users of n x size. A buffer of the spec that
+//    is not in the tree is placed like that too (a warning).
+// 5. Region: needed rounded up to a multiple of 128 (SMEM) and of every
+//    user's size, so that each view covers the region with whole slots.
+//    TMEM: columns = the next power of two >= max(32, that), at most 512;
+//    rows = 64 when every user has M <= 64 and blockM 64, else 128. An
+//    explicit size smaller than the region is an error stating the bytes
+//    needed; a larger one is kept when every view still covers it exactly.
+//    SMEM over Spec::smemLimitBytes is an error.
+// 6. Views: scale = stride / size, offsetSlots = offset / size,
+//    slots = region / size; checkView() proves every buffer's slot lies in
+//    the region.
+//
+// Padding (Plan::paddingBytes) = the region minus the bytes an ideal packing
+// would use: per buffer group, a leaf needs K x size, a `shared` node the
+// max of its children, a `distinct` node the sum of its children, with no
+// alignment; times the number of buffer groups (without a tree, and for
+// buffers outside it: n x size). It therefore counts alignment holes between
+// distinct children, stride and region rounding, TMEM's power-of-two columns
+// and any explicit size beyond the need. TMEM padding is in bytes too
+// (columns x rows x 4).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TLX_PLANNER_PLANNER_H
@@ -52,7 +94,7 @@ struct Layout {
 struct Buffer {
   /// How diagnostics name this buffer (an SSA name, a Python variable).
   std::string name;
-  /// Full shape, leading dimension = number of buffers.
+  /// Full shape, leading dimension = number of buffers. TMEM: [num, M, N].
   std::vector<int64_t> shape;
   int64_t elementBits = 0;
   Storage storage = Storage::Smem;
@@ -118,31 +160,60 @@ struct Plan {
   Storage storage = Storage::Smem;
   /// SMEM: region bytes. TMEM: rows x columns x 4.
   int64_t sizeBytes = 0;
+  /// Region size in the plan's unit: bytes (SMEM) or columns (TMEM). Every
+  /// view has slots = regionSize / bufferSize.
+  int64_t regionSize = 0;
   /// SMEM: {sizeBytes / 128, 128} of i8. TMEM: {blockM, columns} of i32.
   std::vector<int64_t> backingShape;
   /// Alignment of the backing allocation (largest any view needs).
   int64_t alignment = 0;
-  /// Region size minus the bytes the buffers themselves need (layout
-  /// padding for alignment, representability and explicit size).
+  /// Region minus the bytes an ideal packing would use (see the file
+  /// comment): alignment holes, rounding and explicit size beyond the need.
   int64_t paddingBytes = 0;
-  /// Same order as the input buffers.
+  /// Same order as the input buffers. Empty when the input itself is invalid
+  /// (bad buffers or tree); filled when only the size limits failed, so that
+  /// describe() can show what was needed.
   std::vector<View> views;
   std::vector<Diagnostic> diagnostics;
+  /// True when no diagnostic is an error.
   bool ok() const;
 };
 
-/// Bytes (SMEM) or columns (TMEM) of one buffer of `buffer`.
+/// Bytes (SMEM) or columns (TMEM) of one buffer of `buffer` (rule 1).
+/// Saturates at 2^62 instead of overflowing.
 int64_t bufferSize(const Buffer &buffer);
-/// Alignment `buffer` needs (bytes for SMEM, columns for TMEM).
+
+/// Alignment `buffer` needs (bytes for SMEM, columns for TMEM; rule 2).
 int64_t requiredAlignment(const Buffer &buffer);
 
 /// Plans a region. `tree` absent: every user at offset 0 (no
-/// set_buffer_overlap). Never throws: problems are Plan::diagnostics.
+/// set_buffer_overlap). Never throws: problems are Plan::diagnostics, whose
+/// messages name buffers by Buffer::name and the spec by Spec::name.
 Plan plan(const Spec &spec, const std::vector<Buffer> &buffers,
           const std::optional<Group> &tree);
 
 /// The slot buffer `index` of a user occupies in its expanded view.
 int64_t slotOf(const View &view, int64_t index);
+
+/// Rebuilds the view of `buffer` from a placement (as the allocation pass
+/// reads it back from IR attributes): `offset` and `stride` (the distance
+/// between buffer groups) and `regionSize` in the plan's unit, `groupSize` K.
+/// Pure arithmetic; checkView() says whether the result is sound.
+View viewFromPlacement(const Buffer &buffer, int64_t offset, int64_t stride,
+                       int64_t groupSize, int64_t regionSize);
+
+/// The planner's self-check of one view against a region of `regionSize`
+/// units: offset, stride and region are whole numbers of the buffer's size,
+/// the start meets the buffer's alignment, the K buffers of a group fit in
+/// one stride, and every buffer index maps to a slot inside the region.
+/// Returns one error per violation (empty when sound), about `bufferIndex`.
+std::vector<Diagnostic> checkView(const View &view, const Buffer &buffer,
+                                  int bufferIndex, int64_t regionSize);
+
+/// A memory map of `plan` for tutorials and --debug output: a header with
+/// the region, then one line per buffer (name, offset, size, stride,
+/// group_size, slots), then the diagnostics.
+std::string describe(const Plan &plan, const std::vector<Buffer> &buffers);
 
 } // namespace tlx::planner
 
