@@ -1,0 +1,76 @@
+//===- TLXDialect.td - The `tlx` dialect, enums and types --*- tablegen -*-===//
+//
+// Storage aliasing (DESIGN.md section 2): a storage alias spec is a region
+// of SMEM or TMEM that several allocations alias as equal peers; a reuse
+// group tree says which of them share bytes at each buffer index (`shared`)
+// and which must not overlap (`distinct`).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TLX_DIALECT_TLX_DIALECT_TD
+#define TLX_DIALECT_TLX_DIALECT_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def TLX_Dialect : Dialect {
+  let name = "tlx";
+  let cppNamespace = "::mlir::tlx";
+  let summary = "TLX storage aliasing";
+  let dependentDialects = ["::mlir::triton::gpu::TritonGPUDialect"];
+  let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
+}
+
+def TLX_StorageKind : I32EnumAttr<"StorageKind", "on-chip storage kind", [
+    I32EnumAttrCase<"smem", 0>,
+    I32EnumAttrCase<"tmem", 1>,
+    I32EnumAttrCase<"smemCluster", 2>
+  ]> {
+  let cppNamespace = "::mlir::tlx";
+  let genSpecializedAttr = 0;
+}
+
+def TLX_StorageKindAttr : EnumAttr<TLX_Dialect, TLX_StorageKind,
+                                   "storage_kind">;
+
+def TLX_ReuseGroupKind : I32EnumAttr<"ReuseGroupKind",
+    "how the children of a reuse group relate", [
+    I32EnumAttrCase<"shared", 0>,
+    I32EnumAttrCase<"distinct", 1>
+  ]> {
+  let cppNamespace = "::mlir::tlx";
+  let genSpecializedAttr = 0;
+}
+
+def TLX_ReuseGroupKindAttr : EnumAttr<TLX_Dialect, TLX_ReuseGroupKind,
+                                      "reuse_group_kind">;
+
+def TLX_StorageAliasSpecType : TypeDef<TLX_Dialect, "StorageAliasSpec"> {
+  let mnemonic = "storage_alias_spec";
+  let summary = "A region of SMEM or TMEM that allocations alias as peers";
+  let description = [{
+    `!tlx.storage_alias_spec<smem>`, or with an explicit size in bytes
+    `!tlx.storage_alias_spec<tmem, 16384>`.
+  }];
+  let parameters = (ins
+    "StorageKind":$storage,
+    OptionalParameter<"std::optional<int64_t>">:$bufferSizeBytes
+  );
+  let assemblyFormat = "`<` $storage (`,` $bufferSizeBytes^)? `>`";
+  let genVerifyDecl = 1;
+}
+
+def TLX_ReuseGroupType : TypeDef<TLX_Dialect, "ReuseGroup"> {
+  let mnemonic = "reuse_group";
+  let summary = "A node of a reuse group tree";
+  let description = [{ `!tlx.reuse_group<shared>` or `!tlx.reuse_group<distinct>`. }];
+  let parameters = (ins "ReuseGroupKind":$groupKind);
+  let assemblyFormat = "`<` $groupKind `>`";
+}
+
+class TLX_Op<string mnemonic, list<Trait> traits = []>
+    : Op<TLX_Dialect, mnemonic, traits>;
+
+#endif // TLX_DIALECT_TLX_DIALECT_TD

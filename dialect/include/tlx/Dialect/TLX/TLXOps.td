@@ -1,0 +1,122 @@
+//===- TLXOps.td - The `tlx` storage aliasing operations ---*- tablegen -*-===//
+
+#ifndef TLX_DIALECT_TLX_OPS_TD
+#define TLX_DIALECT_TLX_OPS_TD
+
+include "tlx/Dialect/TLX/TLXDialect.td"
+include "tlx/Dialect/TritonGPU/TritonGPUDialect.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def TLX_StorageAliasSpecOp : TLX_Op<"storage_alias_spec", [Pure]> {
+  let summary = "Defines a storage region that allocations alias as peers";
+  let description = [{
+    ```
+    %s = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem>
+    %t = tlx.storage_alias_spec storage = tmem, size = 16384
+           : !tlx.storage_alias_spec<tmem, 16384>
+    ```
+    Allocates nothing: the storage alias lowering sizes the region (from the
+    users, or validates `size`), records `buffer_shape` (the shape of the
+    backing allocation) and replaces the spec by one real allocation.
+  }];
+  let arguments = (ins
+    TLX_StorageKindAttr:$storage,
+    OptionalAttr<I64Attr>:$buffer_size_bytes,
+    OptionalAttr<DenseI64ArrayAttr>:$buffer_shape
+  );
+  let results = (outs TLX_StorageAliasSpecType:$result);
+  let assemblyFormat = [{
+    `storage` `=` `` $storage (`,` `size` `=` $buffer_size_bytes^)? attr-dict
+    `:` qualified(type($result))
+  }];
+  let builders = [
+    OpBuilder<(ins "StorageKind":$storage), [{
+      build($_builder, $_state,
+            StorageAliasSpecType::get($_builder.getContext(), storage,
+                                      std::nullopt),
+            storage, ::mlir::IntegerAttr(), ::mlir::DenseI64ArrayAttr());
+    }]>,
+    OpBuilder<(ins "StorageKind":$storage, "int64_t":$bufferSizeBytes), [{
+      build($_builder, $_state,
+            StorageAliasSpecType::get($_builder.getContext(), storage,
+                                      bufferSizeBytes),
+            storage, $_builder.getI64IntegerAttr(bufferSizeBytes),
+            ::mlir::DenseI64ArrayAttr());
+    }]>
+  ];
+  let hasVerifier = 1;
+}
+
+def TLX_StorageAliasLocalAllocOp : TLX_Op<"storage_alias_local_alloc"> {
+  let summary = "An allocation that lives in a storage alias spec's region";
+  let description = [{
+    `%a = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem>
+    -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>`. The storage
+    alias lowering replaces it by a `tlx.local_alias` of the backing
+    allocation.
+  }];
+  let arguments = (ins TLX_StorageAliasSpecType:$storage_alias);
+  let results = (outs TTG_MemDescType:$result);
+  let assemblyFormat = [{
+    $storage_alias attr-dict `:` qualified(type($storage_alias)) `->`
+    qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def TLX_ReuseGroupOp : TLX_Op<"reuse_group", [Pure]> {
+  let summary = "A node of the reuse group tree of a storage alias spec";
+  let description = [{
+    `%g = tlx.reuse_group(%a, %b) group_kind = shared, group_size = 2 :
+    (!ttg.memdesc<...>, !tlx.reuse_group<distinct>) -> !tlx.reuse_group<shared>`.
+    Elements are buffers (`!ttg.memdesc`) or nested groups; `shared`
+    children share bytes at each buffer index, `distinct` children never
+    overlap; `group_size` K makes K consecutive buffers one logical group
+    (printed only when it is not 1).
+  }];
+  let arguments = (ins
+    Variadic<AnyTypeOf<[TTG_MemDescType, TLX_ReuseGroupType]>>:$elements,
+    TLX_ReuseGroupKindAttr:$group_kind,
+    DefaultValuedAttr<I64Attr, "1">:$group_size
+  );
+  let results = (outs TLX_ReuseGroupType:$result);
+  let assemblyFormat = [{
+    `(` $elements `)` `group_kind` `=` `` $group_kind
+    (`,` `group_size` `=` $group_size^)? attr-dict `:`
+    functional-type($elements, $result)
+  }];
+  let hasVerifier = 1;
+}
+
+def TLX_SetBufferOverlapOp : TLX_Op<"set_buffer_overlap"> {
+  let summary = "Gives a storage alias spec its reuse group tree";
+  let description = [{
+    `tlx.set_buffer_overlap(%s, %g) : (!tlx.storage_alias_spec<smem>,
+    !tlx.reuse_group<shared>) -> ()`
+  }];
+  let arguments = (ins
+    TLX_StorageAliasSpecType:$storage_alias_spec,
+    TLX_ReuseGroupType:$overlap_def
+  );
+  let assemblyFormat = [{
+    `(` $storage_alias_spec `,` $overlap_def `)` attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def TLX_LocalAliasOp : TLX_Op<"local_alias", [Pure]> {
+  let summary = "Views a buffer with another type, at its start";
+  let description = [{
+    `%v = tlx.local_alias %x : !ttg.memdesc<...> -> !ttg.memdesc<...>`:
+    source and result are in the same memory space.
+    `--tlx-rewrite-local-alias` turns it into `ttg.memdesc_reinterpret`.
+  }];
+  let arguments = (ins TTG_MemDescType:$src);
+  let results = (outs TTG_MemDescType:$result);
+  let assemblyFormat = [{
+    $src attr-dict `:` qualified(type($src)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // TLX_DIALECT_TLX_OPS_TD

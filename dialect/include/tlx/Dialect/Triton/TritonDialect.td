@@ -1,0 +1,39 @@
+//===- TritonDialect.td - The `tt` memory subset -----------*- tablegen -*-===//
+//
+// The parts of Triton's `tt` dialect that TLX storage aliasing works with,
+// in Triton's exact textual syntax. Every other `tt` operation passes
+// through in generic form; every `tt` attribute and type (`!tt.ptr<f32>`,
+// `!tt.tensordesc<...>`) is kept verbatim.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TLX_DIALECT_TRITON_DIALECT_TD
+#define TLX_DIALECT_TRITON_DIALECT_TD
+
+include "mlir/IR/OpBase.td"
+include "tlx/Dialect/Verbatim.td"
+
+def Triton_Dialect : Dialect {
+  let name = "tt";
+  let cppNamespace = "::mlir::triton";
+  let summary = "The memory subset of Triton's `tt` dialect";
+  let useDefaultAttributePrinterParser = 0;
+  let useDefaultTypePrinterParser = 0;
+  let extraClassDeclaration = [{
+    ::mlir::Attribute parseAttribute(::mlir::DialectAsmParser &parser,
+                                     ::mlir::Type type) const override;
+    void printAttribute(::mlir::Attribute attr,
+                        ::mlir::DialectAsmPrinter &printer) const override;
+    ::mlir::Type parseType(::mlir::DialectAsmParser &parser) const override;
+    void printType(::mlir::Type type,
+                   ::mlir::DialectAsmPrinter &printer) const override;
+  }];
+}
+
+def TT_VerbatimAttr : VerbatimAttrDef<Triton_Dialect>;
+def TT_VerbatimType : VerbatimTypeDef<Triton_Dialect>;
+
+class TT_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Triton_Dialect, mnemonic, traits>;
+
+#endif // TLX_DIALECT_TRITON_DIALECT_TD

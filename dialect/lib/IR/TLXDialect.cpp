@@ -1,0 +1,139 @@
+//===- TLXDialect.cpp - The `tlx` storage aliasing dialect ----------------===//
+
+#include "tlx/Dialect/TLX/Dialect.h"
+#include "tlx/Dialect/TritonNvidiaGPU/Dialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::tlx;
+
+#include "tlx/Dialect/TLX/TLXEnums.cpp.inc"
+
+#include "tlx/Dialect/TLX/TLXDialect.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "tlx/Dialect/TLX/TLXAttrDefs.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "tlx/Dialect/TLX/TLXTypeDefs.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "tlx/Dialect/TLX/TLXOps.cpp.inc"
+
+void TLXDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "tlx/Dialect/TLX/TLXAttrDefs.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "tlx/Dialect/TLX/TLXTypeDefs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "tlx/Dialect/TLX/TLXOps.cpp.inc"
+      >();
+}
+
+namespace {
+
+/// What both the spec type and the spec op require: smem or tmem storage
+/// (never smemCluster) and, when given, a positive size.
+LogicalResult verifySpecStorage(function_ref<InFlightDiagnostic()> emitError,
+                                StorageKind storage,
+                                std::optional<int64_t> bufferSizeBytes) {
+  if (storage == StorageKind::smemCluster)
+    return emitError() << "storage kind smemCluster is not supported for "
+                          "storage_alias_spec (use smem or tmem)";
+  if (bufferSizeBytes && *bufferSizeBytes <= 0)
+    return emitError() << "buffer_size_bytes must be positive, got "
+                       << *bufferSizeBytes;
+  return success();
+}
+
+/// The storage kind a memory space attribute stands for.
+std::optional<StorageKind> storageOf(Attribute memorySpace) {
+  if (isa<triton::gpu::SharedMemorySpaceAttr>(memorySpace))
+    return StorageKind::smem;
+  if (isa<triton::nvidia_gpu::TensorMemorySpaceAttr>(memorySpace))
+    return StorageKind::tmem;
+  return std::nullopt;
+}
+
+} // namespace
+
+LogicalResult
+StorageAliasSpecType::verify(function_ref<InFlightDiagnostic()> emitError,
+                             StorageKind storage,
+                             std::optional<int64_t> bufferSizeBytes) {
+  return verifySpecStorage(emitError, storage, bufferSizeBytes);
+}
+
+LogicalResult StorageAliasSpecOp::verify() {
+  std::optional<int64_t> size = getBufferSizeBytes();
+  if (failed(
+          verifySpecStorage([&] { return emitOpError(); }, getStorage(), size)))
+    return failure();
+  StorageAliasSpecType type = getResult().getType();
+  if (type.getStorage() != getStorage())
+    return emitOpError("result type ")
+           << type << " has storage " << stringifyStorageKind(type.getStorage())
+           << " but the op has storage = "
+           << stringifyStorageKind(getStorage());
+  if (type.getBufferSizeBytes() != size) {
+    InFlightDiagnostic diag = emitOpError("result type ") << type << " has ";
+    if (type.getBufferSizeBytes())
+      diag << "size " << *type.getBufferSizeBytes();
+    else
+      diag << "no size";
+    diag << " but the op has ";
+    if (size)
+      return diag << "size = " << *size;
+    return diag << "no size";
+  }
+  return success();
+}
+
+LogicalResult StorageAliasLocalAllocOp::verify() {
+  StorageKind specStorage = getStorageAlias().getType().getStorage();
+  triton::gpu::MemDescType result = getResult().getType();
+  std::optional<StorageKind> resultStorage = storageOf(result.getMemorySpace());
+  if (resultStorage != specStorage) {
+    InFlightDiagnostic diag = emitOpError("allocates in memory space ")
+                              << result.getMemorySpace();
+    if (resultStorage)
+      diag << " (" << stringifyStorageKind(*resultStorage) << ")";
+    return diag << " but its storage_alias_spec has storage "
+                << stringifyStorageKind(specStorage);
+  }
+  if (!result.getMutableMemory())
+    return emitOpError("result ") << result << " must be mutable";
+  return success();
+}
+
+LogicalResult ReuseGroupOp::verify() {
+  if (getElements().empty())
+    return emitOpError("must have at least one element");
+  if (getGroupSize() < 1)
+    return emitOpError("group_size must be at least 1, got ") << getGroupSize();
+  ReuseGroupKind resultKind = getResult().getType().getGroupKind();
+  if (resultKind != getGroupKind())
+    return emitOpError("result type ")
+           << getResult().getType() << " does not match group_kind = "
+           << stringifyReuseGroupKind(getGroupKind());
+  return success();
+}
+
+LogicalResult LocalAliasOp::verify() {
+  Attribute source = getSrc().getType().getMemorySpace();
+  Attribute result = getResult().getType().getMemorySpace();
+  if (source != result)
+    return emitOpError("source memory space ")
+           << source << " and result memory space " << result
+           << " must be the same";
+  return success();
+}

@@ -1,0 +1,385 @@
+//===- TritonGPUDialect.cpp - The `ttg` memory subset ---------------------===//
+
+#include "tlx/Dialect/TritonGPU/Dialect.h"
+#include "tlx/Dialect/Verbatim.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::triton::gpu;
+
+static ParseResult parseOffsetList(OpAsmParser &parser,
+                                   DenseI32ArrayAttr &offsets);
+static void printOffsetList(OpAsmPrinter &printer, Operation *op,
+                            DenseI32ArrayAttr offsets);
+
+#include "tlx/Dialect/TritonGPU/TritonGPUDialect.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "tlx/Dialect/TritonGPU/TritonGPUAttrDefs.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "tlx/Dialect/TritonGPU/TritonGPUTypeDefs.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "tlx/Dialect/TritonGPU/TritonGPUOps.cpp.inc"
+
+namespace {
+
+/// The alias Triton prints for a layout: `#blocked`, `#linear`, `#mma`,
+/// `#shared`; empty for layouts Triton prints inline (`#ttg.slice`,
+/// `#ttg.dot_op`, ...).
+StringRef layoutAlias(StringRef mnemonic) {
+  if (mnemonic == "blocked" || mnemonic == "linear")
+    return mnemonic;
+  if (mnemonic == "nvidia_mma" || mnemonic == "amd_mfma" ||
+      mnemonic == "amd_wmma")
+    return "mma";
+  if (mnemonic.ends_with("_shared") || mnemonic == "shared_linear")
+    return "shared";
+  return {};
+}
+
+/// Prints `#shared`, `#smem`, `#blocked`, ... like Triton does.
+struct TritonGPUOpAsmInterface : public OpAsmDialectInterface {
+  using OpAsmDialectInterface::OpAsmDialectInterface;
+
+  AliasResult getAlias(Attribute attr, raw_ostream &os) const override {
+    if (isa<SharedMemorySpaceAttr>(attr)) {
+      os << "smem";
+      return AliasResult::FinalAlias;
+    }
+    if (auto verbatim = dyn_cast<VerbatimAttr>(attr)) {
+      StringRef alias = layoutAlias(verbatim.getSymbol());
+      if (!alias.empty()) {
+        os << alias;
+        return AliasResult::FinalAlias;
+      }
+    }
+    return AliasResult::NoAlias;
+  }
+};
+
+} // namespace
+
+void TritonGPUDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "tlx/Dialect/TritonGPU/TritonGPUAttrDefs.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "tlx/Dialect/TritonGPU/TritonGPUTypeDefs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "tlx/Dialect/TritonGPU/TritonGPUOps.cpp.inc"
+      >();
+  addInterfaces<TritonGPUOpAsmInterface>();
+  allowUnknownOperations();
+}
+
+Attribute TritonGPUDialect::parseAttribute(DialectAsmParser &parser,
+                                           Type type) const {
+  StringRef mnemonic;
+  Attribute attr;
+  OptionalParseResult known =
+      generatedAttributeParser(parser, &mnemonic, type, attr);
+  if (known.has_value())
+    return attr;
+  FailureOr<tlx::verbatim::Body> body =
+      tlx::verbatim::parseBody(parser, mnemonic);
+  if (failed(body))
+    return {};
+  return VerbatimAttr::get(getContext(), mnemonic, body->text,
+                           body->nestedAttributes, body->nestedTypes);
+}
+
+void TritonGPUDialect::printAttribute(Attribute attr,
+                                      DialectAsmPrinter &printer) const {
+  if (succeeded(generatedAttributePrinter(attr, printer)))
+    return;
+  auto verbatim = cast<VerbatimAttr>(attr);
+  printer << verbatim.getSymbol();
+  tlx::verbatim::printBody(printer, verbatim.getBody(),
+                           verbatim.getNestedAttributes(),
+                           verbatim.getNestedTypes());
+}
+
+Type TritonGPUDialect::parseType(DialectAsmParser &parser) const {
+  StringRef mnemonic;
+  Type type;
+  OptionalParseResult known = generatedTypeParser(parser, &mnemonic, type);
+  if (known.has_value())
+    return type;
+  FailureOr<tlx::verbatim::Body> body =
+      tlx::verbatim::parseBody(parser, mnemonic);
+  if (failed(body))
+    return {};
+  return VerbatimType::get(getContext(), mnemonic, body->text,
+                           body->nestedAttributes, body->nestedTypes);
+}
+
+void TritonGPUDialect::printType(Type type, DialectAsmPrinter &printer) const {
+  if (succeeded(generatedTypePrinter(type, printer)))
+    return;
+  auto verbatim = cast<VerbatimType>(type);
+  printer << verbatim.getSymbol();
+  tlx::verbatim::printBody(printer, verbatim.getBody(),
+                           verbatim.getNestedAttributes(),
+                           verbatim.getNestedTypes());
+}
+
+Type mlir::triton::gpu::getAsyncTokenType(MLIRContext *context) {
+  return VerbatimType::get(context, "async.token", "", {}, {});
+}
+
+bool mlir::triton::gpu::isAsyncToken(Type type) {
+  auto verbatim = dyn_cast<VerbatimType>(type);
+  return verbatim && verbatim.getSymbol() == "async.token" &&
+         verbatim.getBody().empty();
+}
+
+//===----------------------------------------------------------------------===//
+// MemDescType
+//===----------------------------------------------------------------------===//
+
+Type MemDescType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  Attribute encoding;
+  Attribute memorySpace;
+  if (parser.parseLess() ||
+      parser.parseDimensionList(shape, /*allowDynamic=*/false,
+                                /*withTrailingX=*/true) ||
+      parser.parseType(elementType) || parser.parseComma() ||
+      parser.parseAttribute(encoding) || parser.parseComma() ||
+      parser.parseAttribute(memorySpace))
+    return {};
+  bool mutableMemory = false;
+  SmallVector<int64_t> allocShape(shape);
+  if (succeeded(parser.parseOptionalComma())) {
+    bool allocShapeFollows = true;
+    if (succeeded(parser.parseOptionalKeyword("mutable"))) {
+      mutableMemory = true;
+      allocShapeFollows = succeeded(parser.parseOptionalComma());
+    }
+    if (allocShapeFollows) {
+      allocShape.clear();
+      if (parser.parseDimensionList(allocShape, /*allowDynamic=*/false,
+                                    /*withTrailingX=*/false))
+        return {};
+    }
+  }
+  if (parser.parseGreater())
+    return {};
+  return MemDescType::get(parser.getContext(), shape, elementType, encoding,
+                          memorySpace, mutableMemory, allocShape);
+}
+
+void MemDescType::print(AsmPrinter &printer) const {
+  printer << "<";
+  for (int64_t dim : getShape())
+    printer << dim << "x";
+  printer << getElementType() << ", " << getEncoding() << ", "
+          << getMemorySpace();
+  if (getMutableMemory())
+    printer << ", mutable";
+  if (getAllocShape() != getShape()) {
+    printer << ", ";
+    llvm::interleave(getAllocShape(), printer, "x");
+  }
+  printer << ">";
+}
+
+MemDescType MemDescType::cloneWith(std::optional<ArrayRef<int64_t>> shape,
+                                   Type elementType) const {
+  return MemDescType::get(shape.value_or(getShape()), elementType,
+                          getEncoding(), getMemorySpace(), getMutableMemory(),
+                          shape.value_or(getAllocShape()));
+}
+
+//===----------------------------------------------------------------------===//
+// Memory descriptor ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult MemDescIndexOp::verify() {
+  MemDescType source = getSrc().getType();
+  MemDescType result = getResult().getType();
+  if (source.getShape().empty() ||
+      result.getShape() != source.getShape().drop_front()) {
+    InFlightDiagnostic diag = emitOpError("result shape [");
+    llvm::interleaveComma(result.getShape(), diag);
+    diag << "] must be the source shape [";
+    llvm::interleaveComma(source.getShape(), diag);
+    return diag << "] without its leading (buffer) dimension";
+  }
+  if (result.getElementType() != source.getElementType())
+    return emitOpError("result element type ")
+           << result.getElementType() << " must be the source element type "
+           << source.getElementType();
+  return success();
+}
+
+static ParseResult parseOffsetList(OpAsmParser &parser,
+                                   DenseI32ArrayAttr &offsets) {
+  SmallVector<int32_t> values;
+  if (parser.parseCommaSeparatedList([&]() -> ParseResult {
+        int32_t value;
+        if (parser.parseInteger(value))
+          return failure();
+        values.push_back(value);
+        return success();
+      }))
+    return failure();
+  offsets = parser.getBuilder().getDenseI32ArrayAttr(values);
+  return success();
+}
+
+static void printOffsetList(OpAsmPrinter &printer, Operation *,
+                            DenseI32ArrayAttr offsets) {
+  llvm::interleaveComma(offsets.asArrayRef(), printer);
+}
+
+//===----------------------------------------------------------------------===//
+// WarpSpecializeOp
+//===----------------------------------------------------------------------===//
+
+WarpSpecializePartitionsOp WarpSpecializeOp::getPartitionOp() {
+  Block &holder = getPartitionOpHolder().front();
+  if (!llvm::hasSingleElement(holder))
+    return {};
+  return dyn_cast<WarpSpecializePartitionsOp>(holder.front());
+}
+
+RegionRange WarpSpecializeOp::getPartitionRegions() {
+  WarpSpecializePartitionsOp partitions = getPartitionOp();
+  if (!partitions)
+    return RegionRange();
+  return partitions.getPartitionRegions();
+}
+
+ParseResult WarpSpecializeOp::parse(OpAsmParser &parser,
+                                    OperationState &result) {
+  SmallVector<OpAsmParser::UnresolvedOperand> captures;
+  SMLoc capturesLoc = parser.getCurrentLocation();
+  if (parser.parseOperandList(captures, OpAsmParser::Delimiter::Paren) ||
+      parser.parseOptionalAttrDictWithKeyword(result.attributes) ||
+      parser.parseKeyword("default"))
+    return failure();
+
+  Region *defaultRegion = result.addRegion();
+  if (parser.parseRegion(*defaultRegion))
+    return failure();
+
+  SmallVector<std::unique_ptr<Region>> partitionRegions;
+  SmallVector<int32_t> partitionNumWarps;
+  StringRef keyword;
+  while (succeeded(parser.parseOptionalKeyword(&keyword))) {
+    std::string expected =
+        "partition" + std::to_string(partitionRegions.size());
+    if (keyword != expected)
+      return parser.emitError(parser.getCurrentLocation())
+             << "expected '" << expected << "', got '" << keyword << "'";
+    SmallVector<OpAsmParser::Argument> arguments;
+    int32_t numWarps;
+    auto region = std::make_unique<Region>();
+    if (parser.parseArgumentList(arguments, OpAsmParser::Delimiter::Paren,
+                                 /*allowType=*/true) ||
+        parser.parseKeyword("num_warps") || parser.parseLParen() ||
+        parser.parseInteger(numWarps) || parser.parseRParen() ||
+        parser.parseRegion(*region, arguments, /*enableNameShadowing=*/true))
+      return failure();
+    partitionRegions.push_back(std::move(region));
+    partitionNumWarps.push_back(numWarps);
+  }
+
+  FunctionType type;
+  if (parser.parseColonType(type) ||
+      parser.resolveOperands(captures, type.getInputs(), capturesLoc,
+                             result.operands))
+    return failure();
+  result.addTypes(type.getResults());
+  result.addAttribute(
+      getPartitionNumWarpsAttrName(result.name),
+      parser.getBuilder().getDenseI32ArrayAttr(partitionNumWarps));
+
+  OperationState partitionsState(
+      result.location, WarpSpecializePartitionsOp::getOperationName());
+  for (std::unique_ptr<Region> &region : partitionRegions)
+    partitionsState.addRegion(std::move(region));
+  Block *holder = new Block();
+  result.addRegion()->push_back(holder);
+  holder->push_back(Operation::create(partitionsState));
+  return success();
+}
+
+void WarpSpecializeOp::print(OpAsmPrinter &printer) {
+  printer << "(" << getExplicitCaptures() << ")";
+  printer.printOptionalAttrDictWithKeyword(
+      (*this)->getAttrs(), {getPartitionNumWarpsAttrName().getValue()});
+  printer.printNewline();
+  printer << "default ";
+  printer.printRegion(getDefaultRegion(), /*printEntryBlockArgs=*/false);
+  for (auto [index, region, numWarps] :
+       llvm::enumerate(getPartitionRegions(), getPartitionNumWarps())) {
+    printer.printNewline();
+    printer << "partition" << index << "(";
+    llvm::interleaveComma(
+        region->getArguments(), printer,
+        [&](BlockArgument argument) { printer.printRegionArgument(argument); });
+    printer << ") num_warps(" << numWarps << ") ";
+    printer.printRegion(*region, /*printEntryBlockArgs=*/false);
+  }
+  printer << " : ";
+  printer.printFunctionalType(getExplicitCaptures().getTypes(),
+                              getResultTypes());
+}
+
+LogicalResult WarpSpecializeOp::verifyRegions() {
+  WarpSpecializePartitionsOp partitions = getPartitionOp();
+  if (!partitions)
+    return emitOpError("second region must hold exactly one "
+                       "ttg.warp_specialize.partitions op");
+  size_t numPartitions = partitions.getPartitionRegions().size();
+  if (numPartitions != getPartitionNumWarps().size())
+    return emitOpError("has ")
+           << numPartitions << " partition region(s) but partitionNumWarps "
+           << "lists " << getPartitionNumWarps().size() << " warp count(s)";
+
+  for (auto [partitionIndex, region] :
+       llvm::enumerate(partitions.getPartitionRegions())) {
+    Block &entry = region.front();
+    if (entry.getNumArguments() != getExplicitCaptures().size())
+      return emitOpError("partition #")
+             << partitionIndex << " has " << entry.getNumArguments()
+             << " argument(s) but there are " << getExplicitCaptures().size()
+             << " capture(s)";
+    for (auto [argumentIndex, argument, capture] : llvm::enumerate(
+             entry.getArgumentTypes(), getExplicitCaptures().getTypes()))
+      if (argument != capture)
+        return emitOpError("partition #")
+               << partitionIndex << " argument #" << argumentIndex
+               << " has type " << argument << " but capture #" << argumentIndex
+               << " has type " << capture;
+  }
+
+  Block &defaultBlock = getDefaultRegion().front();
+  auto yield = defaultBlock.empty()
+                   ? WarpYieldOp()
+                   : dyn_cast<WarpYieldOp>(defaultBlock.back());
+  if (!yield)
+    return emitOpError("default region must end with ttg.warp_yield");
+  if (!llvm::equal(yield.getValues().getTypes(), getResultTypes())) {
+    InFlightDiagnostic diag = emitOpError("default region yields (");
+    llvm::interleaveComma(yield.getValues().getTypes(), diag);
+    diag << ") but the op returns (";
+    llvm::interleaveComma(getResultTypes(), diag);
+    return diag << ")";
+  }
+  return success();
+}

@@ -1,0 +1,176 @@
+//===- TritonNvidiaGPUDialect.cpp - The `ttng` tensor memory subset -------===//
+
+#include "tlx/Dialect/TritonNvidiaGPU/Dialect.h"
+#include "tlx/Dialect/Verbatim.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::triton::nvidia_gpu;
+
+static ParseResult
+parseBufferAndToken(OpAsmParser &parser, OpAsmParser::UnresolvedOperand &buffer,
+                    std::optional<OpAsmParser::UnresolvedOperand> &dependency,
+                    Type &dependencyType, Type &tokenType);
+static void printBufferAndToken(OpAsmPrinter &printer, Operation *op,
+                                Value buffer, Value dependency,
+                                Type dependencyType, Type tokenType);
+
+#include "tlx/Dialect/TritonNvidiaGPU/TritonNvidiaGPUDialect.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "tlx/Dialect/TritonNvidiaGPU/TritonNvidiaGPUAttrDefs.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "tlx/Dialect/TritonNvidiaGPU/TritonNvidiaGPUTypeDefs.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "tlx/Dialect/TritonNvidiaGPU/TritonNvidiaGPUOps.cpp.inc"
+
+namespace {
+
+/// Prints `#tmem` and `#tmem_scales` like Triton does.
+struct TritonNvidiaGPUOpAsmInterface : public OpAsmDialectInterface {
+  using OpAsmDialectInterface::OpAsmDialectInterface;
+
+  AliasResult getAlias(Attribute attr, raw_ostream &os) const override {
+    auto verbatim = dyn_cast<VerbatimAttr>(attr);
+    if (!verbatim)
+      return AliasResult::NoAlias;
+    if (verbatim.getSymbol() == "tensor_memory_encoding") {
+      os << "tmem";
+      return AliasResult::FinalAlias;
+    }
+    if (verbatim.getSymbol() == "tensor_memory_scales_encoding") {
+      os << "tmem_scales";
+      return AliasResult::FinalAlias;
+    }
+    return AliasResult::NoAlias;
+  }
+};
+
+} // namespace
+
+void TritonNvidiaGPUDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "tlx/Dialect/TritonNvidiaGPU/TritonNvidiaGPUAttrDefs.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "tlx/Dialect/TritonNvidiaGPU/TritonNvidiaGPUTypeDefs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "tlx/Dialect/TritonNvidiaGPU/TritonNvidiaGPUOps.cpp.inc"
+      >();
+  addInterfaces<TritonNvidiaGPUOpAsmInterface>();
+  allowUnknownOperations();
+}
+
+Attribute TritonNvidiaGPUDialect::parseAttribute(DialectAsmParser &parser,
+                                                 Type type) const {
+  StringRef mnemonic;
+  Attribute attr;
+  OptionalParseResult known =
+      generatedAttributeParser(parser, &mnemonic, type, attr);
+  if (known.has_value())
+    return attr;
+  FailureOr<tlx::verbatim::Body> body =
+      tlx::verbatim::parseBody(parser, mnemonic);
+  if (failed(body))
+    return {};
+  return VerbatimAttr::get(getContext(), mnemonic, body->text,
+                           body->nestedAttributes, body->nestedTypes);
+}
+
+void TritonNvidiaGPUDialect::printAttribute(Attribute attr,
+                                            DialectAsmPrinter &printer) const {
+  if (succeeded(generatedAttributePrinter(attr, printer)))
+    return;
+  auto verbatim = cast<VerbatimAttr>(attr);
+  printer << verbatim.getSymbol();
+  tlx::verbatim::printBody(printer, verbatim.getBody(),
+                           verbatim.getNestedAttributes(),
+                           verbatim.getNestedTypes());
+}
+
+Type TritonNvidiaGPUDialect::parseType(DialectAsmParser &parser) const {
+  StringRef mnemonic;
+  if (parser.parseKeyword(&mnemonic))
+    return {};
+  FailureOr<tlx::verbatim::Body> body =
+      tlx::verbatim::parseBody(parser, mnemonic);
+  if (failed(body))
+    return {};
+  return VerbatimType::get(getContext(), mnemonic, body->text,
+                           body->nestedAttributes, body->nestedTypes);
+}
+
+void TritonNvidiaGPUDialect::printType(Type type,
+                                       DialectAsmPrinter &printer) const {
+  auto verbatim = cast<VerbatimType>(type);
+  printer << verbatim.getSymbol();
+  tlx::verbatim::printBody(printer, verbatim.getBody(),
+                           verbatim.getNestedAttributes(),
+                           verbatim.getNestedTypes());
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor memory ops
+//===----------------------------------------------------------------------===//
+
+/// `%buffer`, `%buffer[]` or `%buffer[%dep]` (Triton's syntax): the
+/// brackets stand for the token result, the operand inside for the
+/// dependency.
+static ParseResult
+parseBufferAndToken(OpAsmParser &parser, OpAsmParser::UnresolvedOperand &buffer,
+                    std::optional<OpAsmParser::UnresolvedOperand> &dependency,
+                    Type &dependencyType, Type &tokenType) {
+  if (parser.parseOperand(buffer))
+    return failure();
+  if (failed(parser.parseOptionalLSquare()))
+    return success();
+  Type token = triton::gpu::getAsyncTokenType(parser.getContext());
+  tokenType = token;
+  OpAsmParser::UnresolvedOperand operand;
+  OptionalParseResult hasDependency = parser.parseOptionalOperand(operand);
+  if (hasDependency.has_value()) {
+    if (failed(*hasDependency))
+      return failure();
+    dependency = operand;
+    dependencyType = token;
+  }
+  return parser.parseRSquare();
+}
+
+static void printBufferAndToken(OpAsmPrinter &printer, Operation *,
+                                Value buffer, Value dependency, Type,
+                                Type tokenType) {
+  printer << buffer;
+  if (!tokenType)
+    return;
+  printer << "[";
+  if (dependency)
+    printer << dependency;
+  printer << "]";
+}
+
+LogicalResult TMEMSubSliceOp::verify() {
+  bool hasOffset = (*this)->hasAttrOfType<IntegerAttr>("offset");
+  bool hasN = (*this)->hasAttrOfType<IntegerAttr>("N");
+  if (hasOffset == hasN)
+    return emitOpError("needs its column offset as exactly one integer "
+                       "attribute: 'offset' (Triton 3.9) or 'N' (Triton 3.6)");
+  return success();
+}
+
+int64_t TMEMSubSliceOp::getColumnOffset() {
+  auto offset = (*this)->getAttrOfType<IntegerAttr>("offset");
+  if (!offset)
+    offset = (*this)->getAttrOfType<IntegerAttr>("N");
+  return offset.getInt();
+}
