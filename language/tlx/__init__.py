@@ -1,0 +1,54 @@
+"""TLX storage aliasing inside Gluon kernels.
+
+Several on-chip buffers (shared memory, Blackwell tensor memory) share one
+region, planned by the compiler::
+
+    import tlx
+    from triton.experimental.gluon import language as ttgl
+
+    @tlx.jit
+    def kernel(...):
+        spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+        a = tlx.local_alloc((64, 64), ttgl.float32, 2, reuse=spec)
+        b = tlx.local_alloc((64, 64), ttgl.float16, 2, reuse=spec)
+        spec.set_buffer_overlap(tlx.reuse_group(a, b, group_type=tlx.reuse_group_type.shared))
+        a.index(0).store(...)          # Gluon's own shared_memory_descriptor
+        x = tlx.local_view(b, 1).load(layout)
+
+The planner (``tlx.planner``) owns every size, offset and alignment; the
+lowering emits stock Triton IR (one backing allocation per spec, typed views,
+rewritten buffer indices). ``TLX_DUMP_ALIAS_IR=1`` prints each compiled
+kernel's specs as a TLX-dialect module for ``triton-opt``.
+"""
+
+from ._errors import TLXError, TLXWarning
+from ._kinds import reuse_group_type, storage_kind
+from ._ops import default_layout, local_alloc, local_view
+from ._trace import ASTSource, JITFunction, jit
+from ._types import (
+    buffered_tensor,
+    buffered_tensor_type,
+    reuse_group,
+    reuse_group_ir_type,
+    storage_alias_spec,
+    storage_alias_spec_type,
+)
+
+__all__ = [
+    "ASTSource",
+    "JITFunction",
+    "TLXError",
+    "TLXWarning",
+    "buffered_tensor",
+    "buffered_tensor_type",
+    "default_layout",
+    "jit",
+    "local_alloc",
+    "local_view",
+    "reuse_group",
+    "reuse_group_ir_type",
+    "reuse_group_type",
+    "storage_alias_spec",
+    "storage_alias_spec_type",
+    "storage_kind",
+]

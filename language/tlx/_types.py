@@ -1,0 +1,473 @@
+"""The values of the TLX API inside a kernel and their types.
+
+They follow Gluon's value protocol (``base_value`` / ``base_type`` with
+``_flatten_ir`` / ``_unflatten_ir`` and ``mangle``) so they can be assigned,
+passed to functions, captured by partitions and cloned into loop and branch
+scopes (Triton 3.6 clones every live value when it enters a region):
+
+* ``storage_alias_spec`` and ``reuse_group`` have no IR of their own (zero
+  handles);
+* a ``buffered_tensor`` is one handle, its view, once its spec is sealed, and
+  zero handles before. A buffered_tensor whose spec is not sealed cannot be
+  passed to a function or partition (its view does not exist yet).
+
+A type carries a reference to the trace-time state of its value (not part of
+its equality or mangling), so a clone made from the type is the same spec /
+buffer. Rules about blocks (``SpecState.check_block``) stop a clone that
+reached another function or a loop body from sealing or growing a spec.
+"""
+
+from __future__ import annotations
+
+from triton.language.core import _unwrap_if_constexpr, base_type, base_value
+
+from . import planner
+from ._builtin import check_context, tlx_builtin
+from ._errors import TLXError, location_of_call
+from ._kinds import reuse_group_type, storage_kind
+from ._lowering import AllocationState, SpecState, emit_index, seal, view_type
+from ._trace import assigned_name, new_spec_state
+
+
+def _name_fragment(value) -> str:
+    return "".join(ch if ch.isalnum() else "_" for ch in str(value))
+
+
+def expect_storage(value, what: str) -> storage_kind:
+    """``value`` as a storage_kind, or a TypeError naming ``what``."""
+    value = _unwrap_if_constexpr(value)
+    if not isinstance(value, storage_kind):
+        raise TypeError(f"{what} must be a tlx.storage_kind, got {type(value).__name__} {value!r}")
+    return value
+
+
+class storage_alias_spec_type(base_type):
+    """The type of a ``storage_alias_spec``: its storage and explicit size."""
+
+    def __init__(
+        self,
+        storage: storage_kind,
+        buffer_size_bytes: int | None = None,
+        state: SpecState | None = None,
+    ):
+        self.storage = storage
+        self.buffer_size_bytes = buffer_size_bytes
+        self.state = state
+
+    def __eq__(self, other) -> bool:
+        return (
+            isinstance(other, storage_alias_spec_type)
+            and self.storage is other.storage
+            and self.buffer_size_bytes == other.buffer_size_bytes
+        )
+
+    def __hash__(self):
+        return hash((self.storage, self.buffer_size_bytes))
+
+    def __repr__(self) -> str:
+        size = "" if self.buffer_size_bytes is None else f", {self.buffer_size_bytes}"
+        return f"storage_alias_spec_type<{self.storage.value}{size}>"
+
+    def mangle(self) -> str:
+        size = "" if self.buffer_size_bytes is None else str(self.buffer_size_bytes)
+        return f"TLXSPEC{self.storage.value}{size}TLXSPEC"
+
+    def _flatten_ir_types(self, builder, out) -> None:
+        return
+
+    def _unflatten_ir(self, handles, cursor):
+        return storage_alias_spec._of_type(self), cursor
+
+
+class storage_alias_spec(base_value):
+    """A region that several ``local_alloc(..., reuse=spec)`` buffers alias as
+    equal peers, with no owner. Inside a ``@tlx.jit`` kernel::
+
+        spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+        sized = tlx.storage_alias_spec(storage=tlx.storage_kind.tmem, buffer_size_bytes=65536)
+
+    ``storage`` is ``smem`` or ``tmem`` (``smemCluster`` is not supported);
+    ``buffer_size_bytes`` is None (the compiler sizes the region for its
+    users) or a positive compile-time constant (the compiler checks that the
+    plan fits and keeps any extra bytes as padding). Immutable: ``storage``
+    and ``buffer_size_bytes`` are read-only. Not indexable: index its buffers.
+
+    The spec is *sealed* by ``set_buffer_overlap`` or by the first use of any
+    of its buffers; sealing plans the region and allocates it, so it must
+    happen in the block that created the spec (not inside a loop, a branch or
+    a partition) and after the last ``local_alloc`` that reuses it.
+    """
+
+    __triton_builtin__ = True
+
+    def __init__(
+        self, storage=storage_kind.smem, buffer_size_bytes=None, _semantic=None, _generator=None
+    ):
+        check_context("tlx.storage_alias_spec", _semantic)
+        storage = expect_storage(storage, "storage")
+        if storage is storage_kind.smemCluster:
+            raise TLXError("smemCluster storage is not supported for storage_alias_spec")
+        size = _unwrap_if_constexpr(buffer_size_bytes)
+        if size is not None:
+            if isinstance(size, base_value):
+                raise TLXError(
+                    "buffer_size_bytes must be a compile-time constant (an int literal or a "
+                    "tl.constexpr), got a runtime value"
+                )
+            if isinstance(size, bool) or not isinstance(size, int):
+                raise TypeError(
+                    f"buffer_size_bytes must be an int, got {type(size).__name__} {size!r}"
+                )
+            if size <= 0:
+                raise TLXError(f"buffer_size_bytes must be positive, got {size}")
+        state = new_spec_state(
+            _semantic, _generator, assigned_name(_generator, "spec"), storage, size
+        )
+        self.type = storage_alias_spec_type(storage, size, state)
+
+    @classmethod
+    def _of_type(cls, type: storage_alias_spec_type):
+        """The spec a type describes (a clone made by Triton's scopes or calls)."""
+        spec = cls.__new__(cls)
+        spec.type = type
+        return spec
+
+    @property
+    def storage(self) -> storage_kind:
+        """The storage kind (read-only)."""
+        return self.type.storage
+
+    @property
+    def buffer_size_bytes(self) -> int | None:
+        """The explicit size in bytes, or None when the compiler sizes it (read-only)."""
+        return self.type.buffer_size_bytes
+
+    def __repr__(self) -> str:
+        return (
+            f"storage_alias_spec(storage={self.storage.value}, "
+            f"buffer_size_bytes={self.buffer_size_bytes})"
+        )
+
+    def _flatten_ir(self, handles) -> None:
+        return
+
+    def _set_name(self, builder, name: str) -> None:
+        return
+
+    @tlx_builtin
+    def set_buffer_overlap(self, overlap_def, _semantic=None, _generator=None) -> None:
+        """Defines which of this spec's buffers share bytes at each buffer index
+        (``shared``) and which never overlap (``distinct``), as a tree of
+        ``tlx.reuse_group``, and seals the spec. Every leaf must be a buffer of
+        this spec; call it once, before any of the buffers is used."""
+        spec = self.type.state
+        location = location_of_call(_generator)
+        if not isinstance(overlap_def, reuse_group):
+            raise TypeError(
+                f"set_buffer_overlap expects a tlx.reuse_group, got {type(overlap_def).__name__}"
+            )
+        if spec.overlap_location is not None:
+            raise TLXError(
+                f"set_buffer_overlap is called twice on {spec.describe()}: it was already set "
+                f"at {spec.overlap_location}"
+            )
+        if spec.sealed:
+            raise TLXError(
+                f"{spec.describe()} is already sealed by {spec.sealed_by}: call "
+                "set_buffer_overlap before any of its buffers is used"
+            )
+        tree = overlap_def.planner_group(spec)
+        spec.check_block(
+            _semantic.builder,
+            "set_buffer_overlap",
+            "call set_buffer_overlap in the block that created the spec",
+        )
+        spec.overlap_tree = tree
+        spec.overlap_location = location
+        seal(spec, _semantic.builder, f"set_buffer_overlap at {location}")
+
+
+class reuse_group_ir_type(base_type):
+    """The type of a ``reuse_group``: its kind (and the group it describes)."""
+
+    def __init__(self, group_type: reuse_group_type, group=None):
+        self.group_type = group_type
+        self.group = group
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, reuse_group_ir_type) and self.group_type is other.group_type
+
+    def __hash__(self):
+        return hash(self.group_type)
+
+    def __repr__(self) -> str:
+        return f"reuse_group<{self.group_type.value}>"
+
+    def mangle(self) -> str:
+        return f"TLXGROUP{self.group_type.value}TLXGROUP"
+
+    def _flatten_ir_types(self, builder, out) -> None:
+        return
+
+    def _unflatten_ir(self, handles, cursor):
+        return self.group, cursor
+
+
+class reuse_group(base_value):
+    """A node of a spec's overlap tree. Inside a ``@tlx.jit`` kernel::
+
+        tlx.reuse_group(qk, tlx.reuse_group(p, alpha, group_type=tlx.reuse_group_type.distinct))
+
+    Its elements are buffers (``buffered_tensor``) or nested groups.
+    ``group_type=shared`` (default): the elements occupy the same bytes at
+    each buffer index (they may overlap; the kernel synchronises).
+    ``distinct``: they never overlap and can be used at the same time.
+    ``group_size=K`` (default 1) makes K consecutive buffers of each leaf one
+    logical buffer group, e.g. K slices of P inside one QK buffer. Pass the
+    root to ``spec.set_buffer_overlap``."""
+
+    __triton_builtin__ = True
+
+    def __init__(
+        self,
+        *elements,
+        group_type=reuse_group_type.shared,
+        group_size=1,
+        _semantic=None,
+        _generator=None,
+    ):
+        check_context("tlx.reuse_group", _semantic)
+        if not elements:
+            raise TLXError("tlx.reuse_group needs at least one element (a buffer or a group)")
+        for element in elements:
+            if not isinstance(element, (buffered_tensor, reuse_group)):
+                raise TypeError(
+                    "tlx.reuse_group elements must be tlx.local_alloc buffers or "
+                    f"tlx.reuse_group, got {type(element).__name__}"
+                )
+        group_type = _unwrap_if_constexpr(group_type)
+        if not isinstance(group_type, reuse_group_type):
+            raise TypeError(
+                "group_type must be a tlx.reuse_group_type, got "
+                f"{type(group_type).__name__} {group_type!r}"
+            )
+        group_size = _unwrap_if_constexpr(group_size)
+        if isinstance(group_size, bool) or not isinstance(group_size, int):
+            raise TypeError(
+                f"group_size must be a compile-time int, got {type(group_size).__name__}"
+            )
+        if group_size < 1:
+            raise TLXError(f"group_size must be at least 1, got {group_size}")
+        self.type = reuse_group_ir_type(group_type, self)
+        self.elements = tuple(elements)
+        self.group_type = group_type
+        self.group_size = group_size
+
+    def __repr__(self) -> str:
+        return (
+            f"reuse_group({len(self.elements)} elements, group_type={self.group_type.value}, "
+            f"group_size={self.group_size})"
+        )
+
+    def _flatten_ir(self, handles) -> None:
+        return
+
+    def _set_name(self, builder, name: str) -> None:
+        return
+
+    def planner_group(self, spec: SpecState) -> planner.Group:
+        """This tree with buffers replaced by their index among ``spec``'s users."""
+        children = []
+        for element in self.elements:
+            if isinstance(element, reuse_group):
+                children.append(element.planner_group(spec))
+                continue
+            allocation = element.type.allocation
+            if allocation.spec is not spec:
+                raise TLXError(
+                    f"set_buffer_overlap on {spec.describe()} got {allocation.describe()}, "
+                    f"which belongs to {allocation.spec.describe()}"
+                )
+            children.append(allocation.index)
+        return planner.Group(self.group_type.value, tuple(children), self.group_size)
+
+
+class buffered_tensor_type(base_type):
+    """The type of a ``buffered_tensor``: element type, full shape (``num``
+    first), layout, storage and, once sealed, the planner's view."""
+
+    def __init__(
+        self,
+        element_ty,
+        shape,
+        layout,
+        storage: storage_kind,
+        view: planner.View | None,
+        allocation: AllocationState | None = None,
+    ):
+        self.element_ty = element_ty
+        self.shape = tuple(shape)
+        self.layout = layout
+        self.storage = storage
+        self.view = view
+        self.allocation = allocation
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, buffered_tensor_type) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def _key(self):
+        return (self.element_ty, self.shape, self.layout, self.storage, self.view)
+
+    def __repr__(self) -> str:
+        return (
+            f"buffered_tensor<{self.element_ty}, {list(self.shape)}, {self.layout}, "
+            f"{self.storage.value}, {self.view}>"
+        )
+
+    def mangle(self) -> str:
+        shape = "_".join(str(d) for d in self.shape)
+        view = self.view
+        placement = (
+            "unsealed"
+            if view is None
+            else (f"{view.scale}_{view.offset_slots}_{view.group_size}_{view.slots}")
+        )
+        return (
+            f"TLXB{self.element_ty.mangle()}S{shape}SL{self.layout.mangle()}L"
+            f"{self.storage.value}P{_name_fragment(placement)}TLXB"
+        )
+
+    def to_ir(self, builder):
+        if self.view is None:
+            raise TLXError(
+                "a buffered_tensor whose spec is not sealed cannot be passed to a function or a "
+                "warp_specialize partition: its memory is not placed yet. Seal the spec first: "
+                "call spec.set_buffer_overlap(...) or use one of its buffers once before the call"
+            )
+        return view_type(self.element_ty, self.shape, self.layout, self.storage, self.view).to_ir(
+            builder
+        )
+
+    def _flatten_ir_types(self, builder, out) -> None:
+        out.append(self.to_ir(builder))
+
+    def _unflatten_ir(self, handles, cursor):
+        if self.view is None:
+            return buffered_tensor(self, None), cursor
+        return buffered_tensor(self, handles[cursor]), cursor + 1
+
+
+class buffered_tensor(base_value):
+    """``num`` buffers of ``shape`` in shared or tensor memory, returned by
+    ``tlx.local_alloc``. ``buf.index(i)`` / ``tlx.local_view(buf, i)`` give
+    buffer ``i`` as Gluon's own ``shared_memory_descriptor`` (SMEM) or
+    ``tensor_memory_descriptor`` (TMEM), so every Gluon operation works on it.
+
+    Before its spec is sealed it has no IR; a copy of it (a function argument,
+    a partition capture) holds the view it was given."""
+
+    def __init__(self, type: buffered_tensor_type, handle):
+        self._type = type
+        self._handle = handle
+
+    @classmethod
+    def _of_allocation(cls, allocation: AllocationState):
+        return cls(
+            buffered_tensor_type(
+                allocation.element_ty,
+                allocation.shape,
+                allocation.layout,
+                allocation.storage,
+                None,
+                allocation,
+            ),
+            None,
+        )
+
+    @property
+    def type(self) -> buffered_tensor_type:
+        allocation = self._type.allocation
+        if allocation is None or self._type.view is not None or allocation.view is None:
+            return self._type
+        self._type = buffered_tensor_type(
+            allocation.element_ty,
+            allocation.shape,
+            allocation.layout,
+            allocation.storage,
+            allocation.view,
+            allocation,
+        )
+        return self._type
+
+    @property
+    def handle(self):
+        """The IR value of the whole view (None until the spec is sealed)."""
+        if self._handle is not None:
+            return self._handle
+        allocation = self._type.allocation
+        return None if allocation is None else allocation.view_handle
+
+    @property
+    def dtype(self):
+        """The element type."""
+        return self._type.element_ty
+
+    @property
+    def shape(self):
+        """The full shape: ``[num, *shape]``."""
+        return list(self._type.shape)
+
+    @property
+    def num(self) -> int:
+        """The number of buffers."""
+        return self._type.shape[0]
+
+    @property
+    def layout(self):
+        """The layout of one buffer."""
+        return self._type.layout
+
+    @property
+    def storage(self) -> storage_kind:
+        """The storage kind."""
+        return self._type.storage
+
+    def __repr__(self) -> str:
+        return f"buffered_tensor({self.type!r})"
+
+    def _flatten_ir(self, handles) -> None:
+        handle = self.handle
+        if handle is not None:
+            handles.append(handle)
+
+    def _set_name(self, builder, name: str) -> None:
+        return
+
+    @tlx_builtin
+    def index(self, index, _semantic=None, _generator=None):
+        """Buffer ``index`` (an int or an int32 scalar) as Gluon's
+        ``shared_memory_descriptor`` / ``tensor_memory_descriptor``. The first
+        use of any buffer of a spec seals it (see ``storage_alias_spec``)."""
+        allocation = self._type.allocation
+        if allocation is not None and not allocation.spec.sealed:
+            location = location_of_call(_generator)
+            seal(
+                allocation.spec,
+                _semantic.builder,
+                f'the first use of buffer "{allocation.name}" at {location}',
+            )
+        buffer_type = self.type
+        return emit_index(
+            _semantic,
+            self.handle,
+            buffer_type.view,
+            buffer_type.element_ty,
+            buffer_type.shape,
+            buffer_type.layout,
+            buffer_type.storage,
+            index,
+            allocation.name if allocation is not None else "buffered_tensor",
+        )

@@ -1,0 +1,59 @@
+"""GPU correctness of tutorials/hopper_flash_attention.py against an fp32 reference.
+
+Runs only on a Hopper GPU (compute capability 9.x); skipped elsewhere.
+"""
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+TUTORIALS = Path(__file__).resolve().parents[2] / "tutorials"
+sys.path.insert(0, str(TUTORIALS))
+
+pytestmark = pytest.mark.skipif(
+    not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] != 9,
+    reason="needs a Hopper (sm_90) GPU",
+)
+
+# fp16 keeps 10 mantissa bits, bf16 7: P and O are rounded to them.
+TOLERANCE = {torch.float16: 1e-2, torch.bfloat16: 3e-2}
+
+
+def reference(q, k, v, causal):
+    return torch.nn.functional.scaled_dot_product_attention(
+        q.float(), k.float(), v.float(), is_causal=causal
+    ).to(q.dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("seq_len", [1, 77, 128, 200, 1024, 1531])
+def test_matches_reference(dtype, head_dim, causal, seq_len):
+    import hopper_flash_attention as fa
+
+    torch.manual_seed(seq_len)
+    shape = (2, 3, seq_len, head_dim)
+    q, k, v = (torch.randn(shape, device="cuda", dtype=dtype) for _ in range(3))
+    out = fa.attention(q, k, v, causal)
+    tol = TOLERANCE[dtype]
+    torch.testing.assert_close(out, reference(q, k, v, causal), atol=tol, rtol=tol)
+
+
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+def test_configurations_agree(head_dim, causal):
+    """Every configuration the benchmark compares computes the same result."""
+    import hopper_flash_attention as fa
+
+    torch.manual_seed(0)
+    shape = (1, 4, 1000, head_dim)
+    q, k, v = (torch.randn(shape, device="cuda", dtype=torch.float16) for _ in range(3))
+    expected = reference(q, k, v, causal)
+    for config in fa.benchmark_configs(head_dim):
+        out = fa.attention(q, k, v, causal, config=config)
+        torch.testing.assert_close(
+            out, expected, atol=1e-2, rtol=1e-2, msg=lambda m, c=config: f"{c}: {m}"
+        )
