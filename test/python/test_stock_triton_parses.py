@@ -11,29 +11,19 @@ those versions only. Skipped when triton-opt is not built.
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 triton = pytest.importorskip("triton")
+from _helpers import REPOSITORY, find_triton_opt  # noqa: E402
 from triton._C.libtriton import ir  # noqa: E402
 from triton._C.libtriton import nvidia as triton_nvidia  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
-SUBSET_TESTS = sorted((REPO / "test" / "TLX").glob("ops-triton-subset*.mlir"))
+SUBSET_TESTS = sorted((REPOSITORY / "test" / "TLX").glob("ops-triton-subset*.mlir"))
 TRITON_VERSION = ".".join(triton.__version__.split(".")[:2])
 VERSIONS_HEADER = re.compile(r"//\s*stock-triton:\s*(?P<versions>[\d.,\s]+)$")
-
-
-def find_triton_opt() -> Path | None:
-    """The freshly built triton-opt (build/bin), else the one on PATH."""
-    built = REPO / "build" / "bin" / "triton-opt"
-    if built.exists():
-        return built
-    found = shutil.which("triton-opt")
-    return Path(found) if found else None
 
 
 TRITON_OPT = find_triton_opt()

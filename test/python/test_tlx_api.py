@@ -3,11 +3,10 @@
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import tlx
-import triton
+from _helpers import REPOSITORY, ROWS, compile_kernel
 from triton.backends.compiler import GPUTarget
 from triton.compiler.errors import CompilationError
 from triton.experimental import gluon
@@ -15,22 +14,10 @@ from triton.experimental.gluon import language as ttgl
 from triton.experimental.gluon._runtime import GluonASTSource, GluonJITFunction
 from triton.experimental.gluon.language.nvidia import blackwell
 
-SM90 = GPUTarget("cuda", 90, 32)
 TMEM = ttgl.constexpr(tlx.storage_kind.tmem)
 ROW_MAJOR = ttgl.constexpr(ttgl.SwizzledSharedLayout(1, 1, 1, [1, 0]))
-ROWS = ttgl.constexpr(ttgl.BlockedLayout([1, 1], [1, 32], [4, 1], [1, 0]))
-LANGUAGE_DIR = Path(__file__).resolve().parents[2] / "language"
-
-
-@pytest.fixture(autouse=True)
-def always_compile(monkeypatch):
-    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
-    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
-
-
-def compile_kernel(kernel, signature=None, target=SM90, **constexprs):
-    source = tlx.ASTSource(fn=kernel, signature=signature or {}, constexprs=constexprs)
-    return triton.compile(source, target=target)
+LANGUAGE_DIR = REPOSITORY / "language"
+pytestmark = pytest.mark.usefixtures("always_compile")
 
 
 def test_enumerations_name_their_values():

@@ -5,61 +5,45 @@ allocations, expanded view shapes and buffer offsets."""
 
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 import tlx
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.experimental import gluon
+from _helpers import (
+    ROWS,
+    SM90,
+    SM100,
+    compile_kernel,
+    constant_slots,
+    fill,
+    fill_tmem,
+    find_triton_opt,
+)
 from triton.experimental.gluon import language as ttgl
 
 DISTINCT = ttgl.constexpr(tlx.reuse_group_type.distinct)
 TMEM = ttgl.constexpr(tlx.storage_kind.tmem)
-ROWS = ttgl.constexpr(ttgl.BlockedLayout([1, 1], [1, 32], [4, 1], [1, 0]))
-TMEM_ROWS = ttgl.constexpr(ttgl.BlockedLayout([1, 1], [32, 1], [4, 1], [0, 1]))
-SM90 = GPUTarget("cuda", 90, 32)
-SM100 = GPUTarget("cuda", 100, 32)
-REPOSITORY = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(autouse=True)
-def always_compile(monkeypatch):
-    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
-    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
+pytestmark = pytest.mark.usefixtures("always_compile")
 
 
 @pytest.fixture
 def triton_opt():
-    built = REPOSITORY / "build" / "bin" / "triton-opt"
-    path = str(built) if built.is_file() else shutil.which("triton-opt")
+    path = find_triton_opt()
     if path is None:
         pytest.skip("triton-opt is not built (build/bin/triton-opt) and not on PATH")
-    return path
+    return str(path)
 
 
 def compile_with_dump(kernel, capfd, target, **constexprs):
     os.environ["TLX_DUMP_ALIAS_IR"] = "1"
     try:
-        source = tlx.ASTSource(fn=kernel, signature={}, constexprs=constexprs)
-        compiled = triton.compile(source, target=target)
+        compiled = compile_kernel(kernel, target=target, **constexprs)
     finally:
         del os.environ["TLX_DUMP_ALIAS_IR"]
     dump = capfd.readouterr().err
     start = dump.index("// TLX storage alias specs")
     return compiled, dump[start : dump.index("\n}\n", start) + 3]
-
-
-@gluon.jit
-def fill(buffer):
-    buffer.store(ttgl.full(buffer.shape, 0, buffer.dtype, ROWS))
-
-
-@gluon.jit
-def fill_tmem(buffer):
-    buffer.store(ttgl.full(buffer.shape, 0, buffer.dtype, TMEM_ROWS))
 
 
 @tlx.jit
@@ -133,8 +117,7 @@ def test_dump_prints_group_size(capfd):
 
 
 def test_no_dump_without_the_variable(capfd):
-    source = tlx.ASTSource(fn=two_smem_specs, signature={}, constexprs={})
-    triton.compile(source, target=SM90)
+    compile_kernel(two_smem_specs)
     assert "tlx.storage_alias_spec" not in capfd.readouterr().err
 
 
@@ -153,30 +136,30 @@ def memdesc_shape(text: str) -> str:
     return re.match(r"!ttg\.memdesc<([^,]+),", text).group(1)
 
 
-def kernel_plan(ttgir: str):
-    """Backings (type text up to the encoding, alignment) and views (name ->
-    expanded shape) of the compiled kernel."""
-    backings = re.findall(
+def backings(ir: str):
+    """(type text up to the encoding, alignment) of each SMEM or TMEM backing
+    allocation, sorted."""
+    found = re.findall(
         r"(?:ttg\.local_alloc \{alignment = (\d+) : i32\}|ttng\.tmem_alloc) : \(\) -> "
         r"!ttg\.memdesc<([^,]+),",
-        ttgir,
+        ir,
     )
+    return sorted((shape, int(alignment or 0)) for alignment, shape in found)
+
+
+def kernel_plan(ttgir: str):
+    """Backings and views (name -> expanded shape) of the compiled kernel."""
     views = dict(
         re.findall(
             r"%(\w+) = ttg\.memdesc_reinterpret %\w+ : [^>]*> -> !ttg\.memdesc<([^,]+),", ttgir
         )
     )
-    return sorted((shape, int(alignment or 0)) for alignment, shape in backings), views
+    return backings(ttgir), views
 
 
 def lowered_plan(lowered: str):
-    backings = re.findall(
-        r"(?:ttg\.local_alloc \{alignment = (\d+) : i32\}|ttng\.tmem_alloc) : \(\) -> "
-        r"!ttg\.memdesc<([^,]+),",
-        lowered,
-    )
     views = re.findall(r"tlx\.local_alias %\S+ : .* -> !ttg\.memdesc<([^,]+),", lowered)
-    return sorted((shape, int(alignment or 0)) for alignment, shape in backings), views
+    return backings(lowered), views
 
 
 def placements(offsets_module: str):
@@ -187,10 +170,6 @@ def placements(offsets_module: str):
         offsets_module,
     )
     return [(int(offset), int(stride), int(size)) for stride, offset, size in found]
-
-
-def constant_slots(ttgir: str, view: str):
-    return [int(s) for s in re.findall(rf"ttg\.memdesc_index %{view}\[%c(\d+)_i32\]", ttgir)]
 
 
 @pytest.mark.parametrize(

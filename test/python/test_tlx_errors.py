@@ -6,7 +6,7 @@ import inspect
 import pytest
 import tlx
 import triton
-from triton.backends.compiler import GPUTarget
+from _helpers import SM90, SM100, compile_kernel, fill
 from triton.compiler.errors import CompilationError
 from triton.experimental import gluon
 from triton.experimental.gluon import language as ttgl
@@ -17,22 +17,9 @@ SMEM = ttgl.constexpr(tlx.storage_kind.smem)
 TMEM = ttgl.constexpr(tlx.storage_kind.tmem)
 CLUSTER = ttgl.constexpr(tlx.storage_kind.smemCluster)
 DISTINCT = ttgl.constexpr(tlx.reuse_group_type.distinct)
-ROWS = ttgl.constexpr(ttgl.BlockedLayout([1, 1], [1, 32], [4, 1], [1, 0]))
 NVMMA = ttgl.constexpr(ttgl.NVMMASharedLayout(128, 16, rank=2))
 TMEM_LAYOUT = ttgl.constexpr(blackwell.TensorMemoryLayout(block=(128, 64), col_stride=1))
-SM90 = GPUTarget("cuda", 90, 32)
-SM100 = GPUTarget("cuda", 100, 32)
-
-
-@pytest.fixture(autouse=True)
-def always_compile(monkeypatch):
-    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
-    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
-
-
-def compile_kernel(kernel, signature=None, target=SM90, **constexprs):
-    source = tlx.ASTSource(fn=kernel, signature=signature or {}, constexprs=constexprs)
-    return triton.compile(source, target=target)
+pytestmark = pytest.mark.usefixtures("always_compile")
 
 
 def compile_error(kernel, signature=None, target=SM90, **constexprs) -> CompilationError:
@@ -61,11 +48,6 @@ def assert_error(error: CompilationError, kernel, line_text: str, *fragments: st
     assert error.node.lineno == line_of(kernel, line_text), str(error)
     for fragment in fragments:
         assert fragment in error.error_message, error.error_message
-
-
-@gluon.jit
-def fill(buffer):
-    buffer.store(ttgl.full(buffer.shape, 0, buffer.dtype, ROWS))
 
 
 # --- planner rules (DESIGN.md section 3) -----------------------------------

@@ -9,28 +9,13 @@ import re
 
 import pytest
 import tlx
-import triton
-from triton.backends.compiler import GPUTarget
+from _helpers import SM90, SM100, compile_kernel, constant_slots, fill, fill_tmem
 from triton.experimental import gluon
 from triton.experimental.gluon import language as ttgl
 
 SHARED = ttgl.constexpr(tlx.reuse_group_type.shared)
 DISTINCT = ttgl.constexpr(tlx.reuse_group_type.distinct)
-ROWS = ttgl.constexpr(ttgl.BlockedLayout([1, 1], [1, 32], [4, 1], [1, 0]))
-TMEM_ROWS = ttgl.constexpr(ttgl.BlockedLayout([1, 1], [32, 1], [4, 1], [0, 1]))
-SM90 = GPUTarget("cuda", 90, 32)
-SM100 = GPUTarget("cuda", 100, 32)
-
-
-@pytest.fixture(autouse=True)
-def always_compile(monkeypatch):
-    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
-    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
-
-
-def compile_kernel(kernel, signature=None, target=SM90, **constexprs):
-    source = tlx.ASTSource(fn=kernel, signature=signature or {}, constexprs=constexprs)
-    return triton.compile(source, target=target)
+pytestmark = pytest.mark.usefixtures("always_compile")
 
 
 def backings(ttgir):
@@ -45,21 +30,6 @@ def view_types(ttgir):
         r"%(\w+) = ttg\.memdesc_reinterpret %\w+ : !ttg\.memdesc<[^>]*> -> !ttg\.memdesc<([^,]+),"
     )
     return dict(re.findall(pattern, ttgir))
-
-
-def constant_slots(ttgir, view):
-    """The constant slots ``view`` is indexed with, in order."""
-    return [int(slot) for slot in re.findall(rf"ttg\.memdesc_index %{view}\[%c(\d+)_i32\]", ttgir)]
-
-
-@gluon.jit
-def fill(buffer):
-    buffer.store(ttgl.full(buffer.shape, 0, buffer.dtype, ROWS))
-
-
-@gluon.jit
-def fill_tmem(buffer):
-    buffer.store(ttgl.full(buffer.shape, 0, buffer.dtype, TMEM_ROWS))
 
 
 @tlx.jit

@@ -39,46 +39,21 @@ void TritonDialect::initialize() {
   allowUnknownOperations();
 }
 
-Attribute TritonDialect::parseAttribute(DialectAsmParser &parser,
-                                        Type type) const {
-  StringRef mnemonic;
-  if (parser.parseKeyword(&mnemonic))
-    return {};
-  FailureOr<tlx::verbatim::Body> body =
-      tlx::verbatim::parseBody(parser, mnemonic);
-  if (failed(body))
-    return {};
-  return VerbatimAttr::get(getContext(), mnemonic, body->text,
-                           body->nestedAttributes, body->nestedTypes);
+Attribute TritonDialect::parseAttribute(DialectAsmParser &parser, Type) const {
+  return tlx::verbatim::parse<VerbatimAttr>(parser);
 }
 
 void TritonDialect::printAttribute(Attribute attr,
                                    DialectAsmPrinter &printer) const {
-  auto verbatim = cast<VerbatimAttr>(attr);
-  printer << verbatim.getSymbol();
-  tlx::verbatim::printBody(printer, verbatim.getBody(),
-                           verbatim.getNestedAttributes(),
-                           verbatim.getNestedTypes());
+  tlx::verbatim::print(printer, cast<VerbatimAttr>(attr));
 }
 
 Type TritonDialect::parseType(DialectAsmParser &parser) const {
-  StringRef mnemonic;
-  if (parser.parseKeyword(&mnemonic))
-    return {};
-  FailureOr<tlx::verbatim::Body> body =
-      tlx::verbatim::parseBody(parser, mnemonic);
-  if (failed(body))
-    return {};
-  return VerbatimType::get(getContext(), mnemonic, body->text,
-                           body->nestedAttributes, body->nestedTypes);
+  return tlx::verbatim::parse<VerbatimType>(parser);
 }
 
 void TritonDialect::printType(Type type, DialectAsmPrinter &printer) const {
-  auto verbatim = cast<VerbatimType>(type);
-  printer << verbatim.getSymbol();
-  tlx::verbatim::printBody(printer, verbatim.getBody(),
-                           verbatim.getNestedAttributes(),
-                           verbatim.getNestedTypes());
+  tlx::verbatim::print(printer, cast<VerbatimType>(type));
 }
 
 //===----------------------------------------------------------------------===//

@@ -44,25 +44,15 @@ StringRef layoutAlias(StringRef mnemonic) {
   return {};
 }
 
-/// Prints `#shared`, `#smem`, `#blocked`, ... like Triton does.
-struct TritonGPUOpAsmInterface : public OpAsmDialectInterface {
-  using OpAsmDialectInterface::OpAsmDialectInterface;
-
-  AliasResult getAlias(Attribute attr, raw_ostream &os) const override {
-    if (isa<SharedMemorySpaceAttr>(attr)) {
-      os << "smem";
-      return AliasResult::FinalAlias;
-    }
-    if (auto verbatim = dyn_cast<VerbatimAttr>(attr)) {
-      StringRef alias = layoutAlias(verbatim.getSymbol());
-      if (!alias.empty()) {
-        os << alias;
-        return AliasResult::FinalAlias;
-      }
-    }
-    return AliasResult::NoAlias;
-  }
-};
+/// The alias Triton prints for a `ttg` attribute: `#smem` for the shared
+/// memory space, layoutAlias for a layout.
+StringRef tritonGPUAlias(Attribute attr) {
+  if (isa<SharedMemorySpaceAttr>(attr))
+    return "smem";
+  if (auto verbatim = dyn_cast<VerbatimAttr>(attr))
+    return layoutAlias(verbatim.getSymbol());
+  return {};
+}
 
 } // namespace
 
@@ -79,7 +69,7 @@ void TritonGPUDialect::initialize() {
 #define GET_OP_LIST
 #include "tlx/Dialect/TritonGPU/TritonGPUOps.cpp.inc"
       >();
-  addInterfaces<TritonGPUOpAsmInterface>();
+  addInterfaces<tlx::verbatim::AliasInterface<tritonGPUAlias>>();
   allowUnknownOperations();
 }
 
@@ -87,51 +77,28 @@ Attribute TritonGPUDialect::parseAttribute(DialectAsmParser &parser,
                                            Type type) const {
   StringRef mnemonic;
   Attribute attr;
-  OptionalParseResult known =
-      generatedAttributeParser(parser, &mnemonic, type, attr);
-  if (known.has_value())
+  if (generatedAttributeParser(parser, &mnemonic, type, attr).has_value())
     return attr;
-  FailureOr<tlx::verbatim::Body> body =
-      tlx::verbatim::parseBody(parser, mnemonic);
-  if (failed(body))
-    return {};
-  return VerbatimAttr::get(getContext(), mnemonic, body->text,
-                           body->nestedAttributes, body->nestedTypes);
+  return tlx::verbatim::parseAfterMnemonic<VerbatimAttr>(parser, mnemonic);
 }
 
 void TritonGPUDialect::printAttribute(Attribute attr,
                                       DialectAsmPrinter &printer) const {
-  if (succeeded(generatedAttributePrinter(attr, printer)))
-    return;
-  auto verbatim = cast<VerbatimAttr>(attr);
-  printer << verbatim.getSymbol();
-  tlx::verbatim::printBody(printer, verbatim.getBody(),
-                           verbatim.getNestedAttributes(),
-                           verbatim.getNestedTypes());
+  if (failed(generatedAttributePrinter(attr, printer)))
+    tlx::verbatim::print(printer, cast<VerbatimAttr>(attr));
 }
 
 Type TritonGPUDialect::parseType(DialectAsmParser &parser) const {
   StringRef mnemonic;
   Type type;
-  OptionalParseResult known = generatedTypeParser(parser, &mnemonic, type);
-  if (known.has_value())
+  if (generatedTypeParser(parser, &mnemonic, type).has_value())
     return type;
-  FailureOr<tlx::verbatim::Body> body =
-      tlx::verbatim::parseBody(parser, mnemonic);
-  if (failed(body))
-    return {};
-  return VerbatimType::get(getContext(), mnemonic, body->text,
-                           body->nestedAttributes, body->nestedTypes);
+  return tlx::verbatim::parseAfterMnemonic<VerbatimType>(parser, mnemonic);
 }
 
 void TritonGPUDialect::printType(Type type, DialectAsmPrinter &printer) const {
-  if (succeeded(generatedTypePrinter(type, printer)))
-    return;
-  auto verbatim = cast<VerbatimType>(type);
-  printer << verbatim.getSymbol();
-  tlx::verbatim::printBody(printer, verbatim.getBody(),
-                           verbatim.getNestedAttributes(),
-                           verbatim.getNestedTypes());
+  if (failed(generatedTypePrinter(type, printer)))
+    tlx::verbatim::print(printer, cast<VerbatimType>(type));
 }
 
 Type mlir::triton::gpu::getAsyncTokenType(MLIRContext *context) {

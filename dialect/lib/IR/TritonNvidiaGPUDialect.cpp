@@ -6,6 +6,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -32,25 +33,16 @@ static void printBufferAndToken(OpAsmPrinter &printer, Operation *op,
 
 namespace {
 
-/// Prints `#tmem` and `#tmem_scales` like Triton does.
-struct TritonNvidiaGPUOpAsmInterface : public OpAsmDialectInterface {
-  using OpAsmDialectInterface::OpAsmDialectInterface;
-
-  AliasResult getAlias(Attribute attr, raw_ostream &os) const override {
-    auto verbatim = dyn_cast<VerbatimAttr>(attr);
-    if (!verbatim)
-      return AliasResult::NoAlias;
-    if (verbatim.getSymbol() == "tensor_memory_encoding") {
-      os << "tmem";
-      return AliasResult::FinalAlias;
-    }
-    if (verbatim.getSymbol() == "tensor_memory_scales_encoding") {
-      os << "tmem_scales";
-      return AliasResult::FinalAlias;
-    }
-    return AliasResult::NoAlias;
-  }
-};
+/// The alias Triton prints for a TMEM layout: `#tmem`, `#tmem_scales`.
+StringRef tensorMemoryAlias(Attribute attr) {
+  auto verbatim = dyn_cast<VerbatimAttr>(attr);
+  if (!verbatim)
+    return {};
+  return llvm::StringSwitch<StringRef>(verbatim.getSymbol())
+      .Case("tensor_memory_encoding", "tmem")
+      .Case("tensor_memory_scales_encoding", "tmem_scales")
+      .Default({});
+}
 
 } // namespace
 
@@ -67,7 +59,7 @@ void TritonNvidiaGPUDialect::initialize() {
 #define GET_OP_LIST
 #include "tlx/Dialect/TritonNvidiaGPU/TritonNvidiaGPUOps.cpp.inc"
       >();
-  addInterfaces<TritonNvidiaGPUOpAsmInterface>();
+  addInterfaces<tlx::verbatim::AliasInterface<tensorMemoryAlias>>();
   allowUnknownOperations();
 }
 
@@ -75,48 +67,24 @@ Attribute TritonNvidiaGPUDialect::parseAttribute(DialectAsmParser &parser,
                                                  Type type) const {
   StringRef mnemonic;
   Attribute attr;
-  OptionalParseResult known =
-      generatedAttributeParser(parser, &mnemonic, type, attr);
-  if (known.has_value())
+  if (generatedAttributeParser(parser, &mnemonic, type, attr).has_value())
     return attr;
-  FailureOr<tlx::verbatim::Body> body =
-      tlx::verbatim::parseBody(parser, mnemonic);
-  if (failed(body))
-    return {};
-  return VerbatimAttr::get(getContext(), mnemonic, body->text,
-                           body->nestedAttributes, body->nestedTypes);
+  return tlx::verbatim::parseAfterMnemonic<VerbatimAttr>(parser, mnemonic);
 }
 
 void TritonNvidiaGPUDialect::printAttribute(Attribute attr,
                                             DialectAsmPrinter &printer) const {
-  if (succeeded(generatedAttributePrinter(attr, printer)))
-    return;
-  auto verbatim = cast<VerbatimAttr>(attr);
-  printer << verbatim.getSymbol();
-  tlx::verbatim::printBody(printer, verbatim.getBody(),
-                           verbatim.getNestedAttributes(),
-                           verbatim.getNestedTypes());
+  if (failed(generatedAttributePrinter(attr, printer)))
+    tlx::verbatim::print(printer, cast<VerbatimAttr>(attr));
 }
 
 Type TritonNvidiaGPUDialect::parseType(DialectAsmParser &parser) const {
-  StringRef mnemonic;
-  if (parser.parseKeyword(&mnemonic))
-    return {};
-  FailureOr<tlx::verbatim::Body> body =
-      tlx::verbatim::parseBody(parser, mnemonic);
-  if (failed(body))
-    return {};
-  return VerbatimType::get(getContext(), mnemonic, body->text,
-                           body->nestedAttributes, body->nestedTypes);
+  return tlx::verbatim::parse<VerbatimType>(parser);
 }
 
 void TritonNvidiaGPUDialect::printType(Type type,
                                        DialectAsmPrinter &printer) const {
-  auto verbatim = cast<VerbatimType>(type);
-  printer << verbatim.getSymbol();
-  tlx::verbatim::printBody(printer, verbatim.getBody(),
-                           verbatim.getNestedAttributes(),
-                           verbatim.getNestedTypes());
+  tlx::verbatim::print(printer, cast<VerbatimType>(type));
 }
 
 //===----------------------------------------------------------------------===//

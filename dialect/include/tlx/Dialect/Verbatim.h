@@ -5,7 +5,9 @@
 // kept character for character, except that each nested attribute or type
 // (`#blocked`, `#ttg.blocked<...>`, `!tt.ptr<f32>`) is parsed into a real
 // value and replaced by a marker, so aliases resolve on input and are
-// printed again on output.
+// printed again on output. The dialects of the Triton subset parse and print
+// their verbatim attributes and types, and print Triton's aliases, with the
+// helpers below.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,7 @@
 #define TLX_DIALECT_VERBATIM_H
 
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
 
 #include <string>
 
@@ -39,6 +42,50 @@ FailureOr<Body> parseBody(DialectAsmParser &parser, StringRef mnemonic);
 void printBody(DialectAsmPrinter &printer, StringRef text,
                ArrayRef<Attribute> nestedAttributes,
                ArrayRef<Type> nestedTypes);
+
+/// Parses the rest of a verbatim attribute or type (VerbatimT: the
+/// VerbatimAttr or VerbatimType of `tt`, `ttg` or `ttng`) whose mnemonic the
+/// parser has just consumed; null (after a diagnostic) when it does not parse.
+template <typename VerbatimT>
+VerbatimT parseAfterMnemonic(DialectAsmParser &parser, StringRef mnemonic) {
+  FailureOr<Body> body = parseBody(parser, mnemonic);
+  if (failed(body))
+    return {};
+  return VerbatimT::get(parser.getContext(), mnemonic, body->text,
+                        body->nestedAttributes, body->nestedTypes);
+}
+
+/// Parses a verbatim attribute or type, mnemonic first.
+template <typename VerbatimT> VerbatimT parse(DialectAsmParser &parser) {
+  StringRef mnemonic;
+  if (parser.parseKeyword(&mnemonic))
+    return {};
+  return parseAfterMnemonic<VerbatimT>(parser, mnemonic);
+}
+
+/// Prints a verbatim attribute or type as written, mnemonic first.
+template <typename VerbatimT>
+void print(DialectAsmPrinter &printer, VerbatimT verbatim) {
+  printer << verbatim.getSymbol();
+  printBody(printer, verbatim.getBody(), verbatim.getNestedAttributes(),
+            verbatim.getNestedTypes());
+}
+
+/// Prints the aliases Triton prints for the attributes of a dialect (`#smem`,
+/// `#blocked`, `#shared`, `#tmem`, ...): `aliasOf` names the alias of an
+/// attribute, empty for one Triton prints inline.
+template <StringRef (*aliasOf)(Attribute)>
+struct AliasInterface : public OpAsmDialectInterface {
+  using OpAsmDialectInterface::OpAsmDialectInterface;
+
+  AliasResult getAlias(Attribute attr, raw_ostream &os) const override {
+    StringRef alias = aliasOf(attr);
+    if (alias.empty())
+      return AliasResult::NoAlias;
+    os << alias;
+    return AliasResult::FinalAlias;
+  }
+};
 
 } // namespace mlir::tlx::verbatim
 

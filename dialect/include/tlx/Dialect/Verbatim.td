@@ -26,6 +26,23 @@ defvar VerbatimParameters = (ins
   ArrayRefParameter<"::mlir::Type", "the nested types, in order">:$nestedTypes
 );
 
+/// A dialect of the Triton subset: it parses and prints the attributes and
+/// types it defines (if any) with their generated parsers and printers, and
+/// keeps every other one as its verbatim attribute or type.
+class VerbatimDialect : Dialect {
+  let useDefaultAttributePrinterParser = 0;
+  let useDefaultTypePrinterParser = 0;
+  let extraClassDeclaration = [{
+    ::mlir::Attribute parseAttribute(::mlir::DialectAsmParser &parser,
+                                     ::mlir::Type type) const override;
+    void printAttribute(::mlir::Attribute attr,
+                        ::mlir::DialectAsmPrinter &printer) const override;
+    ::mlir::Type parseType(::mlir::DialectAsmParser &parser) const override;
+    void printType(::mlir::Type type,
+                   ::mlir::DialectAsmPrinter &printer) const override;
+  }];
+}
+
 class VerbatimAttrDef<Dialect dialect> : AttrDef<dialect, "Verbatim"> {
   let summary = "A " # dialect.name # " attribute TLX keeps as written";
   let attrName = dialect.name # ".verbatim";

@@ -13,21 +13,10 @@
 include "mlir/IR/OpBase.td"
 include "tlx/Dialect/Verbatim.td"
 
-def Triton_Dialect : Dialect {
+def Triton_Dialect : VerbatimDialect {
   let name = "tt";
   let cppNamespace = "::mlir::triton";
   let summary = "The memory subset of Triton's `tt` dialect";
-  let useDefaultAttributePrinterParser = 0;
-  let useDefaultTypePrinterParser = 0;
-  let extraClassDeclaration = [{
-    ::mlir::Attribute parseAttribute(::mlir::DialectAsmParser &parser,
-                                     ::mlir::Type type) const override;
-    void printAttribute(::mlir::Attribute attr,
-                        ::mlir::DialectAsmPrinter &printer) const override;
-    ::mlir::Type parseType(::mlir::DialectAsmParser &parser) const override;
-    void printType(::mlir::Type type,
-                   ::mlir::DialectAsmPrinter &printer) const override;
-  }];
 }
 
 def TT_VerbatimAttr : VerbatimAttrDef<Triton_Dialect>;

@@ -14,21 +14,10 @@ include "mlir/IR/OpBase.td"
 include "mlir/IR/BuiltinTypeInterfaces.td"
 include "tlx/Dialect/Verbatim.td"
 
-def TritonGPU_Dialect : Dialect {
+def TritonGPU_Dialect : VerbatimDialect {
   let name = "ttg";
   let cppNamespace = "::mlir::triton::gpu";
   let summary = "The memory subset of Triton's `ttg` dialect";
-  let useDefaultAttributePrinterParser = 0;
-  let useDefaultTypePrinterParser = 0;
-  let extraClassDeclaration = [{
-    ::mlir::Attribute parseAttribute(::mlir::DialectAsmParser &parser,
-                                     ::mlir::Type type) const override;
-    void printAttribute(::mlir::Attribute attr,
-                        ::mlir::DialectAsmPrinter &printer) const override;
-    ::mlir::Type parseType(::mlir::DialectAsmParser &parser) const override;
-    void printType(::mlir::Type type,
-                   ::mlir::DialectAsmPrinter &printer) const override;
-  }];
 }
 
 def TTG_VerbatimAttr : VerbatimAttrDef<TritonGPU_Dialect>;

@@ -11,21 +11,10 @@
 
 include "tlx/Dialect/TritonGPU/TritonGPUDialect.td"
 
-def TritonNvidiaGPU_Dialect : Dialect {
+def TritonNvidiaGPU_Dialect : VerbatimDialect {
   let name = "ttng";
   let cppNamespace = "::mlir::triton::nvidia_gpu";
   let summary = "The tensor memory subset of Triton's `ttng` dialect";
-  let useDefaultAttributePrinterParser = 0;
-  let useDefaultTypePrinterParser = 0;
-  let extraClassDeclaration = [{
-    ::mlir::Attribute parseAttribute(::mlir::DialectAsmParser &parser,
-                                     ::mlir::Type type) const override;
-    void printAttribute(::mlir::Attribute attr,
-                        ::mlir::DialectAsmPrinter &printer) const override;
-    ::mlir::Type parseType(::mlir::DialectAsmParser &parser) const override;
-    void printType(::mlir::Type type,
-                   ::mlir::DialectAsmPrinter &printer) const override;
-  }];
 }
 
 def TTNG_VerbatimAttr : VerbatimAttrDef<TritonNvidiaGPU_Dialect>;
