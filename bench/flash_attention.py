@@ -1,0 +1,155 @@
+"""Flash Attention forward on one Hopper GPU: the tutorial kernel vs. torch SDPA.
+
+    python bench/flash_attention.py [--sweep] [--runs 100]
+
+For every shape (B, H, N, D) in fp16, causal and non-causal, in one process on one GPU:
+the tutorial kernel with SMEM aliasing (its default configuration), the best configuration of
+the same kernel that fits without aliasing, torch SDPA with the flash backend and with the cuDNN
+backend. TFLOP/s = 4*B*H*N*N*D (halved when causal) / median time of `--runs` timed calls after
+warm-up, each call timed with CUDA events; the contenders of a row are timed round-robin, one
+call each in turn. `--sweep` also times every configuration the kernel offers, to choose the
+defaults.
+"""
+
+import argparse
+import functools
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tutorials"))
+import hopper_flash_attention as fa  # noqa: E402
+
+SHAPES = [(4, 32, 4096, 128), (2, 32, 8192, 128), (4, 32, 4096, 64)]
+# Warm-up: at least this many calls of each contender and this long in all (clocks settle).
+WARMUP_RUNS = 10
+WARMUP_SECONDS = 1.0
+
+
+def time_ms(fn):
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end)
+
+
+def median_ms(fns, runs):
+    """Median time of each of `fns`, timed round-robin (one call of each in turn) so that
+    clock and temperature drift affects every contender alike."""
+    warmup_start = time.perf_counter()
+    warmup_runs = 0
+    while warmup_runs < WARMUP_RUNS or time.perf_counter() - warmup_start < WARMUP_SECONDS:
+        for fn in fns:
+            fn()
+        torch.cuda.synchronize()
+        warmup_runs += 1
+    times = [[] for _ in fns]
+    for _ in range(runs):
+        for fn, samples in zip(fns, times, strict=True):
+            samples.append(time_ms(fn))
+    return [statistics.median(samples) for samples in times]
+
+
+def tflops(shape, causal, ms):
+    batch, heads, seq_len, head_dim = shape
+    flops = 4.0 * batch * heads * seq_len * seq_len * head_dim
+    if causal:
+        flops /= 2
+    return flops / (ms * 1e-3) / 1e12
+
+
+def sdpa(backend):
+    def run(q, k, v, causal):
+        with sdpa_kernel(backend):
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+    return run
+
+
+def ours_with(config):
+    def run(q, k, v, causal):
+        return fa.attention(q, k, v, causal, config=config)
+
+    return run
+
+
+def measure(runs_by_name, inputs, runs):
+    """TFLOP/s of each `run(*inputs)` (inputs = (q, k, v, causal)), timed together."""
+    q, _, _, causal = inputs
+    calls = [functools.partial(run, *inputs) for run in runs_by_name.values()]
+    times = median_ms(calls, runs)
+    return {
+        name: tflops(tuple(q.shape), causal, ms)
+        for name, ms in zip(runs_by_name, times, strict=True)
+    }
+
+
+def max_error(out, expected):
+    return (out.float() - expected.float()).abs().max().item()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=100, help="timed runs per measurement")
+    parser.add_argument("--sweep", action="store_true", help="time every kernel configuration")
+    args = parser.parse_args()
+    if args.runs < 50:
+        parser.error("--runs must be at least 50")
+
+    print(
+        f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+        f"triton {fa.triton.__version__}, fp16, median of {args.runs} runs"
+    )
+    header = (
+        f"{'B':>2} {'H':>3} {'N':>5} {'D':>4} {'causal':>6} | {'ours':>6} {'no-alias':>8} "
+        f"{'flash':>6} {'cuDNN':>6} | {'/flash':>6} {'/cuDNN':>6} | {'max err':>7}"
+    )
+    print(header)
+    print("-" * len(header))
+    for shape in SHAPES:
+        head_dim = shape[3]
+        aliased, unaliased = fa.benchmark_configs(head_dim)
+        for causal in (False, True):
+            torch.manual_seed(0)
+            q, k, v = (torch.randn(shape, device="cuda", dtype=torch.float16) for _ in range(3))
+            expected = sdpa(SDPBackend.FLASH_ATTENTION)(q, k, v, causal)
+            err = max_error(fa.attention(q, k, v, causal, config=aliased), expected)
+            err = max(err, max_error(fa.attention(q, k, v, causal, config=unaliased), expected))
+
+            inputs = (q, k, v, causal)
+            result = measure(
+                {
+                    "ours": ours_with(aliased),
+                    "no-alias": ours_with(unaliased),
+                    "flash": sdpa(SDPBackend.FLASH_ATTENTION),
+                    "cuDNN": sdpa(SDPBackend.CUDNN_ATTENTION),
+                },
+                inputs,
+                args.runs,
+            )
+            ours, flash, cudnn = result["ours"], result["flash"], result["cuDNN"]
+            print(
+                f"{shape[0]:>2} {shape[1]:>3} {shape[2]:>5} {head_dim:>4} {str(causal):>6} | "
+                f"{ours:6.1f} {result['no-alias']:8.1f} {flash:6.1f} {cudnn:6.1f} | "
+                f"{ours / flash:6.2f} {ours / cudnn:6.2f} | {err:7.1e}",
+                flush=True,
+            )
+            if args.sweep:
+                configs = {repr(config): ours_with(config) for config in fa.all_configs(head_dim)}
+                for name, value in measure(configs, inputs, args.runs).items():
+                    print(f"    sweep {name}: {value:6.1f} TFLOP/s", flush=True)
+    print(
+        "ours = tutorial kernel with SMEM aliasing (default configuration); no-alias = the best "
+        "configuration of the same kernel that fits in SMEM without aliasing; TFLOP/s."
+    )
+
+
+if __name__ == "__main__":
+    main()

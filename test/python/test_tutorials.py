@@ -1,0 +1,204 @@
+"""Every tutorial compiles for its target on the CPU and allocates the SMEM/TMEM plan it
+prints; without a GPU its script runs to the end (compiling instead of running); the launchers
+refuse bad inputs."""
+
+import importlib
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from triton.compiler.errors import CompilationError
+
+TUTORIALS = Path(__file__).resolve().parents[2] / "tutorials"
+sys.path.insert(0, str(TUTORIALS))
+
+# With a GPU the scripts run their kernels instead (test/gpu covers that).
+without_gpu = pytest.mark.skipif(torch.cuda.is_available(), reason="the script would use the GPU")
+
+# The backing allocation of a tlx SMEM spec: [n, 128] x i8 with the plan's alignment.
+SMEM_BACKING = re.compile(
+    r"ttg\.local_alloc \{alignment = (\d+) : i32\} : \(\) -> !ttg\.memdesc<(\d+)x128xi8"
+)
+TMEM_ALLOC = re.compile(r"%(\w+) = ttng\.tmem_alloc : \(\) -> !ttg\.memdesc<(\d+)x(\d+)xi32")
+
+
+def load(file_name):
+    path = TUTORIALS / file_name
+    spec = importlib.util.spec_from_file_location(path.stem.replace("-", "_"), path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def view_shapes(ttgir):
+    """{view name: [slots, *shape]} of every memdesc_reinterpret in the TTGIR."""
+    shapes = {}
+    for name, shape in re.findall(
+        r"%(\w+) = ttg\.memdesc_reinterpret %\w+ : [^>]*> -> !ttg\.memdesc<([\dx]+)x[a-z]", ttgir
+    ):
+        shapes[name] = [int(dim) for dim in shape.split("x")]
+    return shapes
+
+
+def assert_smem_backing_matches(ttgir, plan):
+    backings = SMEM_BACKING.findall(ttgir)
+    assert len(backings) == 1, backings
+    alignment, rows = (int(x) for x in backings[0])
+    assert rows * 128 == plan.size_bytes
+    assert alignment == plan.alignment
+
+
+def test_aliasing_basics_compiles_for_sm90():
+    basics = load("01-aliasing-basics.py")
+    plan, buffers = basics.smem_plan()
+    assert plan.ok
+    assert [view.offset for view in plan.views] == [0, 0, 64 * 64 * 4]
+    ttgir = basics.compile_for_hopper().asm["ttgir"]
+    assert_smem_backing_matches(ttgir, plan)
+    views = view_shapes(ttgir)
+    assert views["as_float"] == [plan.views[0].slots, 64, 64]
+    assert views["as_bits"] == [plan.views[1].slots, 64, 64]
+
+
+@without_gpu
+def test_aliasing_basics_script_prints_plan(capsys):
+    basics = load("01-aliasing-basics.py")
+    assert basics.main() == 0
+    out = capsys.readouterr().out
+    assert "one SMEM region of 32768 bytes" in out
+    assert "other    at byte offset 16384" in out
+
+
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_hopper_kernel_allocates_its_plan(head_dim):
+    fa = importlib.import_module("hopper_flash_attention")
+    for config in fa.benchmark_configs(head_dim):
+        plan, buffers = fa.smem_plan(config, head_dim)
+        assert plan.ok, plan.errors
+        compiled = fa.compile_for_hopper(config, head_dim, causal=True)
+        ttgir = compiled.asm["ttgir"]
+        assert_smem_backing_matches(ttgir, plan)
+        views = view_shapes(ttgir)
+        for buffer, view in zip(buffers, plan.views, strict=True):
+            if buffer.name in views:  # views of equal type are one op (q_tiles and o_tiles)
+                assert views[buffer.name] == [view.slots, *buffer.shape[1:]]
+        assert compiled.asm["cubin"]
+        # The region plus the mbarriers, inside the 227 KB of an sm_90a CTA.
+        smem_limit = fa.planner.Spec("limit").smem_limit_bytes
+        assert plan.size_bytes < compiled.metadata.shared <= smem_limit
+
+
+def test_hopper_aliasing_is_what_makes_three_stages_fit():
+    fa = importlib.import_module("hopper_flash_attention")
+    aliased, unaliased = fa.benchmark_configs(128)
+    assert aliased.num_stages == 3 and aliased.alias_o
+    assert unaliased.num_stages == 2 and not unaliased.alias_o
+    plan, buffers = fa.smem_plan(aliased, 128)
+    offsets = {b.name: v.offset for b, v in zip(buffers, plan.views, strict=True)}
+    assert plan.size_bytes == 224 * 1024
+    assert offsets == {"q_tiles": 0, "o_tiles": 0, "k_tiles": 32 * 1024, "v_tiles": 128 * 1024}
+    too_big, _ = fa.smem_plan(aliased.replace(alias_o=False), 128)
+    assert not too_big.ok and too_big.size_bytes == 256 * 1024
+    with pytest.raises(
+        CompilationError,
+        match="needs 262144 bytes of shared memory, more than the target's limit of 232448 bytes",
+    ):
+        fa.compile_for_hopper(aliased.replace(alias_o=False), 128)
+
+
+@without_gpu
+def test_hopper_script_compiles_without_gpu(capsys):
+    fa = importlib.import_module("hopper_flash_attention")
+    assert fa.main() == 0
+    out = capsys.readouterr().out
+    assert "SMEM region 229376 bytes" in out
+    assert "without aliasing the same tiles need 262144 bytes (256 KB): does not fit" in out
+    assert "No Hopper GPU: compiling for sm_90a only." in out
+
+
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_blackwell_kernel_compiles_with_its_tmem_plan(head_dim):
+    bw = importlib.import_module("blackwell_flash_attention")
+    qk_plan, buffers, o_plan = bw.tmem_plan(head_dim)
+    assert qk_plan.ok and o_plan.ok
+    views = dict(zip((b.name for b in buffers), qk_plan.views, strict=True))
+    # S of a group is 128 fp32 columns; P (fp16, two per column) and alpha, l, m lie over it.
+    assert qk_plan.region_size == 2 * 128
+    assert views["qk_tiles"].bytes_between_buffer_groups == 128
+    assert [
+        views[name].offset for name in ("qk_tiles", "p_tiles", "alpha_tiles", "l_tiles", "m_tiles")
+    ] == [0, 0, 64, 65, 66]
+    # Slice s of group g's P sits right after slice s - 1 (slices are contiguous).
+    p_view = views["p_tiles"]
+    assert [p_view.slot_of(i) for i in range(4)] == [0, 1, 4, 5]
+    assert qk_plan.region_size + o_plan.region_size <= bw.TMEM_COLUMNS
+
+    compiled = bw.compile_for_blackwell(head_dim, causal=True)
+    ttgir = compiled.asm["ttgir"]
+    assert compiled.asm["cubin"]
+    tmem = {name: (int(rows), int(cols)) for name, rows, cols in TMEM_ALLOC.findall(ttgir)}
+    assert tmem["qk_storage"] == (128, qk_plan.region_size)
+    assert sum(cols for _, cols in tmem.values()) == qk_plan.region_size + o_plan.region_size
+    shapes = view_shapes(ttgir)
+    assert shapes["qk_tiles"] == [views["qk_tiles"].slots, 128, 128]
+    assert shapes["p_tiles"] == [views["p_tiles"].slots, 128, 64]
+    smem_plan, _ = bw.smem_plan(head_dim, bw.num_stages(head_dim))
+    assert_smem_backing_matches(ttgir, smem_plan)
+
+
+@without_gpu
+def test_blackwell_script_prints_plans(capsys):
+    bw = importlib.import_module("blackwell_flash_attention")
+    assert bw.main() == 0
+    out = capsys.readouterr().out
+    assert "alpha_tiles 2 x [128, 1]: column offset  64" in out
+    assert "CTA total 512 of 512 columns" in out
+    assert out.count("compiled for sm_100a") == 2
+
+
+@pytest.mark.parametrize(
+    ("shapes", "dtype", "message"),
+    [
+        (
+            [(1, 2, 64, 64), (1, 2, 64, 64), (1, 2, 32, 64)],
+            torch.float16,
+            r"q, k, v must share one \(batch, heads, seq_len, head_dim\) shape, got "
+            r"\(1, 2, 64, 64\), \(1, 2, 64, 64\), \(1, 2, 32, 64\)",
+        ),
+        (
+            [(2, 64, 64)] * 3,
+            torch.float16,
+            r"must share one \(batch, heads, seq_len, head_dim\) shape, got \(2, 64, 64\)",
+        ),
+        (
+            [(1, 2, 64, 64)] * 3,
+            torch.float32,
+            "q, k, v must all be float16 or bfloat16, got torch.float32",
+        ),
+        ([(1, 2, 64, 96)] * 3, torch.float16, r"head_dim must be one of \(64, 128\), got 96"),
+    ],
+)
+def test_hopper_attention_refuses_bad_inputs(shapes, dtype, message):
+    fa = importlib.import_module("hopper_flash_attention")
+    q, k, v = (torch.zeros(shape, dtype=dtype) for shape in shapes)
+    with pytest.raises(ValueError, match=message):
+        fa.attention(q, k, v, causal=False)
+
+
+def test_blackwell_attention_refuses_head_dim():
+    bw = importlib.import_module("blackwell_flash_attention")
+    q = torch.zeros(1, 2, 64, 32, dtype=torch.float16)
+    with pytest.raises(ValueError, match=r"head_dim must be one of \(64, 128\), got 32"):
+        bw.attention(q, q, q, causal=False)
+
+
+def test_bench_refuses_fewer_than_50_runs(monkeypatch, capsys):
+    sys.path.insert(0, str(TUTORIALS.parent / "bench"))
+    bench = importlib.import_module("flash_attention")
+    monkeypatch.setattr(sys, "argv", ["flash_attention.py", "--runs", "10"])
+    with pytest.raises(SystemExit):
+        bench.main()
+    assert "--runs must be at least 50" in capsys.readouterr().err

@@ -1,0 +1,788 @@
+"""Forward Flash Attention for Blackwell (sm_100a): tcgen05 MMAs into tensor memory, with the
+S / P / alpha / l / m tiles of each Q tile sharing one TMEM region through tlx.
+
+    python tutorials/blackwell_flash_attention.py  (PYTHONPATH=language, or the package installed)
+
+The kernel
+----------
+A CTA owns BLOCK_M = 2 x 128 rows of Q: two "MMA groups" of 128 rows, one softmax warpgroup
+each, so that one group's softmax overlaps the other group's matrix products. Partitions:
+
+* load (1 warp): TMA copies of Q_g once, then K_j / V_j into NUM_STAGES stage buffers;
+* mma (1 warp): per block j and group g, first O_g += P_g(j-1) V_(j-1) (P from TMEM, in
+  NUM_MMA_SLICES column slices so that the product can start on the first slice while the
+  softmax still computes the next), then S_g(j) = Q_g K_j^T into TMEM;
+* softmax x 2 (4 warps each): reads S_g from TMEM, online softmax with exp2, writes P_g (fp16)
+  and the rescale factor alpha back into TMEM;
+* correction (the default partition, 4 warps): rescales O_g in TMEM by alpha before the next
+  P V accumulates, then the epilogue: O / l through SMEM and a TMA store, and the log-sum-exp
+  (from l and m, which the softmax leaves in TMEM).
+
+TMEM sharing (seed 001's example)
+---------------------------------
+S_g is dead as soon as the softmax has read it, so P_g, alpha_g, l_g and m_g are written over it:
+``qk_tiles`` (fp32, 128 columns per group) is ``shared`` with a ``distinct`` group of the P
+slices (fp16, two per 32-bit column: 64 columns per group, ``group_size`` = number of slices),
+alpha, l and m (one column each). With the O accumulators (HEAD_DIM fp32 columns per group) a
+CTA uses 2 x 128 + 2 x HEAD_DIM <= 512 columns. In SMEM the epilogue's O tile shares Q's bytes,
+as in the Hopper tutorial.
+
+No Blackwell GPU was available to this project: the script compiles the kernel for sm_100a
+(cubin included) and prints the TMEM and SMEM plans. It is not benchmarked or run.
+"""
+
+import sys
+
+import tlx
+import triton
+from gluon_compat import tma_load, tma_store, tmem_reg_layout
+from tlx import planner
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.blackwell import (
+    TensorMemoryLayout,
+    fence_async_shared,
+    mbarrier,
+    tcgen05_commit,
+    tcgen05_mma,
+    tma,
+)
+
+# Kernel constants (constexpr globals, readable in kernels; host code uses their .value).
+LOG2E = gl.constexpr(1.4426950408889634)
+GROUP_M = gl.constexpr(128)  # rows of one MMA group: one TMEM lane per row
+NUM_MMA_GROUPS = gl.constexpr(2)
+NUM_MMA_SLICES = gl.constexpr(2)
+HEAD_DIMS = (64, 128)
+TMEM_COLUMNS = 512
+
+
+@gluon.jit
+def _load_partition(
+    desc_q,
+    desc_k,
+    desc_v,
+    q_tiles,
+    k_tiles,
+    v_tiles,
+    q_ready,
+    k_ready,
+    v_ready,
+    kv_empty,
+    off_bh,
+    off_m,
+    n_blocks,
+    BLOCK_N: gl.constexpr,
+    HEAD_DIM: gl.constexpr,
+    NUM_STAGES: gl.constexpr,
+):
+    for g in gl.static_range(NUM_MMA_GROUPS):
+        mbarrier.expect(q_ready.index(g), desc_q.block_type.nbytes)
+        tma_load(
+            desc_q,
+            [off_bh, off_m + g * GROUP_M, 0],
+            q_ready.index(g),
+            q_tiles.index(g).reshape([1, GROUP_M, HEAD_DIM]),
+        )
+    for j in range(n_blocks):
+        stage = j % NUM_STAGES
+        mbarrier.wait(kv_empty.index(stage), ((j // NUM_STAGES) & 1) ^ 1)
+        mbarrier.expect(k_ready.index(stage), desc_k.block_type.nbytes)
+        tma_load(
+            desc_k,
+            [off_bh, j * BLOCK_N, 0],
+            k_ready.index(stage),
+            k_tiles.index(stage).reshape([1, BLOCK_N, HEAD_DIM]),
+        )
+        mbarrier.expect(v_ready.index(stage), desc_v.block_type.nbytes)
+        tma_load(
+            desc_v,
+            [off_bh, j * BLOCK_N, 0],
+            v_ready.index(stage),
+            v_tiles.index(stage).reshape([1, BLOCK_N, HEAD_DIM]),
+        )
+
+
+@gluon.jit
+def _issue_pv(
+    g: gl.constexpr,
+    block,
+    p_tiles,
+    v_tiles,
+    o_tiles,
+    v_ready,
+    p_ready,
+    o_corrected,
+    o_ready,
+    BLOCK_N: gl.constexpr,
+    NUM_STAGES: gl.constexpr,
+):
+    """O_g += P_g(block) V_block, slice by slice, asynchronously: o_ready[g] fires when the last
+    slice's product is done (the products of one thread complete in order); the barrier arrive
+    of the earlier slices is predicated off, which keeps them asynchronous."""
+    SLICE_N: gl.constexpr = BLOCK_N // NUM_MMA_SLICES
+    stage = block % NUM_STAGES
+    mbarrier.wait(v_ready.index(stage), (block // NUM_STAGES) & 1)
+    if block > 0:
+        # The correction partition has rescaled O_g by alpha(block).
+        mbarrier.wait(o_corrected.index(g), (block - 1) & 1)
+    for sl in gl.static_range(NUM_MMA_SLICES):
+        mbarrier.wait(p_ready.index(g * NUM_MMA_SLICES + sl), block & 1)
+        v_rows = v_tiles.index(stage).slice(sl * SLICE_N, SLICE_N)
+        # The first slice of block 0 starts the accumulator.
+        use_acc = True if sl > 0 else block > 0
+        tcgen05_mma(
+            p_tiles.index(g * NUM_MMA_SLICES + sl),
+            v_rows,
+            o_tiles.index(g),
+            use_acc=use_acc,
+            mbarriers=[o_ready.index(g)],
+            mbarrier_preds=[sl == NUM_MMA_SLICES - 1],
+        )
+
+
+@gluon.jit
+def _mma_partition(
+    q_tiles,
+    k_tiles,
+    v_tiles,
+    qk_tiles,
+    p_tiles,
+    o_tiles,
+    q_ready,
+    k_ready,
+    v_ready,
+    kv_empty,
+    s_ready,
+    p_ready,
+    o_corrected,
+    o_ready,
+    n_blocks,
+    BLOCK_N: gl.constexpr,
+    NUM_STAGES: gl.constexpr,
+):
+    for g in gl.static_range(NUM_MMA_GROUPS):
+        mbarrier.wait(q_ready.index(g), 0)
+    for j in range(n_blocks):
+        stage = j % NUM_STAGES
+        mbarrier.wait(k_ready.index(stage), (j // NUM_STAGES) & 1)
+        for g in gl.static_range(NUM_MMA_GROUPS):
+            # S_g(j) overwrites P_g(j - 1): issue the product that reads P first (tcgen05
+            # operations of one thread run in order).
+            if j > 0:
+                _issue_pv(
+                    g,
+                    j - 1,
+                    p_tiles,
+                    v_tiles,
+                    o_tiles,
+                    v_ready,
+                    p_ready,
+                    o_corrected,
+                    o_ready,
+                    BLOCK_N,
+                    NUM_STAGES,
+                )
+            tcgen05_mma(
+                q_tiles.index(g),
+                k_tiles.index(stage).permute((1, 0)),
+                qk_tiles.index(g),
+                use_acc=False,
+                mbarriers=[s_ready.index(g)],
+            )
+        if j > 0:
+            tcgen05_commit(kv_empty.index((j - 1) % NUM_STAGES))
+    last = n_blocks - 1
+    for g in gl.static_range(NUM_MMA_GROUPS):
+        _issue_pv(
+            g,
+            last,
+            p_tiles,
+            v_tiles,
+            o_tiles,
+            v_ready,
+            p_ready,
+            o_corrected,
+            o_ready,
+            BLOCK_N,
+            NUM_STAGES,
+        )
+    tcgen05_commit(kv_empty.index(last % NUM_STAGES))
+
+
+@gluon.jit
+def _mask_scores(s, off_m, off_n, seq_len, SLICE_N: gl.constexpr, CAUSAL: gl.constexpr):
+    cols = off_n + gl.arange(0, SLICE_N, gl.SliceLayout(0, s.type.layout))
+    if CAUSAL:
+        rows = off_m + gl.arange(0, GROUP_M, gl.SliceLayout(1, s.type.layout))
+        keep = cols[None, :] <= rows[:, None]
+    else:
+        keep = (cols < seq_len)[None, :]
+    return gl.where(keep, s, float("-inf"))
+
+
+@gluon.jit
+def _softmax_partition(
+    g: gl.constexpr,
+    qk_tiles,
+    p_tiles,
+    alpha_tiles,
+    l_tiles,
+    m_tiles,
+    s_ready,
+    p_ready,
+    alpha_ready,
+    l_ready,
+    qk_scale,
+    off_m,
+    seq_len,
+    n_unmasked,
+    n_blocks,
+    BLOCK_N: gl.constexpr,
+    CAUSAL: gl.constexpr,
+):
+    gl.static_assert(NUM_MMA_SLICES == 2, "the softmax splits S into two column halves")
+    SLICE_N: gl.constexpr = BLOCK_N // NUM_MMA_SLICES
+    num_warps: gl.constexpr = gl.num_warps()
+    s_layout: gl.constexpr = tmem_reg_layout(
+        gl.float32, [GROUP_M, SLICE_N], TensorMemoryLayout((GROUP_M, SLICE_N), 1), num_warps
+    )
+    p_layout: gl.constexpr = tmem_reg_layout(
+        p_tiles.dtype, [GROUP_M, SLICE_N], p_tiles.layout, num_warps
+    )
+    column_layout: gl.constexpr = tmem_reg_layout(
+        gl.float32, [GROUP_M, 1], alpha_tiles.layout, num_warps
+    )
+    row_layout: gl.constexpr = gl.SliceLayout(1, s_layout)
+    off_m = off_m + g * GROUP_M
+    qk = qk_tiles.index(g)
+    m_i = gl.full([GROUP_M], float("-inf"), gl.float32, row_layout)
+    l_i = gl.full([GROUP_M], 0.0, gl.float32, row_layout)
+    for j in range(n_blocks):
+        mbarrier.wait(s_ready.index(g), j & 1)
+        s0 = qk.slice(0, SLICE_N).load(s_layout)
+        s1 = qk.slice(SLICE_N, SLICE_N).load(s_layout)
+        if j >= n_unmasked:
+            s0 = _mask_scores(s0, off_m, j * BLOCK_N, seq_len, SLICE_N, CAUSAL)
+            s1 = _mask_scores(s1, off_m, j * BLOCK_N + SLICE_N, seq_len, SLICE_N, CAUSAL)
+        m_new = gl.maximum(m_i, gl.maximum(gl.max(s0, 1), gl.max(s1, 1)) * qk_scale)
+        alpha = gl.exp2(m_i - m_new)
+        if j > 0:
+            alpha_tiles.index(g).store(gl.convert_layout(alpha[:, None], column_layout))
+            mbarrier.arrive(alpha_ready.index(g))
+        # One slice at a time, so that the product on slice 0 starts while slice 1 is
+        # exponentiated and only one slice of P is live in registers.
+        l_i = l_i * alpha
+        p0 = gl.exp2(s0 * qk_scale - m_new[:, None])
+        l_i = l_i + gl.sum(p0, 1)
+        p_tiles.index(g * NUM_MMA_SLICES).store(gl.convert_layout(p0.to(p_tiles.dtype), p_layout))
+        mbarrier.arrive(p_ready.index(g * NUM_MMA_SLICES))
+        p1 = gl.exp2(s1 * qk_scale - m_new[:, None])
+        l_i = l_i + gl.sum(p1, 1)
+        p_tiles.index(g * NUM_MMA_SLICES + 1).store(
+            gl.convert_layout(p1.to(p_tiles.dtype), p_layout)
+        )
+        mbarrier.arrive(p_ready.index(g * NUM_MMA_SLICES + 1))
+        m_i = m_new
+    l_tiles.index(g).store(gl.convert_layout(l_i[:, None], column_layout))
+    m_tiles.index(g).store(gl.convert_layout(m_i[:, None], column_layout))
+    mbarrier.arrive(l_ready.index(g))
+
+
+@gluon.jit
+def _correction_partition(
+    desc_o,
+    lse_ptr,
+    o_tiles,
+    o_smem_tiles,
+    alpha_tiles,
+    l_tiles,
+    m_tiles,
+    alpha_ready,
+    o_corrected,
+    o_ready,
+    l_ready,
+    off_bh,
+    off_m,
+    seq_len,
+    n_blocks,
+    HEAD_DIM: gl.constexpr,
+):
+    HALF_D: gl.constexpr = HEAD_DIM // 2
+    num_warps: gl.constexpr = gl.num_warps()
+    o_layout: gl.constexpr = tmem_reg_layout(
+        gl.float32, [GROUP_M, HALF_D], TensorMemoryLayout((GROUP_M, HALF_D), 1), num_warps
+    )
+    column_layout: gl.constexpr = tmem_reg_layout(
+        gl.float32, [GROUP_M, 1], alpha_tiles.layout, num_warps
+    )
+    o_rows: gl.constexpr = gl.SliceLayout(1, o_layout)
+    for j in range(1, n_blocks):
+        for g in gl.static_range(NUM_MMA_GROUPS):
+            mbarrier.wait(o_ready.index(g), (j - 1) & 1)
+            mbarrier.wait(alpha_ready.index(g), (j - 1) & 1)
+            alpha = gl.convert_layout(gl.sum(alpha_tiles.index(g).load(column_layout), 1), o_rows)
+            for half in gl.static_range(2):
+                o_half = o_tiles.index(g).slice(half * HALF_D, HALF_D)
+                o_half.store(o_half.load(o_layout) * alpha[:, None])
+            mbarrier.arrive(o_corrected.index(g))
+
+    for g in gl.static_range(NUM_MMA_GROUPS):
+        mbarrier.wait(o_ready.index(g), (n_blocks - 1) & 1)
+        mbarrier.wait(l_ready.index(g), 0)
+        l_i = gl.convert_layout(gl.sum(l_tiles.index(g).load(column_layout), 1), o_rows)
+        m_i = gl.convert_layout(gl.sum(m_tiles.index(g).load(column_layout), 1), o_rows)
+        o_smem = o_smem_tiles.index(g)
+        for half in gl.static_range(2):
+            o_half = o_tiles.index(g).slice(half * HALF_D, HALF_D).load(o_layout)
+            o_smem.slice(half * HALF_D, HALF_D, dim=1).store(
+                (o_half / l_i[:, None]).to(o_smem.dtype)
+            )
+        rows = off_m + g * GROUP_M + gl.arange(0, GROUP_M, o_rows)
+        lse = (m_i + gl.log2(l_i)) / LOG2E
+        gl.store(lse_ptr + off_bh * seq_len + rows, lse, mask=rows < seq_len)
+        fence_async_shared()
+        tma_store(desc_o, [off_bh, off_m + g * GROUP_M, 0], o_smem.reshape([1, GROUP_M, HEAD_DIM]))
+    tma.store_wait(0)
+
+
+@tlx.jit
+def attention_fwd_kernel(
+    desc_q,
+    desc_k,
+    desc_v,
+    desc_o,
+    lse_ptr,
+    qk_scale,
+    seq_len,
+    BLOCK_N: gl.constexpr,
+    HEAD_DIM: gl.constexpr,
+    NUM_STAGES: gl.constexpr,
+    CAUSAL: gl.constexpr,
+):
+    BLOCK_M: gl.constexpr = NUM_MMA_GROUPS * GROUP_M
+    off_bh = gl.program_id(1)
+    if CAUSAL:
+        start_m = gl.num_programs(0) - 1 - gl.program_id(0)
+    else:
+        start_m = gl.program_id(0)
+    off_m = start_m * BLOCK_M
+    if CAUSAL:
+        hi = gl.minimum(seq_len, off_m + BLOCK_M)
+        n_unmasked = off_m // BLOCK_N
+    else:
+        hi = seq_len
+        n_unmasked = seq_len // BLOCK_N
+    n_blocks = gl.cdiv(hi, BLOCK_N)
+    dtype: gl.constexpr = desc_q.dtype
+
+    # SMEM: Q (one tile per MMA group), K/V stages, and the epilogue's O tiles over Q.
+    tile_layout: gl.constexpr = gl.NVMMASharedLayout(
+        swizzle_byte_width=128, element_bitwidth=dtype.primitive_bitwidth, rank=2
+    )
+    smem = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+    q_tiles = tlx.local_alloc(
+        (GROUP_M, HEAD_DIM), dtype, NUM_MMA_GROUPS, reuse=smem, layout=tile_layout
+    )
+    o_smem_tiles = tlx.local_alloc(
+        (GROUP_M, HEAD_DIM), dtype, NUM_MMA_GROUPS, reuse=smem, layout=tile_layout
+    )
+    k_tiles = tlx.local_alloc(
+        (BLOCK_N, HEAD_DIM), dtype, NUM_STAGES, reuse=smem, layout=tile_layout
+    )
+    v_tiles = tlx.local_alloc(
+        (BLOCK_N, HEAD_DIM), dtype, NUM_STAGES, reuse=smem, layout=tile_layout
+    )
+    smem.set_buffer_overlap(
+        tlx.reuse_group(
+            tlx.reuse_group(q_tiles, o_smem_tiles, group_size=NUM_MMA_GROUPS),
+            tlx.reuse_group(k_tiles, group_size=NUM_STAGES),
+            tlx.reuse_group(v_tiles, group_size=NUM_STAGES),
+            group_type=tlx.reuse_group_type.distinct,
+        )
+    )
+
+    # TMEM: S of each MMA group, with P (in slices), alpha, l and m written over it.
+    qk_storage = tlx.storage_alias_spec(storage=tlx.storage_kind.tmem)
+    qk_tiles = tlx.local_alloc(
+        (GROUP_M, BLOCK_N), gl.float32, NUM_MMA_GROUPS, tlx.storage_kind.tmem, reuse=qk_storage
+    )
+    p_tiles = tlx.local_alloc(
+        (GROUP_M, BLOCK_N // NUM_MMA_SLICES),
+        dtype,
+        NUM_MMA_GROUPS * NUM_MMA_SLICES,
+        tlx.storage_kind.tmem,
+        reuse=qk_storage,
+    )
+    alpha_tiles = tlx.local_alloc(
+        (GROUP_M, 1), gl.float32, NUM_MMA_GROUPS, tlx.storage_kind.tmem, reuse=qk_storage
+    )
+    l_tiles = tlx.local_alloc(
+        (GROUP_M, 1), gl.float32, NUM_MMA_GROUPS, tlx.storage_kind.tmem, reuse=qk_storage
+    )
+    m_tiles = tlx.local_alloc(
+        (GROUP_M, 1), gl.float32, NUM_MMA_GROUPS, tlx.storage_kind.tmem, reuse=qk_storage
+    )
+    qk_storage.set_buffer_overlap(
+        tlx.reuse_group(
+            qk_tiles,
+            tlx.reuse_group(
+                tlx.reuse_group(p_tiles, group_size=NUM_MMA_SLICES),
+                alpha_tiles,
+                l_tiles,
+                m_tiles,
+                group_type=tlx.reuse_group_type.distinct,
+            ),
+            group_type=tlx.reuse_group_type.shared,
+        )
+    )
+    o_tiles = tlx.local_alloc(
+        (GROUP_M, HEAD_DIM), gl.float32, NUM_MMA_GROUPS, tlx.storage_kind.tmem
+    )
+
+    bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
+    q_ready = gl.allocate_shared_memory(gl.int64, [NUM_MMA_GROUPS, 1], bar_layout)
+    s_ready = gl.allocate_shared_memory(gl.int64, [NUM_MMA_GROUPS, 1], bar_layout)
+    alpha_ready = gl.allocate_shared_memory(gl.int64, [NUM_MMA_GROUPS, 1], bar_layout)
+    o_corrected = gl.allocate_shared_memory(gl.int64, [NUM_MMA_GROUPS, 1], bar_layout)
+    o_ready = gl.allocate_shared_memory(gl.int64, [NUM_MMA_GROUPS, 1], bar_layout)
+    l_ready = gl.allocate_shared_memory(gl.int64, [NUM_MMA_GROUPS, 1], bar_layout)
+    p_ready = gl.allocate_shared_memory(gl.int64, [NUM_MMA_GROUPS * NUM_MMA_SLICES, 1], bar_layout)
+    k_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
+    v_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
+    kv_empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
+    for g in gl.static_range(NUM_MMA_GROUPS):
+        mbarrier.init(q_ready.index(g), count=1)
+        mbarrier.init(s_ready.index(g), count=1)
+        mbarrier.init(alpha_ready.index(g), count=1)
+        mbarrier.init(o_corrected.index(g), count=1)
+        mbarrier.init(o_ready.index(g), count=1)
+        mbarrier.init(l_ready.index(g), count=1)
+    for i in gl.static_range(NUM_MMA_GROUPS * NUM_MMA_SLICES):
+        mbarrier.init(p_ready.index(i), count=1)
+    for i in gl.static_range(NUM_STAGES):
+        mbarrier.init(k_ready.index(i), count=1)
+        mbarrier.init(v_ready.index(i), count=1)
+        mbarrier.init(kv_empty.index(i), count=1)
+    fence_async_shared()
+
+    gl.warp_specialize(
+        [
+            (
+                _correction_partition,
+                (
+                    desc_o,
+                    lse_ptr,
+                    o_tiles,
+                    o_smem_tiles,
+                    alpha_tiles,
+                    l_tiles,
+                    m_tiles,
+                    alpha_ready,
+                    o_corrected,
+                    o_ready,
+                    l_ready,
+                    off_bh,
+                    off_m,
+                    seq_len,
+                    n_blocks,
+                    HEAD_DIM,
+                ),
+            ),
+            (
+                _softmax_partition,
+                (
+                    0,
+                    qk_tiles,
+                    p_tiles,
+                    alpha_tiles,
+                    l_tiles,
+                    m_tiles,
+                    s_ready,
+                    p_ready,
+                    alpha_ready,
+                    l_ready,
+                    qk_scale,
+                    off_m,
+                    seq_len,
+                    n_unmasked,
+                    n_blocks,
+                    BLOCK_N,
+                    CAUSAL,
+                ),
+            ),
+            (
+                _softmax_partition,
+                (
+                    1,
+                    qk_tiles,
+                    p_tiles,
+                    alpha_tiles,
+                    l_tiles,
+                    m_tiles,
+                    s_ready,
+                    p_ready,
+                    alpha_ready,
+                    l_ready,
+                    qk_scale,
+                    off_m,
+                    seq_len,
+                    n_unmasked,
+                    n_blocks,
+                    BLOCK_N,
+                    CAUSAL,
+                ),
+            ),
+            (
+                _mma_partition,
+                (
+                    q_tiles,
+                    k_tiles,
+                    v_tiles,
+                    qk_tiles,
+                    p_tiles,
+                    o_tiles,
+                    q_ready,
+                    k_ready,
+                    v_ready,
+                    kv_empty,
+                    s_ready,
+                    p_ready,
+                    o_corrected,
+                    o_ready,
+                    n_blocks,
+                    BLOCK_N,
+                    NUM_STAGES,
+                ),
+            ),
+            (
+                _load_partition,
+                (
+                    desc_q,
+                    desc_k,
+                    desc_v,
+                    q_tiles,
+                    k_tiles,
+                    v_tiles,
+                    q_ready,
+                    k_ready,
+                    v_ready,
+                    kv_empty,
+                    off_bh,
+                    off_m,
+                    n_blocks,
+                    BLOCK_N,
+                    HEAD_DIM,
+                    NUM_STAGES,
+                ),
+            ),
+        ],
+        [4, 4, 1, 1],
+        [184, 184, 24, 24],
+    )
+
+
+# Host side ---------------------------------------------------------------------------------
+
+BLOCK_N = 128
+
+
+MAX_STAGES = 4
+
+
+def num_stages(head_dim):
+    """K/V stages: as many as the planner fits beside Q (which the epilogue's O tiles alias),
+    at most MAX_STAGES."""
+    stages = MAX_STAGES
+    while not smem_plan(head_dim, stages)[0].ok:
+        stages -= 1
+    return stages
+
+
+def tmem_plan(head_dim, element_bits=16):
+    """The planner's layout of the kernel's TMEM spec (same buffers, same tree as
+    ``attention_fwd_kernel``); columns are 32-bit. Returns (plan, buffers)."""
+
+    def tmem(name, rows, cols, count, bits):
+        layout = planner.Layout(planner.LayoutKind.TENSOR_MEMORY, block_m=rows, block_n=cols)
+        return planner.Buffer(name, (count, rows, cols), bits, planner.Storage.TMEM, layout)
+
+    buffers = [
+        tmem("qk_tiles", GROUP_M.value, BLOCK_N, NUM_MMA_GROUPS.value, 32),
+        tmem(
+            "p_tiles",
+            GROUP_M.value,
+            BLOCK_N // NUM_MMA_SLICES.value,
+            NUM_MMA_GROUPS.value * NUM_MMA_SLICES.value,
+            element_bits,
+        ),
+        tmem("alpha_tiles", GROUP_M.value, 1, NUM_MMA_GROUPS.value, 32),
+        tmem("l_tiles", GROUP_M.value, 1, NUM_MMA_GROUPS.value, 32),
+        tmem("m_tiles", GROUP_M.value, 1, NUM_MMA_GROUPS.value, 32),
+    ]
+    tree = planner.shared(
+        0, planner.distinct(planner.shared(1, group_size=NUM_MMA_SLICES.value), 2, 3, 4)
+    )
+    qk_plan = planner.plan(planner.Spec("qk_storage", planner.Storage.TMEM), buffers, tree)
+    o_buffer = tmem("o_tiles", GROUP_M.value, head_dim, NUM_MMA_GROUPS.value, 32)
+    o_plan = planner.plan(planner.Spec("o_tiles", planner.Storage.TMEM), [o_buffer])
+    return qk_plan, buffers, o_plan
+
+
+def smem_plan(head_dim, stages, element_bits=16):
+    """The planner's layout of the kernel's SMEM spec. Returns (plan, buffers)."""
+    tile = planner.Layout(planner.LayoutKind.NVMMA_SHARED, swizzle_bytes=128)
+    groups = NUM_MMA_GROUPS.value
+    buffers = [
+        planner.Buffer("q_tiles", (groups, GROUP_M.value, head_dim), element_bits, layout=tile),
+        planner.Buffer(
+            "o_smem_tiles", (groups, GROUP_M.value, head_dim), element_bits, layout=tile
+        ),
+        planner.Buffer("k_tiles", (stages, BLOCK_N, head_dim), element_bits, layout=tile),
+        planner.Buffer("v_tiles", (stages, BLOCK_N, head_dim), element_bits, layout=tile),
+    ]
+    tree = planner.distinct(
+        planner.shared(0, 1, group_size=groups),
+        planner.shared(2, group_size=stages),
+        planner.shared(3, group_size=stages),
+    )
+    # The planner's default SMEM limit is the 227 KB of an sm_100a CTA.
+    return planner.plan(planner.Spec("smem"), buffers, tree), buffers
+
+
+def compile_for_blackwell(head_dim, dtype="fp16", causal=False):
+    """Compiles the kernel for sm_100a (no GPU needed); returns Triton's compiled kernel."""
+    from triton.backends.compiler import GPUTarget
+
+    layout = _tile_layout(16)
+    q_desc = f"tensordesc<{dtype}[1,{GROUP_M.value},{head_dim}],{layout!r}>"
+    kv_desc = f"tensordesc<{dtype}[1,{BLOCK_N},{head_dim}],{layout!r}>"
+    constexprs = {
+        "BLOCK_N": BLOCK_N,
+        "HEAD_DIM": head_dim,
+        "NUM_STAGES": num_stages(head_dim),
+        "CAUSAL": causal,
+    }
+    signature = {
+        "desc_q": q_desc,
+        "desc_k": kv_desc,
+        "desc_v": kv_desc,
+        "desc_o": q_desc,
+        "lse_ptr": "*fp32",
+        "qk_scale": "fp32",
+        "seq_len": "i32",
+        **dict.fromkeys(constexprs, "constexpr"),
+    }
+    source = tlx.ASTSource(fn=attention_fwd_kernel, signature=signature, constexprs=constexprs)
+    return triton.compile(source, target=GPUTarget("cuda", 100, 32), options={"num_warps": 4})
+
+
+def _tile_layout(element_bits):
+    # Descriptors address [batch * heads, seq_len, head_dim]: the TMA zero-fills and clips
+    # along seq_len per head, so any sequence length works.
+    return gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=element_bits, rank=3)
+
+
+def attention(q, k, v, causal, sm_scale=None):
+    """(softmax(q k^T * sm_scale) v, log-sum-exp of the scaled scores) for (batch, heads,
+    seq_len, head_dim) fp16/bf16 CUDA tensors on a Blackwell GPU."""
+    import torch
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    batch, heads, seq_len, head_dim = q.shape
+    if head_dim not in HEAD_DIMS:
+        raise ValueError(f"head_dim must be one of {HEAD_DIMS}, got {head_dim}")
+    sm_scale = sm_scale if sm_scale is not None else head_dim**-0.5
+    q3, k3, v3 = (t.contiguous().view(batch * heads, seq_len, head_dim) for t in (q, k, v))
+    o = torch.empty_like(q3)
+    lse = torch.empty(batch * heads, seq_len, device=q.device, dtype=torch.float32)
+    layout = _tile_layout(q.element_size() * 8)
+    desc_q = TensorDescriptor.from_tensor(q3, [1, GROUP_M.value, head_dim], layout)
+    desc_k = TensorDescriptor.from_tensor(k3, [1, BLOCK_N, head_dim], layout)
+    desc_v = TensorDescriptor.from_tensor(v3, [1, BLOCK_N, head_dim], layout)
+    desc_o = TensorDescriptor.from_tensor(o, [1, GROUP_M.value, head_dim], layout)
+    grid = (triton.cdiv(seq_len, NUM_MMA_GROUPS.value * GROUP_M.value), batch * heads)
+    attention_fwd_kernel[grid](
+        desc_q,
+        desc_k,
+        desc_v,
+        desc_o,
+        lse,
+        sm_scale * LOG2E.value,
+        seq_len,
+        BLOCK_N,
+        head_dim,
+        num_stages(head_dim),
+        causal,
+        num_warps=4,
+    )
+    return o.view(batch, heads, seq_len, head_dim), lse.view(batch, heads, seq_len)
+
+
+def check_against_torch():
+    import torch
+
+    failures = 0
+    for head_dim in HEAD_DIMS:
+        for causal in (False, True):
+            q, k, v = (
+                torch.randn(2, 4, 1000, head_dim, device="cuda", dtype=torch.float16)
+                for _ in range(3)
+            )
+            scores = q.float() @ k.float().transpose(-1, -2) * head_dim**-0.5
+            if causal:
+                scores = scores.masked_fill(torch.ones_like(scores).triu(1).bool(), float("-inf"))
+            out, lse = attention(q, k, v, causal)
+            error = (out.float() - torch.softmax(scores, -1) @ v.float()).abs().max().item()
+            lse_error = (lse - torch.logsumexp(scores, -1)).abs().max().item()
+            failures += error > 1e-2 or lse_error > 1e-3
+            print(
+                f"    D={head_dim} causal={causal}: max |error| O {error:.1e}, "
+                f"log-sum-exp {lse_error:.1e}"
+            )
+    return failures
+
+
+def print_plans(head_dim):
+    qk_plan, buffers, o_plan = tmem_plan(head_dim)
+    region_columns = qk_plan.region_size
+    stride = qk_plan.views[0].bytes_between_buffer_groups
+    print(
+        f"HEAD_DIM={head_dim}: TMEM spec qk_storage, {region_columns} columns "
+        f"({NUM_MMA_GROUPS.value} groups x {stride} columns):"
+    )
+    for buffer, view in zip(buffers, qk_plan.views, strict=True):
+        print(
+            f"    {buffer.name:11s} {buffer.shape[0]} x {list(buffer.shape[1:])}: column offset "
+            f"{view.offset:3d}, {view.buffer_size:3d} columns per buffer"
+        )
+    total = region_columns + o_plan.region_size
+    print(
+        f"    o_tiles (own region): {o_plan.region_size} columns; CTA total {total} of "
+        f"{TMEM_COLUMNS} columns"
+    )
+    plan, smem_buffers = smem_plan(head_dim, num_stages(head_dim))
+    offsets = ", ".join(
+        f"{b.name} at {v.offset}" for b, v in zip(smem_buffers, plan.views, strict=True)
+    )
+    print(f"    SMEM spec smem: {plan.size_bytes} bytes ({offsets})")
+
+
+def main():
+    import torch
+
+    for head_dim in HEAD_DIMS:
+        print_plans(head_dim)
+        compiled = compile_for_blackwell(head_dim)
+        print(
+            f"    compiled for sm_100a: cubin {len(compiled.asm['cubin'])} bytes, "
+            f"{compiled.metadata.shared} bytes of SMEM"
+        )
+    if torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 10:
+        print(f"Correctness against torch SDPA on {torch.cuda.get_device_name()}:")
+        return 1 if check_against_torch() else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,725 @@
+"""Forward Flash Attention for Hopper (sm_90a): Gluon + tlx storage aliasing.
+
+    python tutorials/hopper_flash_attention.py     (PYTHONPATH=language, or the package installed)
+
+The kernel
+----------
+One CTA computes a BLOCK_M x HEAD_DIM tile of O = softmax(Q K^T * sm_scale) V for one
+(batch, head), with three warp-specialized partitions:
+
+* a loader warp issues TMA copies: the two Q halves once, then K_j and V_j into a ring of
+  NUM_STAGES stage buffers guarded by mbarriers (k_ready / v_ready: "the copy landed",
+  kv_empty: "both consumers are done with this stage");
+* two consumer warpgroups, each owning BLOCK_M / 2 rows of Q. Per K/V block a consumer issues
+  S_j = Q K_j^T and P_{j-1} V_{j-1} on the tensor cores (``warpgroup_mma``, P from registers)
+  and runs the online softmax of S_j (exp2 with the scale folded in) while P V is in flight.
+  The consumers are separate partitions that meet only at the K/V stage barriers, so they drift
+  apart and one warpgroup's softmax overlaps the other's matrix products (explicit turn-taking
+  through an mbarrier pair, as in FA3's ping-pong schedule, measured no faster on an H200);
+* causal masking touches only the blocks on the diagonal; rows and keys past the sequence end
+  come from the TMA's zero fill and are masked (keys) or clipped by the TMA store (rows).
+
+Where aliasing buys room
+------------------------
+All tiles live in one ``tlx.storage_alias_spec``. Q is dead once the last S = Q K^T has been
+computed, and the O tile the epilogue hands to the TMA store is born after that, so O shares
+Q's bytes (``reuse_group(q, o, shared)``); K and V stages are ``distinct`` from both. For
+HEAD_DIM = 128, BLOCK_M = BLOCK_N = 128 that is 32 KB (Q = O) + 3 x (32 KB K + 32 KB V) = 224 KB,
+which fits the 227 KB of an sm_90a CTA; without aliasing the same three stages need 256 KB, so
+the best configuration without aliasing has only two stages. The planner (``tlx.planner``) lays
+the region out; ``main()`` prints its plan and the size the same tiles need without aliasing.
+"""
+
+import functools
+import math
+import sys
+
+import tlx
+import torch
+import triton
+from gluon_compat import tma_load, tma_store
+from tlx import planner
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    tma,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
+from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+LOG2E = 1.4426950408889634
+
+
+@gluon.jit
+def _mask_scores(
+    s,
+    off_m,
+    off_n,
+    seq_len,
+    BLOCK_M: gl.constexpr,
+    BLOCK_N: gl.constexpr,
+    CAUSAL: gl.constexpr,
+    s_layout: gl.constexpr,
+):
+    cols = off_n + gl.arange(0, BLOCK_N, gl.SliceLayout(0, s_layout))
+    if CAUSAL:
+        rows = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(1, s_layout))
+        keep = cols[None, :] <= rows[:, None]
+    else:
+        keep = (cols < seq_len)[None, :]
+    return gl.where(keep, s, float("-inf"))
+
+
+@gluon.jit
+def _online_softmax(s, m_i, l_i, qk_scale):
+    m_new = gl.maximum(m_i, gl.max(s, 1) * qk_scale)
+    alpha = gl.exp2(m_i - m_new)
+    p = gl.exp2(s * qk_scale - m_new[:, None])
+    l_new = l_i * alpha + gl.sum(p, 1)
+    return p, alpha, m_new, l_new
+
+
+@gluon.jit
+def _attn_step(
+    j,
+    q_smem,
+    k_tiles,
+    v_tiles,
+    k_ready,
+    v_ready,
+    kv_empty,
+    p,
+    acc,
+    m_i,
+    l_i,
+    qk_scale,
+    off_m,
+    seq_len,
+    SUB_M: gl.constexpr,
+    BLOCK_N: gl.constexpr,
+    NUM_STAGES: gl.constexpr,
+    CAUSAL: gl.constexpr,
+    MASKED: gl.constexpr,
+    s_layout: gl.constexpr,
+    o_layout: gl.constexpr,
+    p_layout: gl.constexpr,
+):
+    """One software-pipelined iteration: S_j = Q K_j^T is issued together with P_{j-1} V_{j-1},
+    then softmax(S_j) runs while the tensor cores finish P V."""
+    stage = j % NUM_STAGES
+    prev = (j - 1) % NUM_STAGES
+    mbarrier.wait(k_ready.index(stage), (j // NUM_STAGES) & 1)
+    s_zero = gl.zeros([SUB_M, BLOCK_N], gl.float32, s_layout)
+    s_tok = warpgroup_mma(
+        q_smem, k_tiles.index(stage).permute((1, 0)), s_zero, use_acc=False, is_async=True
+    )
+    mbarrier.wait(v_ready.index(prev), ((j - 1) // NUM_STAGES) & 1)
+    acc_tok = warpgroup_mma(p, v_tiles.index(prev), acc, is_async=True)
+    s = warpgroup_mma_wait(1, deps=[s_tok])
+    if MASKED:
+        s = _mask_scores(s, off_m, j * BLOCK_N, seq_len, SUB_M, BLOCK_N, CAUSAL, s_layout)
+    p_next, alpha, m_i, l_i = _online_softmax(s, m_i, l_i, qk_scale)
+    p_next = gl.convert_layout(p_next.to(p.dtype), p_layout)
+    acc, p = warpgroup_mma_wait(0, deps=[acc_tok, p])
+    mbarrier.arrive(kv_empty.index(prev))
+    alpha = gl.convert_layout(alpha, gl.SliceLayout(1, o_layout))
+    acc = acc * alpha[:, None]
+    return p_next, acc, m_i, l_i
+
+
+@gluon.jit
+def _consumer_partition(
+    consumer: gl.constexpr,
+    desc_o,
+    q_tiles,
+    k_tiles,
+    v_tiles,
+    o_tiles,
+    q_ready,
+    k_ready,
+    v_ready,
+    kv_empty,
+    qk_scale,
+    off_bh,
+    off_m,
+    seq_len,
+    n_unmasked,
+    n_blocks,
+    SUB_M: gl.constexpr,
+    BLOCK_N: gl.constexpr,
+    HEAD_DIM: gl.constexpr,
+    NUM_STAGES: gl.constexpr,
+    CAUSAL: gl.constexpr,
+):
+    """Rows [consumer * SUB_M, (consumer + 1) * SUB_M) of the Q tile, one warpgroup."""
+    num_warps: gl.constexpr = gl.num_warps()
+    s_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16]
+    )
+    o_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, HEAD_DIM, 16]
+    )
+    p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
+    dtype: gl.constexpr = q_tiles.dtype
+    q_smem = q_tiles.index(consumer)
+    off_m = off_m + consumer * SUB_M
+
+    m_i = gl.full([SUB_M], float("-inf"), gl.float32, gl.SliceLayout(1, s_layout))
+    l_i = gl.full([SUB_M], 0.0, gl.float32, gl.SliceLayout(1, s_layout))
+    acc = gl.zeros([SUB_M, HEAD_DIM], gl.float32, o_layout)
+
+    # Block 0 is peeled: there is no P V product to overlap with yet.
+    mbarrier.wait(q_ready.index(consumer), 0)
+    mbarrier.wait(k_ready.index(0), 0)
+    s = gl.zeros([SUB_M, BLOCK_N], gl.float32, s_layout)
+    s = warpgroup_mma(q_smem, k_tiles.index(0).permute((1, 0)), s, use_acc=False)
+    if n_unmasked == 0:
+        s = _mask_scores(s, off_m, 0, seq_len, SUB_M, BLOCK_N, CAUSAL, s_layout)
+    p, alpha, m_i, l_i = _online_softmax(s, m_i, l_i, qk_scale)
+    p = gl.convert_layout(p.to(dtype), p_layout)
+
+    for j in range(1, n_unmasked):
+        p, acc, m_i, l_i = _attn_step(
+            j,
+            q_smem,
+            k_tiles,
+            v_tiles,
+            k_ready,
+            v_ready,
+            kv_empty,
+            p,
+            acc,
+            m_i,
+            l_i,
+            qk_scale,
+            off_m,
+            seq_len,
+            SUB_M,
+            BLOCK_N,
+            NUM_STAGES,
+            CAUSAL,
+            False,
+            s_layout,
+            o_layout,
+            p_layout,
+        )
+    for j in range(gl.maximum(n_unmasked, 1), n_blocks):
+        p, acc, m_i, l_i = _attn_step(
+            j,
+            q_smem,
+            k_tiles,
+            v_tiles,
+            k_ready,
+            v_ready,
+            kv_empty,
+            p,
+            acc,
+            m_i,
+            l_i,
+            qk_scale,
+            off_m,
+            seq_len,
+            SUB_M,
+            BLOCK_N,
+            NUM_STAGES,
+            CAUSAL,
+            True,
+            s_layout,
+            o_layout,
+            p_layout,
+        )
+
+    last = n_blocks - 1
+    mbarrier.wait(v_ready.index(last % NUM_STAGES), (last // NUM_STAGES) & 1)
+    acc = warpgroup_mma(p, v_tiles.index(last % NUM_STAGES), acc)
+
+    l_i = gl.convert_layout(l_i, gl.SliceLayout(1, o_layout))
+    o = (acc / l_i[:, None]).to(dtype)
+    o_smem = o_tiles.index(consumer)
+    o_smem.store(o)
+    fence_async_shared()
+    tma_store(desc_o, [off_bh, off_m, 0], o_smem.reshape([1, SUB_M, HEAD_DIM]))
+    tma.store_wait(0)
+
+
+@gluon.jit
+def _load_partition(
+    desc_q,
+    desc_k,
+    desc_v,
+    q_tiles,
+    k_tiles,
+    v_tiles,
+    q_ready,
+    k_ready,
+    v_ready,
+    kv_empty,
+    off_bh,
+    off_m,
+    n_blocks,
+    SUB_M: gl.constexpr,
+    BLOCK_N: gl.constexpr,
+    HEAD_DIM: gl.constexpr,
+    NUM_STAGES: gl.constexpr,
+):
+    for c in gl.static_range(2):
+        mbarrier.expect(q_ready.index(c), desc_q.block_type.nbytes)
+        tma_load(
+            desc_q,
+            [off_bh, off_m + c * SUB_M, 0],
+            q_ready.index(c),
+            q_tiles.index(c).reshape([1, SUB_M, HEAD_DIM]),
+        )
+    for j in range(n_blocks):
+        stage = j % NUM_STAGES
+        mbarrier.wait(kv_empty.index(stage), ((j // NUM_STAGES) & 1) ^ 1)
+        mbarrier.expect(k_ready.index(stage), desc_k.block_type.nbytes)
+        tma_load(
+            desc_k,
+            [off_bh, j * BLOCK_N, 0],
+            k_ready.index(stage),
+            k_tiles.index(stage).reshape([1, BLOCK_N, HEAD_DIM]),
+        )
+        mbarrier.expect(v_ready.index(stage), desc_v.block_type.nbytes)
+        tma_load(
+            desc_v,
+            [off_bh, j * BLOCK_N, 0],
+            v_ready.index(stage),
+            v_tiles.index(stage).reshape([1, BLOCK_N, HEAD_DIM]),
+        )
+
+
+@tlx.jit
+def attention_fwd_kernel(
+    desc_q,
+    desc_k,
+    desc_v,
+    desc_o,
+    qk_scale,
+    seq_len,
+    BLOCK_M: gl.constexpr,
+    BLOCK_N: gl.constexpr,
+    HEAD_DIM: gl.constexpr,
+    NUM_STAGES: gl.constexpr,
+    CAUSAL: gl.constexpr,
+    ALIAS_O: gl.constexpr,
+):
+    SUB_M: gl.constexpr = BLOCK_M // 2
+    off_bh = gl.program_id(1)
+    if CAUSAL:
+        # Longest rows first, so the short ones fill the tail of the grid.
+        start_m = gl.num_programs(0) - 1 - gl.program_id(0)
+    else:
+        start_m = gl.program_id(0)
+    off_m = start_m * BLOCK_M
+    if CAUSAL:
+        hi = gl.minimum(seq_len, off_m + BLOCK_M)
+        n_unmasked = off_m // BLOCK_N
+    else:
+        hi = seq_len
+        n_unmasked = seq_len // BLOCK_N
+    n_blocks = gl.cdiv(hi, BLOCK_N)
+
+    dtype: gl.constexpr = desc_q.dtype
+    tile_layout: gl.constexpr = gl.NVMMASharedLayout(
+        swizzle_byte_width=128, element_bitwidth=dtype.primitive_bitwidth, rank=2
+    )
+    # All tiles live in one SMEM region planned by tlx. Q is dead once the last S = Q K^T has
+    # been computed, so the O tile of the epilogue can take its bytes.
+    smem = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+    q_tiles = tlx.local_alloc((SUB_M, HEAD_DIM), dtype, 2, reuse=smem, layout=tile_layout)
+    o_tiles = tlx.local_alloc((SUB_M, HEAD_DIM), dtype, 2, reuse=smem, layout=tile_layout)
+    k_tiles = tlx.local_alloc(
+        (BLOCK_N, HEAD_DIM), dtype, NUM_STAGES, reuse=smem, layout=tile_layout
+    )
+    v_tiles = tlx.local_alloc(
+        (BLOCK_N, HEAD_DIM), dtype, NUM_STAGES, reuse=smem, layout=tile_layout
+    )
+    if ALIAS_O:
+        q_and_o = tlx.reuse_group(
+            q_tiles, o_tiles, group_type=tlx.reuse_group_type.shared, group_size=2
+        )
+    else:
+        q_and_o = tlx.reuse_group(
+            q_tiles, o_tiles, group_type=tlx.reuse_group_type.distinct, group_size=2
+        )
+    smem.set_buffer_overlap(
+        tlx.reuse_group(
+            q_and_o,
+            tlx.reuse_group(k_tiles, group_size=NUM_STAGES),
+            tlx.reuse_group(v_tiles, group_size=NUM_STAGES),
+            group_type=tlx.reuse_group_type.distinct,
+        )
+    )
+
+    bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
+    q_ready = gl.allocate_shared_memory(gl.int64, [2, 1], bar_layout)
+    k_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
+    v_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
+    kv_empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
+    for c in gl.static_range(2):
+        mbarrier.init(q_ready.index(c), count=1)
+    for i in gl.static_range(NUM_STAGES):
+        mbarrier.init(k_ready.index(i), count=1)
+        mbarrier.init(v_ready.index(i), count=1)
+        mbarrier.init(kv_empty.index(i), count=2)
+    fence_async_shared()
+
+    gl.warp_specialize(
+        [
+            (
+                _consumer_partition,
+                (
+                    0,
+                    desc_o,
+                    q_tiles,
+                    k_tiles,
+                    v_tiles,
+                    o_tiles,
+                    q_ready,
+                    k_ready,
+                    v_ready,
+                    kv_empty,
+                    qk_scale,
+                    off_bh,
+                    off_m,
+                    seq_len,
+                    n_unmasked,
+                    n_blocks,
+                    SUB_M,
+                    BLOCK_N,
+                    HEAD_DIM,
+                    NUM_STAGES,
+                    CAUSAL,
+                ),
+            ),
+            (
+                _consumer_partition,
+                (
+                    1,
+                    desc_o,
+                    q_tiles,
+                    k_tiles,
+                    v_tiles,
+                    o_tiles,
+                    q_ready,
+                    k_ready,
+                    v_ready,
+                    kv_empty,
+                    qk_scale,
+                    off_bh,
+                    off_m,
+                    seq_len,
+                    n_unmasked,
+                    n_blocks,
+                    SUB_M,
+                    BLOCK_N,
+                    HEAD_DIM,
+                    NUM_STAGES,
+                    CAUSAL,
+                ),
+            ),
+            (
+                _load_partition,
+                (
+                    desc_q,
+                    desc_k,
+                    desc_v,
+                    q_tiles,
+                    k_tiles,
+                    v_tiles,
+                    q_ready,
+                    k_ready,
+                    v_ready,
+                    kv_empty,
+                    off_bh,
+                    off_m,
+                    n_blocks,
+                    SUB_M,
+                    BLOCK_N,
+                    HEAD_DIM,
+                    NUM_STAGES,
+                ),
+            ),
+        ],
+        [4, 1],
+        [240, 24],
+    )
+
+
+# Host side ---------------------------------------------------------------------------------
+
+TORCH_TO_TRITON_DTYPE = {torch.float16: "fp16", torch.bfloat16: "bf16"}
+HEAD_DIMS = (64, 128)
+
+
+class Config:
+    """Tile sizes and schedule of one compiled kernel."""
+
+    def __init__(self, block_m, block_n, num_stages, alias_o):
+        self.block_m = block_m
+        self.block_n = block_n
+        self.num_stages = num_stages
+        self.alias_o = alias_o
+
+    def replace(self, **changes):
+        values = dict(
+            block_m=self.block_m,
+            block_n=self.block_n,
+            num_stages=self.num_stages,
+            alias_o=self.alias_o,
+        )
+        values.update(changes)
+        return Config(**values)
+
+    def __repr__(self):
+        return (
+            f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} stages={self.num_stages} "
+            f"alias_o={self.alias_o}"
+        )
+
+
+def smem_plan(config, head_dim, element_bits=16):
+    """The planner's layout of the kernel's SMEM region: the same buffers and the same
+    overlap tree as ``attention_fwd_kernel`` gives ``tlx`` (a CPU test checks that the
+    compiled kernel allocates exactly this plan). Returns (plan, buffers)."""
+    tile = planner.Layout(planner.LayoutKind.NVMMA_SHARED, swizzle_bytes=128)
+    sub_m = config.block_m // 2
+    buffers = [
+        planner.Buffer("q_tiles", (2, sub_m, head_dim), element_bits, layout=tile),
+        planner.Buffer("o_tiles", (2, sub_m, head_dim), element_bits, layout=tile),
+        planner.Buffer(
+            "k_tiles", (config.num_stages, config.block_n, head_dim), element_bits, layout=tile
+        ),
+        planner.Buffer(
+            "v_tiles", (config.num_stages, config.block_n, head_dim), element_bits, layout=tile
+        ),
+    ]
+    q_and_o = planner.Group("shared" if config.alias_o else "distinct", (0, 1), group_size=2)
+    tree = planner.distinct(
+        q_and_o,
+        planner.shared(2, group_size=config.num_stages),
+        planner.shared(3, group_size=config.num_stages),
+    )
+    # The planner's default SMEM limit is the 227 KB of an sm_90a CTA.
+    return planner.plan(planner.Spec("smem"), buffers, tree), buffers
+
+
+def default_config(head_dim):
+    """The fastest configuration measured on an H100/H200 (bench/flash_attention.py --sweep):
+    BLOCK_M = BLOCK_N = 128 and as many K/V stages as fit with O aliasing Q (3 for
+    HEAD_DIM 128). HEAD_DIM 64 gains nothing past 4 stages."""
+    if head_dim == 128:
+        return Config(128, 128, 3, alias_o=True)
+    return Config(128, 128, 4, alias_o=True)
+
+
+def best_unaliased_config(head_dim):
+    """The default configuration without aliasing, with as many stages as the planner fits."""
+    config = default_config(head_dim).replace(alias_o=False)
+    while not smem_plan(config, head_dim)[0].ok:
+        config = config.replace(num_stages=config.num_stages - 1)
+    return config
+
+
+def benchmark_configs(head_dim):
+    """(with aliasing, best without aliasing)."""
+    return default_config(head_dim), best_unaliased_config(head_dim)
+
+
+def all_configs(head_dim):
+    """The configurations bench/flash_attention.py --sweep times (BLOCK_N = 256 for HEAD_DIM
+    64 was measured too: it spills registers and ran 10-30% slower)."""
+    base = default_config(head_dim)
+    return [
+        base,
+        base.replace(num_stages=2),
+        best_unaliased_config(head_dim),
+        base.replace(block_n=64, num_stages=6),
+    ]
+
+
+def _check_inputs(q, k, v):
+    if not (q.shape == k.shape == v.shape) or q.dim() != 4:
+        raise ValueError(
+            f"q, k, v must share one (batch, heads, seq_len, head_dim) shape, got "
+            f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}"
+        )
+    if not (q.dtype == k.dtype == v.dtype) or q.dtype not in TORCH_TO_TRITON_DTYPE:
+        raise ValueError(
+            f"q, k, v must all be float16 or bfloat16, got {q.dtype}, {k.dtype}, {v.dtype}"
+        )
+    if q.shape[3] not in HEAD_DIMS:
+        raise ValueError(f"head_dim must be one of {HEAD_DIMS}, got {q.shape[3]}")
+
+
+def _tile_layout(element_bits):
+    # Descriptors address [batch * heads, seq_len, head_dim]: the TMA zero-fills and clips
+    # along seq_len per head, so any sequence length works.
+    return gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=element_bits, rank=3)
+
+
+def attention(q, k, v, causal, sm_scale=None, config=None):
+    """softmax(q k^T * sm_scale) v for (batch, heads, seq_len, head_dim) CUDA tensors."""
+    _check_inputs(q, k, v)
+    batch, heads, seq_len, head_dim = q.shape
+    config = config or default_config(head_dim)
+    sm_scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(head_dim)
+    q3, k3, v3 = (t.contiguous().view(batch * heads, seq_len, head_dim) for t in (q, k, v))
+    o = torch.empty_like(q3)
+    layout = _tile_layout(q.element_size() * 8)
+    sub_m, block_n = config.block_m // 2, config.block_n
+    desc_q = TensorDescriptor.from_tensor(q3, [1, sub_m, head_dim], layout)
+    desc_k = TensorDescriptor.from_tensor(k3, [1, block_n, head_dim], layout)
+    desc_v = TensorDescriptor.from_tensor(v3, [1, block_n, head_dim], layout)
+    desc_o = TensorDescriptor.from_tensor(o, [1, sub_m, head_dim], layout)
+    grid = (triton.cdiv(seq_len, config.block_m), batch * heads)
+    attention_fwd_kernel[grid](
+        desc_q,
+        desc_k,
+        desc_v,
+        desc_o,
+        sm_scale * LOG2E,
+        seq_len,
+        config.block_m,
+        block_n,
+        head_dim,
+        config.num_stages,
+        causal,
+        config.alias_o,
+        num_warps=4,
+    )
+    return o.view(batch, heads, seq_len, head_dim)
+
+
+def compile_for_hopper(config, head_dim, dtype="fp16", causal=False):
+    """Compiles the kernel for sm_90a without a GPU; returns Triton's compiled kernel."""
+    from triton.backends.compiler import GPUTarget
+
+    layout = _tile_layout(16)
+    sub_m, block_n = config.block_m // 2, config.block_n
+    q_desc = f"tensordesc<{dtype}[1,{sub_m},{head_dim}],{layout!r}>"
+    kv_desc = f"tensordesc<{dtype}[1,{block_n},{head_dim}],{layout!r}>"
+    constexprs = {
+        "BLOCK_M": config.block_m,
+        "BLOCK_N": block_n,
+        "HEAD_DIM": head_dim,
+        "NUM_STAGES": config.num_stages,
+        "CAUSAL": causal,
+        "ALIAS_O": config.alias_o,
+    }
+    signature = {
+        "desc_q": q_desc,
+        "desc_k": kv_desc,
+        "desc_v": kv_desc,
+        "desc_o": q_desc,
+        "qk_scale": "fp32",
+        "seq_len": "i32",
+        **dict.fromkeys(constexprs, "constexpr"),
+    }
+    source = tlx.ASTSource(fn=attention_fwd_kernel, signature=signature, constexprs=constexprs)
+    return triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+
+
+def print_smem_plans():
+    for head_dim in HEAD_DIMS:
+        config = default_config(head_dim)
+        plan, buffers = smem_plan(config, head_dim)
+        unaliased, _ = smem_plan(config.replace(alias_o=False), head_dim)
+        print(
+            f"HEAD_DIM={head_dim}, {config}: SMEM region {plan.size_bytes} bytes "
+            f"({plan.size_bytes / 1024:.0f} KB, aligned to {plan.alignment})"
+        )
+        for buffer, view in zip(buffers, plan.views, strict=True):
+            print(
+                f"    {buffer.name:8s} {buffer.shape[0]} x {list(buffer.shape[1:])} 16-bit: "
+                f"offset {view.offset:6d}, {view.buffer_size} bytes per buffer"
+            )
+        if unaliased.ok:
+            verdict = "fits"
+        else:
+            verdict = "does not fit: " + "; ".join(e.message for e in unaliased.errors)
+        print(
+            f"    without aliasing the same tiles need {unaliased.size_bytes} bytes "
+            f"({unaliased.size_bytes / 1024:.0f} KB): {verdict}"
+        )
+        best = best_unaliased_config(head_dim)
+        if best.num_stages != config.num_stages:
+            print(f"    best configuration without aliasing: {best}")
+
+
+def check_against_torch():
+    failures = 0
+    for dtype in TORCH_TO_TRITON_DTYPE:
+        for head_dim in HEAD_DIMS:
+            for causal in (False, True):
+                for seq_len in (77, 1000, 2048):
+                    torch.manual_seed(seq_len)
+                    q, k, v = (
+                        torch.randn(2, 4, seq_len, head_dim, device="cuda", dtype=dtype)
+                        for _ in range(3)
+                    )
+                    expected = torch.nn.functional.scaled_dot_product_attention(
+                        q.float(), k.float(), v.float(), is_causal=causal
+                    )
+                    error = (attention(q, k, v, causal).float() - expected).abs().max().item()
+                    tolerance = 1e-2 if dtype is torch.float16 else 3e-2
+                    ok = error <= tolerance
+                    failures += not ok
+                    print(
+                        f"    {TORCH_TO_TRITON_DTYPE[dtype]} D={head_dim:3d} causal={causal!s:5} "
+                        f"N={seq_len:4d}: max |error| {error:.1e} {'ok' if ok else 'FAILED'}"
+                    )
+    return failures
+
+
+def benchmark():
+    print(f"{'D':>4} {'causal':>6} {'ours TFLOP/s':>12} {'torch SDPA TFLOP/s':>18}")
+    batch, heads, seq_len = 4, 32, 4096
+    for head_dim in HEAD_DIMS:
+        for causal in (False, True):
+            q, k, v = (
+                torch.randn(batch, heads, seq_len, head_dim, device="cuda", dtype=torch.float16)
+                for _ in range(3)
+            )
+            flops = 4.0 * batch * heads * seq_len * seq_len * head_dim / (2 if causal else 1)
+            ours = triton.testing.do_bench(
+                functools.partial(attention, q, k, v, causal), return_mode="median"
+            )
+            sdpa = triton.testing.do_bench(
+                functools.partial(
+                    torch.nn.functional.scaled_dot_product_attention, q, k, v, is_causal=causal
+                ),
+                return_mode="median",
+            )
+            print(
+                f"{head_dim:>4} {causal!s:>6} {flops / ours * 1e-9:12.1f} "
+                f"{flops / sdpa * 1e-9:18.1f}"
+            )
+
+
+def main():
+    print("SMEM plans (tlx.planner):")
+    print_smem_plans()
+    if torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 9:
+        print(f"Correctness against torch SDPA (fp32 reference) on {torch.cuda.get_device_name()}:")
+        failures = check_against_torch()
+        print(f"Benchmark, B=4 H=32 N=4096 fp16 on {torch.cuda.get_device_name()}:")
+        benchmark()
+        return 1 if failures else 0
+    print("No Hopper GPU: compiling for sm_90a only.")
+    for head_dim in HEAD_DIMS:
+        config = default_config(head_dim)
+        compiled = compile_for_hopper(config, head_dim)
+        print(
+            f"    HEAD_DIM={head_dim} {config}: cubin {len(compiled.asm['cubin'])} bytes, "
+            f"{compiled.metadata.shared} bytes of SMEM (region + mbarriers)"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
