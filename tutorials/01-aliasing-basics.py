@@ -18,8 +18,8 @@ import sys
 import tlx
 import torch
 import triton
-from gluon_compat import cta_barrier
 from tlx import planner
+from tlx.compat import cta_barrier
 from triton.experimental.gluon import language as gl
 
 TILE = 64

@@ -35,8 +35,8 @@ import sys
 
 import tlx
 import triton
-from gluon_compat import tma_load, tma_store, tmem_reg_layout
 from tlx import planner
+from tlx.compat import tma_load, tma_store, tmem_reg_layout
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.blackwell import (

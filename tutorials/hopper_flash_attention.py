@@ -37,8 +37,8 @@ import sys
 import tlx
 import torch
 import triton
-from gluon_compat import tma_load, tma_store
 from tlx import planner
+from tlx.compat import tma_load, tma_store
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import (

@@ -8,12 +8,12 @@ from triton.experimental.gluon.language.nvidia import blackwell
 from triton.language.core import _unwrap_if_constexpr, base_value
 
 from ._builtin import tlx_builtin
-from ._compat import in_loop_carry_discovery
 from ._errors import TLXError, location_of_call
 from ._kinds import storage_kind
 from ._lowering import AllocationState, descriptor_type, join_sealed, seal
 from ._trace import assigned_name, new_spec_state
 from ._types import buffered_tensor, expect_storage, storage_alias_spec
+from .compat import in_loop_carry_discovery
 
 # Element widths an NVMMA shared layout (wgmma / tcgen05 operands, TMA) takes.
 _NVMMA_ELEMENT_BITS = (8, 16, 32)

@@ -19,9 +19,9 @@ from triton.compiler.compiler import make_backend
 from triton.experimental.gluon._runtime import GluonASTSource, GluonJITFunction
 
 from . import _dump
-from ._compat import in_loop_carry_discovery
 from ._errors import location_of_call
 from ._lowering import SMEM_LIMIT_BYTES_BY_ARCH, SpecState, check_unsealed
+from .compat import in_loop_carry_discovery
 
 DUMP_ENVIRONMENT_VARIABLE = "TLX_DUMP_ALIAS_IR"
 

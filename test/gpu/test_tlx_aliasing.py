@@ -17,7 +17,7 @@ if not torch.cuda.is_available():
     pytest.skip("needs a CUDA GPU", allow_module_level=True)
 
 import tlx  # noqa: E402
-from tlx import _compat  # noqa: E402
+from tlx import compat  # noqa: E402
 from triton.experimental import gluon  # noqa: E402
 from triton.experimental.gluon import language as ttgl  # noqa: E402
 from triton.experimental.gluon.language.nvidia.hopper import mbarrier, warpgroup_mma  # noqa: E402
@@ -286,8 +286,8 @@ def tma_into_aliased_buffer(a_desc, b_desc, c, d, TILE: ttgl.constexpr):
     barrier = ttgl.allocate_shared_memory(ttgl.int64, [1], mbarrier.MBarrierLayout())
     mbarrier.init(barrier, count=1)
     mbarrier.expect(barrier, 2 * TILE * TILE * 2)
-    _compat.tma_async_load(a_desc, [0, 0], barrier, a.index(0))
-    _compat.tma_async_load(b_desc, [0, 0], barrier, b.index(0))
+    compat.tma_load(a_desc, [0, 0], barrier, a.index(0))
+    compat.tma_load(b_desc, [0, 0], barrier, b.index(0))
     mbarrier.wait(barrier, 0)
     mbarrier.invalidate(barrier)
 
