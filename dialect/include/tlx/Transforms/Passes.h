@@ -1,0 +1,40 @@
+//===- Passes.h - TLX storage alias passes ----------------------*- C++ -*-===//
+//
+// The storage alias lowering pipeline (see Passes.td for what each pass does
+// and which attributes it leaves in the IR) and the step functions the
+// combined pass runs in order.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TLX_TRANSFORMS_PASSES_H
+#define TLX_TRANSFORMS_PASSES_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::tlx {
+
+/// Step 1: sizes every tlx.storage_alias_spec (type, buffer_size_bytes,
+/// buffer_shape) and erases specs without users. Emits diagnostics and
+/// leaves the module untouched on failure.
+LogicalResult defineStorageAliasSizes(ModuleOp module);
+
+/// Step 2: records buffer_offset / buffer_group_stride / group_size on every
+/// tlx.storage_alias_local_alloc, then erases tlx.set_buffer_overlap and dead
+/// tlx.reuse_group ops. Leaves the module untouched on failure.
+LogicalResult calculateBufferOffsets(ModuleOp module);
+
+/// Step 3: one backing allocation per spec, one tlx.local_alias per user,
+/// every reachable ttg.memdesc_index rewritten. Leaves the module untouched
+/// on failure.
+LogicalResult allocateStorageAliases(ModuleOp module);
+
+#define GEN_PASS_DECL
+#include "tlx/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "tlx/Transforms/Passes.h.inc"
+
+} // namespace mlir::tlx
+
+#endif // TLX_TRANSFORMS_PASSES_H

@@ -1,0 +1,67 @@
+//===- BufferOffsetCalculation.cpp - Step 2: placements ------------------===//
+//
+// Records where the planner places each tlx.storage_alias_local_alloc
+// (buffer_offset, buffer_group_stride, group_size), then drops the overlap
+// definitions that are now encoded in those attributes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlannerBridge.h"
+#include "tlx/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::tlx;
+
+namespace mlir::tlx {
+#define GEN_PASS_DEF_TLXBUFFEROFFSETCALCULATION
+#include "tlx/Transforms/Passes.h.inc"
+} // namespace mlir::tlx
+
+namespace {
+
+struct SpecPlacement {
+  SpecUses *uses;
+  std::vector<planner::View> views;
+};
+
+struct BufferOffsetCalculationPass
+    : mlir::tlx::impl::TLXBufferOffsetCalculationBase<
+          BufferOffsetCalculationPass> {
+  void runOnOperation() override {
+    if (failed(calculateBufferOffsets(getOperation())))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+LogicalResult mlir::tlx::calculateBufferOffsets(ModuleOp module) {
+  FailureOr<SmallVector<SpecUses>> specs = collectStorageAliasSpecs(module);
+  if (failed(specs))
+    return failure();
+  SmallVector<SpecPlacement> placements;
+  SmallVector<StorageAliasSpecOp> unused = takeSpecsWithoutUsers(*specs);
+  bool valid = true;
+  for (SpecUses &uses : *specs) {
+    FailureOr<planner::Plan> plan =
+        planStorageAliasSpec(uses, PlanWarnings::Report);
+    if (failed(plan)) {
+      valid = false;
+      continue;
+    }
+    placements.push_back(SpecPlacement{&uses, std::move(plan->views)});
+  }
+  if (!valid)
+    return failure();
+  for (StorageAliasSpecOp spec : unused)
+    spec.erase();
+  for (const SpecPlacement &placement : placements) {
+    for (auto [alloc, view] :
+         llvm::zip_equal(placement.uses->allocs, placement.views))
+      recordPlacement(alloc, view);
+    for (SetBufferOverlapOp overlap : placement.uses->overlaps)
+      overlap.erase();
+  }
+  eraseDeadReuseGroups(module);
+  return success();
+}

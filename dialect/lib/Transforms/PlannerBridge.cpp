@@ -1,0 +1,357 @@
+//===- PlannerBridge.cpp - IR <-> planner translation ---------------------===//
+
+#include "PlannerBridge.h"
+
+#include "tlx/Dialect/Encoding.h"
+#include "tlx/Dialect/TritonNvidiaGPU/Dialect.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace mlir::tlx;
+using triton::gpu::MemDescType;
+
+namespace {
+
+std::optional<std::string> nameFromLocation(Location loc) {
+  if (auto named = dyn_cast<NameLoc>(loc))
+    return named.getName().str();
+  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
+    return nameFromLocation(callSite.getCallee());
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    for (Location part : fused.getLocations())
+      if (std::optional<std::string> name = nameFromLocation(part))
+        return name;
+    return std::nullopt;
+  }
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return (llvm::sys::path::filename(file.getFilename().getValue()) + ":" +
+            Twine(file.getLine()) + ":" + Twine(file.getColumn()))
+        .str();
+  return std::nullopt;
+}
+
+planner::Storage toPlannerStorage(StorageKind storage) {
+  switch (storage) {
+  case StorageKind::smem:
+    return planner::Storage::Smem;
+  case StorageKind::tmem:
+    return planner::Storage::Tmem;
+  case StorageKind::smemCluster:
+    break;
+  }
+  llvm_unreachable("the storage_alias_spec verifier rejects smemCluster");
+}
+
+planner::Layout toPlannerLayout(Attribute encoding) {
+  planner::Layout layout;
+  StringRef kind = triton::encodingName(encoding);
+  if (kind == "nvmma_shared") {
+    layout.kind = planner::LayoutKind::NvmmaShared;
+    layout.swizzleBytes =
+        triton::encodingInt(encoding, "swizzlingByteWidth").value_or(0);
+  } else if (kind == "tensor_memory_encoding") {
+    layout.kind = planner::LayoutKind::TensorMemory;
+    layout.blockM =
+        triton::encodingInt(encoding, "blockM").value_or(layout.blockM);
+    layout.blockN =
+        triton::encodingInt(encoding, "blockN").value_or(layout.blockN);
+    // Triton <= 3.4 spells it `unpacked = true`; later versions give the
+    // column stride of one element (1: packed, 32 / bits: unpacked).
+    if (std::optional<bool> unpacked =
+            triton::encodingBool(encoding, "unpacked"))
+      layout.unpacked = *unpacked;
+    else
+      layout.unpacked =
+          triton::encodingInt(encoding, "colStride").value_or(1) > 1;
+  }
+  return layout;
+}
+
+/// Builds the planner tree of one set_buffer_overlap, checking that every
+/// leaf is a distinct user of the spec the overlap is given to.
+class TreeBuilder {
+public:
+  TreeBuilder(SpecUses &uses, SetBufferOverlapOp overlap)
+      : uses(uses), overlap(overlap), firstAppearance(uses.allocs.size()) {
+    for (auto [index, alloc] : llvm::enumerate(uses.allocs))
+      userIndex[alloc] = index;
+  }
+
+  FailureOr<planner::Group> build() {
+    auto root = overlap.getOverlapDef().getDefiningOp<ReuseGroupOp>();
+    if (!root)
+      return overlap.emitOpError()
+             << "the overlap definition must be a tlx.reuse_group result";
+    return buildGroup(root);
+  }
+
+private:
+  FailureOr<planner::Group> buildGroup(ReuseGroupOp group) {
+    planner::Group node;
+    node.kind = group.getGroupKind() == ReuseGroupKind::shared
+                    ? planner::GroupKind::Shared
+                    : planner::GroupKind::Distinct;
+    node.groupSize = static_cast<int64_t>(group.getGroupSize());
+    for (auto [position, element] : llvm::enumerate(group.getElements())) {
+      if (auto child = element.getDefiningOp<ReuseGroupOp>()) {
+        FailureOr<planner::Group> childNode = buildGroup(child);
+        if (failed(childNode))
+          return failure();
+        node.children.emplace_back(std::move(*childNode));
+        continue;
+      }
+      FailureOr<int> leaf = leafIndex(group, position, element);
+      if (failed(leaf))
+        return failure();
+      node.children.emplace_back(*leaf);
+    }
+    return node;
+  }
+
+  FailureOr<int> leafIndex(ReuseGroupOp group, size_t position, Value element) {
+    auto alloc = element.getDefiningOp<StorageAliasLocalAllocOp>();
+    if (!alloc)
+      return group.emitOpError()
+             << "element " << position
+             << " is neither a tlx.storage_alias_local_alloc result nor a "
+                "tlx.reuse_group";
+    std::string name = nameForDiagnostics(alloc, "element");
+    if (alloc.getStorageAlias() != uses.spec.getResult()) {
+      InFlightDiagnostic diag =
+          group.emitOpError()
+          << "element " << position << " (buffer \"" << name
+          << "\") is allocated from another tlx.storage_alias_spec than "
+             "the one tlx.set_buffer_overlap gives this tree to";
+      diag.attachNote(alloc.getLoc())
+          << "buffer \"" << name << "\" is allocated here";
+      diag.attachNote(overlap.getLoc()) << "the tree is given here";
+      return failure();
+    }
+    unsigned index = userIndex.lookup(alloc);
+    if (ReuseGroupOp first = firstAppearance[index]) {
+      InFlightDiagnostic diag = group.emitOpError()
+                                << "buffer \"" << name
+                                << "\" appears twice in the overlap tree";
+      diag.attachNote(first.getLoc()) << "first appearance here";
+      return failure();
+    }
+    firstAppearance[index] = group;
+    return static_cast<int>(index);
+  }
+
+  SpecUses &uses;
+  SetBufferOverlapOp overlap;
+  llvm::DenseMap<Operation *, unsigned> userIndex;
+  SmallVector<ReuseGroupOp> firstAppearance;
+};
+
+constexpr StringLiteral bufferOffsetAttrName = "buffer_offset";
+constexpr StringLiteral bufferGroupStrideAttrName = "buffer_group_stride";
+constexpr StringLiteral groupSizeAttrName = "group_size";
+
+/// The integer attribute `name` of `alloc`: `fallback` when absent, an error
+/// when it is not an integer.
+FailureOr<int64_t> readIntegerAttr(StorageAliasLocalAllocOp alloc,
+                                   StringRef name, int64_t fallback) {
+  Attribute attr = alloc->getAttr(name);
+  if (!attr)
+    return fallback;
+  if (auto integer = dyn_cast<IntegerAttr>(attr))
+    return integer.getInt();
+  return alloc.emitOpError()
+         << "attribute '" << name << "' must be an integer, "
+         << "got " << attr;
+}
+
+} // namespace
+
+FailureOr<SmallVector<SpecUses>>
+mlir::tlx::collectStorageAliasSpecs(ModuleOp module) {
+  SmallVector<SpecUses> specs;
+  llvm::DenseMap<Value, unsigned> specIndex;
+  bool valid = true;
+  auto usesOf = [&](Operation *user, Value spec) -> SpecUses * {
+    auto found = specIndex.find(spec);
+    if (found != specIndex.end())
+      return &specs[found->second];
+    user->emitOpError()
+        << "the storage alias operand must be a tlx.storage_alias_spec result";
+    valid = false;
+    return nullptr;
+  };
+  module.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (auto spec = dyn_cast<StorageAliasSpecOp>(op)) {
+      specIndex[spec.getResult()] = specs.size();
+      specs.push_back(SpecUses{spec, {}, {}});
+    } else if (auto alloc = dyn_cast<StorageAliasLocalAllocOp>(op)) {
+      if (SpecUses *uses = usesOf(op, alloc.getStorageAlias()))
+        uses->allocs.push_back(alloc);
+    } else if (auto overlap = dyn_cast<SetBufferOverlapOp>(op)) {
+      if (SpecUses *uses = usesOf(op, overlap.getStorageAliasSpec()))
+        uses->overlaps.push_back(overlap);
+    }
+  });
+  for (SpecUses &uses : specs) {
+    for (Operation *user : uses.spec->getUsers()) {
+      if (isa<StorageAliasLocalAllocOp, SetBufferOverlapOp>(user))
+        continue;
+      InFlightDiagnostic diag =
+          user->emitOpError()
+          << "uses a tlx.storage_alias_spec; only "
+             "tlx.storage_alias_local_alloc and tlx.set_buffer_overlap may";
+      diag.attachNote(uses.spec.getLoc()) << "the spec is defined here";
+      valid = false;
+    }
+  }
+  if (!valid)
+    return failure();
+  return specs;
+}
+
+std::string mlir::tlx::nameForDiagnostics(Operation *op, StringRef fallback) {
+  return nameFromLocation(op->getLoc()).value_or(fallback.str());
+}
+
+FailureOr<planner::Buffer>
+mlir::tlx::toPlannerBuffer(Operation *op, MemDescType type, std::string name) {
+  Type element = type.getElementType();
+  if (!element.isIntOrFloat())
+    return op->emitError() << "buffer \"" << name << "\" has element type "
+                           << element << ", which has no bit width";
+  planner::Buffer buffer;
+  // The op verifiers keep storage alias users in #ttg.shared_memory or
+  // #ttng.tensor_memory, and allocation refuses views that change it.
+  buffer.storage =
+      isa<triton::nvidia_gpu::TensorMemorySpaceAttr>(type.getMemorySpace())
+          ? planner::Storage::Tmem
+          : planner::Storage::Smem;
+  buffer.name = std::move(name);
+  buffer.shape.assign(type.getShape().begin(), type.getShape().end());
+  buffer.elementBits = element.getIntOrFloatBitWidth();
+  buffer.layout = toPlannerLayout(type.getEncoding());
+  return buffer;
+}
+
+FailureOr<PlannerInput> mlir::tlx::toPlannerInput(SpecUses &uses) {
+  PlannerInput input;
+  input.spec.name = nameForDiagnostics(uses.spec, "storage_alias_spec");
+  input.spec.storage = toPlannerStorage(uses.spec.getStorage());
+  if (IntegerAttr size = uses.spec.getBufferSizeBytesAttr())
+    input.spec.explicitSizeBytes = size.getInt();
+
+  bool valid = true;
+  input.buffers.reserve(uses.allocs.size());
+  for (auto [index, alloc] : llvm::enumerate(uses.allocs)) {
+    FailureOr<planner::Buffer> buffer = toPlannerBuffer(
+        alloc, alloc.getType(),
+        nameForDiagnostics(alloc, ("user " + Twine(index)).str()));
+    if (failed(buffer)) {
+      valid = false;
+      continue;
+    }
+    input.buffers.push_back(std::move(*buffer));
+  }
+
+  // set_buffer_overlap may be given once: point at every repetition.
+  for (size_t index = 1; index < uses.overlaps.size(); ++index) {
+    InFlightDiagnostic diag =
+        uses.overlaps[index].emitError()
+        << "tlx.set_buffer_overlap is given twice for storage_alias_spec \""
+        << input.spec.name << "\"";
+    diag.attachNote(uses.overlaps.front().getLoc()) << "first given here";
+    valid = false;
+  }
+  if (valid && uses.overlaps.size() == 1) {
+    FailureOr<planner::Group> tree =
+        TreeBuilder(uses, uses.overlaps.front()).build();
+    if (failed(tree))
+      return failure();
+    input.tree = std::move(*tree);
+  }
+  if (!valid)
+    return failure();
+  return input;
+}
+
+LogicalResult
+mlir::tlx::reportPlannerDiagnostics(SpecUses &uses,
+                                    ArrayRef<planner::Diagnostic> diagnostics,
+                                    PlanWarnings warnings) {
+  bool hasError = false;
+  for (const planner::Diagnostic &diagnostic : diagnostics) {
+    Operation *about = uses.spec;
+    if (diagnostic.buffer >= 0 &&
+        static_cast<size_t>(diagnostic.buffer) < uses.allocs.size())
+      about = uses.allocs[diagnostic.buffer];
+    if (diagnostic.severity == planner::Severity::Error) {
+      about->emitError(diagnostic.message);
+      hasError = true;
+    } else if (warnings == PlanWarnings::Report) {
+      about->emitWarning(diagnostic.message);
+    }
+  }
+  return failure(hasError);
+}
+
+FailureOr<planner::Plan>
+mlir::tlx::planStorageAliasSpec(SpecUses &uses, PlanWarnings warnings) {
+  FailureOr<PlannerInput> input = toPlannerInput(uses);
+  if (failed(input))
+    return failure();
+  planner::Plan plan = planner::plan(input->spec, input->buffers, input->tree);
+  if (failed(reportPlannerDiagnostics(uses, plan.diagnostics, warnings)))
+    return failure();
+  return plan;
+}
+
+void mlir::tlx::recordPlacement(StorageAliasLocalAllocOp alloc,
+                                const planner::View &view) {
+  Builder builder(alloc.getContext());
+  alloc->setAttr(bufferOffsetAttrName, builder.getI64IntegerAttr(view.offset));
+  alloc->setAttr(bufferGroupStrideAttrName,
+                 builder.getI64IntegerAttr(view.bytesBetweenBufferGroups));
+  alloc->setAttr(groupSizeAttrName, builder.getI64IntegerAttr(view.groupSize));
+}
+
+FailureOr<Placement> mlir::tlx::readPlacement(StorageAliasLocalAllocOp alloc,
+                                              const planner::Buffer &buffer) {
+  FailureOr<int64_t> offset = readIntegerAttr(alloc, bufferOffsetAttrName, 0);
+  FailureOr<int64_t> stride = readIntegerAttr(alloc, bufferGroupStrideAttrName,
+                                              planner::bufferSize(buffer));
+  FailureOr<int64_t> groupSize = readIntegerAttr(alloc, groupSizeAttrName, 1);
+  if (failed(offset) || failed(stride) || failed(groupSize))
+    return failure();
+  return Placement{*offset, *stride, *groupSize};
+}
+
+SmallVector<StorageAliasSpecOp>
+mlir::tlx::takeSpecsWithoutUsers(SmallVector<SpecUses> &specs) {
+  SmallVector<StorageAliasSpecOp> unused;
+  llvm::erase_if(specs, [&](SpecUses &uses) {
+    if (!uses.allocs.empty() || !uses.overlaps.empty())
+      return false;
+    uses.spec.emitWarning()
+        << "storage_alias_spec \""
+        << nameForDiagnostics(uses.spec, "storage_alias_spec")
+        << "\" has no tlx.storage_alias_local_alloc users; it is erased";
+    unused.push_back(uses.spec);
+    return true;
+  });
+  return unused;
+}
+
+void mlir::tlx::eraseDeadReuseGroups(ModuleOp module) {
+  SmallVector<ReuseGroupOp> groups;
+  module.walk<WalkOrder::PreOrder>(
+      [&](ReuseGroupOp group) { groups.push_back(group); });
+  // Users follow their operands in a pre-order walk: erase backwards.
+  for (ReuseGroupOp group : llvm::reverse(groups))
+    if (group->use_empty())
+      group.erase();
+}

@@ -1,0 +1,108 @@
+//===- PlannerBridge.h - IR <-> planner translation -------------*- C++ -*-===//
+//
+// The one place where the passes turn IR into planner structs (memdesc types,
+// encodings, storage_alias_spec ops, reuse_group trees) and planner results
+// back into diagnostics at the ops they name. The passes never compute sizes,
+// offsets or slots themselves: they ask tlx::planner.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TLX_TRANSFORMS_PLANNERBRIDGE_H
+#define TLX_TRANSFORMS_PLANNERBRIDGE_H
+
+#include "tlx/Dialect/TLX/Dialect.h"
+#include "tlx/Planner/Planner.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::tlx {
+
+namespace planner = ::tlx::planner;
+
+/// A tlx.storage_alias_spec and the ops that refer to it, in program order.
+struct SpecUses {
+  StorageAliasSpecOp spec;
+  SmallVector<StorageAliasLocalAllocOp> allocs;
+  SmallVector<SetBufferOverlapOp> overlaps;
+};
+
+/// Collects every spec of `module` with its users in one walk. Fails (after
+/// emitting an error) when an alloc or set_buffer_overlap refers to a value
+/// that no tlx.storage_alias_spec defines, or when a spec has a user of
+/// another kind.
+FailureOr<SmallVector<SpecUses>> collectStorageAliasSpecs(ModuleOp module);
+
+/// The name diagnostics use for the value `op` defines: the name of a
+/// NameLoc (Python variables), else "file:line:col", else `fallback`.
+std::string nameForDiagnostics(Operation *op, StringRef fallback);
+
+/// The planner's view of one memdesc type. Fails, with an error at `op`,
+/// when its element type has no bit width.
+FailureOr<planner::Buffer>
+toPlannerBuffer(Operation *op, triton::gpu::MemDescType type, std::string name);
+
+/// Everything plan() needs about one spec.
+struct PlannerInput {
+  planner::Spec spec;
+  std::vector<planner::Buffer> buffers;
+  std::optional<planner::Group> tree;
+};
+
+/// Translates a spec, its users and its overlap tree. Reports, with
+/// locations, set_buffer_overlap given twice, tree elements from another spec
+/// or not from tlx.storage_alias_local_alloc, and duplicate tree elements.
+FailureOr<PlannerInput> toPlannerInput(SpecUses &uses);
+
+/// Which planner diagnostics a step reports: size definition leaves the
+/// placement warnings to offset calculation, so that the pipeline warns once.
+enum class PlanWarnings { Skip, Report };
+
+/// Emits `diagnostics` at the ops they are about (a buffer index -> that
+/// user, -1 -> the spec). Fails when one of them is an error.
+LogicalResult
+reportPlannerDiagnostics(SpecUses &uses,
+                         ArrayRef<planner::Diagnostic> diagnostics,
+                         PlanWarnings warnings);
+
+/// Translates and plans one spec, reporting every diagnostic.
+FailureOr<planner::Plan> planStorageAliasSpec(SpecUses &uses,
+                                              PlanWarnings warnings);
+
+/// Where one user's buffers sit in the region, in the planner's unit (bytes
+/// for SMEM, 32-bit columns for TMEM). Offset calculation records it on the
+/// tlx.storage_alias_local_alloc as `buffer_offset`, `buffer_group_stride`
+/// and `group_size`; allocation reads it back.
+struct Placement {
+  int64_t offset = 0;
+  int64_t stride = 0;
+  int64_t groupSize = 1;
+};
+
+/// Records the placement of `view` on `alloc`.
+void recordPlacement(StorageAliasLocalAllocOp alloc, const planner::View &view);
+
+/// Reads the placement of `alloc` back. An absent attribute means offset 0,
+/// stride = the buffer's own size (planner::bufferSize), group size 1. Fails
+/// with an error when an attribute is present but not an integer.
+FailureOr<Placement> readPlacement(StorageAliasLocalAllocOp alloc,
+                                   const planner::Buffer &buffer);
+
+/// Removes from `specs` every spec without tlx.storage_alias_local_alloc or
+/// tlx.set_buffer_overlap users, with a warning, and returns them: the step
+/// erases them once it knows it succeeds.
+SmallVector<StorageAliasSpecOp>
+takeSpecsWithoutUsers(SmallVector<SpecUses> &specs);
+
+/// Erases every tlx.reuse_group op of `module` that has no uses (all of them
+/// once the set_buffer_overlap ops are gone).
+void eraseDeadReuseGroups(ModuleOp module);
+
+} // namespace mlir::tlx
+
+#endif // TLX_TRANSFORMS_PLANNERBRIDGE_H

@@ -1,0 +1,94 @@
+// RUN: triton-opt %s --tlx-storage-alias-allocation | FileCheck %s
+
+// Allocation alone reads what the first two steps leave in the IR: the spec's
+// size and buffer_shape, and each user's buffer_offset / buffer_group_stride /
+// group_size (absent: offset 0, its own buffer size as stride, group size 1).
+
+#shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+#nvmma = #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>
+#smem = #ttg.shared_memory
+#tmem = #ttng.tensor_memory_encoding<blockM = 128, blockN = 64, colStride = 1>
+#tmem_p = #ttng.tensor_memory_encoding<blockM = 128, blockN = 64, colStride = 2>
+module attributes {"ttg.num-warps" = 4 : i32} {
+
+  // The backing is [N / 128, 128] x i8 with a rank-1 byte layout and the
+  // largest alignment a user needs (1024 for the 128-byte NVMMA swizzle).
+  // CHECK-DAG: #[[BYTES:[a-z0-9_]+]] = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>
+  // CHECK-DAG: #[[SHARED:[a-z0-9_]+]] = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+  // CHECK-DAG: #[[NVMMA:[a-z0-9_]+]] = #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>
+  // CHECK-DAG: #[[WORDS:[a-z0-9_]+]] = #ttng.tensor_memory_encoding<blockM = 128, blockN = 256, colStride = 1>
+  // CHECK-DAG: #[[TMEM_P:[a-z0-9_]+]] = #ttng.tensor_memory_encoding<blockM = 128, blockN = 64, colStride = 2>
+  // CHECK-DAG: #[[TMEM:[a-z0-9_]+]] = #ttng.tensor_memory_encoding<blockM = 128, blockN = 64, colStride = 1>
+  // CHECK-LABEL: tt.func @smem_backing
+  // CHECK-SAME: (%[[I:.*]]: i32)
+  // CHECK-NEXT: %[[BACKING:.*]] = ttg.local_alloc {alignment = 1024 : i32} : () -> !ttg.memdesc<32x128xi8, #[[BYTES]], #smem, mutable>
+  // CHECK-NEXT: %[[X:.*]] = tlx.local_alias %[[BACKING]] : !ttg.memdesc<32x128xi8, #[[BYTES]], #smem, mutable> -> !ttg.memdesc<8x4x64xf16, #[[SHARED]], #smem, mutable>
+  // CHECK-NEXT: %[[Y:.*]] = tlx.local_alias %[[BACKING]] : !ttg.memdesc<32x128xi8, #[[BYTES]], #smem, mutable> -> !ttg.memdesc<4x8x64xf16, #[[NVMMA]], #smem, mutable>
+  // x: slot 4 * i.
+  // CHECK-NEXT: %[[FOUR:.*]] = arith.constant 4 : i32
+  // CHECK-NEXT: %[[XS:.*]] = arith.muli %[[I]], %[[FOUR]] : i32
+  // CHECK-NEXT: ttg.memdesc_index %[[X]][%[[XS]]] : !ttg.memdesc<8x4x64xf16, #[[SHARED]], #smem, mutable> -> !ttg.memdesc<4x64xf16, #[[SHARED]], #smem, mutable>
+  // y: slot 2 * i + 1.
+  // CHECK-NEXT: %[[TWO:.*]] = arith.constant 2 : i32
+  // CHECK-NEXT: %[[YS:.*]] = arith.muli %[[I]], %[[TWO]] : i32
+  // CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : i32
+  // CHECK-NEXT: %[[YS1:.*]] = arith.addi %[[YS]], %[[ONE]] : i32
+  // CHECK-NEXT: ttg.memdesc_index %[[Y]][%[[YS1]]] : !ttg.memdesc<4x8x64xf16, #[[NVMMA]], #smem, mutable> -> !ttg.memdesc<8x64xf16, #[[NVMMA]], #smem, mutable>
+  // CHECK-NEXT: tt.return
+  tt.func @smem_backing(%i: i32) {
+    %s = tlx.storage_alias_spec storage = smem, size = 4096 {buffer_shape = array<i64: 32, 128>} : !tlx.storage_alias_spec<smem, 4096>
+    %x = tlx.storage_alias_local_alloc %s {buffer_group_stride = 2048 : i64, buffer_offset = 0 : i64, group_size = 1 : i64} : !tlx.storage_alias_spec<smem, 4096> -> !ttg.memdesc<2x4x64xf16, #shared, #smem, mutable>
+    %y = tlx.storage_alias_local_alloc %s {buffer_group_stride = 2048 : i64, buffer_offset = 1024 : i64, group_size = 1 : i64} : !tlx.storage_alias_spec<smem, 4096> -> !ttg.memdesc<2x8x64xf16, #nvmma, #smem, mutable>
+    %xi = ttg.memdesc_index %x[%i] : !ttg.memdesc<2x4x64xf16, #shared, #smem, mutable> -> !ttg.memdesc<4x64xf16, #shared, #smem, mutable>
+    %yi = ttg.memdesc_index %y[%i] : !ttg.memdesc<2x8x64xf16, #nvmma, #smem, mutable> -> !ttg.memdesc<8x64xf16, #nvmma, #smem, mutable>
+    tt.return
+  }
+
+  // Without placement attributes every user sits at offset 0 with its own
+  // stride: indices are kept, the views still cover the whole region.
+  // CHECK-LABEL: tt.func @no_placement
+  // CHECK-SAME: (%[[I:.*]]: i32)
+  // CHECK-NEXT: %[[BACKING:.*]] = ttg.local_alloc {alignment = 128 : i32} : () -> !ttg.memdesc<256x128xi8, #[[BYTES]], #smem, mutable>
+  // CHECK-NEXT: %[[A:.*]] = tlx.local_alias %[[BACKING]] : {{.*}} -> !ttg.memdesc<2x64x64xf32, #[[SHARED]], #smem, mutable>
+  // CHECK-NEXT: %[[B:.*]] = tlx.local_alias %[[BACKING]] : {{.*}} -> !ttg.memdesc<4x64x64xf16, #[[SHARED]], #smem, mutable>
+  // CHECK-NEXT: ttg.memdesc_index %[[A]][%[[I]]]
+  // CHECK-NEXT: ttg.memdesc_index %[[B]][%[[I]]]
+  // CHECK-NEXT: tt.return
+  tt.func @no_placement(%i: i32) {
+    %s = tlx.storage_alias_spec storage = smem, size = 32768 {buffer_shape = array<i64: 256, 128>} : !tlx.storage_alias_spec<smem, 32768>
+    %a = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem, 32768> -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
+    %b = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem, 32768> -> !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>
+    %ai = ttg.memdesc_index %a[%i] : !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable> -> !ttg.memdesc<64x64xf32, #shared, #smem, mutable>
+    %bi = ttg.memdesc_index %b[%i] : !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable> -> !ttg.memdesc<64x64xf16, #shared, #smem, mutable>
+    tt.return
+  }
+
+  // A reinterpreted view counts too: x (swizzled, 128-byte alignment) is
+  // also seen through a 128-byte NVMMA swizzle, so the backing is aligned to
+  // 1024 bytes.
+  // CHECK-LABEL: tt.func @reinterpreted_view_alignment
+  // CHECK-NEXT: %[[BACKING:.*]] = ttg.local_alloc {alignment = 1024 : i32} : () -> !ttg.memdesc<64x128xi8, #[[BYTES]], #smem, mutable>
+  // CHECK-NEXT: %[[X:.*]] = tlx.local_alias %[[BACKING]] : {{.*}} -> !ttg.memdesc<8x8x64xf16, #[[SHARED]], #smem, mutable>
+  // CHECK-NEXT: ttg.memdesc_reinterpret %[[X]] : !ttg.memdesc<8x8x64xf16, #[[SHARED]], #smem, mutable> -> !ttg.memdesc<8x8x64xf16, #[[NVMMA]], #smem, mutable>
+  tt.func @reinterpreted_view_alignment() {
+    %s = tlx.storage_alias_spec storage = smem, size = 8192 {buffer_shape = array<i64: 64, 128>} : !tlx.storage_alias_spec<smem, 8192>
+    %x = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem, 8192> -> !ttg.memdesc<2x8x64xf16, #shared, #smem, mutable>
+    %n = ttg.memdesc_reinterpret %x : !ttg.memdesc<2x8x64xf16, #shared, #smem, mutable> -> !ttg.memdesc<2x8x64xf16, #nvmma, #smem, mutable>
+    tt.return
+  }
+
+  // TMEM: one ttng.tmem_alloc of [rows, columns] x i32 whose encoding copies a
+  // 32-bit user's (same spelling as the input) with blockM/blockN of the
+  // backing. p is unpacked f16 (colStride 2): 64 columns per buffer.
+  // CHECK-LABEL: tt.func @tmem_backing
+  // CHECK-NEXT: %[[BACKING:.*]] = ttng.tmem_alloc : () -> !ttg.memdesc<128x256xi32, #[[WORDS]], #ttng.tensor_memory, mutable>
+  // CHECK-NEXT: tlx.local_alias %[[BACKING]] : !ttg.memdesc<128x256xi32, #[[WORDS]], #ttng.tensor_memory, mutable> -> !ttg.memdesc<4x128x64xf16, #[[TMEM_P]], #ttng.tensor_memory, mutable>
+  // CHECK-NEXT: tlx.local_alias %[[BACKING]] : !ttg.memdesc<128x256xi32, #[[WORDS]], #ttng.tensor_memory, mutable> -> !ttg.memdesc<4x128x64xf32, #[[TMEM]], #ttng.tensor_memory, mutable>
+  // CHECK-NEXT: tt.return
+  tt.func @tmem_backing() {
+    %s = tlx.storage_alias_spec storage = tmem, size = 131072 {buffer_shape = array<i64: 128, 256>} : !tlx.storage_alias_spec<tmem, 131072>
+    %p = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<tmem, 131072> -> !ttg.memdesc<2x128x64xf16, #tmem_p, #ttng.tensor_memory, mutable>
+    %acc = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<tmem, 131072> -> !ttg.memdesc<2x128x64xf32, #tmem, #ttng.tensor_memory, mutable>
+    tt.return
+  }
+}
