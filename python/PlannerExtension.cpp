@@ -77,7 +77,8 @@ void bindOutputs(py::module_ &m) {
       .def_readwrite("scale", &View::scale)
       .def_readwrite("offset_slots", &View::offsetSlots)
       .def_readwrite("slots", &View::slots)
-      .def_readwrite("alignment", &View::alignment);
+      .def_readwrite("alignment", &View::alignment)
+      .def("identity_index", &View::identityIndex);
   py::class_<Plan>(m, "Plan")
       .def(py::init<>())
       .def_readwrite("storage", &Plan::storage)

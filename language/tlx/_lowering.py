@@ -326,6 +326,8 @@ def emit_index(
 
 
 def _slot_arithmetic(builder, index, view: planner.View):
+    if view.identity_index:
+        return index
     if view.group_size > 1:
         group_size = builder.get_int32(view.group_size)
         slot = builder.create_udiv(index, group_size)

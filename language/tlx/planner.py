@@ -168,7 +168,8 @@ class View:
 
     @property
     def identity_index(self) -> bool:
-        return self.scale == 1 and self.offset_slots == 0 and self.group_size == 1
+        """True when slot_of(i) == i for every index (no index arithmetic)."""
+        return _native_view(self).identity_index()
 
 
 @dataclass(frozen=True)

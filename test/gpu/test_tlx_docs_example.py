@@ -1,4 +1,4 @@
-"""The complete example of docs/api.md runs on a Hopper GPU and checks itself."""
+"""The complete example of README.md runs on a Hopper GPU and checks itself."""
 
 import pytest
 from _helpers import load_api_example

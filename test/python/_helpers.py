@@ -1,6 +1,6 @@
 """What the TLX tests share: the compile targets, the helpers their kernels fill
 buffers with, compiling a kernel, reading TTGIR, finding triton-opt and loading
-the example of docs/api.md. test/gpu imports it too (test/gpu/conftest.py)."""
+the example of README.md. test/gpu imports it too (test/gpu/conftest.py)."""
 
 from __future__ import annotations
 
@@ -52,9 +52,9 @@ def find_triton_opt() -> Path | None:
 
 
 def load_api_example(directory: Path):
-    """The first ```python block of docs/api.md, imported as a module (Triton
+    """The first ```python block of README.md, imported as a module (Triton
     reads a kernel's source from its file)."""
-    api_doc = REPOSITORY / "docs" / "api.md"
+    api_doc = REPOSITORY / "README.md"
     block = re.search(r"```python\n(.*?)```", api_doc.read_text(), re.DOTALL).group(1)
     path = directory / "api_example.py"
     path.write_text(block)

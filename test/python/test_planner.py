@@ -214,6 +214,9 @@ def test_group_size_makes_consecutive_buffers_one_group():
     assert slots(b, 4) == [0, 1, 2, 3]
     assert slots(a, 2) == [0, 2]
     assert result.size_bytes == 32768
+    # Groups of 2 buffers 2 slots apart at offset 0: slot(i) == i, nothing to rewrite.
+    assert (b.scale, b.offset_slots) == (2, 0) and b.identity_index
+    assert not a.identity_index
 
 
 def test_nested_group_sizes_multiply():
@@ -224,6 +227,7 @@ def test_nested_group_sizes_multiply():
     assert result.ok
     assert result.views[0].group_size == 4
     assert slots(result.views[0], 8) == [0, 1, 2, 3, 4, 5, 6, 7]
+    assert result.views[0].identity_index
 
 
 def test_without_tree_every_buffer_sits_at_offset_zero():

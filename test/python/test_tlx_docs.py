@@ -1,4 +1,4 @@
-"""The complete example of docs/api.md compiles for sm_90a (it runs on a Hopper
+"""The complete example of README.md compiles for sm_90a (it runs on a Hopper
 GPU in test/gpu/test_tlx_docs_example.py)."""
 
 import re

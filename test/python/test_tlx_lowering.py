@@ -131,6 +131,24 @@ def test_group_size_sub_tiles():
 
 
 @tlx.jit
+def sub_tiles_filling_the_group(i):
+    spec = tlx.storage_alias_spec()
+    qk = tlx.local_alloc((64, 64), ttgl.float32, 2, reuse=spec)
+    p = tlx.local_alloc((64, 64), ttgl.float16, 4, reuse=spec)
+    spec.set_buffer_overlap(tlx.reuse_group(qk, tlx.reuse_group(p, group_size=2)))
+    fill(p.index(i))
+
+
+def test_group_size_that_fills_the_group_needs_no_index_arithmetic():
+    # p: two 8 KiB slices per 16 KiB qk buffer, so p[i] is slot i: the runtime
+    # index goes to memdesc_index untouched.
+    ttgir = compile_kernel(sub_tiles_filling_the_group, {"i": "i32"}).asm["ttgir"]
+    assert view_types(ttgir)["p"] == "4x64x64xf16"
+    assert not re.search(r"arith\.(divui|remui|muli|addi)", ttgir)
+    assert re.search(r"ttg\.memdesc_index %\w+\[%i\]", ttgir)
+
+
+@tlx.jit
 def sized_with_padding(SIZE: ttgl.constexpr):
     spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smem, buffer_size_bytes=SIZE)
     a = tlx.local_alloc((64, 64), ttgl.float16, 2, reuse=spec)

@@ -85,8 +85,9 @@ struct Layout {
   int64_t blockM = 128;
   int64_t blockN = 0;
   /// TMEM: elements narrower than 32 bits are packed into one column unless
-  /// the encoding says unpacked (colStride == 1 for 16-bit elements in newer
-  /// Triton, `unpacked = true` in older).
+  /// the encoding says unpacked (`unpacked = true` in older Triton; newer
+  /// Triton gives the column stride of one element: 1 is packed, 32 / bits
+  /// unpacked).
   bool unpacked = false;
 };
 
@@ -150,10 +151,9 @@ struct View {
   int64_t slots = 0;
   /// Alignment this user requires (bytes for SMEM, columns for TMEM).
   int64_t alignment = 1;
-  /// True when index rewriting is the identity (scale 1, offset 0).
-  bool identityIndex() const {
-    return scale == 1 && offsetSlots == 0 && groupSize == 1;
-  }
+  /// True when slot(i) == i for every index, so no index arithmetic is
+  /// needed: no offset, and groups of K buffers K slots apart.
+  bool identityIndex() const { return offsetSlots == 0 && scale == groupSize; }
 };
 
 struct Plan {
