@@ -2,7 +2,8 @@
 # One command from a fresh Debian 12 machine to a built, installed project:
 # LLVM/MLIR 22 from Debian, a virtual environment .venv with stock Triton
 # (newest) and a CPU build of torch, the C++ half built with CMake/Ninja,
-# and a second environment .venv-triton36 with Triton 3.6 for the CPU suite.
+# and one environment per older supported Triton (.venv-triton36, -37, -38)
+# for the version matrix of the Python suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,11 +24,14 @@ COMMON_PKGS=(torch==2.13.0 pybind11 setuptools wheel pytest hypothesis lit numpy
 .venv/bin/python -m pip install -q "triton==$TRITON_VERSION" "${COMMON_PKGS[@]}"
 .venv/bin/python -m pip install -q --no-build-isolation -e .
 
-# Triton 3.6 (what the GPU machine has): the Python suite runs against it too.
-# The planner extension is built for the same Python, so the package is used
-# from the source tree.
-[ -x .venv-triton36/bin/python ] || "$PYTHON" -m venv .venv-triton36
-.venv-triton36/bin/python -m pip install -q --upgrade pip
-.venv-triton36/bin/python -m pip install -q triton==3.6.0 "${COMMON_PKGS[@]}"
+# Older Triton releases (3.6 is what the GPU machine has): the Python suite
+# runs against each. The planner extension is built for the same Python, so
+# the package is used from the source tree.
+for version in 3.6.0 3.7.1 3.8.0; do
+  venv=".venv-triton$(echo "$version" | cut -d. -f1,2 | tr -d .)"
+  [ -x "$venv/bin/python" ] || "$PYTHON" -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --upgrade pip
+  "$venv/bin/python" -m pip install -q "triton==$version" "${COMMON_PKGS[@]}"
+done
 
 echo "install: done (activate with: source .venv/bin/activate)"
