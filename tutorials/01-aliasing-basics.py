@@ -18,11 +18,12 @@ import sys
 import tlx
 import torch
 import triton
-from tlx import planner
 from tlx.compat import cta_barrier
+from triton.backends.compiler import GPUTarget
 from triton.experimental.gluon import language as gl
 
 TILE = 64
+SM90A = GPUTarget("cuda", 90, 32)
 
 
 @tlx.jit
@@ -51,21 +52,8 @@ def aliasing_basics_kernel(x_ptr, y_ptr, bits_ptr, other_ptr, TILE: gl.constexpr
     gl.store(other_ptr + offsets, other.index(0).load(layout))
 
 
-def smem_plan():
-    """The plan tlx makes for the kernel's spec (same buffers, same tree)."""
-    layout = planner.Layout(planner.LayoutKind.NVMMA_SHARED, swizzle_bytes=128)
-    buffers = [
-        planner.Buffer(name, (1, TILE, TILE), 32, layout=layout)
-        for name in ("as_float", "as_bits", "other")
-    ]
-    tree = planner.distinct(planner.shared(0, 1), 2)
-    return planner.plan(planner.Spec("spec"), buffers, tree), buffers
-
-
-def compile_for_hopper():
-    """Compiles the kernel for sm_90a without a GPU; returns Triton's compiled kernel."""
-    from triton.backends.compiler import GPUTarget
-
+def kernel_source():
+    """The kernel as ``triton.compile`` and ``tlx.kernel_plans`` take it."""
     signature = {
         "x_ptr": "*fp32",
         "y_ptr": "*fp32",
@@ -73,16 +61,25 @@ def compile_for_hopper():
         "other_ptr": "*fp32",
         "TILE": "constexpr",
     }
-    source = tlx.ASTSource(
-        fn=aliasing_basics_kernel, signature=signature, constexprs={"TILE": TILE}
-    )
-    return triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+    return tlx.ASTSource(fn=aliasing_basics_kernel, signature=signature, constexprs={"TILE": TILE})
+
+
+def smem_plan():
+    """The plan tlx makes for the kernel's spec when it compiles it for sm_90a (a
+    ``tlx.SpecPlan``; ``tlx.kernel_plans`` only traces the kernel)."""
+    (spec,) = tlx.kernel_plans(kernel_source(), target=SM90A)
+    return spec
+
+
+def compile_for_hopper():
+    """Compiles the kernel for sm_90a without a GPU; returns Triton's compiled kernel."""
+    return triton.compile(kernel_source(), target=SM90A)
 
 
 def main():
-    plan, buffers = smem_plan()
-    print(f"one SMEM region of {plan.size_bytes} bytes:")
-    for buffer, view in zip(buffers, plan.views, strict=True):
+    spec = smem_plan()
+    print(f"one SMEM region of {spec.plan.size_bytes} bytes:")
+    for buffer, view in zip(spec.buffers, spec.plan.views, strict=True):
         print(f"    {buffer.name:8s} at byte offset {view.offset}")
     if not (torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 9):
         print("No Hopper GPU: the kernel compiled for sm_90a allocates and views the region as")

@@ -28,15 +28,18 @@ CTA uses 2 x 128 + 2 x HEAD_DIM <= 512 columns. In SMEM the epilogue's O tile sh
 as in the Hopper tutorial.
 
 No Blackwell GPU was available to this project: the script compiles the kernel for sm_100a
-(cubin included) and prints the TMEM and SMEM plans. It is not benchmarked or run.
+(cubin included) and prints the TMEM and SMEM plans the kernel uses (``tlx.kernel_plans``). It is
+not benchmarked or run.
 """
 
+import functools
 import sys
 
 import tlx
 import triton
-from tlx import planner
 from tlx.compat import tma_load, tma_store, tmem_reg_layout
+from triton.backends.compiler import GPUTarget
+from triton.compiler.errors import CompilationError
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.blackwell import (
@@ -585,82 +588,21 @@ def attention_fwd_kernel(
 # Host side ---------------------------------------------------------------------------------
 
 BLOCK_N = 128
-
-
 MAX_STAGES = 4
+SM100A = GPUTarget("cuda", 100, 32)
+COMPILE_OPTIONS = {"num_warps": 4}
 
 
-def num_stages(head_dim):
-    """K/V stages: as many as the planner fits beside Q (which the epilogue's O tiles alias),
-    at most MAX_STAGES."""
-    stages = MAX_STAGES
-    while not smem_plan(head_dim, stages)[0].ok:
-        stages -= 1
-    return stages
-
-
-def tmem_plan(head_dim, element_bits=16):
-    """The planner's layout of the kernel's TMEM spec (same buffers, same tree as
-    ``attention_fwd_kernel``); columns are 32-bit. Returns (plan, buffers)."""
-
-    def tmem(name, rows, cols, count, bits):
-        layout = planner.Layout(planner.LayoutKind.TENSOR_MEMORY, block_m=rows, block_n=cols)
-        return planner.Buffer(name, (count, rows, cols), bits, planner.Storage.TMEM, layout)
-
-    buffers = [
-        tmem("qk_tiles", GROUP_M.value, BLOCK_N, NUM_MMA_GROUPS.value, 32),
-        tmem(
-            "p_tiles",
-            GROUP_M.value,
-            BLOCK_N // NUM_MMA_SLICES.value,
-            NUM_MMA_GROUPS.value * NUM_MMA_SLICES.value,
-            element_bits,
-        ),
-        tmem("alpha_tiles", GROUP_M.value, 1, NUM_MMA_GROUPS.value, 32),
-        tmem("l_tiles", GROUP_M.value, 1, NUM_MMA_GROUPS.value, 32),
-        tmem("m_tiles", GROUP_M.value, 1, NUM_MMA_GROUPS.value, 32),
-    ]
-    tree = planner.shared(
-        0, planner.distinct(planner.shared(1, group_size=NUM_MMA_SLICES.value), 2, 3, 4)
-    )
-    qk_plan = planner.plan(planner.Spec("qk_storage", planner.Storage.TMEM), buffers, tree)
-    o_buffer = tmem("o_tiles", GROUP_M.value, head_dim, NUM_MMA_GROUPS.value, 32)
-    o_plan = planner.plan(planner.Spec("o_tiles", planner.Storage.TMEM), [o_buffer])
-    return qk_plan, buffers, o_plan
-
-
-def smem_plan(head_dim, stages, element_bits=16):
-    """The planner's layout of the kernel's SMEM spec. Returns (plan, buffers)."""
-    tile = planner.Layout(planner.LayoutKind.NVMMA_SHARED, swizzle_bytes=128)
-    groups = NUM_MMA_GROUPS.value
-    buffers = [
-        planner.Buffer("q_tiles", (groups, GROUP_M.value, head_dim), element_bits, layout=tile),
-        planner.Buffer(
-            "o_smem_tiles", (groups, GROUP_M.value, head_dim), element_bits, layout=tile
-        ),
-        planner.Buffer("k_tiles", (stages, BLOCK_N, head_dim), element_bits, layout=tile),
-        planner.Buffer("v_tiles", (stages, BLOCK_N, head_dim), element_bits, layout=tile),
-    ]
-    tree = planner.distinct(
-        planner.shared(0, 1, group_size=groups),
-        planner.shared(2, group_size=stages),
-        planner.shared(3, group_size=stages),
-    )
-    # The planner's default SMEM limit is the 227 KB of an sm_100a CTA.
-    return planner.plan(planner.Spec("smem"), buffers, tree), buffers
-
-
-def compile_for_blackwell(head_dim, dtype="fp16", causal=False):
-    """Compiles the kernel for sm_100a (no GPU needed); returns Triton's compiled kernel."""
-    from triton.backends.compiler import GPUTarget
-
+def kernel_source(head_dim, stages, dtype="fp16", causal=False):
+    """The kernel with ``stages`` K/V stages, as ``triton.compile`` and ``tlx.kernel_plans``
+    take it."""
     layout = _tile_layout(16)
     q_desc = f"tensordesc<{dtype}[1,{GROUP_M.value},{head_dim}],{layout!r}>"
     kv_desc = f"tensordesc<{dtype}[1,{BLOCK_N},{head_dim}],{layout!r}>"
     constexprs = {
         "BLOCK_N": BLOCK_N,
         "HEAD_DIM": head_dim,
-        "NUM_STAGES": num_stages(head_dim),
+        "NUM_STAGES": stages,
         "CAUSAL": causal,
     }
     signature = {
@@ -673,8 +615,38 @@ def compile_for_blackwell(head_dim, dtype="fp16", causal=False):
         "seq_len": "i32",
         **dict.fromkeys(constexprs, "constexpr"),
     }
-    source = tlx.ASTSource(fn=attention_fwd_kernel, signature=signature, constexprs=constexprs)
-    return triton.compile(source, target=GPUTarget("cuda", 100, 32), options={"num_warps": 4})
+    return tlx.ASTSource(fn=attention_fwd_kernel, signature=signature, constexprs=constexprs)
+
+
+def spec_plans(head_dim, stages):
+    """{name: tlx.SpecPlan} of the kernel compiled for sm_100a, as tlx plans it while tracing
+    (``tlx.kernel_plans``: no GPU, no PTX): ``smem``, ``qk_storage`` and ``o_tiles_region`` (the
+    TMEM region of ``o_tiles``, a local_alloc without reuse). A kernel whose tiles do not fit
+    raises the CompilationError compiling it raises."""
+    plans = tlx.kernel_plans(
+        kernel_source(head_dim, stages), target=SM100A, options=COMPILE_OPTIONS
+    )
+    return {spec_plan.name: spec_plan for spec_plan in plans}
+
+
+@functools.cache
+def num_stages(head_dim):
+    """K/V stages: as many as fit beside Q (which the epilogue's O tiles alias), at most
+    MAX_STAGES; one fewer each time the planner rejects the kernel's SMEM region."""
+    for stages in range(MAX_STAGES, 0, -1):
+        try:
+            spec_plans(head_dim, stages)
+        except CompilationError:
+            if stages == 1:
+                raise
+        else:
+            return stages
+
+
+def compile_for_blackwell(head_dim, dtype="fp16", causal=False):
+    """Compiles the kernel for sm_100a (no GPU needed); returns Triton's compiled kernel."""
+    source = kernel_source(head_dim, num_stages(head_dim), dtype, causal)
+    return triton.compile(source, target=SM100A, options=COMPILE_OPTIONS)
 
 
 def _tile_layout(element_bits):
@@ -744,28 +716,31 @@ def check_against_torch():
 
 
 def print_plans(head_dim):
-    qk_plan, buffers, o_plan = tmem_plan(head_dim)
-    region_columns = qk_plan.region_size
-    stride = qk_plan.views[0].bytes_between_buffer_groups
+    plans = spec_plans(head_dim, num_stages(head_dim))
+    qk, o_region, smem = plans["qk_storage"], plans["o_tiles_region"], plans["smem"]
+    region_columns = qk.plan.region_size
+    stride = qk.plan.views[0].bytes_between_buffer_groups
     print(
         f"HEAD_DIM={head_dim}: TMEM spec qk_storage, {region_columns} columns "
         f"({NUM_MMA_GROUPS.value} groups x {stride} columns):"
     )
-    for buffer, view in zip(buffers, qk_plan.views, strict=True):
+    for buffer, view in zip(qk.buffers, qk.plan.views, strict=True):
         print(
             f"    {buffer.name:11s} {buffer.shape[0]} x {list(buffer.shape[1:])}: column offset "
             f"{view.offset:3d}, {view.buffer_size:3d} columns per buffer"
         )
-    total = region_columns + o_plan.region_size
+    total = region_columns + o_region.plan.region_size
     print(
-        f"    o_tiles (own region): {o_plan.region_size} columns; CTA total {total} of "
+        f"    o_tiles (own region): {o_region.plan.region_size} columns; CTA total {total} of "
         f"{TMEM_COLUMNS} columns"
     )
-    plan, smem_buffers = smem_plan(head_dim, num_stages(head_dim))
     offsets = ", ".join(
-        f"{b.name} at {v.offset}" for b, v in zip(smem_buffers, plan.views, strict=True)
+        f"{b.name} at {v.offset}" for b, v in zip(smem.buffers, smem.plan.views, strict=True)
     )
-    print(f"    SMEM spec smem: {plan.size_bytes} bytes ({offsets})")
+    print(
+        f"    SMEM spec smem, {num_stages(head_dim)} K/V stages: {smem.plan.size_bytes} bytes "
+        f"({offsets})"
+    )
 
 
 def main():

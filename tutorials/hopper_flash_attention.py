@@ -27,7 +27,9 @@ Q's bytes (``reuse_group(q, o, shared)``); K and V stages are ``distinct`` from 
 HEAD_DIM = 128, BLOCK_M = BLOCK_N = 128 that is 32 KB (Q = O) + 3 x (32 KB K + 32 KB V) = 224 KB,
 which fits the 227 KB of an sm_90a CTA; without aliasing the same three stages need 256 KB, so
 the best configuration without aliasing has only two stages. The planner (``tlx.planner``) lays
-the region out; ``main()`` prints its plan and the size the same tiles need without aliasing.
+the region out while the kernel is traced; ``main()`` prints the plan the kernel uses
+(``tlx.kernel_plans``), the size the planner gives the same buffers without aliasing, and the
+configurations without aliasing that do not compile.
 """
 
 import functools
@@ -37,8 +39,9 @@ import sys
 import tlx
 import torch
 import triton
-from tlx import planner
 from tlx.compat import tma_load, tma_store
+from triton.backends.compiler import GPUTarget
+from triton.compiler.errors import CompilationError
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import (
@@ -454,6 +457,8 @@ def attention_fwd_kernel(
 
 TORCH_TO_TRITON_DTYPE = {torch.float16: "fp16", torch.bfloat16: "bf16"}
 HEAD_DIMS = (64, 128)
+SM90A = GPUTarget("cuda", 90, 32)
+COMPILE_OPTIONS = {"num_warps": 4}
 
 
 class Config:
@@ -482,32 +487,6 @@ class Config:
         )
 
 
-def smem_plan(config, head_dim, element_bits=16):
-    """The planner's layout of the kernel's SMEM region: the same buffers and the same
-    overlap tree as ``attention_fwd_kernel`` gives ``tlx`` (a CPU test checks that the
-    compiled kernel allocates exactly this plan). Returns (plan, buffers)."""
-    tile = planner.Layout(planner.LayoutKind.NVMMA_SHARED, swizzle_bytes=128)
-    sub_m = config.block_m // 2
-    buffers = [
-        planner.Buffer("q_tiles", (2, sub_m, head_dim), element_bits, layout=tile),
-        planner.Buffer("o_tiles", (2, sub_m, head_dim), element_bits, layout=tile),
-        planner.Buffer(
-            "k_tiles", (config.num_stages, config.block_n, head_dim), element_bits, layout=tile
-        ),
-        planner.Buffer(
-            "v_tiles", (config.num_stages, config.block_n, head_dim), element_bits, layout=tile
-        ),
-    ]
-    q_and_o = planner.Group("shared" if config.alias_o else "distinct", (0, 1), group_size=2)
-    tree = planner.distinct(
-        q_and_o,
-        planner.shared(2, group_size=config.num_stages),
-        planner.shared(3, group_size=config.num_stages),
-    )
-    # The planner's default SMEM limit is the 227 KB of an sm_90a CTA.
-    return planner.plan(planner.Spec("smem"), buffers, tree), buffers
-
-
 def default_config(head_dim):
     """The fastest configuration measured on an H100/H200 (bench/flash_attention.py --sweep):
     BLOCK_M = BLOCK_N = 128 and as many K/V stages as fit with O aliasing Q (3 for
@@ -517,12 +496,27 @@ def default_config(head_dim):
     return Config(128, 128, 4, alias_o=True)
 
 
+@functools.cache
+def unaliased_search(head_dim):
+    """The default configuration without aliasing, tried with fewer and fewer stages. Returns
+    (the first whose kernel compiles, ((configuration, error message), ...) for those that do
+    not: their region does not fit, and the planner's message states the bytes it needs)."""
+    rejected = []
+    for num_stages in range(default_config(head_dim).num_stages, 0, -1):
+        config = default_config(head_dim).replace(num_stages=num_stages, alias_o=False)
+        try:
+            smem_plan(config, head_dim)
+        except CompilationError as error:
+            if num_stages == 1:
+                raise
+            rejected.append((config, error.error_message))
+        else:
+            return config, tuple(rejected)
+
+
 def best_unaliased_config(head_dim):
     """The default configuration without aliasing, with as many stages as the planner fits."""
-    config = default_config(head_dim).replace(alias_o=False)
-    while not smem_plan(config, head_dim)[0].ok:
-        config = config.replace(num_stages=config.num_stages - 1)
-    return config
+    return unaliased_search(head_dim)[0]
 
 
 def benchmark_configs(head_dim):
@@ -595,10 +589,9 @@ def attention(q, k, v, causal, sm_scale=None, config=None):
     return o.view(batch, heads, seq_len, head_dim)
 
 
-def compile_for_hopper(config, head_dim, dtype="fp16", causal=False):
-    """Compiles the kernel for sm_90a without a GPU; returns Triton's compiled kernel."""
-    from triton.backends.compiler import GPUTarget
-
+def kernel_source(config, head_dim, dtype="fp16", causal=False):
+    """The kernel with ``config``'s tile sizes, as ``triton.compile`` and ``tlx.kernel_plans``
+    take it."""
     layout = _tile_layout(16)
     sub_m, block_n = config.block_m // 2, config.block_n
     q_desc = f"tensordesc<{dtype}[1,{sub_m},{head_dim}],{layout!r}>"
@@ -620,35 +613,55 @@ def compile_for_hopper(config, head_dim, dtype="fp16", causal=False):
         "seq_len": "i32",
         **dict.fromkeys(constexprs, "constexpr"),
     }
-    source = tlx.ASTSource(fn=attention_fwd_kernel, signature=signature, constexprs=constexprs)
-    return triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+    return tlx.ASTSource(fn=attention_fwd_kernel, signature=signature, constexprs=constexprs)
+
+
+def compile_for_hopper(config, head_dim, dtype="fp16", causal=False):
+    """Compiles the kernel for sm_90a without a GPU; returns Triton's compiled kernel."""
+    source = kernel_source(config, head_dim, dtype, causal)
+    return triton.compile(source, target=SM90A, options=COMPILE_OPTIONS)
+
+
+def smem_plan(config, head_dim):
+    """The plan of the kernel's SMEM spec (a ``tlx.SpecPlan``) as tlx makes it when the kernel
+    is compiled for sm_90a with ``config``: ``tlx.kernel_plans`` traces the kernel (no GPU, no
+    PTX). A configuration that does not fit raises the CompilationError compiling it raises."""
+    (smem,) = tlx.kernel_plans(
+        kernel_source(config, head_dim), target=SM90A, options=COMPILE_OPTIONS
+    )
+    return smem
 
 
 def print_smem_plans():
     for head_dim in HEAD_DIMS:
         config = default_config(head_dim)
-        plan, buffers = smem_plan(config, head_dim)
-        unaliased, _ = smem_plan(config.replace(alias_o=False), head_dim)
+        smem = smem_plan(config, head_dim)
+        plan = smem.plan
         print(
             f"HEAD_DIM={head_dim}, {config}: SMEM region {plan.size_bytes} bytes "
             f"({plan.size_bytes / 1024:.0f} KB, aligned to {plan.alignment})"
         )
-        for buffer, view in zip(buffers, plan.views, strict=True):
+        for buffer, view in zip(smem.buffers, plan.views, strict=True):
             print(
-                f"    {buffer.name:8s} {buffer.shape[0]} x {list(buffer.shape[1:])} 16-bit: "
+                f"    {buffer.name:8s} {buffer.shape[0]} x {list(buffer.shape[1:])} "
+                f"{buffer.element_bits}-bit: "
                 f"offset {view.offset:6d}, {view.buffer_size} bytes per buffer"
             )
+        # The planner's plan of the kernel's own buffers with no two sharing bytes.
+        unaliased = smem.plan_without_aliasing()
         if unaliased.ok:
             verdict = "fits"
         else:
             verdict = "does not fit: " + "; ".join(e.message for e in unaliased.errors)
         print(
-            f"    without aliasing the same tiles need {unaliased.size_bytes} bytes "
-            f"({unaliased.size_bytes / 1024:.0f} KB): {verdict}"
+            f"    without aliasing (the planner's plan of the same buffers, none sharing bytes) "
+            f"they need {unaliased.size_bytes} bytes ({unaliased.size_bytes / 1024:.0f} KB): "
+            f"{verdict}"
         )
-        best = best_unaliased_config(head_dim)
-        if best.num_stages != config.num_stages:
-            print(f"    best configuration without aliasing: {best}")
+        best, rejected = unaliased_search(head_dim)
+        for rejected_config, message in rejected:
+            print(f"    {rejected_config} does not compile: {message}")
+        print(f"    best configuration without aliasing: {best}")
 
 
 def check_against_torch():
@@ -702,7 +715,7 @@ def benchmark():
 
 
 def main():
-    print("SMEM plans (tlx.planner):")
+    print("SMEM plans of the kernel for sm_90a (tlx.kernel_plans):")
     print_smem_plans()
     if torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 9:
         print(f"Correctness against torch SDPA (fp32 reference) on {torch.cuda.get_device_name()}:")

@@ -18,13 +18,16 @@ region, planned by the compiler::
 The planner (``tlx.planner``) owns every size, offset and alignment; the
 lowering emits stock Triton IR (one backing allocation per spec, typed views,
 rewritten buffer indices). ``TLX_DUMP_ALIAS_IR=1`` prints each compiled
-kernel's specs as a TLX-dialect module for ``triton-opt``.
+kernel's specs as a TLX-dialect module for ``triton-opt``;
+``tlx.kernel_plans(tlx.ASTSource(...), target)`` returns the plans a kernel
+uses (``SpecPlan``), without compiling it to the end.
 """
 
 from ._errors import TLXError, TLXWarning
 from ._kinds import reuse_group_type, storage_kind
 from ._ops import default_layout, local_alloc, local_view
-from ._trace import ASTSource, JITFunction, jit
+from ._plans import JoinedBuffer, SpecPlan
+from ._trace import ASTSource, JITFunction, jit, kernel_plans
 from ._types import (
     buffered_tensor,
     buffered_tensor_type,
@@ -37,12 +40,15 @@ from ._types import (
 __all__ = [
     "ASTSource",
     "JITFunction",
+    "JoinedBuffer",
+    "SpecPlan",
     "TLXError",
     "TLXWarning",
     "buffered_tensor",
     "buffered_tensor_type",
     "default_layout",
     "jit",
+    "kernel_plans",
     "local_alloc",
     "local_view",
     "reuse_group",

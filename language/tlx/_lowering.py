@@ -22,6 +22,7 @@ from triton.experimental.gluon.language.nvidia import blackwell
 from . import planner
 from ._errors import SourceLocation, TLXError, compilation_error, warn_at
 from ._kinds import storage_kind
+from ._plans import JoinedBuffer, SpecPlan
 
 # Shared memory a block may use, by compute capability (CUDA programming guide,
 # "Technical Specifications per Compute Capability"). Other targets use the
@@ -103,6 +104,8 @@ class AllocationState:
         # Set when the spec is sealed.
         self.view: planner.View | None = None
         self.view_handle = None
+        # Set when a legacy reuse=buffered_tensor user joins a sealed spec.
+        self.joined: JoinedBuffer | None = None
 
     def describe(self) -> str:
         return f'buffer "{self.name}" (tlx.local_alloc at {self.location})'
@@ -148,6 +151,10 @@ class SpecState:
         self.overlap_tree: planner.Group | None = None
         self.overlap_location: SourceLocation | None = None
         self.sealed_by: str | None = None
+        # What was passed to the planner and its answer (set by sealing, or by
+        # check_unsealed at the end of tracing).
+        self.planned_spec: planner.Spec | None = None
+        self.planned_buffers: tuple[planner.Buffer, ...] = ()
         self.plan: planner.Plan | None = None
         self.backing = None
         # The backing allocation's alignment attribute (legacy reuse may raise it).
@@ -173,6 +180,22 @@ class SpecState:
         user = AllocationState(self, name, location, element_ty, shape, layout, storage, type_text)
         self.users.append(user)
         return user
+
+    def record(self) -> SpecPlan:
+        """The immutable record of this spec's plan (once it is planned)."""
+        return SpecPlan(
+            description=self.describe(),
+            file_name=self.location.file_name,
+            line=self.location.line,
+            private=self.private,
+            sealed_by=self.sealed_by,
+            spec=self.planned_spec,
+            buffers=self.planned_buffers,
+            tree=self.overlap_tree,
+            plan=self.plan,
+            joined=tuple(follower.joined for follower in self.followers),
+            backing_alignment=self.backing_alignment,
+        )
 
     def check_block(self, builder, action: str, hint: str) -> None:
         """Raises unless the builder inserts into the block the spec was made in."""
@@ -207,9 +230,11 @@ def _report(spec: SpecState, plan: planner.Plan, users) -> None:
 
 
 def _plan(spec: SpecState) -> planner.Plan:
-    return planner.plan(
-        spec.planner_spec(), [u.planner_buffer() for u in spec.users], spec.overlap_tree
-    )
+    """Plans ``spec`` for its users and tree; keeps the question and the answer on it."""
+    spec.planned_spec = spec.planner_spec()
+    spec.planned_buffers = tuple(user.planner_buffer() for user in spec.users)
+    spec.plan = planner.plan(spec.planned_spec, spec.planned_buffers, spec.overlap_tree)
+    return spec.plan
 
 
 def check_unsealed(spec: SpecState) -> None:
@@ -237,7 +262,6 @@ def seal(spec: SpecState, builder, reason: str) -> None:
     )
     plan = _plan(spec)
     _report(spec, plan, spec.users)
-    spec.plan = plan
     spec.backing_alignment = plan.alignment
     spec.sealed_by = reason
     spec.backing = _emit_backing(spec, plan, builder)
@@ -248,7 +272,9 @@ def seal(spec: SpecState, builder, reason: str) -> None:
 def join_sealed(spec: SpecState, user: AllocationState, builder) -> None:
     """Places a legacy ``reuse=buffered_tensor`` user in a region that is
     already allocated: at offset 0, and it must fit that region."""
-    plan = planner.plan(spec.planner_spec(spec.plan.size_bytes), [user.planner_buffer()])
+    region = spec.planner_spec(spec.plan.size_bytes)
+    buffer = user.planner_buffer()
+    plan = planner.plan(region, [buffer])
     for warning in plan.warnings:
         warn_at(user.location, f"{user.describe()}: {warning.message}")
     if plan.errors:
@@ -262,6 +288,7 @@ def join_sealed(spec: SpecState, user: AllocationState, builder) -> None:
     if plan.alignment > spec.backing_alignment and spec.storage is storage_kind.smem:
         spec.backing.set_attr("alignment", builder.get_int32_attr(plan.alignment))
         spec.backing_alignment = plan.alignment
+    user.joined = JoinedBuffer(region, buffer, plan, user.location.file_name, user.location.line)
     _emit_view(user, plan.views[0], spec.backing, builder)
 
 

@@ -1,10 +1,13 @@
-"""The TLX state of one kernel compilation, ``@tlx.jit`` and ``tlx.ASTSource``.
+"""The TLX state of one kernel compilation, ``@tlx.jit``, ``tlx.ASTSource`` and
+``tlx.kernel_plans``.
 
 ``tlx.ASTSource`` is Gluon's AST source that traces the kernel inside a
 ``KernelTrace``: TLX builtins register their specs there, and when tracing is
 done the trace reports the specs that were never sealed (their buffers are not
-used, but their plans must still be legal) and, with ``TLX_DUMP_ALIAS_IR=1``,
-prints the TLX-dialect module of the kernel's specs.
+used, but their plans must still be legal), records every spec's plan
+(``SpecPlan``) and, with ``TLX_DUMP_ALIAS_IR=1``, prints the TLX-dialect module
+of the kernel's specs. ``tlx.kernel_plans`` traces a kernel with Triton's front
+end alone and returns those records.
 """
 
 from __future__ import annotations
@@ -15,12 +18,14 @@ import sys
 import threading
 from pathlib import Path
 
+from triton._C.libtriton import ir
 from triton.compiler.compiler import make_backend
 from triton.experimental.gluon._runtime import GluonASTSource, GluonJITFunction
 
 from . import _dump
 from ._errors import location_of_call
 from ._lowering import SMEM_LIMIT_BYTES_BY_ARCH, SpecState, check_unsealed
+from ._plans import SpecPlan
 from .compat import in_loop_carry_discovery
 
 DUMP_ENVIRONMENT_VARIABLE = "TLX_DUMP_ALIAS_IR"
@@ -37,6 +42,8 @@ class KernelTrace:
         self.target_name = target_name
         self.options = options
         self.specs: list[SpecState] = []
+        # Set by finish: the plan of every spec, in creation order.
+        self.spec_plans: tuple[SpecPlan, ...] = ()
 
     @property
     def smem_limit_bytes(self) -> int | None:
@@ -46,10 +53,12 @@ class KernelTrace:
         self.specs.append(spec)
 
     def finish(self) -> None:
-        """Reports the specs never sealed, then dumps when asked to."""
+        """Reports the specs never sealed, records every spec's plan, then dumps
+        when asked to."""
         for spec in self.specs:
             if not spec.sealed:
                 check_unsealed(spec)
+        self.spec_plans = tuple(spec.record() for spec in self.specs)
         if os.environ.get(DUMP_ENVIRONMENT_VARIABLE, "0") not in ("", "0"):
             sys.stderr.write(_dump.module_text(self))
             sys.stderr.flush()
@@ -114,6 +123,11 @@ class ASTSource(GluonASTSource):
         return hashlib.sha256((super().hash() + _package_fingerprint()).encode()).hexdigest()
 
     def make_ir(self, target, options, codegen_fns, module_map, context):
+        module, _ = self.traced_make_ir(target, options, codegen_fns, module_map, context)
+        return module
+
+    def traced_make_ir(self, target, options, codegen_fns, module_map, context):
+        """Gluon's ``make_ir`` inside a ``KernelTrace``: (module, finished trace)."""
         target_name = make_backend(target).get_target_name(options)
         trace = KernelTrace(self.fn.__name__, target, target_name, options)
         stack = getattr(_active, "stack", None)
@@ -125,7 +139,40 @@ class ASTSource(GluonASTSource):
             trace.finish()
         finally:
             stack.pop()
-        return module
+        return module, trace
+
+
+def kernel_plans(src: ASTSource, target, options=None) -> tuple[SpecPlan, ...]:
+    """The plan of every spec of a kernel, as tlx made them while tracing it:
+    one ``SpecPlan`` per ``tlx.storage_alias_spec`` and per ``local_alloc``
+    without ``reuse``, in the order the kernel creates them (specs of called
+    functions included).
+
+    Takes what ``triton.compile`` takes: ``src`` a ``tlx.ASTSource``,
+    ``target`` a ``GPUTarget`` (required: the plan depends on it, e.g. the
+    SMEM limit), ``options`` the compile options (``{"num_warps": 4}``). Runs
+    Triton's front end only (the kernel is traced to IR, which is dropped): no
+    cache, no optimisation, no PTX, no GPU needed. A plan the planner rejects
+    raises the same ``CompilationError`` compiling would raise."""
+    if not isinstance(src, ASTSource):
+        raise TypeError(
+            f"tlx.kernel_plans expects a tlx.ASTSource, got {type(src).__name__} (compile "
+            "the kernel with tlx.ASTSource(fn=kernel, signature=..., constexprs=...))"
+        )
+    backend = make_backend(target)
+    # The front end of triton.compile, as every supported Triton release calls it.
+    options = backend.parse_options(dict(options or {}, **src.parse_options()))
+    context = ir.context()
+    ir.load_dialects(context)
+    backend.load_dialects(context)
+    _, trace = src.traced_make_ir(
+        target,
+        options,
+        backend.get_codegen_implementation(options),
+        backend.get_module_map(),
+        context,
+    )
+    return trace.spec_plans
 
 
 class JITFunction(GluonJITFunction):

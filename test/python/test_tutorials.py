@@ -1,6 +1,6 @@
 """Every tutorial compiles for its target on the CPU and allocates the SMEM/TMEM plan it
-prints; without a GPU its script runs to the end (compiling instead of running); the launchers
-refuse bad inputs."""
+prints (the plans tlx.kernel_plans returns for its kernel); without a GPU its script runs to the
+end (compiling instead of running); the launchers refuse bad inputs."""
 
 import importlib
 import importlib.util
@@ -51,10 +51,16 @@ def assert_smem_backing_matches(ttgir, plan):
     assert alignment == plan.alignment
 
 
+def views_by_name(spec_plan):
+    return dict(zip((b.name for b in spec_plan.buffers), spec_plan.plan.views, strict=True))
+
+
 def test_aliasing_basics_compiles_for_sm90():
     basics = load("01-aliasing-basics.py")
-    plan, buffers = basics.smem_plan()
-    assert plan.ok
+    spec = basics.smem_plan()
+    plan = spec.plan
+    assert plan.ok and spec.allocated
+    assert [b.name for b in spec.buffers] == ["as_float", "as_bits", "other"]
     assert [view.offset for view in plan.views] == [0, 0, 64 * 64 * 4]
     ttgir = basics.compile_for_hopper().asm["ttgir"]
     assert_smem_backing_matches(ttgir, plan)
@@ -76,19 +82,20 @@ def test_aliasing_basics_script_prints_plan(capsys):
 def test_hopper_kernel_allocates_its_plan(head_dim):
     fa = importlib.import_module("hopper_flash_attention")
     for config in fa.benchmark_configs(head_dim):
-        plan, buffers = fa.smem_plan(config, head_dim)
-        assert plan.ok, plan.errors
+        smem = fa.smem_plan(config, head_dim)
+        plan = smem.plan
+        assert plan.ok and smem.allocated, plan.errors
+        assert [b.name for b in smem.buffers] == ["q_tiles", "o_tiles", "k_tiles", "v_tiles"]
         compiled = fa.compile_for_hopper(config, head_dim, causal=True)
         ttgir = compiled.asm["ttgir"]
         assert_smem_backing_matches(ttgir, plan)
         views = view_shapes(ttgir)
-        for buffer, view in zip(buffers, plan.views, strict=True):
+        for buffer, view in zip(smem.buffers, plan.views, strict=True):
             if buffer.name in views:  # views of equal type are one op (q_tiles and o_tiles)
                 assert views[buffer.name] == [view.slots, *buffer.shape[1:]]
         assert compiled.asm["cubin"]
         # The region plus the mbarriers, inside the 227 KB of an sm_90a CTA.
-        smem_limit = fa.planner.Spec("limit").smem_limit_bytes
-        assert plan.size_bytes < compiled.metadata.shared <= smem_limit
+        assert plan.size_bytes < compiled.metadata.shared <= smem.spec.smem_limit_bytes == 232448
 
 
 def test_hopper_aliasing_is_what_makes_three_stages_fit():
@@ -96,17 +103,21 @@ def test_hopper_aliasing_is_what_makes_three_stages_fit():
     aliased, unaliased = fa.benchmark_configs(128)
     assert aliased.num_stages == 3 and aliased.alias_o
     assert unaliased.num_stages == 2 and not unaliased.alias_o
-    plan, buffers = fa.smem_plan(aliased, 128)
-    offsets = {b.name: v.offset for b, v in zip(buffers, plan.views, strict=True)}
-    assert plan.size_bytes == 224 * 1024
+    smem = fa.smem_plan(aliased, 128)
+    offsets = {name: view.offset for name, view in views_by_name(smem).items()}
+    assert smem.plan.size_bytes == 224 * 1024
     assert offsets == {"q_tiles": 0, "o_tiles": 0, "k_tiles": 32 * 1024, "v_tiles": 128 * 1024}
-    too_big, _ = fa.smem_plan(aliased.replace(alias_o=False), 128)
-    assert not too_big.ok and too_big.size_bytes == 256 * 1024
-    with pytest.raises(
-        CompilationError,
-        match="needs 262144 bytes of shared memory, more than the target's limit of 232448 bytes",
-    ):
+    without_aliasing = smem.plan_without_aliasing()
+    assert not without_aliasing.ok and without_aliasing.size_bytes == 256 * 1024
+    too_big = "needs 262144 bytes of shared memory, more than the target's limit of 232448 bytes"
+    with pytest.raises(CompilationError, match=too_big):
+        fa.smem_plan(aliased.replace(alias_o=False), 128)
+    with pytest.raises(CompilationError, match=too_big):
         fa.compile_for_hopper(aliased.replace(alias_o=False), 128)
+    best, rejected = fa.unaliased_search(128)
+    assert best is unaliased
+    assert [(config.num_stages, config.alias_o) for config, _ in rejected] == [(3, False)]
+    assert too_big in rejected[0][1]
 
 
 @without_gpu
@@ -115,16 +126,25 @@ def test_hopper_script_compiles_without_gpu(capsys):
     assert fa.main() == 0
     out = capsys.readouterr().out
     assert "SMEM region 229376 bytes" in out
-    assert "without aliasing the same tiles need 262144 bytes (256 KB): does not fit" in out
+    assert "k_tiles  3 x [128, 128] 16-bit: offset  32768, 32768 bytes per buffer" in out
+    assert (
+        "without aliasing (the planner's plan of the same buffers, none sharing bytes) they need "
+        "262144 bytes (256 KB): does not fit" in out
+    )
+    assert "stages=3 alias_o=False does not compile: " in out
+    assert "best configuration without aliasing: BLOCK_M=128 BLOCK_N=128 stages=2" in out
     assert "No Hopper GPU: compiling for sm_90a only." in out
 
 
 @pytest.mark.parametrize("head_dim", [64, 128])
 def test_blackwell_kernel_compiles_with_its_tmem_plan(head_dim):
     bw = importlib.import_module("blackwell_flash_attention")
-    qk_plan, buffers, o_plan = bw.tmem_plan(head_dim)
-    assert qk_plan.ok and o_plan.ok
-    views = dict(zip((b.name for b in buffers), qk_plan.views, strict=True))
+    plans = bw.spec_plans(head_dim, bw.num_stages(head_dim))
+    assert list(plans) == ["smem", "qk_storage", "o_tiles_region"]
+    qk, o_region, smem = plans["qk_storage"], plans["o_tiles_region"], plans["smem"]
+    qk_plan, o_plan = qk.plan, o_region.plan
+    assert qk_plan.ok and o_plan.ok and o_region.private
+    views = views_by_name(qk)
     # S of a group is 128 fp32 columns; P (fp16, two per column) and alpha, l, m lie over it.
     assert qk_plan.region_size == 2 * 128
     assert views["qk_tiles"].bytes_between_buffer_groups == 128
@@ -140,13 +160,22 @@ def test_blackwell_kernel_compiles_with_its_tmem_plan(head_dim):
     ttgir = compiled.asm["ttgir"]
     assert compiled.asm["cubin"]
     tmem = {name: (int(rows), int(cols)) for name, rows, cols in TMEM_ALLOC.findall(ttgir)}
-    assert tmem["qk_storage"] == (128, qk_plan.region_size)
-    assert sum(cols for _, cols in tmem.values()) == qk_plan.region_size + o_plan.region_size
+    assert tmem == {
+        "qk_storage": (128, qk_plan.region_size),
+        "o_tiles_region": (128, o_plan.region_size),
+    }
     shapes = view_shapes(ttgir)
     assert shapes["qk_tiles"] == [views["qk_tiles"].slots, 128, 128]
     assert shapes["p_tiles"] == [views["p_tiles"].slots, 128, 64]
-    smem_plan, _ = bw.smem_plan(head_dim, bw.num_stages(head_dim))
-    assert_smem_backing_matches(ttgir, smem_plan)
+    assert_smem_backing_matches(ttgir, smem.plan)
+
+
+def test_blackwell_stages_are_the_most_that_fit():
+    bw = importlib.import_module("blackwell_flash_attention")
+    assert bw.num_stages(64) == bw.MAX_STAGES
+    assert bw.num_stages(128) == 2
+    with pytest.raises(CompilationError, match="needs 262144 bytes of shared memory"):
+        bw.spec_plans(128, 3)
 
 
 @without_gpu
@@ -156,6 +185,7 @@ def test_blackwell_script_prints_plans(capsys):
     out = capsys.readouterr().out
     assert "alpha_tiles 2 x [128, 1]: column offset  64" in out
     assert "CTA total 512 of 512 columns" in out
+    assert "SMEM spec smem, 2 K/V stages: 196608 bytes" in out
     assert out.count("compiled for sm_100a") == 2
 
 
