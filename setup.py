@@ -31,7 +31,13 @@ class CMakeBuild(build_ext):
         import pybind11
 
         configure = [
-            "cmake", "-S", str(ROOT), "-B", str(build_dir), "-G", "Ninja",
+            "cmake",
+            "-S",
+            str(ROOT),
+            "-B",
+            str(build_dir),
+            "-G",
+            "Ninja",
             "-DCMAKE_BUILD_TYPE=Release",
             f"-DPython_EXECUTABLE={sys.executable}",
             f"-Dpybind11_DIR={pybind11.get_cmake_dir()}",
