@@ -38,7 +38,7 @@ module {
 // The second spec's buffer is used whole by a local_load, which allocation
 // cannot re-index: only the last step finds it, after the first two have
 // sized and placed both specs, yet the module is printed exactly as it came
-// in (the steps ran on a copy).
+// in (every spec is planned and analyzed before the IR changes).
 // CHECK: error: 'ttg.local_load' op uses the aliased buffer
 // CHECK: IR Dump After TLXStorageAliasLowering Failed
 // CHECK: %[[S:.*]] = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem>

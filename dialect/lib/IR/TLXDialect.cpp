@@ -2,6 +2,7 @@
 
 #include "tlx/Dialect/TLX/Dialect.h"
 #include "tlx/Dialect/TritonNvidiaGPU/Dialect.h"
+#include "tlx/Dialect/TypeSpellingCache.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -37,6 +38,24 @@ void TLXDialect::initialize() {
 #define GET_OP_LIST
 #include "tlx/Dialect/TLX/TLXOps.cpp.inc"
       >();
+}
+
+Type TLXDialect::parseType(DialectAsmParser &parser) const {
+  return TypeSpellingCache::parse(*this, parser, [&]() -> Type {
+    SMLoc loc = parser.getCurrentLocation();
+    StringRef mnemonic;
+    Type type;
+    if (generatedTypeParser(parser, &mnemonic, type).has_value())
+      return type;
+    parser.emitError(loc) << "unknown type `" << mnemonic << "` in dialect `"
+                          << getNamespace() << "`";
+    return {};
+  });
+}
+
+void TLXDialect::printType(Type type, DialectAsmPrinter &printer) const {
+  if (failed(generatedTypePrinter(type, printer)))
+    llvm_unreachable("every tlx type has a generated printer");
 }
 
 namespace {

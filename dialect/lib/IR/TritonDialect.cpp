@@ -1,6 +1,7 @@
 //===- TritonDialect.cpp - The `tt` memory subset -------------------------===//
 
 #include "tlx/Dialect/Triton/Dialect.h"
+#include "tlx/Dialect/TypeSpellingCache.h"
 #include "tlx/Dialect/Verbatim.h"
 
 #include "mlir/IR/Builders.h"
@@ -49,7 +50,9 @@ void TritonDialect::printAttribute(Attribute attr,
 }
 
 Type TritonDialect::parseType(DialectAsmParser &parser) const {
-  return tlx::verbatim::parse<VerbatimType>(parser);
+  return tlx::TypeSpellingCache::parse(*this, parser, [&]() -> Type {
+    return tlx::verbatim::parse<VerbatimType>(parser);
+  });
 }
 
 void TritonDialect::printType(Type type, DialectAsmPrinter &printer) const {
@@ -61,6 +64,7 @@ void TritonDialect::printType(Type type, DialectAsmPrinter &printer) const {
 //===----------------------------------------------------------------------===//
 
 ParseResult FuncOp::parse(OpAsmParser &parser, OperationState &result) {
+  tlx::TypeSpellingCache types(parser);
   auto buildFuncType =
       [](Builder &builder, ArrayRef<Type> argTypes, ArrayRef<Type> results,
          function_interface_impl::VariadicFlag,

@@ -1,13 +1,18 @@
 //===- TritonGPUDialect.cpp - The `ttg` memory subset ---------------------===//
 
 #include "tlx/Dialect/TritonGPU/Dialect.h"
+#include "tlx/Dialect/TypeSpellingCache.h"
 #include "tlx/Dialect/Verbatim.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/TypeSwitch.h"
+
+#include <charconv>
+#include <iterator>
 
 using namespace mlir;
 using namespace mlir::triton::gpu;
@@ -89,11 +94,13 @@ void TritonGPUDialect::printAttribute(Attribute attr,
 }
 
 Type TritonGPUDialect::parseType(DialectAsmParser &parser) const {
-  StringRef mnemonic;
-  Type type;
-  if (generatedTypeParser(parser, &mnemonic, type).has_value())
-    return type;
-  return tlx::verbatim::parseAfterMnemonic<VerbatimType>(parser, mnemonic);
+  return tlx::TypeSpellingCache::parse(*this, parser, [&]() -> Type {
+    StringRef mnemonic;
+    Type type;
+    if (generatedTypeParser(parser, &mnemonic, type).has_value())
+      return type;
+    return tlx::verbatim::parseAfterMnemonic<VerbatimType>(parser, mnemonic);
+  });
 }
 
 void TritonGPUDialect::printType(Type type, DialectAsmPrinter &printer) const {
@@ -148,19 +155,45 @@ Type MemDescType::parse(AsmParser &parser) {
                           memorySpace, mutableMemory, allocShape);
 }
 
-void MemDescType::print(AsmPrinter &printer) const {
-  printer << "<";
-  for (int64_t dim : getShape())
-    printer << dim << "x";
-  printer << getElementType() << ", " << getEncoding() << ", "
-          << getMemorySpace();
-  if (getMutableMemory())
-    printer << ", mutable";
-  if (getAllocShape() != getShape()) {
-    printer << ", ";
-    llvm::interleave(getAllocShape(), printer, "x");
+namespace {
+
+/// Appends `dims` joined by `x` to `text`.
+void appendDims(SmallVectorImpl<char> &text, ArrayRef<int64_t> dims) {
+  for (auto [index, dim] : llvm::enumerate(dims)) {
+    if (index)
+      text.push_back('x');
+    char digits[24];
+    std::to_chars_result end =
+        std::to_chars(std::begin(digits), std::end(digits), dim);
+    text.append(std::begin(digits), end.ptr);
   }
-  printer << ">";
+}
+
+} // namespace
+
+void MemDescType::print(AsmPrinter &printer) const {
+  // Printed on every op that uses a buffer: the text around the element
+  // type, layout and memory space goes out in as few writes as possible.
+  raw_ostream &os = printer.getStream();
+  SmallString<32> text("<");
+  appendDims(text, getShape());
+  if (!getShape().empty())
+    text.push_back('x');
+  os << text;
+  printer.printType(getElementType());
+  os << ", ";
+  printer.printAttribute(getEncoding());
+  os << ", ";
+  printer.printAttribute(getMemorySpace());
+  text.clear();
+  if (getMutableMemory())
+    text.append(StringRef(", mutable"));
+  if (getAllocShape() != getShape()) {
+    text.append(StringRef(", "));
+    appendDims(text, getAllocShape());
+  }
+  text.push_back('>');
+  os << text;
 }
 
 MemDescType MemDescType::cloneWith(std::optional<ArrayRef<int64_t>> shape,

@@ -1,6 +1,7 @@
 //===- TritonNvidiaGPUDialect.cpp - The `ttng` tensor memory subset -------===//
 
 #include "tlx/Dialect/TritonNvidiaGPU/Dialect.h"
+#include "tlx/Dialect/TypeSpellingCache.h"
 #include "tlx/Dialect/Verbatim.h"
 
 #include "mlir/IR/Builders.h"
@@ -79,7 +80,9 @@ void TritonNvidiaGPUDialect::printAttribute(Attribute attr,
 }
 
 Type TritonNvidiaGPUDialect::parseType(DialectAsmParser &parser) const {
-  return tlx::verbatim::parse<VerbatimType>(parser);
+  return tlx::TypeSpellingCache::parse(*this, parser, [&]() -> Type {
+    return tlx::verbatim::parse<VerbatimType>(parser);
+  });
 }
 
 void TritonNvidiaGPUDialect::printType(Type type,

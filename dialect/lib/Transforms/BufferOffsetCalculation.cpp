@@ -36,13 +36,13 @@ struct BufferOffsetCalculationPass
 } // namespace
 
 LogicalResult mlir::tlx::calculateBufferOffsets(ModuleOp module) {
-  FailureOr<SmallVector<SpecUses>> specs = collectStorageAliasSpecs(module);
-  if (failed(specs))
+  FailureOr<StorageAliasOps> ops = collectStorageAliasOps(module);
+  if (failed(ops))
     return failure();
   SmallVector<SpecPlacement> placements;
-  SmallVector<StorageAliasSpecOp> unused = takeSpecsWithoutUsers(*specs);
+  SmallVector<StorageAliasSpecOp> unused = takeSpecsWithoutUsers(ops->specs);
   bool valid = true;
-  for (SpecUses &uses : *specs) {
+  for (SpecUses &uses : ops->specs) {
     FailureOr<planner::Plan> plan =
         planStorageAliasSpec(uses, PlanWarnings::Report);
     if (failed(plan)) {
@@ -55,6 +55,7 @@ LogicalResult mlir::tlx::calculateBufferOffsets(ModuleOp module) {
     return failure();
   for (StorageAliasSpecOp spec : unused)
     spec.erase();
+  SmallVector<ReuseGroupOp> deadGroups = reuseGroupsToErase(ops->reuseGroups);
   for (const SpecPlacement &placement : placements) {
     for (auto [alloc, view] :
          llvm::zip_equal(placement.uses->allocs, placement.views))
@@ -62,6 +63,7 @@ LogicalResult mlir::tlx::calculateBufferOffsets(ModuleOp module) {
     for (SetBufferOverlapOp overlap : placement.uses->overlaps)
       overlap.erase();
   }
-  eraseDeadReuseGroups(module);
+  for (ReuseGroupOp group : deadGroups)
+    group.erase();
   return success();
 }

@@ -9,6 +9,8 @@
 #include "mlir/IR/Location.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/Path.h"
 
@@ -29,10 +31,15 @@ std::optional<std::string> nameFromLocation(Location loc) {
         return name;
     return std::nullopt;
   }
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    return (llvm::sys::path::filename(file.getFilename().getValue()) + ":" +
-            Twine(file.getLine()) + ":" + Twine(file.getColumn()))
-        .str();
+  if (auto file = dyn_cast<FileLineColLoc>(loc)) {
+    std::string name =
+        llvm::sys::path::filename(file.getFilename().getValue()).str();
+    name += ':';
+    name += llvm::utostr(file.getLine());
+    name += ':';
+    name += llvm::utostr(file.getColumn());
+    return name;
+  }
   return std::nullopt;
 }
 
@@ -121,8 +128,8 @@ private:
              << "element " << position
              << " is neither a tlx.storage_alias_local_alloc result nor a "
                 "tlx.reuse_group";
-    std::string name = nameForDiagnostics(alloc, "element");
     if (alloc.getStorageAlias() != uses.spec.getResult()) {
+      std::string name = nameForDiagnostics(alloc, "element");
       InFlightDiagnostic diag =
           group.emitOpError()
           << "element " << position << " (buffer \"" << name
@@ -136,7 +143,8 @@ private:
     unsigned index = userIndex.lookup(alloc);
     if (ReuseGroupOp first = firstAppearance[index]) {
       InFlightDiagnostic diag = group.emitOpError()
-                                << "buffer \"" << name
+                                << "buffer \""
+                                << nameForDiagnostics(alloc, "element")
                                 << "\" appears twice in the overlap tree";
       diag.attachNote(first.getLoc()) << "first appearance here";
       return failure();
@@ -171,9 +179,9 @@ FailureOr<int64_t> readIntegerAttr(StorageAliasLocalAllocOp alloc,
 
 } // namespace
 
-FailureOr<SmallVector<SpecUses>>
-mlir::tlx::collectStorageAliasSpecs(ModuleOp module) {
-  SmallVector<SpecUses> specs;
+FailureOr<StorageAliasOps> mlir::tlx::collectStorageAliasOps(ModuleOp module) {
+  StorageAliasOps ops;
+  SmallVector<SpecUses> &specs = ops.specs;
   llvm::DenseMap<Value, unsigned> specIndex;
   bool valid = true;
   auto usesOf = [&](Operation *user, Value spec) -> SpecUses * {
@@ -195,6 +203,8 @@ mlir::tlx::collectStorageAliasSpecs(ModuleOp module) {
     } else if (auto overlap = dyn_cast<SetBufferOverlapOp>(op)) {
       if (SpecUses *uses = usesOf(op, overlap.getStorageAliasSpec()))
         uses->overlaps.push_back(overlap);
+    } else if (auto group = dyn_cast<ReuseGroupOp>(op)) {
+      ops.reuseGroups.push_back(group);
     }
   });
   for (SpecUses &uses : specs) {
@@ -211,11 +221,14 @@ mlir::tlx::collectStorageAliasSpecs(ModuleOp module) {
   }
   if (!valid)
     return failure();
-  return specs;
+  return ops;
 }
 
-std::string mlir::tlx::nameForDiagnostics(Operation *op, StringRef fallback) {
-  return nameFromLocation(op->getLoc()).value_or(fallback.str());
+std::string mlir::tlx::nameForDiagnostics(Operation *op,
+                                          const Twine &fallback) {
+  if (std::optional<std::string> name = nameFromLocation(op->getLoc()))
+    return std::move(*name);
+  return fallback.str();
 }
 
 FailureOr<planner::Buffer>
@@ -248,9 +261,9 @@ FailureOr<PlannerInput> mlir::tlx::toPlannerInput(SpecUses &uses) {
   bool valid = true;
   input.buffers.reserve(uses.allocs.size());
   for (auto [index, alloc] : llvm::enumerate(uses.allocs)) {
-    FailureOr<planner::Buffer> buffer = toPlannerBuffer(
-        alloc, alloc.getType(),
-        nameForDiagnostics(alloc, ("user " + Twine(index)).str()));
+    FailureOr<planner::Buffer> buffer =
+        toPlannerBuffer(alloc, alloc.getType(),
+                        nameForDiagnostics(alloc, "user " + Twine(index)));
     if (failed(buffer)) {
       valid = false;
       continue;
@@ -346,12 +359,19 @@ mlir::tlx::takeSpecsWithoutUsers(SmallVector<SpecUses> &specs) {
   return unused;
 }
 
-void mlir::tlx::eraseDeadReuseGroups(ModuleOp module) {
-  SmallVector<ReuseGroupOp> groups;
-  module.walk<WalkOrder::PreOrder>(
-      [&](ReuseGroupOp group) { groups.push_back(group); });
-  // Users follow their operands in a pre-order walk: erase backwards.
-  for (ReuseGroupOp group : llvm::reverse(groups))
-    if (group->use_empty())
-      group.erase();
+SmallVector<ReuseGroupOp>
+mlir::tlx::reuseGroupsToErase(ArrayRef<ReuseGroupOp> reuseGroups) {
+  // Users follow their operands in pre-order: going backwards decides every
+  // user before the group it uses.
+  SmallVector<ReuseGroupOp> dead;
+  llvm::SmallPtrSet<Operation *, 16> erased;
+  for (ReuseGroupOp group : llvm::reverse(reuseGroups)) {
+    if (!llvm::all_of(group->getUsers(), [&](Operation *user) {
+          return isa<SetBufferOverlapOp>(user) || erased.contains(user);
+        }))
+      continue;
+    erased.insert(group);
+    dead.push_back(group);
+  }
+  return dead;
 }

@@ -16,6 +16,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/Twine.h"
 
 #include <optional>
 #include <string>
@@ -32,15 +33,22 @@ struct SpecUses {
   SmallVector<SetBufferOverlapOp> overlaps;
 };
 
-/// Collects every spec of `module` with its users in one walk. Fails (after
-/// emitting an error) when an alloc or set_buffer_overlap refers to a value
-/// that no tlx.storage_alias_spec defines, or when a spec has a user of
-/// another kind.
-FailureOr<SmallVector<SpecUses>> collectStorageAliasSpecs(ModuleOp module);
+/// The storage alias ops of a module.
+struct StorageAliasOps {
+  SmallVector<SpecUses> specs;
+  /// Every tlx.reuse_group, in pre-order (operands before their users).
+  SmallVector<ReuseGroupOp> reuseGroups;
+};
+
+/// Collects every spec of `module` with its users, and every reuse group, in
+/// one walk. Fails (after emitting an error) when an alloc or
+/// set_buffer_overlap refers to a value that no tlx.storage_alias_spec
+/// defines, or when a spec has a user of another kind.
+FailureOr<StorageAliasOps> collectStorageAliasOps(ModuleOp module);
 
 /// The name diagnostics use for the value `op` defines: the name of a
 /// NameLoc (Python variables), else "file:line:col", else `fallback`.
-std::string nameForDiagnostics(Operation *op, StringRef fallback);
+std::string nameForDiagnostics(Operation *op, const Twine &fallback);
 
 /// The planner's view of one memdesc type. Fails, with an error at `op`,
 /// when its element type has no bit width.
@@ -99,9 +107,12 @@ FailureOr<Placement> readPlacement(StorageAliasLocalAllocOp alloc,
 SmallVector<StorageAliasSpecOp>
 takeSpecsWithoutUsers(SmallVector<SpecUses> &specs);
 
-/// Erases every tlx.reuse_group op of `module` that has no uses (all of them
-/// once the set_buffer_overlap ops are gone).
-void eraseDeadReuseGroups(ModuleOp module);
+/// The tlx.reuse_group ops of `reuseGroups` (all of a module's, in
+/// pre-order) that are left without uses once every tlx.set_buffer_overlap
+/// is erased (all of them, unless another op uses a tree), in the order they
+/// can be erased: users first.
+SmallVector<ReuseGroupOp>
+reuseGroupsToErase(ArrayRef<ReuseGroupOp> reuseGroups);
 
 } // namespace mlir::tlx
 

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "PlannerBridge.h"
+#include "StorageAliasAllocation.h"
 #include "tlx/Dialect/Encoding.h"
 #include "tlx/Dialect/TritonNvidiaGPU/Dialect.h"
 #include "tlx/Transforms/Passes.h"
@@ -16,8 +16,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
-#include "mlir/IR/Verifier.h"
-#include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/Regex.h"
 
 #include <algorithm>
@@ -46,73 +44,9 @@ MemDescType withLeadingDim(MemDescType type, int64_t leadingDim) {
                           type.getMemorySpace(), type.getMutableMemory());
 }
 
-struct UserRewrite {
-  StorageAliasLocalAllocOp alloc;
-  MemDescType aliasType;
-};
-
-struct SpecRewrite {
-  StorageAliasSpecOp spec;
-  MemDescType backingType;
-  /// SMEM: the `alignment` of the backing ttg.local_alloc, the largest any
-  /// view of the region needs (users and their reinterpreted views).
-  int64_t alignment = 0;
-  SmallVector<UserRewrite> users;
-};
-
-struct IndexRewrite {
-  triton::gpu::MemDescIndexOp op;
-  /// Index into AllocationAnalysis::views.
-  size_t view;
-};
-
-/// Computes every change of the allocation step and reports every problem
-/// before the IR is touched.
-class AllocationAnalysis {
-public:
-  explicit AllocationAnalysis(MLIRContext *context)
-      : context(context),
-        smemBytesLayout(triton::parseEncoding(context, smemBackingEncoding)) {}
-
-  LogicalResult analyzeSpec(SpecUses &uses);
-
-  SmallVector<SpecRewrite> specs;
-  /// Values whose memdesc type gets a new leading dimension: results of
-  /// ttg.memdesc_reinterpret / tlx.local_alias and partition arguments.
-  SmallVector<std::pair<Value, MemDescType>> retypedValues;
-  SmallVector<IndexRewrite> indexRewrites;
-  std::vector<planner::View> views;
-
-private:
-  /// A value that carries a user's buffers: its type once re-viewed, the
-  /// view its indices map through, and the user's name for diagnostics.
-  struct Carrier {
-    Value value;
-    MemDescType newType;
-    size_t view;
-    std::string name;
-  };
-
-  FailureOr<int64_t> regionSize(SpecUses &uses);
-  FailureOr<MemDescType> backingType(SpecUses &uses);
-  FailureOr<Attribute> tmemBackingEncoding(SpecUses &uses);
-  FailureOr<size_t> addView(Operation *about, const planner::Buffer &buffer,
-                            const Placement &placement, int64_t region,
-                            int bufferIndex);
-  LogicalResult followUses(Carrier root, int64_t region, int bufferIndex);
-  FailureOr<Carrier> followAlias(Operation *alias, MemDescType resultType,
-                                 const Carrier &source, int64_t region,
-                                 int bufferIndex);
-
-  MLIRContext *context;
-  /// Parsed once: every SMEM backing has this layout.
-  Attribute smemBytesLayout;
-  /// TMEM backing encodings by (user encoding, rows, columns).
-  llvm::DenseMap<std::tuple<Attribute, int64_t, int64_t>, Attribute>
-      tmemBackingLayouts;
-};
-
-FailureOr<int64_t> AllocationAnalysis::regionSize(SpecUses &uses) {
+/// The size of the region of a spec sized by size definition, in the
+/// planner's unit, read back from its attributes.
+FailureOr<int64_t> regionSize(SpecUses &uses) {
   StorageAliasSpecOp spec = uses.spec;
   IntegerAttr size = spec.getBufferSizeBytesAttr();
   DenseI64ArrayAttr shape = spec.getBufferShapeAttr();
@@ -133,7 +67,82 @@ FailureOr<int64_t> AllocationAnalysis::regionSize(SpecUses &uses) {
   return tmem ? shape[1] : size.getInt();
 }
 
-FailureOr<Attribute> AllocationAnalysis::tmemBackingEncoding(SpecUses &uses) {
+Value createBacking(OpBuilder &builder, StorageAliasSpecOp spec,
+                    MemDescType type, int64_t alignment) {
+  Location loc = spec.getLoc();
+  if (spec.getStorage() == StorageKind::tmem)
+    return triton::nvidia_gpu::TMEMAllocOp::create(builder, loc, type)
+        .getResult();
+  auto alloc = triton::gpu::LocalAllocOp::create(builder, loc, type);
+  alloc.setAlignmentAttr(
+      builder.getI32IntegerAttr(static_cast<int32_t>(alignment)));
+  return alloc.getResult();
+}
+
+/// Makes `op` index slot(i) of the planner's view instead of buffer i.
+void rewriteIndex(triton::gpu::MemDescIndexOp op, const planner::View &view) {
+  if (view.identityIndex())
+    return;
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  Value index = op.getIndex();
+  Type type = index.getType();
+  APInt constant;
+  if (matchPattern(index, m_ConstantInt(&constant))) {
+    int64_t slot = planner::slotOf(view, constant.getSExtValue());
+    op.getIndexMutable().assign(
+        arith::ConstantIntOp::create(builder, loc, type, slot));
+    return;
+  }
+  auto constantOf = [&](int64_t value) -> Value {
+    return arith::ConstantIntOp::create(builder, loc, type, value);
+  };
+  Value slot = index;
+  Value withinGroup;
+  if (view.groupSize > 1) {
+    Value groupSize = constantOf(view.groupSize);
+    slot = arith::DivUIOp::create(builder, loc, index, groupSize);
+    withinGroup = arith::RemUIOp::create(builder, loc, index, groupSize);
+  }
+  if (view.scale != 1)
+    slot = arith::MulIOp::create(builder, loc, slot, constantOf(view.scale));
+  if (view.offsetSlots != 0)
+    slot =
+        arith::AddIOp::create(builder, loc, slot, constantOf(view.offsetSlots));
+  if (withinGroup)
+    slot = arith::AddIOp::create(builder, loc, slot, withinGroup);
+  op.getIndexMutable().assign(slot);
+}
+
+} // namespace
+
+FailureOr<planner::View> mlir::tlx::checkedView(Operation *about,
+                                                const planner::Buffer &buffer,
+                                                const Placement &placement,
+                                                int64_t regionSize,
+                                                int bufferIndex) {
+  planner::View view =
+      planner::viewFromPlacement(buffer, placement.offset, placement.stride,
+                                 placement.groupSize, regionSize);
+  bool sound = true;
+  for (const planner::Diagnostic &diagnostic :
+       planner::checkView(view, buffer, bufferIndex, regionSize)) {
+    about->emitError(diagnostic.message);
+    sound = false;
+  }
+  if (!sound)
+    return failure();
+  return view;
+}
+
+AllocationAnalysis::AllocationAnalysis(
+    MLIRContext *context, const llvm::SmallPtrSetImpl<Operation *> &erasedUsers)
+    : context(context), erasedUsers(erasedUsers),
+      smemBytesLayout(triton::parseEncoding(context, smemBackingEncoding)) {}
+
+FailureOr<Attribute>
+AllocationAnalysis::tmemBackingEncoding(SpecUses &uses,
+                                        ArrayRef<int64_t> backingShape) {
   // The backing copies a user's encoding, so that it is spelled the way the
   // input's Triton spells it (`unpacked` or `colStride`), preferably from a
   // 32-bit user whose packing already matches i32.
@@ -151,16 +160,15 @@ FailureOr<Attribute> AllocationAnalysis::tmemBackingEncoding(SpecUses &uses) {
     return source.emitError()
            << "the TMEM encoding " << sourceEncoding
            << " has no blockM and blockN to size the backing allocation with";
-  ArrayRef<int64_t> shape = uses.spec.getBufferShapeAttr().asArrayRef();
-  auto key = std::make_tuple(sourceEncoding, shape[0], shape[1]);
+  auto key = std::make_tuple(sourceEncoding, backingShape[0], backingShape[1]);
   if (Attribute known = tmemBackingLayouts.lookup(key))
     return known;
   std::string text;
   llvm::raw_string_ostream(text) << sourceEncoding;
   text = llvm::Regex("blockM *= *[0-9]+")
-             .sub(("blockM = " + Twine(shape[0])).str(), text);
+             .sub(("blockM = " + Twine(backingShape[0])).str(), text);
   text = llvm::Regex("blockN *= *[0-9]+")
-             .sub(("blockN = " + Twine(shape[1])).str(), text);
+             .sub(("blockN = " + Twine(backingShape[1])).str(), text);
   text = llvm::Regex("colStride *= *[0-9]+").sub("colStride = 1", text);
   Attribute encoding = triton::parseEncoding(context, text);
   if (!encoding)
@@ -170,38 +178,22 @@ FailureOr<Attribute> AllocationAnalysis::tmemBackingEncoding(SpecUses &uses) {
   return encoding;
 }
 
-FailureOr<MemDescType> AllocationAnalysis::backingType(SpecUses &uses) {
-  ArrayRef<int64_t> shape = uses.spec.getBufferShapeAttr().asArrayRef();
+FailureOr<MemDescType>
+AllocationAnalysis::backingType(SpecUses &uses,
+                                ArrayRef<int64_t> backingShape) {
   if (uses.spec.getStorage() == StorageKind::tmem) {
-    FailureOr<Attribute> encoding = tmemBackingEncoding(uses);
+    FailureOr<Attribute> encoding = tmemBackingEncoding(uses, backingShape);
     if (failed(encoding))
       return failure();
     return MemDescType::get(
-        shape, IntegerType::get(context, 32), *encoding,
+        backingShape, IntegerType::get(context, 32), *encoding,
         triton::nvidia_gpu::TensorMemorySpaceAttr::get(context),
         /*mutableMemory=*/true);
   }
-  return MemDescType::get(shape, IntegerType::get(context, 8), smemBytesLayout,
+  return MemDescType::get(backingShape, IntegerType::get(context, 8),
+                          smemBytesLayout,
                           triton::gpu::SharedMemorySpaceAttr::get(context),
                           /*mutableMemory=*/true);
-}
-
-FailureOr<size_t> AllocationAnalysis::addView(Operation *about,
-                                              const planner::Buffer &buffer,
-                                              const Placement &placement,
-                                              int64_t region, int bufferIndex) {
-  planner::View view = planner::viewFromPlacement(
-      buffer, placement.offset, placement.stride, placement.groupSize, region);
-  bool sound = true;
-  for (const planner::Diagnostic &diagnostic :
-       planner::checkView(view, buffer, bufferIndex, region)) {
-    about->emitError(diagnostic.message);
-    sound = false;
-  }
-  if (!sound)
-    return failure();
-  views.push_back(view);
-  return views.size() - 1;
 }
 
 FailureOr<AllocationAnalysis::Carrier>
@@ -233,13 +225,13 @@ AllocationAnalysis::followAlias(Operation *alias, MemDescType resultType,
              << "; index the buffer before changing its size";
     placement = Placement{0, size, 1};
   }
-  FailureOr<size_t> view =
-      addView(alias, *buffer, placement, region, bufferIndex);
+  FailureOr<planner::View> view =
+      checkedView(alias, *buffer, placement, region, bufferIndex);
   if (failed(view))
     return failure();
-  return Carrier{alias->getResult(0),
-                 withLeadingDim(resultType, views[*view].slots), *view,
-                 source.name};
+  views.push_back(*view);
+  return Carrier{alias->getResult(0), withLeadingDim(resultType, view->slots),
+                 views.size() - 1, source.name};
 }
 
 LogicalResult AllocationAnalysis::followUses(Carrier root, int64_t region,
@@ -250,6 +242,8 @@ LogicalResult AllocationAnalysis::followUses(Carrier root, int64_t region,
     Carrier carrier = worklist.pop_back_val();
     for (OpOperand &use : carrier.value.getUses()) {
       Operation *user = use.getOwner();
+      if (erasedUsers.contains(user))
+        continue;
       if (auto index = dyn_cast<triton::gpu::MemDescIndexOp>(user)) {
         indexRewrites.push_back(IndexRewrite{index, carrier.view});
         continue;
@@ -289,15 +283,10 @@ LogicalResult AllocationAnalysis::followUses(Carrier root, int64_t region,
   return success(valid);
 }
 
-LogicalResult AllocationAnalysis::analyzeSpec(SpecUses &uses) {
-  if (!uses.overlaps.empty())
-    return uses.overlaps.front().emitError()
-           << "tlx.set_buffer_overlap is still present: run "
-              "--tlx-buffer-offset-calculation before allocation";
-  FailureOr<int64_t> region = regionSize(uses);
-  if (failed(region))
-    return failure();
-  FailureOr<MemDescType> backing = backingType(uses);
+LogicalResult AllocationAnalysis::analyzeSpec(
+    SpecUses &uses, int64_t regionSize, ArrayRef<int64_t> backingShape,
+    function_ref<FailureOr<UserView>(size_t index)> userView) {
+  FailureOr<MemDescType> backing = backingType(uses, backingShape);
   if (failed(backing))
     return failure();
 
@@ -305,106 +294,68 @@ LogicalResult AllocationAnalysis::analyzeSpec(SpecUses &uses) {
   size_t firstView = views.size();
   bool valid = true;
   for (auto [index, alloc] : llvm::enumerate(uses.allocs)) {
-    int bufferIndex = static_cast<int>(index);
-    std::string name =
-        nameForDiagnostics(alloc, ("user " + Twine(index)).str());
-    FailureOr<planner::Buffer> buffer =
-        toPlannerBuffer(alloc, alloc.getType(), name);
-    if (failed(buffer)) {
+    FailureOr<UserView> user = userView(index);
+    if (failed(user)) {
       valid = false;
       continue;
     }
-    FailureOr<Placement> placement = readPlacement(alloc, *buffer);
-    if (failed(placement)) {
-      valid = false;
-      continue;
-    }
-    FailureOr<size_t> view =
-        addView(alloc, *buffer, *placement, *region, bufferIndex);
-    if (failed(view)) {
-      valid = false;
-      continue;
-    }
-    MemDescType aliasType = withLeadingDim(alloc.getType(), views[*view].slots);
+    views.push_back(user->view);
+    MemDescType aliasType = withLeadingDim(alloc.getType(), user->view.slots);
     rewrite.users.push_back(UserRewrite{alloc, aliasType});
-    if (failed(followUses(Carrier{alloc.getResult(), aliasType, *view, name},
-                          *region, bufferIndex)))
+    if (failed(followUses(Carrier{alloc.getResult(), aliasType,
+                                  views.size() - 1, std::move(user->name)},
+                          regionSize, static_cast<int>(index))))
       valid = false;
   }
   if (!valid)
     return failure();
   for (const planner::View &view : ArrayRef(views).drop_front(firstView))
     rewrite.alignment = std::max(rewrite.alignment, view.alignment);
+  rewrite.retypedValuesEnd = retypedValues.size();
+  rewrite.indexRewritesEnd = indexRewrites.size();
   specs.push_back(std::move(rewrite));
   return success();
 }
 
-Value createBacking(OpBuilder &builder, SpecRewrite &rewrite) {
-  Location loc = rewrite.spec.getLoc();
-  if (rewrite.spec.getStorage() == StorageKind::tmem)
-    return triton::nvidia_gpu::TMEMAllocOp::create(builder, loc,
-                                                   rewrite.backingType)
-        .getResult();
-  auto alloc =
-      triton::gpu::LocalAllocOp::create(builder, loc, rewrite.backingType);
-  alloc.setAlignmentAttr(
-      builder.getI32IntegerAttr(static_cast<int32_t>(rewrite.alignment)));
-  return alloc.getResult();
-}
-
-/// Makes `op` index slot(i) of the planner's view instead of buffer i.
-void rewriteIndex(triton::gpu::MemDescIndexOp op, const planner::View &view) {
-  if (view.identityIndex())
-    return;
-  OpBuilder builder(op);
-  Location loc = op.getLoc();
-  Value index = op.getIndex();
-  Type type = index.getType();
-  APInt constant;
-  if (matchPattern(index, m_ConstantInt(&constant))) {
-    int64_t slot = planner::slotOf(view, constant.getSExtValue());
-    op.getIndexMutable().assign(
-        arith::ConstantIntOp::create(builder, loc, type, slot));
-    return;
-  }
-  auto constantOf = [&](int64_t value) -> Value {
-    return arith::ConstantIntOp::create(builder, loc, type, value);
-  };
-  Value slot = index;
-  Value withinGroup;
-  if (view.groupSize > 1) {
-    Value groupSize = constantOf(view.groupSize);
-    slot = arith::DivUIOp::create(builder, loc, index, groupSize);
-    withinGroup = arith::RemUIOp::create(builder, loc, index, groupSize);
-  }
-  if (view.scale != 1)
-    slot = arith::MulIOp::create(builder, loc, slot, constantOf(view.scale));
-  if (view.offsetSlots != 0)
-    slot =
-        arith::AddIOp::create(builder, loc, slot, constantOf(view.offsetSlots));
-  if (withinGroup)
-    slot = arith::AddIOp::create(builder, loc, slot, withinGroup);
-  op.getIndexMutable().assign(slot);
-}
-
-void applyAllocation(AllocationAnalysis &analysis) {
-  for (SpecRewrite &rewrite : analysis.specs) {
+void AllocationAnalysis::apply(ArrayRef<Operation *> obsolete) {
+  // Every op is created before any is erased, spec by spec in program order:
+  // the new ops then lie together in memory in the order the verifier and
+  // the printer visit them, not scattered over the holes erased ops leave.
+  size_t retypedValuesBegin = 0;
+  size_t indexRewritesBegin = 0;
+  for (SpecRewrite &rewrite : specs) {
     OpBuilder builder(rewrite.spec);
-    Value backing = createBacking(builder, rewrite);
+    Value backing = createBacking(builder, rewrite.spec, rewrite.backingType,
+                                  rewrite.alignment);
     for (UserRewrite &user : rewrite.users) {
       builder.setInsertionPoint(user.alloc);
       Value alias = LocalAliasOp::create(builder, user.alloc.getLoc(),
                                          user.aliasType, backing);
       user.alloc.getResult().replaceAllUsesWith(alias);
-      user.alloc.erase();
     }
+    for (auto [value, type] :
+         ArrayRef(retypedValues)
+             .slice(retypedValuesBegin,
+                    rewrite.retypedValuesEnd - retypedValuesBegin))
+      value.setType(type);
+    for (const IndexRewrite &index :
+         ArrayRef(indexRewrites)
+             .slice(indexRewritesBegin,
+                    rewrite.indexRewritesEnd - indexRewritesBegin))
+      rewriteIndex(index.op, views[index.view]);
+    retypedValuesBegin = rewrite.retypedValuesEnd;
+    indexRewritesBegin = rewrite.indexRewritesEnd;
+  }
+  for (Operation *op : obsolete)
+    op->erase();
+  for (SpecRewrite &rewrite : specs) {
+    for (UserRewrite &user : rewrite.users)
+      user.alloc.erase();
     rewrite.spec.erase();
   }
-  for (auto [value, type] : analysis.retypedValues)
-    value.setType(type);
-  for (IndexRewrite &rewrite : analysis.indexRewrites)
-    rewriteIndex(rewrite.op, analysis.views[rewrite.view]);
 }
+
+namespace {
 
 struct StorageAliasAllocationPass
     : mlir::tlx::impl::TLXStorageAliasAllocationBase<
@@ -418,23 +369,50 @@ struct StorageAliasAllocationPass
 } // namespace
 
 LogicalResult mlir::tlx::allocateStorageAliases(ModuleOp module) {
-  FailureOr<SmallVector<SpecUses>> specs = collectStorageAliasSpecs(module);
-  if (failed(specs))
+  FailureOr<StorageAliasOps> ops = collectStorageAliasOps(module);
+  if (failed(ops))
     return failure();
-  AllocationAnalysis analysis(module.getContext());
-  SmallVector<StorageAliasSpecOp> unused = takeSpecsWithoutUsers(*specs);
+  llvm::SmallPtrSet<Operation *, 1> noErasedUsers;
+  AllocationAnalysis analysis(module.getContext(), noErasedUsers);
+  SmallVector<StorageAliasSpecOp> unused = takeSpecsWithoutUsers(ops->specs);
   bool valid = true;
-  for (SpecUses &uses : *specs) {
-    if (failed(analysis.analyzeSpec(uses)))
+  for (SpecUses &uses : ops->specs) {
+    if (!uses.overlaps.empty()) {
+      uses.overlaps.front().emitError()
+          << "tlx.set_buffer_overlap is still present: run "
+             "--tlx-buffer-offset-calculation before allocation";
+      valid = false;
+      continue;
+    }
+    FailureOr<int64_t> region = regionSize(uses);
+    if (failed(region)) {
+      valid = false;
+      continue;
+    }
+    // Each user's placement, as offset calculation recorded it.
+    auto userView = [&](size_t index) -> FailureOr<UserView> {
+      StorageAliasLocalAllocOp alloc = uses.allocs[index];
+      FailureOr<planner::Buffer> buffer =
+          toPlannerBuffer(alloc, alloc.getType(),
+                          nameForDiagnostics(alloc, "user " + Twine(index)));
+      if (failed(buffer))
+        return failure();
+      FailureOr<Placement> placement = readPlacement(alloc, *buffer);
+      if (failed(placement))
+        return failure();
+      FailureOr<planner::View> view = checkedView(
+          alloc, *buffer, *placement, *region, static_cast<int>(index));
+      if (failed(view))
+        return failure();
+      return UserView{*view, std::move(buffer->name)};
+    };
+    if (failed(analysis.analyzeSpec(uses, *region,
+                                    uses.spec.getBufferShapeAttr().asArrayRef(),
+                                    userView)))
       valid = false;
   }
   if (!valid)
     return failure();
-  for (StorageAliasSpecOp spec : unused)
-    spec.erase();
-  applyAllocation(analysis);
-  if (failed(verify(module)))
-    return module.emitError()
-           << "storage alias allocation produced IR that does not verify";
+  analysis.apply(SmallVector<Operation *>(unused.begin(), unused.end()));
   return success();
 }

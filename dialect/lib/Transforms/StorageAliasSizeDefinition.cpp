@@ -48,13 +48,13 @@ struct StorageAliasSizeDefinitionPass
 } // namespace
 
 LogicalResult mlir::tlx::defineStorageAliasSizes(ModuleOp module) {
-  FailureOr<SmallVector<SpecUses>> specs = collectStorageAliasSpecs(module);
-  if (failed(specs))
+  FailureOr<StorageAliasOps> ops = collectStorageAliasOps(module);
+  if (failed(ops))
     return failure();
   SmallVector<SpecSize> sizes;
-  SmallVector<StorageAliasSpecOp> unused = takeSpecsWithoutUsers(*specs);
+  SmallVector<StorageAliasSpecOp> unused = takeSpecsWithoutUsers(ops->specs);
   bool valid = true;
-  for (SpecUses &uses : *specs) {
+  for (SpecUses &uses : ops->specs) {
     FailureOr<planner::Plan> plan =
         planStorageAliasSpec(uses, PlanWarnings::Skip);
     if (failed(plan)) {

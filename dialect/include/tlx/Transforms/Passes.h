@@ -1,8 +1,8 @@
 //===- Passes.h - TLX storage alias passes ----------------------*- C++ -*-===//
 //
 // The storage alias lowering pipeline (see Passes.td for what each pass does
-// and which attributes it leaves in the IR) and the step functions the
-// combined pass runs in order.
+// and which attributes it leaves in the IR): the function of each step and
+// of the combined pass.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +28,11 @@ LogicalResult calculateBufferOffsets(ModuleOp module);
 /// every reachable ttg.memdesc_index rewritten. Leaves the module untouched
 /// on failure.
 LogicalResult allocateStorageAliases(ModuleOp module);
+
+/// Steps 1 to 3 in one go, with the same result and diagnostics: plans every
+/// spec once and changes the IR only when every step succeeds for every
+/// spec, so that the module is untouched on failure.
+LogicalResult lowerStorageAliases(ModuleOp module);
 
 #define GEN_PASS_DECL
 #include "tlx/Transforms/Passes.h.inc"

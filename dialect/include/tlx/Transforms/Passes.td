@@ -63,8 +63,7 @@ def TLXStorageAliasAllocation
     views and partition arguments follow. Any other use of a user's buffers,
     a view that changes their memory space, or one that changes their buffer
     size while they do not start at offset 0 with their own stride, is an
-    error. Every problem is reported before the IR changes; the result is
-    verified.
+    error. Every problem is reported before the IR changes.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
@@ -73,9 +72,11 @@ def TLXStorageAliasLowering
     : Pass<"tlx-storage-alias-lowering", "mlir::ModuleOp"> {
   let summary = "Size definition, offset calculation and allocation, in order";
   let description = [{
-    Runs the three storage alias steps in order on a copy of the module and
-    keeps the result only when all three succeed: when any step fails, for
-    any spec, the pass fails and the module is left exactly as it came in.
+    Does what the three storage alias steps do in order, with the same
+    result and diagnostics, planning every spec once: every spec is planned
+    and its allocation checked before the IR changes, so that when any step
+    fails, for any spec, the pass fails and the module is left exactly as it
+    came in.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }

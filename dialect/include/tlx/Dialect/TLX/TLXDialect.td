@@ -20,7 +20,12 @@ def TLX_Dialect : Dialect {
   let summary = "TLX storage aliasing";
   let dependentDialects = ["::mlir::triton::gpu::TritonGPUDialect"];
   let useDefaultAttributePrinterParser = 1;
-  let useDefaultTypePrinterParser = 1;
+  let useDefaultTypePrinterParser = 0;
+  let extraClassDeclaration = [{
+    ::mlir::Type parseType(::mlir::DialectAsmParser &parser) const override;
+    void printType(::mlir::Type type,
+                   ::mlir::DialectAsmPrinter &printer) const override;
+  }];
 }
 
 def TLX_StorageKind : I32EnumAttr<"StorageKind", "on-chip storage kind", [

@@ -1,0 +1,123 @@
+//===- StorageAliasAllocation.h - Step 3, analysis and rewrite --*- C++ -*-===//
+//
+// Allocation in two halves: AllocationAnalysis computes and checks every
+// change for the specs it is given without touching the IR, then apply()
+// makes them. The allocation pass feeds it the sizes and placements the
+// earlier steps recorded in the IR; the combined lowering feeds it the plans
+// themselves.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TLX_TRANSFORMS_STORAGEALIASALLOCATION_H
+#define TLX_TRANSFORMS_STORAGEALIASALLOCATION_H
+
+#include "PlannerBridge.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace mlir::tlx {
+
+/// Where one user's buffers sit, and its name for diagnostics.
+struct UserView {
+  planner::View view;
+  std::string name;
+};
+
+class AllocationAnalysis {
+public:
+  /// `erasedUsers`: ops that go with the rewrite (reuse groups whose tree is
+  /// gone, which the caller passes to apply() as obsolete), so that their
+  /// uses of a buffer need no rewrite.
+  AllocationAnalysis(MLIRContext *context,
+                     const llvm::SmallPtrSetImpl<Operation *> &erasedUsers);
+
+  /// Plans the rewrite of one spec whose region is `regionSize` units (bytes
+  /// for SMEM, columns for TMEM) in a backing of `backingShape`. `userView(i)`
+  /// gives the view of user i (and reports any error in it itself). Reports
+  /// every problem; changes nothing.
+  LogicalResult
+  analyzeSpec(SpecUses &uses, int64_t regionSize,
+              ArrayRef<int64_t> backingShape,
+              function_ref<FailureOr<UserView>(size_t index)> userView);
+
+  /// Rewrites every analyzed spec: one backing allocation, one tlx.local_alias
+  /// per user, the values that carry the users' buffers retyped and every
+  /// ttg.memdesc_index re-indexed. Then erases `obsolete` (in that order: a
+  /// user before what it uses), the users and the specs.
+  void apply(ArrayRef<Operation *> obsolete);
+
+private:
+  struct UserRewrite {
+    StorageAliasLocalAllocOp alloc;
+    triton::gpu::MemDescType aliasType;
+  };
+
+  struct SpecRewrite {
+    StorageAliasSpecOp spec;
+    triton::gpu::MemDescType backingType;
+    /// SMEM: the `alignment` of the backing ttg.local_alloc, the largest any
+    /// view of the region needs (users and their reinterpreted views).
+    int64_t alignment = 0;
+    SmallVector<UserRewrite> users;
+    /// The ends of this spec's entries in `retypedValues` and
+    /// `indexRewrites` (the previous spec's ends are their starts).
+    size_t retypedValuesEnd = 0;
+    size_t indexRewritesEnd = 0;
+  };
+
+  struct IndexRewrite {
+    triton::gpu::MemDescIndexOp op;
+    /// Index into `views`.
+    size_t view;
+  };
+
+  /// A value that carries a user's buffers: its type once re-viewed, the
+  /// view its indices map through, and the user's name for diagnostics.
+  struct Carrier {
+    Value value;
+    triton::gpu::MemDescType newType;
+    size_t view;
+    std::string name;
+  };
+
+  FailureOr<triton::gpu::MemDescType>
+  backingType(SpecUses &uses, ArrayRef<int64_t> backingShape);
+  FailureOr<Attribute> tmemBackingEncoding(SpecUses &uses,
+                                           ArrayRef<int64_t> backingShape);
+  LogicalResult followUses(Carrier root, int64_t region, int bufferIndex);
+  FailureOr<Carrier> followAlias(Operation *alias,
+                                 triton::gpu::MemDescType resultType,
+                                 const Carrier &source, int64_t region,
+                                 int bufferIndex);
+
+  MLIRContext *context;
+  const llvm::SmallPtrSetImpl<Operation *> &erasedUsers;
+  /// Parsed once: every SMEM backing has this layout.
+  Attribute smemBytesLayout;
+  /// TMEM backing encodings by (user encoding, rows, columns).
+  llvm::DenseMap<std::tuple<Attribute, int64_t, int64_t>, Attribute>
+      tmemBackingLayouts;
+
+  SmallVector<SpecRewrite> specs;
+  /// Values whose memdesc type gets a new leading dimension: results of
+  /// ttg.memdesc_reinterpret / tlx.local_alias and partition arguments.
+  SmallVector<std::pair<Value, triton::gpu::MemDescType>> retypedValues;
+  SmallVector<IndexRewrite> indexRewrites;
+  std::vector<planner::View> views;
+};
+
+/// The view `placement` gives `buffer` in a region of `regionSize` units,
+/// checked by the planner: its problems are reported at `about`.
+FailureOr<planner::View> checkedView(Operation *about,
+                                     const planner::Buffer &buffer,
+                                     const Placement &placement,
+                                     int64_t regionSize, int bufferIndex);
+
+} // namespace mlir::tlx
+
+#endif // TLX_TRANSFORMS_STORAGEALIASALLOCATION_H
