@@ -96,6 +96,8 @@ void bindFunctions(py::module_ &m) {
         "Bytes (SMEM) or 32-bit columns (TMEM) of one buffer.");
   m.def("required_alignment", &requiredAlignment, py::arg("buffer"),
         "Alignment the buffer needs (bytes for SMEM, columns for TMEM).");
+  m.def("smem_limit_for_target", &smemLimitForTarget, py::arg("capability"),
+        "Shared memory one CTA may use on a CUDA target (227 KiB if unknown).");
   m.def("plan", &plan, py::arg("spec"), py::arg("buffers"),
         py::arg("tree") = std::nullopt,
         "Plans one storage alias spec; problems are in Plan.diagnostics.");

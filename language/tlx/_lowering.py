@@ -24,20 +24,6 @@ from ._errors import SourceLocation, TLXError, compilation_error, warn_at
 from ._kinds import storage_kind
 from ._plans import JoinedBuffer, SpecPlan
 
-# Shared memory a block may use, by compute capability (CUDA programming guide,
-# "Technical Specifications per Compute Capability"). Other targets use the
-# planner's default (227 KiB).
-SMEM_LIMIT_BYTES_BY_ARCH = {
-    80: 163 * 1024,
-    86: 99 * 1024,
-    87: 163 * 1024,
-    89: 99 * 1024,
-    90: 227 * 1024,
-    100: 227 * 1024,
-    103: 227 * 1024,
-    120: 99 * 1024,
-}
-
 _PLANNER_STORAGE = {
     storage_kind.smem: planner.Storage.SMEM,
     storage_kind.tmem: planner.Storage.TMEM,

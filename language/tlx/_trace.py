@@ -22,9 +22,9 @@ from triton._C.libtriton import ir
 from triton.compiler.compiler import make_backend
 from triton.experimental.gluon._runtime import GluonASTSource, GluonJITFunction
 
-from . import _dump
+from . import _dump, planner
 from ._errors import location_of_call
-from ._lowering import SMEM_LIMIT_BYTES_BY_ARCH, SpecState, check_unsealed
+from ._lowering import SpecState, check_unsealed
 from ._plans import SpecPlan
 from .compat import in_loop_carry_discovery
 
@@ -47,7 +47,11 @@ class KernelTrace:
 
     @property
     def smem_limit_bytes(self) -> int | None:
-        return SMEM_LIMIT_BYTES_BY_ARCH.get(self.target.arch)
+        """The planner's SMEM limit for a CUDA target; None (the planner's
+        default) for targets without a compute capability."""
+        if isinstance(self.target.arch, int):
+            return planner.smem_limit_for_target(self.target.arch)
+        return None
 
     def register(self, spec: SpecState) -> None:
         self.specs.append(spec)

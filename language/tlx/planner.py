@@ -56,6 +56,7 @@ __all__ = [
     "plan",
     "required_alignment",
     "shared",
+    "smem_limit_for_target",
     "view_from_placement",
 ]
 
@@ -309,6 +310,12 @@ def plan(spec: Spec, buffers: Sequence[Buffer], tree: Group | None = None) -> Pl
 def buffer_size(buffer: Buffer) -> int:
     """Bytes (SMEM) or 32-bit columns (TMEM) of one buffer of ``buffer``."""
     return _native.buffer_size(_native_buffer(buffer))
+
+
+def smem_limit_for_target(capability: int) -> int:
+    """Shared memory one CTA may use on a CUDA target of compute capability
+    ``capability`` (80, 90, 100, ...); 227 KiB for targets the planner does not know."""
+    return _native.smem_limit_for_target(capability)
 
 
 def required_alignment(buffer: Buffer) -> int:

@@ -184,6 +184,20 @@ module {
 
 // -----
 
+// The limit is the target's: sm_80 gives a CTA 163 KiB.
+#shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+#smem = #ttg.shared_memory
+module attributes {ttg.target = "cuda:80"} {
+  tt.func @smem_over_the_sm80_limit() {
+    // expected-error @below {{needs 196608 bytes of shared memory, more than the target's limit of 166912 bytes}}
+    %s = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem>
+    %a = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<3x128x128xf32, #shared, #smem, mutable>
+    tt.return
+  }
+}
+
+// -----
+
 #shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
 #smem = #ttg.shared_memory
 module {

@@ -26,6 +26,7 @@ from tlx.planner import (
     plan,
     required_alignment,
     shared,
+    smem_limit_for_target,
     view_from_placement,
 )
 
@@ -733,3 +734,20 @@ def test_planner_imports_without_triton(tmp_path):
     code = "import sys, tlx.planner; assert 'triton' not in sys.modules, 'triton imported'"
     completed = run_isolated_planner(package, code)
     assert completed.returncode == 0, completed.stderr
+
+
+def test_smem_limit_is_the_targets():
+    assert [smem_limit_for_target(cc) for cc in (80, 86, 90, 100, 120)] == [
+        166912,
+        101376,
+        232448,
+        232448,
+        101376,
+    ]
+    big = Buffer("big", (3, 128, 128), 32)  # 196608 bytes
+    assert plan(Spec("s"), [big]).ok
+    sm80 = plan(Spec("s", smem_limit_bytes=smem_limit_for_target(80)), [big])
+    assert [d.message for d in sm80.errors] == [
+        'spec "s" needs 196608 bytes of shared memory, more than the target\'s limit of '
+        "166912 bytes"
+    ]

@@ -620,6 +620,23 @@ int64_t bufferSize(const Buffer &buffer) {
   return columns;
 }
 
+int64_t smemLimitForTarget(int capability) {
+  // CUDA programming guide, "Technical Specifications per Compute Capability":
+  // the most shared memory one thread block may opt into.
+  constexpr int64_t KiB = 1024;
+  switch (capability) {
+  case 80:
+  case 87:
+    return 163 * KiB;
+  case 86:
+  case 89:
+  case 120:
+    return 99 * KiB;
+  default:
+    return 227 * KiB;
+  }
+}
+
 int64_t requiredAlignment(const Buffer &buffer) {
   if (buffer.storage == Storage::Tmem)
     return 1;

@@ -177,6 +177,21 @@ FailureOr<int64_t> readIntegerAttr(StorageAliasLocalAllocOp alloc,
          << "got " << attr;
 }
 
+/// The SMEM limit of the target the module is compiled for (`ttg.target =
+/// "cuda:90"`, as Triton writes it); the planner's default without one.
+int64_t smemLimitOf(Operation *op) {
+  auto module = op->getParentOfType<ModuleOp>();
+  auto target =
+      module ? module->getAttrOfType<StringAttr>("ttg.target") : nullptr;
+  int capability = 0;
+  if (target) {
+    StringRef text = target.getValue();
+    if (text.consume_front("cuda:") && !text.getAsInteger(10, capability))
+      return planner::smemLimitForTarget(capability);
+  }
+  return planner::Spec().smemLimitBytes;
+}
+
 } // namespace
 
 FailureOr<StorageAliasOps> mlir::tlx::collectStorageAliasOps(ModuleOp module) {
@@ -257,6 +272,7 @@ FailureOr<PlannerInput> mlir::tlx::toPlannerInput(SpecUses &uses) {
   input.spec.storage = toPlannerStorage(uses.spec.getStorage());
   if (IntegerAttr size = uses.spec.getBufferSizeBytesAttr())
     input.spec.explicitSizeBytes = size.getInt();
+  input.spec.smemLimitBytes = smemLimitOf(uses.spec);
 
   bool valid = true;
   input.buffers.reserve(uses.allocs.size());

@@ -119,7 +119,8 @@ struct Spec {
   /// User's explicit buffer_size_bytes (SMEM bytes; TMEM bytes, 4 per
   /// column per lane: rows x columns x 4).
   std::optional<int64_t> explicitSizeBytes;
-  /// The target's SMEM limit in bytes (227 KiB on sm_90a and sm_100a).
+  /// The target's SMEM limit in bytes (smemLimitForTarget; 227 KiB on
+  /// sm_90a and sm_100a).
   int64_t smemLimitBytes = 232448;
 };
 
@@ -185,6 +186,11 @@ int64_t bufferSize(const Buffer &buffer);
 
 /// Alignment `buffer` needs (bytes for SMEM, columns for TMEM; rule 2).
 int64_t requiredAlignment(const Buffer &buffer);
+
+/// Shared memory one CTA may use on a CUDA target of compute capability
+/// `capability` (80 for sm_80, 90 for sm_90a, ...); targets the table does
+/// not know get the sm_90a/sm_100a limit, 227 KiB.
+int64_t smemLimitForTarget(int capability);
 
 /// Plans a region. `tree` absent: every user at offset 0 (no
 /// set_buffer_overlap). Never throws: problems are Plan::diagnostics, whose
