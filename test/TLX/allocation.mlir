@@ -21,18 +21,18 @@ module attributes {"ttg.num-warps" = 4 : i32} {
   // CHECK-DAG: #[[TMEM:[a-z0-9_]+]] = #ttng.tensor_memory_encoding<blockM = 128, blockN = 64, colStride = 1>
   // CHECK-LABEL: tt.func @smem_backing
   // CHECK-SAME: (%[[I:.*]]: i32)
+  // The slot arithmetic follows the definition of i, its constants first:
+  // x: slot 4 * i, y: slot 2 * i + 1.
+  // CHECK-NEXT: %[[FOUR:.*]] = arith.constant 4 : i32
+  // CHECK-NEXT: %[[TWO:.*]] = arith.constant 2 : i32
+  // CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : i32
+  // CHECK-NEXT: %[[XS:.*]] = arith.muli %[[I]], %[[FOUR]] : i32
+  // CHECK-NEXT: %[[YS:.*]] = arith.muli %[[I]], %[[TWO]] : i32
+  // CHECK-NEXT: %[[YS1:.*]] = arith.addi %[[YS]], %[[ONE]] : i32
   // CHECK-NEXT: %[[BACKING:.*]] = ttg.local_alloc {alignment = 1024 : i32} : () -> !ttg.memdesc<32x128xi8, #[[BYTES]], #smem, mutable>
   // CHECK-NEXT: %[[X:.*]] = tlx.local_alias %[[BACKING]] : !ttg.memdesc<32x128xi8, #[[BYTES]], #smem, mutable> -> !ttg.memdesc<8x4x64xf16, #[[SHARED]], #smem, mutable>
   // CHECK-NEXT: %[[Y:.*]] = tlx.local_alias %[[BACKING]] : !ttg.memdesc<32x128xi8, #[[BYTES]], #smem, mutable> -> !ttg.memdesc<4x8x64xf16, #[[NVMMA]], #smem, mutable>
-  // x: slot 4 * i.
-  // CHECK-NEXT: %[[FOUR:.*]] = arith.constant 4 : i32
-  // CHECK-NEXT: %[[XS:.*]] = arith.muli %[[I]], %[[FOUR]] : i32
   // CHECK-NEXT: ttg.memdesc_index %[[X]][%[[XS]]] : !ttg.memdesc<8x4x64xf16, #[[SHARED]], #smem, mutable> -> !ttg.memdesc<4x64xf16, #[[SHARED]], #smem, mutable>
-  // y: slot 2 * i + 1.
-  // CHECK-NEXT: %[[TWO:.*]] = arith.constant 2 : i32
-  // CHECK-NEXT: %[[YS:.*]] = arith.muli %[[I]], %[[TWO]] : i32
-  // CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : i32
-  // CHECK-NEXT: %[[YS1:.*]] = arith.addi %[[YS]], %[[ONE]] : i32
   // CHECK-NEXT: ttg.memdesc_index %[[Y]][%[[YS1]]] : !ttg.memdesc<4x8x64xf16, #[[NVMMA]], #smem, mutable> -> !ttg.memdesc<8x64xf16, #[[NVMMA]], #smem, mutable>
   // CHECK-NEXT: tt.return
   tt.func @smem_backing(%i: i32) {

@@ -79,40 +79,110 @@ Value createBacking(OpBuilder &builder, StorageAliasSpecOp spec,
   return alloc.getResult();
 }
 
-/// Makes `op` index slot(i) of the planner's view instead of buffer i.
-void rewriteIndex(triton::gpu::MemDescIndexOp op, const planner::View &view) {
-  if (view.identityIndex())
-    return;
-  OpBuilder builder(op);
-  Location loc = op.getLoc();
-  Value index = op.getIndex();
-  Type type = index.getType();
-  APInt constant;
-  if (matchPattern(index, m_ConstantInt(&constant))) {
-    int64_t slot = planner::slotOf(view, constant.getSExtValue());
-    op.getIndexMutable().assign(
-        arith::ConstantIntOp::create(builder, loc, type, slot));
-    return;
+/// Builds the slot that replaces a ttg.memdesc_index's buffer index, sharing
+/// what it builds: a kernel that indexes many aliased buffers with one loop
+/// counter computes each distinct slot once. Constants go to the start of
+/// the entry block of the nearest region that values cannot cross (a
+/// function, a warp_specialize partition; an unregistered op counts as one),
+/// one per value; the arithmetic for one index value and view shape goes
+/// right after the index is defined, so that it dominates every use of it.
+class SlotBuilder {
+public:
+  /// Makes `op` index slot(i) of `view` instead of buffer i.
+  void rewrite(triton::gpu::MemDescIndexOp op, const planner::View &view) {
+    if (view.identityIndex())
+      return;
+    Value index = op.getIndex();
+    APInt constant;
+    Value slot = matchPattern(index, m_ConstantInt(&constant))
+                     ? constantFor(index, planner::slotOf(
+                                              view, constant.getSExtValue()))
+                     : slotOf(index, view);
+    op.getIndexMutable().assign(slot);
   }
-  auto constantOf = [&](int64_t value) -> Value {
-    return arith::ConstantIntOp::create(builder, loc, type, value);
-  };
-  Value slot = index;
-  Value withinGroup;
-  if (view.groupSize > 1) {
-    Value groupSize = constantOf(view.groupSize);
-    slot = arith::DivUIOp::create(builder, loc, index, groupSize);
-    withinGroup = arith::RemUIOp::create(builder, loc, index, groupSize);
+
+private:
+  using ConstantKey = std::tuple<Block *, Type, int64_t>;
+  using SlotKey = std::tuple<Value, int64_t, int64_t, int64_t>;
+
+  static Block *constantScope(Value index) {
+    Region *region = index.getParentRegion();
+    for (Operation *parent = region->getParentOp();
+         parent->isRegistered() &&
+         !parent->hasTrait<OpTrait::IsIsolatedFromAbove>() &&
+         parent->getParentRegion();
+         parent = region->getParentOp())
+      region = parent->getParentRegion();
+    return &region->front();
   }
-  if (view.scale != 1)
-    slot = arith::MulIOp::create(builder, loc, slot, constantOf(view.scale));
-  if (view.offsetSlots != 0)
-    slot =
-        arith::AddIOp::create(builder, loc, slot, constantOf(view.offsetSlots));
-  if (withinGroup)
-    slot = arith::AddIOp::create(builder, loc, slot, withinGroup);
-  op.getIndexMutable().assign(slot);
-}
+
+  /// The constant `value` of `index`'s type, visible wherever `index` is.
+  Value constantFor(Value index, int64_t value) {
+    Block *scope = constantScope(index);
+    Value &known = constants[ConstantKey{scope, index.getType(), value}];
+    if (known)
+      return known;
+    OpBuilder builder(index.getContext());
+    if (Operation *last = lastConstant.lookup(scope))
+      builder.setInsertionPointAfter(last);
+    else
+      builder.setInsertionPointToStart(scope);
+    auto op = arith::ConstantIntOp::create(builder, index.getLoc(),
+                                           index.getType(), value);
+    lastConstant[scope] = op;
+    known = op.getResult();
+    return known;
+  }
+
+  /// Builds an `OpType` right after `index`'s definition and what was built
+  /// there before (and after the constants, when they share its block), so
+  /// that operands precede their users.
+  template <typename OpType, typename... Args>
+  Value buildAfter(Value index, Args &&...args) {
+    OpBuilder builder(index.getContext());
+    if (Operation *previous = lastBuilt.lookup(index))
+      builder.setInsertionPointAfter(previous);
+    else if (Operation *definition = index.getDefiningOp())
+      builder.setInsertionPointAfter(definition);
+    else if (Operation *last = lastConstant.lookup(index.getParentBlock()))
+      builder.setInsertionPointAfter(last);
+    else
+      builder.setInsertionPointToStart(index.getParentBlock());
+    auto op =
+        OpType::create(builder, index.getLoc(), std::forward<Args>(args)...);
+    lastBuilt[index] = op;
+    return op.getResult();
+  }
+
+  Value slotOf(Value index, const planner::View &view) {
+    Value &known =
+        slots[SlotKey{index, view.groupSize, view.scale, view.offsetSlots}];
+    if (known)
+      return known;
+    Value slot = index;
+    Value withinGroup;
+    if (view.groupSize > 1) {
+      Value groupSize = constantFor(index, view.groupSize);
+      slot = buildAfter<arith::DivUIOp>(index, index, groupSize);
+      withinGroup = buildAfter<arith::RemUIOp>(index, index, groupSize);
+    }
+    if (view.scale != 1)
+      slot = buildAfter<arith::MulIOp>(index, slot,
+                                       constantFor(index, view.scale));
+    if (view.offsetSlots != 0)
+      slot = buildAfter<arith::AddIOp>(index, slot,
+                                       constantFor(index, view.offsetSlots));
+    if (withinGroup)
+      slot = buildAfter<arith::AddIOp>(index, slot, withinGroup);
+    known = slot;
+    return slot;
+  }
+
+  llvm::DenseMap<ConstantKey, Value> constants;
+  llvm::DenseMap<Block *, Operation *> lastConstant;
+  llvm::DenseMap<SlotKey, Value> slots;
+  llvm::DenseMap<Value, Operation *> lastBuilt;
+};
 
 } // namespace
 
@@ -323,6 +393,7 @@ void AllocationAnalysis::apply(ArrayRef<Operation *> obsolete) {
   // the printer visit them, not scattered over the holes erased ops leave.
   size_t retypedValuesBegin = 0;
   size_t indexRewritesBegin = 0;
+  SlotBuilder slots;
   for (SpecRewrite &rewrite : specs) {
     OpBuilder builder(rewrite.spec);
     Value backing = createBacking(builder, rewrite.spec, rewrite.backingType,
@@ -342,7 +413,7 @@ void AllocationAnalysis::apply(ArrayRef<Operation *> obsolete) {
          ArrayRef(indexRewrites)
              .slice(indexRewritesBegin,
                     rewrite.indexRewritesEnd - indexRewritesBegin))
-      rewriteIndex(index.op, views[index.view]);
+      slots.rewrite(index.op, views[index.view]);
     retypedValuesBegin = rewrite.retypedValuesEnd;
     indexRewritesBegin = rewrite.indexRewritesEnd;
   }
