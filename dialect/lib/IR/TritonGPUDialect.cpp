@@ -80,17 +80,14 @@ void TritonGPUDialect::initialize() {
 
 Attribute TritonGPUDialect::parseAttribute(DialectAsmParser &parser,
                                            Type type) const {
-  StringRef mnemonic;
-  Attribute attr;
-  if (generatedAttributeParser(parser, &mnemonic, type, attr).has_value())
-    return attr;
-  return tlx::verbatim::parseAfterMnemonic<VerbatimAttr>(parser, mnemonic);
+  return tlx::verbatim::parseAttribute<VerbatimAttr>(parser, type,
+                                                     generatedAttributeParser);
 }
 
 void TritonGPUDialect::printAttribute(Attribute attr,
                                       DialectAsmPrinter &printer) const {
-  if (failed(generatedAttributePrinter(attr, printer)))
-    tlx::verbatim::print(printer, cast<VerbatimAttr>(attr));
+  tlx::verbatim::printAttribute<VerbatimAttr>(attr, printer,
+                                              generatedAttributePrinter);
 }
 
 Type TritonGPUDialect::parseType(DialectAsmParser &parser) const {

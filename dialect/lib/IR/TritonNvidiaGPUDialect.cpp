@@ -66,17 +66,14 @@ void TritonNvidiaGPUDialect::initialize() {
 
 Attribute TritonNvidiaGPUDialect::parseAttribute(DialectAsmParser &parser,
                                                  Type type) const {
-  StringRef mnemonic;
-  Attribute attr;
-  if (generatedAttributeParser(parser, &mnemonic, type, attr).has_value())
-    return attr;
-  return tlx::verbatim::parseAfterMnemonic<VerbatimAttr>(parser, mnemonic);
+  return tlx::verbatim::parseAttribute<VerbatimAttr>(parser, type,
+                                                     generatedAttributeParser);
 }
 
 void TritonNvidiaGPUDialect::printAttribute(Attribute attr,
                                             DialectAsmPrinter &printer) const {
-  if (failed(generatedAttributePrinter(attr, printer)))
-    tlx::verbatim::print(printer, cast<VerbatimAttr>(attr));
+  tlx::verbatim::printAttribute<VerbatimAttr>(attr, printer,
+                                              generatedAttributePrinter);
 }
 
 Type TritonNvidiaGPUDialect::parseType(DialectAsmParser &parser) const {

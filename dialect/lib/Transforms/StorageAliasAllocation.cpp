@@ -94,10 +94,11 @@ public:
       return;
     Value index = op.getIndex();
     APInt constant;
-    Value slot = matchPattern(index, m_ConstantInt(&constant))
-                     ? constantFor(index, planner::slotOf(
-                                              view, constant.getSExtValue()))
-                     : slotOf(index, view);
+    Value slot;
+    if (matchPattern(index, m_ConstantInt(&constant)))
+      slot = constantFor(index, planner::slotOf(view, constant.getSExtValue()));
+    else
+      slot = slotOf(index, view);
     op.getIndexMutable().assign(slot);
   }
 
@@ -105,6 +106,8 @@ private:
   using ConstantKey = std::tuple<Block *, Type, int64_t>;
   using SlotKey = std::tuple<Value, int64_t, int64_t, int64_t>;
 
+  /// The entry block of the nearest region around `index` that no value
+  /// crosses: constants there are visible wherever `index` is.
   static Block *constantScope(Value index) {
     Region *region = index.getParentRegion();
     for (Operation *parent = region->getParentOp();

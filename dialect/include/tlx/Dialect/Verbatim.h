@@ -71,6 +71,26 @@ void print(DialectAsmPrinter &printer, VerbatimT verbatim) {
             verbatim.getNestedTypes());
 }
 
+/// A dialect's parseAttribute: one of its ODS attributes (`generatedParser`
+/// is the generatedAttributeParser of its .cpp.inc), else a verbatim one.
+template <typename VerbatimAttrT, typename GeneratedParser>
+Attribute parseAttribute(DialectAsmParser &parser, Type type,
+                         GeneratedParser generatedParser) {
+  StringRef mnemonic;
+  Attribute attr;
+  if (generatedParser(parser, &mnemonic, type, attr).has_value())
+    return attr;
+  return parseAfterMnemonic<VerbatimAttrT>(parser, mnemonic);
+}
+
+/// A dialect's printAttribute: the ODS printer, else the verbatim text.
+template <typename VerbatimAttrT, typename GeneratedPrinter>
+void printAttribute(Attribute attr, DialectAsmPrinter &printer,
+                    GeneratedPrinter generatedPrinter) {
+  if (failed(generatedPrinter(attr, printer)))
+    print(printer, cast<VerbatimAttrT>(attr));
+}
+
 /// Prints the aliases Triton prints for the attributes of a dialect (`#smem`,
 /// `#blocked`, `#shared`, `#tmem`, ...): `aliasOf` names the alias of an
 /// attribute, empty for one Triton prints inline.
