@@ -37,7 +37,8 @@ import sys
 
 import tlx
 import triton
-from tlx.compat import tma_load, tma_store, tmem_reg_layout
+from flash_attention_common import block_range, descriptor_signature, descriptors, load_partition
+from tlx.compat import tma_store, tmem_reg_layout
 from triton.backends.compiler import GPUTarget
 from triton.compiler.errors import CompilationError
 from triton.experimental import gluon
@@ -58,52 +59,6 @@ NUM_MMA_GROUPS = gl.constexpr(2)
 NUM_MMA_SLICES = gl.constexpr(2)
 HEAD_DIMS = (64, 128)
 TMEM_COLUMNS = 512
-
-
-@gluon.jit
-def _load_partition(
-    desc_q,
-    desc_k,
-    desc_v,
-    q_tiles,
-    k_tiles,
-    v_tiles,
-    q_ready,
-    k_ready,
-    v_ready,
-    kv_empty,
-    off_bh,
-    off_m,
-    n_blocks,
-    BLOCK_N: gl.constexpr,
-    HEAD_DIM: gl.constexpr,
-    NUM_STAGES: gl.constexpr,
-):
-    for g in gl.static_range(NUM_MMA_GROUPS):
-        mbarrier.expect(q_ready.index(g), desc_q.block_type.nbytes)
-        tma_load(
-            desc_q,
-            [off_bh, off_m + g * GROUP_M, 0],
-            q_ready.index(g),
-            q_tiles.index(g).reshape([1, GROUP_M, HEAD_DIM]),
-        )
-    for j in range(n_blocks):
-        stage = j % NUM_STAGES
-        mbarrier.wait(kv_empty.index(stage), ((j // NUM_STAGES) & 1) ^ 1)
-        mbarrier.expect(k_ready.index(stage), desc_k.block_type.nbytes)
-        tma_load(
-            desc_k,
-            [off_bh, j * BLOCK_N, 0],
-            k_ready.index(stage),
-            k_tiles.index(stage).reshape([1, BLOCK_N, HEAD_DIM]),
-        )
-        mbarrier.expect(v_ready.index(stage), desc_v.block_type.nbytes)
-        tma_load(
-            desc_v,
-            [off_bh, j * BLOCK_N, 0],
-            v_ready.index(stage),
-            v_tiles.index(stage).reshape([1, BLOCK_N, HEAD_DIM]),
-        )
 
 
 @gluon.jit
@@ -364,19 +319,7 @@ def attention_fwd_kernel(
     CAUSAL: gl.constexpr,
 ):
     BLOCK_M: gl.constexpr = NUM_MMA_GROUPS * GROUP_M
-    off_bh = gl.program_id(1)
-    if CAUSAL:
-        start_m = gl.num_programs(0) - 1 - gl.program_id(0)
-    else:
-        start_m = gl.program_id(0)
-    off_m = start_m * BLOCK_M
-    if CAUSAL:
-        hi = gl.minimum(seq_len, off_m + BLOCK_M)
-        n_unmasked = off_m // BLOCK_N
-    else:
-        hi = seq_len
-        n_unmasked = seq_len // BLOCK_N
-    n_blocks = gl.cdiv(hi, BLOCK_N)
+    off_bh, off_m, n_unmasked, n_blocks = block_range(seq_len, BLOCK_M, BLOCK_N, CAUSAL)
     dtype: gl.constexpr = desc_q.dtype
 
     # SMEM: Q (one tile per MMA group), K/V stages, and the epilogue's O tiles over Q.
@@ -559,7 +502,7 @@ def attention_fwd_kernel(
                 ),
             ),
             (
-                _load_partition,
+                load_partition,
                 (
                     desc_q,
                     desc_k,
@@ -574,6 +517,8 @@ def attention_fwd_kernel(
                     off_bh,
                     off_m,
                     n_blocks,
+                    GROUP_M,
+                    NUM_MMA_GROUPS,
                     BLOCK_N,
                     HEAD_DIM,
                     NUM_STAGES,
@@ -596,9 +541,6 @@ COMPILE_OPTIONS = {"num_warps": 4}
 def kernel_source(head_dim, stages, dtype="fp16", causal=False):
     """The kernel with ``stages`` K/V stages, as ``triton.compile`` and ``tlx.kernel_plans``
     take it."""
-    layout = _tile_layout(16)
-    q_desc = f"tensordesc<{dtype}[1,{GROUP_M.value},{head_dim}],{layout!r}>"
-    kv_desc = f"tensordesc<{dtype}[1,{BLOCK_N},{head_dim}],{layout!r}>"
     constexprs = {
         "BLOCK_N": BLOCK_N,
         "HEAD_DIM": head_dim,
@@ -606,10 +548,7 @@ def kernel_source(head_dim, stages, dtype="fp16", causal=False):
         "CAUSAL": causal,
     }
     signature = {
-        "desc_q": q_desc,
-        "desc_k": kv_desc,
-        "desc_v": kv_desc,
-        "desc_o": q_desc,
+        **descriptor_signature(dtype, GROUP_M.value, BLOCK_N, head_dim),
         "lse_ptr": "*fp32",
         "qk_scale": "fp32",
         "seq_len": "i32",
@@ -649,30 +588,17 @@ def compile_for_blackwell(head_dim, dtype="fp16", causal=False):
     return triton.compile(source, target=SM100A, options=COMPILE_OPTIONS)
 
 
-def _tile_layout(element_bits):
-    # Descriptors address [batch * heads, seq_len, head_dim]: the TMA zero-fills and clips
-    # along seq_len per head, so any sequence length works.
-    return gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=element_bits, rank=3)
-
-
 def attention(q, k, v, causal, sm_scale=None):
     """(softmax(q k^T * sm_scale) v, log-sum-exp of the scaled scores) for (batch, heads,
     seq_len, head_dim) fp16/bf16 CUDA tensors on a Blackwell GPU."""
     import torch
-    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
     batch, heads, seq_len, head_dim = q.shape
     if head_dim not in HEAD_DIMS:
         raise ValueError(f"head_dim must be one of {HEAD_DIMS}, got {head_dim}")
     sm_scale = sm_scale if sm_scale is not None else head_dim**-0.5
-    q3, k3, v3 = (t.contiguous().view(batch * heads, seq_len, head_dim) for t in (q, k, v))
-    o = torch.empty_like(q3)
+    o, desc_q, desc_k, desc_v, desc_o = descriptors(q, k, v, GROUP_M.value, BLOCK_N)
     lse = torch.empty(batch * heads, seq_len, device=q.device, dtype=torch.float32)
-    layout = _tile_layout(q.element_size() * 8)
-    desc_q = TensorDescriptor.from_tensor(q3, [1, GROUP_M.value, head_dim], layout)
-    desc_k = TensorDescriptor.from_tensor(k3, [1, BLOCK_N, head_dim], layout)
-    desc_v = TensorDescriptor.from_tensor(v3, [1, BLOCK_N, head_dim], layout)
-    desc_o = TensorDescriptor.from_tensor(o, [1, GROUP_M.value, head_dim], layout)
     grid = (triton.cdiv(seq_len, NUM_MMA_GROUPS.value * GROUP_M.value), batch * heads)
     attention_fwd_kernel[grid](
         desc_q,

@@ -39,7 +39,8 @@ import sys
 import tlx
 import torch
 import triton
-from tlx.compat import tma_load, tma_store
+from flash_attention_common import block_range, descriptor_signature, descriptors, load_partition
+from tlx.compat import tma_store
 from triton.backends.compiler import GPUTarget
 from triton.compiler.errors import CompilationError
 from triton.experimental import gluon
@@ -51,7 +52,6 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma,
     warpgroup_mma_wait,
 )
-from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
 LOG2E = 1.4426950408889634
 
@@ -248,53 +248,6 @@ def _consumer_partition(
     tma.store_wait(0)
 
 
-@gluon.jit
-def _load_partition(
-    desc_q,
-    desc_k,
-    desc_v,
-    q_tiles,
-    k_tiles,
-    v_tiles,
-    q_ready,
-    k_ready,
-    v_ready,
-    kv_empty,
-    off_bh,
-    off_m,
-    n_blocks,
-    SUB_M: gl.constexpr,
-    BLOCK_N: gl.constexpr,
-    HEAD_DIM: gl.constexpr,
-    NUM_STAGES: gl.constexpr,
-):
-    for c in gl.static_range(2):
-        mbarrier.expect(q_ready.index(c), desc_q.block_type.nbytes)
-        tma_load(
-            desc_q,
-            [off_bh, off_m + c * SUB_M, 0],
-            q_ready.index(c),
-            q_tiles.index(c).reshape([1, SUB_M, HEAD_DIM]),
-        )
-    for j in range(n_blocks):
-        stage = j % NUM_STAGES
-        mbarrier.wait(kv_empty.index(stage), ((j // NUM_STAGES) & 1) ^ 1)
-        mbarrier.expect(k_ready.index(stage), desc_k.block_type.nbytes)
-        tma_load(
-            desc_k,
-            [off_bh, j * BLOCK_N, 0],
-            k_ready.index(stage),
-            k_tiles.index(stage).reshape([1, BLOCK_N, HEAD_DIM]),
-        )
-        mbarrier.expect(v_ready.index(stage), desc_v.block_type.nbytes)
-        tma_load(
-            desc_v,
-            [off_bh, j * BLOCK_N, 0],
-            v_ready.index(stage),
-            v_tiles.index(stage).reshape([1, BLOCK_N, HEAD_DIM]),
-        )
-
-
 @tlx.jit
 def attention_fwd_kernel(
     desc_q,
@@ -311,20 +264,7 @@ def attention_fwd_kernel(
     ALIAS_O: gl.constexpr,
 ):
     SUB_M: gl.constexpr = BLOCK_M // 2
-    off_bh = gl.program_id(1)
-    if CAUSAL:
-        # Longest rows first, so the short ones fill the tail of the grid.
-        start_m = gl.num_programs(0) - 1 - gl.program_id(0)
-    else:
-        start_m = gl.program_id(0)
-    off_m = start_m * BLOCK_M
-    if CAUSAL:
-        hi = gl.minimum(seq_len, off_m + BLOCK_M)
-        n_unmasked = off_m // BLOCK_N
-    else:
-        hi = seq_len
-        n_unmasked = seq_len // BLOCK_N
-    n_blocks = gl.cdiv(hi, BLOCK_N)
+    off_bh, off_m, n_unmasked, n_blocks = block_range(seq_len, BLOCK_M, BLOCK_N, CAUSAL)
 
     dtype: gl.constexpr = desc_q.dtype
     tile_layout: gl.constexpr = gl.NVMMASharedLayout(
@@ -426,7 +366,7 @@ def attention_fwd_kernel(
                 ),
             ),
             (
-                _load_partition,
+                load_partition,
                 (
                     desc_q,
                     desc_k,
@@ -442,6 +382,7 @@ def attention_fwd_kernel(
                     off_m,
                     n_blocks,
                     SUB_M,
+                    2,
                     BLOCK_N,
                     HEAD_DIM,
                     NUM_STAGES,
@@ -550,26 +491,13 @@ def _check_inputs(q, k, v):
         raise ValueError(f"head_dim must be one of {HEAD_DIMS}, got {q.shape[3]}")
 
 
-def _tile_layout(element_bits):
-    # Descriptors address [batch * heads, seq_len, head_dim]: the TMA zero-fills and clips
-    # along seq_len per head, so any sequence length works.
-    return gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=element_bits, rank=3)
-
-
 def attention(q, k, v, causal, sm_scale=None, config=None):
     """softmax(q k^T * sm_scale) v for (batch, heads, seq_len, head_dim) CUDA tensors."""
     _check_inputs(q, k, v)
     batch, heads, seq_len, head_dim = q.shape
     config = config or default_config(head_dim)
     sm_scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(head_dim)
-    q3, k3, v3 = (t.contiguous().view(batch * heads, seq_len, head_dim) for t in (q, k, v))
-    o = torch.empty_like(q3)
-    layout = _tile_layout(q.element_size() * 8)
-    sub_m, block_n = config.block_m // 2, config.block_n
-    desc_q = TensorDescriptor.from_tensor(q3, [1, sub_m, head_dim], layout)
-    desc_k = TensorDescriptor.from_tensor(k3, [1, block_n, head_dim], layout)
-    desc_v = TensorDescriptor.from_tensor(v3, [1, block_n, head_dim], layout)
-    desc_o = TensorDescriptor.from_tensor(o, [1, sub_m, head_dim], layout)
+    o, desc_q, desc_k, desc_v, desc_o = descriptors(q, k, v, config.block_m // 2, config.block_n)
     grid = (triton.cdiv(seq_len, config.block_m), batch * heads)
     attention_fwd_kernel[grid](
         desc_q,
@@ -579,7 +507,7 @@ def attention(q, k, v, causal, sm_scale=None, config=None):
         sm_scale * LOG2E,
         seq_len,
         config.block_m,
-        block_n,
+        config.block_n,
         head_dim,
         config.num_stages,
         causal,
@@ -592,23 +520,16 @@ def attention(q, k, v, causal, sm_scale=None, config=None):
 def kernel_source(config, head_dim, dtype="fp16", causal=False):
     """The kernel with ``config``'s tile sizes, as ``triton.compile`` and ``tlx.kernel_plans``
     take it."""
-    layout = _tile_layout(16)
-    sub_m, block_n = config.block_m // 2, config.block_n
-    q_desc = f"tensordesc<{dtype}[1,{sub_m},{head_dim}],{layout!r}>"
-    kv_desc = f"tensordesc<{dtype}[1,{block_n},{head_dim}],{layout!r}>"
     constexprs = {
         "BLOCK_M": config.block_m,
-        "BLOCK_N": block_n,
+        "BLOCK_N": config.block_n,
         "HEAD_DIM": head_dim,
         "NUM_STAGES": config.num_stages,
         "CAUSAL": causal,
         "ALIAS_O": config.alias_o,
     }
     signature = {
-        "desc_q": q_desc,
-        "desc_k": kv_desc,
-        "desc_v": kv_desc,
-        "desc_o": q_desc,
+        **descriptor_signature(dtype, config.block_m // 2, config.block_n, head_dim),
         "qk_scale": "fp32",
         "seq_len": "i32",
         **dict.fromkeys(constexprs, "constexpr"),

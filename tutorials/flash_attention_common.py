@@ -1,0 +1,116 @@
+"""What the Hopper and Blackwell Flash Attention tutorials share: the block range one CTA
+covers, the TMA loader partition, and on the host the tile layout, the tensor descriptors and
+the kernel signature. Both tutorials import it from their own folder."""
+
+from tlx.compat import tma_load
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import mbarrier
+
+# Kernel side -------------------------------------------------------------------------------
+
+
+@gluon.jit
+def block_range(seq_len, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr):
+    """(off_bh, off_m, n_unmasked, n_blocks) of this CTA: its (batch, head), its first row, how
+    many K/V blocks need no causal mask and how many it visits."""
+    off_bh = gl.program_id(1)
+    if CAUSAL:
+        # Longest rows first, so the short ones fill the tail of the grid.
+        start_m = gl.num_programs(0) - 1 - gl.program_id(0)
+    else:
+        start_m = gl.program_id(0)
+    off_m = start_m * BLOCK_M
+    if CAUSAL:
+        hi = gl.minimum(seq_len, off_m + BLOCK_M)
+        n_unmasked = off_m // BLOCK_N
+    else:
+        hi = seq_len
+        n_unmasked = seq_len // BLOCK_N
+    return off_bh, off_m, n_unmasked, gl.cdiv(hi, BLOCK_N)
+
+
+@gluon.jit
+def load_partition(
+    desc_q,
+    desc_k,
+    desc_v,
+    q_tiles,
+    k_tiles,
+    v_tiles,
+    q_ready,
+    k_ready,
+    v_ready,
+    kv_empty,
+    off_bh,
+    off_m,
+    n_blocks,
+    Q_ROWS: gl.constexpr,
+    NUM_Q_TILES: gl.constexpr,
+    BLOCK_N: gl.constexpr,
+    HEAD_DIM: gl.constexpr,
+    NUM_STAGES: gl.constexpr,
+):
+    """The loader warp: the NUM_Q_TILES tiles of Q_ROWS rows of Q once, then K_j and V_j into
+    a ring of NUM_STAGES stages (k_ready / v_ready: the copy landed; kv_empty: the consumers
+    are done with the stage)."""
+    for tile in gl.static_range(NUM_Q_TILES):
+        mbarrier.expect(q_ready.index(tile), desc_q.block_type.nbytes)
+        tma_load(
+            desc_q,
+            [off_bh, off_m + tile * Q_ROWS, 0],
+            q_ready.index(tile),
+            q_tiles.index(tile).reshape([1, Q_ROWS, HEAD_DIM]),
+        )
+    for j in range(n_blocks):
+        stage = j % NUM_STAGES
+        mbarrier.wait(kv_empty.index(stage), ((j // NUM_STAGES) & 1) ^ 1)
+        mbarrier.expect(k_ready.index(stage), desc_k.block_type.nbytes)
+        tma_load(
+            desc_k,
+            [off_bh, j * BLOCK_N, 0],
+            k_ready.index(stage),
+            k_tiles.index(stage).reshape([1, BLOCK_N, HEAD_DIM]),
+        )
+        mbarrier.expect(v_ready.index(stage), desc_v.block_type.nbytes)
+        tma_load(
+            desc_v,
+            [off_bh, j * BLOCK_N, 0],
+            v_ready.index(stage),
+            v_tiles.index(stage).reshape([1, BLOCK_N, HEAD_DIM]),
+        )
+
+
+# Host side ---------------------------------------------------------------------------------
+
+
+def tile_layout(element_bits):
+    # Descriptors address [batch * heads, seq_len, head_dim]: the TMA zero-fills and clips
+    # along seq_len per head, so any sequence length works.
+    return gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=element_bits, rank=3)
+
+
+def descriptor_signature(dtype, q_rows, kv_rows, head_dim):
+    """The signature entries of desc_q, desc_k, desc_v and desc_o for ``tlx.ASTSource``."""
+    layout = tile_layout(16)
+    q_desc = f"tensordesc<{dtype}[1,{q_rows},{head_dim}],{layout!r}>"
+    kv_desc = f"tensordesc<{dtype}[1,{kv_rows},{head_dim}],{layout!r}>"
+    return {"desc_q": q_desc, "desc_k": kv_desc, "desc_v": kv_desc, "desc_o": q_desc}
+
+
+def descriptors(q, k, v, q_rows, kv_rows):
+    """(o, desc_q, desc_k, desc_v, desc_o) for (batch, heads, seq_len, head_dim) tensors: o is
+    the output, [batch * heads, seq_len, head_dim] like the views the descriptors address."""
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    batch, heads, seq_len, head_dim = q.shape
+    q3, k3, v3 = (t.contiguous().view(batch * heads, seq_len, head_dim) for t in (q, k, v))
+    o = q3.new_empty(q3.shape)
+    layout = tile_layout(q.element_size() * 8)
+    return (
+        o,
+        TensorDescriptor.from_tensor(q3, [1, q_rows, head_dim], layout),
+        TensorDescriptor.from_tensor(k3, [1, kv_rows, head_dim], layout),
+        TensorDescriptor.from_tensor(v3, [1, kv_rows, head_dim], layout),
+        TensorDescriptor.from_tensor(o, [1, q_rows, head_dim], layout),
+    )
