@@ -246,11 +246,16 @@ std::string mlir::tlx::nameForDiagnostics(Operation *op,
   return fallback.str();
 }
 
+std::string mlir::tlx::userName(StorageAliasLocalAllocOp alloc, size_t index) {
+  return nameForDiagnostics(alloc, "user " + Twine(index));
+}
+
 FailureOr<planner::Buffer>
-mlir::tlx::toPlannerBuffer(Operation *op, MemDescType type, std::string name) {
+mlir::tlx::toPlannerBuffer(Operation *op, MemDescType type,
+                           function_ref<std::string()> nameOf) {
   Type element = type.getElementType();
   if (!element.isIntOrFloat())
-    return op->emitError() << "buffer \"" << name << "\" has element type "
+    return op->emitError() << "buffer \"" << nameOf() << "\" has element type "
                            << element << ", which has no bit width";
   planner::Buffer buffer;
   // The op verifiers keep storage alias users in #ttg.shared_memory or
@@ -259,7 +264,6 @@ mlir::tlx::toPlannerBuffer(Operation *op, MemDescType type, std::string name) {
       isa<triton::nvidia_gpu::TensorMemorySpaceAttr>(type.getMemorySpace())
           ? planner::Storage::Tmem
           : planner::Storage::Smem;
-  buffer.name = std::move(name);
   buffer.shape.assign(type.getShape().begin(), type.getShape().end());
   buffer.elementBits = element.getIntOrFloatBitWidth();
   buffer.layout = toPlannerLayout(type.getEncoding());
@@ -268,7 +272,6 @@ mlir::tlx::toPlannerBuffer(Operation *op, MemDescType type, std::string name) {
 
 FailureOr<PlannerInput> mlir::tlx::toPlannerInput(SpecUses &uses) {
   PlannerInput input;
-  input.spec.name = nameForDiagnostics(uses.spec, "storage_alias_spec");
   input.spec.storage = toPlannerStorage(uses.spec.getStorage());
   if (IntegerAttr size = uses.spec.getBufferSizeBytesAttr())
     input.spec.explicitSizeBytes = size.getInt();
@@ -277,9 +280,8 @@ FailureOr<PlannerInput> mlir::tlx::toPlannerInput(SpecUses &uses) {
   bool valid = true;
   input.buffers.reserve(uses.allocs.size());
   for (auto [index, alloc] : llvm::enumerate(uses.allocs)) {
-    FailureOr<planner::Buffer> buffer =
-        toPlannerBuffer(alloc, alloc.getType(),
-                        nameForDiagnostics(alloc, "user " + Twine(index)));
+    FailureOr<planner::Buffer> buffer = toPlannerBuffer(
+        alloc, alloc.getType(), [&] { return userName(alloc, index); });
     if (failed(buffer)) {
       valid = false;
       continue;
@@ -292,7 +294,7 @@ FailureOr<PlannerInput> mlir::tlx::toPlannerInput(SpecUses &uses) {
     InFlightDiagnostic diag =
         uses.overlaps[index].emitError()
         << "tlx.set_buffer_overlap is given twice for storage_alias_spec \""
-        << input.spec.name << "\"";
+        << nameForDiagnostics(uses.spec, "storage_alias_spec") << "\"";
     diag.attachNote(uses.overlaps.front().getLoc()) << "first given here";
     valid = false;
   }
@@ -306,6 +308,16 @@ FailureOr<PlannerInput> mlir::tlx::toPlannerInput(SpecUses &uses) {
   if (!valid)
     return failure();
   return input;
+}
+
+planner::Plan mlir::tlx::planSpec(SpecUses &uses, PlannerInput &input) {
+  planner::Plan plan = planner::plan(input.spec, input.buffers, input.tree);
+  if (plan.diagnostics.empty())
+    return plan;
+  input.spec.name = nameForDiagnostics(uses.spec, "storage_alias_spec");
+  for (auto [index, buffer] : llvm::enumerate(input.buffers))
+    buffer.name = userName(uses.allocs[index], index);
+  return planner::plan(input.spec, input.buffers, input.tree);
 }
 
 LogicalResult
@@ -333,7 +345,7 @@ mlir::tlx::planStorageAliasSpec(SpecUses &uses, PlanWarnings warnings) {
   FailureOr<PlannerInput> input = toPlannerInput(uses);
   if (failed(input))
     return failure();
-  planner::Plan plan = planner::plan(input->spec, input->buffers, input->tree);
+  planner::Plan plan = planSpec(uses, *input);
   if (failed(reportPlannerDiagnostics(uses, plan.diagnostics, warnings)))
     return failure();
   return plan;

@@ -50,10 +50,16 @@ FailureOr<StorageAliasOps> collectStorageAliasOps(ModuleOp module);
 /// NameLoc (Python variables), else "file:line:col", else `fallback`.
 std::string nameForDiagnostics(Operation *op, const Twine &fallback);
 
-/// The planner's view of one memdesc type. Fails, with an error at `op`,
-/// when its element type has no bit width.
-FailureOr<planner::Buffer>
-toPlannerBuffer(Operation *op, triton::gpu::MemDescType type, std::string name);
+/// The name diagnostics use for user `index` of a spec.
+std::string userName(StorageAliasLocalAllocOp alloc, size_t index);
+
+/// The planner's view of one memdesc type, unnamed: names only word
+/// diagnostics, and computing them for every buffer costs more than planning
+/// it. Fails, with an error at `op` about the buffer `nameOf()`, when its
+/// element type has no bit width.
+FailureOr<planner::Buffer> toPlannerBuffer(Operation *op,
+                                           triton::gpu::MemDescType type,
+                                           function_ref<std::string()> nameOf);
 
 /// Everything plan() needs about one spec.
 struct PlannerInput {
@@ -62,10 +68,16 @@ struct PlannerInput {
   std::optional<planner::Group> tree;
 };
 
-/// Translates a spec, its users and its overlap tree. Reports, with
+/// Translates a spec, its users and its overlap tree, unnamed (planSpec
+/// names them when the planner has something to say). Reports, with
 /// locations, set_buffer_overlap given twice, tree elements from another spec
 /// or not from tlx.storage_alias_local_alloc, and duplicate tree elements.
 FailureOr<PlannerInput> toPlannerInput(SpecUses &uses);
+
+/// Plans `input`, translated from `uses`. When the plan has diagnostics,
+/// names the spec and its buffers in `input` and plans again, so that the
+/// diagnostics name what they are about.
+planner::Plan planSpec(SpecUses &uses, PlannerInput &input);
 
 /// Which planner diagnostics a step reports: size definition leaves the
 /// placement warnings to offset calculation, so that the pipeline warns once.

@@ -37,13 +37,6 @@ namespace {
 constexpr StringLiteral smemBackingEncoding =
     "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>";
 
-MemDescType withLeadingDim(MemDescType type, int64_t leadingDim) {
-  SmallVector<int64_t> shape(type.getShape());
-  shape.front() = leadingDim;
-  return MemDescType::get(shape, type.getElementType(), type.getEncoding(),
-                          type.getMemorySpace(), type.getMutableMemory());
-}
-
 /// The size of the region of a spec sized by size definition, in the
 /// planner's unit, read back from its attributes.
 FailureOr<int64_t> regionSize(SpecUses &uses) {
@@ -189,23 +182,23 @@ private:
 
 } // namespace
 
-FailureOr<planner::View> mlir::tlx::checkedView(Operation *about,
-                                                const planner::Buffer &buffer,
-                                                const Placement &placement,
-                                                int64_t regionSize,
-                                                int bufferIndex) {
+FailureOr<planner::View>
+mlir::tlx::checkedView(Operation *about, const planner::Buffer &buffer,
+                       function_ref<std::string()> nameOf,
+                       const Placement &placement, int64_t regionSize,
+                       int bufferIndex) {
   planner::View view =
       planner::viewFromPlacement(buffer, placement.offset, placement.stride,
                                  placement.groupSize, regionSize);
-  bool sound = true;
+  if (planner::checkView(view, buffer, bufferIndex, regionSize).empty())
+    return view;
+  // Checked again with the buffer named, for messages that name it.
+  planner::Buffer named = buffer;
+  named.name = nameOf();
   for (const planner::Diagnostic &diagnostic :
-       planner::checkView(view, buffer, bufferIndex, regionSize)) {
+       planner::checkView(view, named, bufferIndex, regionSize))
     about->emitError(diagnostic.message);
-    sound = false;
-  }
-  if (!sound)
-    return failure();
-  return view;
+  return failure();
 }
 
 AllocationAnalysis::AllocationAnalysis(
@@ -269,16 +262,30 @@ AllocationAnalysis::backingType(SpecUses &uses,
                           /*mutableMemory=*/true);
 }
 
+MemDescType AllocationAnalysis::withLeadingDim(MemDescType type,
+                                               int64_t leadingDim) {
+  MemDescType &expanded = expandedTypes[{type, leadingDim}];
+  if (!expanded) {
+    SmallVector<int64_t> shape(type.getShape());
+    shape.front() = leadingDim;
+    expanded =
+        MemDescType::get(shape, type.getElementType(), type.getEncoding(),
+                         type.getMemorySpace(), type.getMutableMemory());
+  }
+  return expanded;
+}
+
 FailureOr<AllocationAnalysis::Carrier>
 AllocationAnalysis::followAlias(Operation *alias, MemDescType resultType,
                                 const Carrier &source, int64_t region,
                                 int bufferIndex) {
+  auto sourceName = [&] { return userName(source.user, bufferIndex); };
   if (resultType.getMemorySpace() != source.newType.getMemorySpace())
-    return alias->emitOpError() << "moves the aliased buffer \"" << source.name
+    return alias->emitOpError() << "moves the aliased buffer \"" << sourceName()
                                 << "\" from " << source.newType.getMemorySpace()
                                 << " to " << resultType.getMemorySpace();
   FailureOr<planner::Buffer> buffer =
-      toPlannerBuffer(alias, resultType, source.name);
+      toPlannerBuffer(alias, resultType, sourceName);
   if (failed(buffer))
     return failure();
   const planner::View &sourceView = views[source.view];
@@ -290,7 +297,7 @@ AllocationAnalysis::followAlias(Operation *alias, MemDescType resultType,
     // buffers are still contiguous from the region's start.
     if (!sourceView.identityIndex())
       return alias->emitOpError()
-             << "changes the buffer size of \"" << source.name << "\" from "
+             << "changes the buffer size of \"" << sourceName() << "\" from "
              << sourceView.bufferSize << " to " << size
              << ", but its buffers sit at offset " << sourceView.offset
              << " with stride " << sourceView.bytesBetweenBufferGroups
@@ -299,12 +306,12 @@ AllocationAnalysis::followAlias(Operation *alias, MemDescType resultType,
     placement = Placement{0, size, 1};
   }
   FailureOr<planner::View> view =
-      checkedView(alias, *buffer, placement, region, bufferIndex);
+      checkedView(alias, *buffer, sourceName, placement, region, bufferIndex);
   if (failed(view))
     return failure();
   views.push_back(*view);
   return Carrier{alias->getResult(0), withLeadingDim(resultType, view->slots),
-                 views.size() - 1, source.name};
+                 views.size() - 1, source.user};
 }
 
 LogicalResult AllocationAnalysis::followUses(Carrier root, int64_t region,
@@ -339,13 +346,13 @@ LogicalResult AllocationAnalysis::followUses(Carrier root, int64_t region,
           BlockArgument argument = partition->getArgument(capture);
           retypedValues.emplace_back(argument, carrier.newType);
           worklist.push_back(
-              Carrier{argument, carrier.newType, carrier.view, carrier.name});
+              Carrier{argument, carrier.newType, carrier.view, carrier.user});
         }
         continue;
       }
       InFlightDiagnostic diag =
           user->emitOpError()
-          << "uses the aliased buffer \"" << carrier.name
+          << "uses the aliased buffer \"" << userName(carrier.user, bufferIndex)
           << "\" directly; storage alias lowering follows a buffer only "
              "through ttg.memdesc_index, ttg.memdesc_reinterpret, "
              "tlx.local_alias and ttg.warp_specialize captures";
@@ -358,7 +365,7 @@ LogicalResult AllocationAnalysis::followUses(Carrier root, int64_t region,
 
 LogicalResult AllocationAnalysis::analyzeSpec(
     SpecUses &uses, int64_t regionSize, ArrayRef<int64_t> backingShape,
-    function_ref<FailureOr<UserView>(size_t index)> userView) {
+    function_ref<FailureOr<planner::View>(size_t index)> userView) {
   FailureOr<MemDescType> backing = backingType(uses, backingShape);
   if (failed(backing))
     return failure();
@@ -367,17 +374,17 @@ LogicalResult AllocationAnalysis::analyzeSpec(
   size_t firstView = views.size();
   bool valid = true;
   for (auto [index, alloc] : llvm::enumerate(uses.allocs)) {
-    FailureOr<UserView> user = userView(index);
-    if (failed(user)) {
+    FailureOr<planner::View> view = userView(index);
+    if (failed(view)) {
       valid = false;
       continue;
     }
-    views.push_back(user->view);
-    MemDescType aliasType = withLeadingDim(alloc.getType(), user->view.slots);
+    views.push_back(*view);
+    MemDescType aliasType = withLeadingDim(alloc.getType(), view->slots);
     rewrite.users.push_back(UserRewrite{alloc, aliasType});
-    if (failed(followUses(Carrier{alloc.getResult(), aliasType,
-                                  views.size() - 1, std::move(user->name)},
-                          regionSize, static_cast<int>(index))))
+    if (failed(followUses(
+            Carrier{alloc.getResult(), aliasType, views.size() - 1, alloc},
+            regionSize, static_cast<int>(index))))
       valid = false;
   }
   if (!valid)
@@ -464,21 +471,18 @@ LogicalResult mlir::tlx::allocateStorageAliases(ModuleOp module) {
       continue;
     }
     // Each user's placement, as offset calculation recorded it.
-    auto userView = [&](size_t index) -> FailureOr<UserView> {
+    auto userView = [&](size_t index) -> FailureOr<planner::View> {
       StorageAliasLocalAllocOp alloc = uses.allocs[index];
+      auto nameOf = [&] { return userName(alloc, index); };
       FailureOr<planner::Buffer> buffer =
-          toPlannerBuffer(alloc, alloc.getType(),
-                          nameForDiagnostics(alloc, "user " + Twine(index)));
+          toPlannerBuffer(alloc, alloc.getType(), nameOf);
       if (failed(buffer))
         return failure();
       FailureOr<Placement> placement = readPlacement(alloc, *buffer);
       if (failed(placement))
         return failure();
-      FailureOr<planner::View> view = checkedView(
-          alloc, *buffer, *placement, *region, static_cast<int>(index));
-      if (failed(view))
-        return failure();
-      return UserView{*view, std::move(buffer->name)};
+      return checkedView(alloc, *buffer, nameOf, *placement, *region,
+                         static_cast<int>(index));
     };
     if (failed(analysis.analyzeSpec(uses, *region,
                                     uses.spec.getBufferShapeAttr().asArrayRef(),

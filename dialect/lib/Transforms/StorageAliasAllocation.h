@@ -22,12 +22,6 @@
 
 namespace mlir::tlx {
 
-/// Where one user's buffers sit, and its name for diagnostics.
-struct UserView {
-  planner::View view;
-  std::string name;
-};
-
 class AllocationAnalysis {
 public:
   /// `erasedUsers`: ops that go with the rewrite (reuse groups whose tree is
@@ -43,7 +37,7 @@ public:
   LogicalResult
   analyzeSpec(SpecUses &uses, int64_t regionSize,
               ArrayRef<int64_t> backingShape,
-              function_ref<FailureOr<UserView>(size_t index)> userView);
+              function_ref<FailureOr<planner::View>(size_t index)> userView);
 
   /// Rewrites every analyzed spec: one backing allocation, one tlx.local_alias
   /// per user, the values that carry the users' buffers retyped and every
@@ -77,12 +71,12 @@ private:
   };
 
   /// A value that carries a user's buffers: its type once re-viewed, the
-  /// view its indices map through, and the user's name for diagnostics.
+  /// view its indices map through, and the user (diagnostics name it).
   struct Carrier {
     Value value;
     triton::gpu::MemDescType newType;
     size_t view;
-    std::string name;
+    StorageAliasLocalAllocOp user;
   };
 
   FailureOr<triton::gpu::MemDescType>
@@ -90,6 +84,9 @@ private:
   FailureOr<Attribute> tmemBackingEncoding(SpecUses &uses,
                                            ArrayRef<int64_t> backingShape);
   LogicalResult followUses(Carrier root, int64_t region, int bufferIndex);
+  /// `type` with `leadingDim` buffers, built once per pair.
+  triton::gpu::MemDescType withLeadingDim(triton::gpu::MemDescType type,
+                                          int64_t leadingDim);
   FailureOr<Carrier> followAlias(Operation *alias,
                                  triton::gpu::MemDescType resultType,
                                  const Carrier &source, int64_t region,
@@ -102,6 +99,9 @@ private:
   /// TMEM backing encodings by (user encoding, rows, columns).
   llvm::DenseMap<std::tuple<Attribute, int64_t, int64_t>, Attribute>
       tmemBackingLayouts;
+  /// Memdesc types by (type, leading dimension): a module repeats them.
+  llvm::DenseMap<std::pair<Type, int64_t>, triton::gpu::MemDescType>
+      expandedTypes;
 
   SmallVector<SpecRewrite> specs;
   /// Values whose memdesc type gets a new leading dimension: results of
@@ -111,10 +111,12 @@ private:
   std::vector<planner::View> views;
 };
 
-/// The view `placement` gives `buffer` in a region of `regionSize` units,
-/// checked by the planner: its problems are reported at `about`.
+/// The view `placement` gives `buffer` (unnamed, see toPlannerBuffer) in a
+/// region of `regionSize` units, checked by the planner: its problems are
+/// reported at `about`, naming the buffer `nameOf()`.
 FailureOr<planner::View> checkedView(Operation *about,
                                      const planner::Buffer &buffer,
+                                     function_ref<std::string()> nameOf,
                                      const Placement &placement,
                                      int64_t regionSize, int bufferIndex);
 

@@ -24,10 +24,9 @@ namespace mlir::tlx {
 
 namespace {
 
-/// One spec with its planner input and plan.
+/// One spec with its plan.
 struct PlannedSpec {
   SpecUses *uses;
-  PlannerInput input;
   planner::Plan plan;
 };
 
@@ -57,12 +56,11 @@ LogicalResult mlir::tlx::lowerStorageAliases(ModuleOp module) {
       valid = false;
       continue;
     }
-    planner::Plan plan =
-        planner::plan(input->spec, input->buffers, input->tree);
+    planner::Plan plan = planSpec(uses, *input);
     if (failed(reportPlannerDiagnostics(uses, plan.diagnostics,
                                         PlanWarnings::Skip)))
       valid = false;
-    planned.push_back(PlannedSpec{&uses, std::move(*input), std::move(plan)});
+    planned.push_back(PlannedSpec{&uses, std::move(plan)});
   }
   if (!valid)
     return failure();
@@ -81,8 +79,8 @@ LogicalResult mlir::tlx::lowerStorageAliases(ModuleOp module) {
   // Allocation, from the plans.
   AllocationAnalysis analysis(module.getContext(), erasedUsers);
   for (PlannedSpec &spec : planned) {
-    auto userView = [&](size_t index) -> FailureOr<UserView> {
-      return UserView{spec.plan.views[index], spec.input.buffers[index].name};
+    auto userView = [&](size_t index) -> FailureOr<planner::View> {
+      return spec.plan.views[index];
     };
     if (failed(analysis.analyzeSpec(*spec.uses, spec.plan.regionSize,
                                     spec.plan.backingShape, userView)))
