@@ -85,6 +85,36 @@ std::optional<StorageKind> storageOf(Attribute memorySpace) {
 
 } // namespace
 
+namespace {
+
+/// An allocation effect on `result` in the memory `storage` names.
+void addAllocation(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects,
+    OpResult result, StorageKind storage) {
+  if (storage == StorageKind::tmem)
+    effects.emplace_back(MemoryEffects::Allocate::get(), result,
+                         triton::nvidia_gpu::TensorMemory::get());
+  else
+    effects.emplace_back(MemoryEffects::Allocate::get(), result,
+                         triton::gpu::SharedMemory::get());
+}
+
+} // namespace
+
+void StorageAliasSpecOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  addAllocation(effects, getOperation()->getOpResult(0), getStorage());
+}
+
+void StorageAliasLocalAllocOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  addAllocation(effects, getOperation()->getOpResult(0),
+                getStorageAlias().getType().getStorage());
+}
+
 LogicalResult
 StorageAliasSpecType::verify(function_ref<InFlightDiagnostic()> emitError,
                              StorageKind storage,

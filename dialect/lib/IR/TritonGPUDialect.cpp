@@ -204,6 +204,21 @@ MemDescType MemDescType::cloneWith(std::optional<ArrayRef<int64_t>> shape,
 // Memory descriptor ops
 //===----------------------------------------------------------------------===//
 
+void LocalAllocOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  // An immutable buffer is a value (Triton lets CSE and DCE treat it so until
+  // its offset is assigned); a mutable one is a new allocation.
+  if (!getType().getMutableMemory())
+    return;
+  OpResult buffer = getOperation()->getOpResult(0);
+  effects.emplace_back(MemoryEffects::Allocate::get(), buffer,
+                       SharedMemory::get());
+  if (getSrc())
+    effects.emplace_back(MemoryEffects::Write::get(), buffer,
+                         SharedMemory::get());
+}
+
 LogicalResult MemDescIndexOp::verify() {
   MemDescType source = getSrc().getType();
   MemDescType result = getResult().getType();

@@ -127,6 +127,17 @@ static void printBufferAndToken(OpAsmPrinter &printer, Operation *,
   printer << "]";
 }
 
+void TMEMAllocOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  OpResult buffer = getOperation()->getOpResult(0);
+  effects.emplace_back(MemoryEffects::Allocate::get(), buffer,
+                       TensorMemory::get());
+  if (getSrc())
+    effects.emplace_back(MemoryEffects::Write::get(), buffer,
+                         TensorMemory::get());
+}
+
 LogicalResult TMEMSubSliceOp::verify() {
   bool hasOffset = (*this)->hasAttrOfType<IntegerAttr>("offset");
   bool hasN = (*this)->hasAttrOfType<IntegerAttr>("N");

@@ -7,7 +7,8 @@ include "tlx/Dialect/TLX/TLXDialect.td"
 include "tlx/Dialect/TritonGPU/TritonGPUDialect.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
-def TLX_StorageAliasSpecOp : TLX_Op<"storage_alias_spec", [Pure]> {
+def TLX_StorageAliasSpecOp : TLX_Op<"storage_alias_spec",
+    [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "Defines a storage region that allocations alias as peers";
   let description = [{
     ```
@@ -15,9 +16,12 @@ def TLX_StorageAliasSpecOp : TLX_Op<"storage_alias_spec", [Pure]> {
     %t = tlx.storage_alias_spec storage = tmem, size = 16384
            : !tlx.storage_alias_spec<tmem, 16384>
     ```
-    Allocates nothing: the storage alias lowering sizes the region (from the
-    users, or validates `size`), records `buffer_shape` (the shape of the
-    backing allocation) and replaces the spec by one real allocation.
+    The storage alias lowering sizes the region (from the users, or
+    validates `size`), records `buffer_shape` (the shape of the backing
+    allocation) and replaces the spec by one real allocation. Each spec is an
+    allocation of its own (an Allocate effect on its result in shared or
+    tensor memory, as `ttg.local_alloc` has): CSE never merges two specs, and
+    a spec without users is erased as dead.
   }];
   let arguments = (ins
     TLX_StorageKindAttr:$storage,
@@ -47,13 +51,17 @@ def TLX_StorageAliasSpecOp : TLX_Op<"storage_alias_spec", [Pure]> {
   let hasVerifier = 1;
 }
 
-def TLX_StorageAliasLocalAllocOp : TLX_Op<"storage_alias_local_alloc"> {
+def TLX_StorageAliasLocalAllocOp : TLX_Op<"storage_alias_local_alloc",
+    [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "An allocation that lives in a storage alias spec's region";
   let description = [{
     `%a = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem>
     -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>`. The storage
     alias lowering replaces it by a `tlx.local_alias` of the backing
-    allocation.
+    allocation. Each result is an allocation of its own (an Allocate effect
+    on it): CSE never merges two users of a spec. A user without any use,
+    not even in an overlap tree, is dead and erased, as an unused
+    `ttg.local_alloc` is; the plan is then made without it.
   }];
   let arguments = (ins TLX_StorageAliasSpecType:$storage_alias);
   let results = (outs TTG_MemDescType:$result);

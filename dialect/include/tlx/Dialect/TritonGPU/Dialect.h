@@ -34,6 +34,11 @@ Type getAsyncTokenType(MLIRContext *context);
 /// True if `type` is `!ttg.async.token`.
 bool isAsyncToken(Type type);
 
+/// The resource of every shared memory allocation's memory effects.
+struct SharedMemory : public SideEffects::Resource::Base<SharedMemory> {
+  StringRef getName() final { return "<SharedMemory>"; }
+};
+
 } // namespace mlir::triton::gpu
 
 #define GET_OP_CLASSES

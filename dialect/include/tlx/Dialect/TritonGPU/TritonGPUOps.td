@@ -11,12 +11,19 @@ include "tlx/Dialect/TritonGPU/TritonGPUDialect.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
-def TTG_LocalAllocOp : TTG_Op<"local_alloc"> {
+/// The memory effects of allocations name it, so that passes tell shared
+/// memory apart from other memory (Triton models its allocations the same).
+def TTG_SharedMemory : Resource<"::mlir::triton::gpu::SharedMemory">;
+
+def TTG_LocalAllocOp : TTG_Op<"local_alloc",
+    [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "Allocates a buffer in shared memory";
   let description = [{
     `ttg.local_alloc : () -> !ttg.memdesc<...>`, or with an initial value
     `ttg.local_alloc %x : (tensor<...>) -> !ttg.memdesc<...>`; the optional
-    `alignment` (bytes) is printed in the attribute dictionary.
+    `alignment` (bytes) is printed in the attribute dictionary. A mutable
+    result is a new allocation (never merged by CSE; erased when unused); an
+    immutable one holds a value and has no effects, as in Triton.
   }];
   let arguments = (ins
     Optional<AnyRankedTensor>:$src,

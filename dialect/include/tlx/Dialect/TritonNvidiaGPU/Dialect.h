@@ -16,6 +16,15 @@
 #define GET_ATTRDEF_CLASSES
 #include "tlx/Dialect/TritonNvidiaGPU/TritonNvidiaGPUAttrDefs.h.inc"
 
+namespace mlir::triton::nvidia_gpu {
+
+/// The resource of every tensor memory allocation's memory effects.
+struct TensorMemory : public SideEffects::Resource::Base<TensorMemory> {
+  StringRef getName() final { return "<TensorMemory>"; }
+};
+
+} // namespace mlir::triton::nvidia_gpu
+
 #define GET_TYPEDEF_CLASSES
 #include "tlx/Dialect/TritonNvidiaGPU/TritonNvidiaGPUTypeDefs.h.inc"
 

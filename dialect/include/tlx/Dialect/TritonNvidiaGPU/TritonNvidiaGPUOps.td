@@ -12,12 +12,16 @@
 include "tlx/Dialect/TritonNvidiaGPU/TritonNvidiaGPUDialect.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
-def TTNG_TMEMAllocOp : TTNG_Op<"tmem_alloc"> {
+/// The memory effects of tensor memory allocations name it.
+def TTNG_TensorMemory : Resource<"::mlir::triton::nvidia_gpu::TensorMemory">;
+
+def TTNG_TMEMAllocOp : TTNG_Op<"tmem_alloc",
+    [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "Allocates a buffer in tensor memory";
   let description = [{
     `ttng.tmem_alloc : () -> !ttg.memdesc<128x64xf32, #tmem,
     #ttng.tensor_memory, mutable>`, optionally with an initial value and a
-    `!ttg.async.token` result.
+    `!ttg.async.token` result. Each result is a new allocation.
   }];
   let arguments = (ins Optional<AnyRankedTensor>:$src);
   let results = (outs TTG_MemDescType:$result,
