@@ -25,6 +25,10 @@ void bindEnums(py::module_ &m) {
       .value("NVMMA_SHARED", LayoutKind::NvmmaShared)
       .value("SWIZZLED_SHARED", LayoutKind::SwizzledShared)
       .value("TENSOR_MEMORY", LayoutKind::TensorMemory);
+  py::enum_<ElementKind>(m, "ElementKind")
+      .value("INTEGER", ElementKind::Integer)
+      .value("FLOAT", ElementKind::Float)
+      .value("POINTER", ElementKind::Pointer);
   py::enum_<GroupKind>(m, "GroupKind")
       .value("SHARED", GroupKind::Shared)
       .value("DISTINCT", GroupKind::Distinct);
@@ -58,7 +62,7 @@ void bindInputs(py::module_ &m) {
       .def_readwrite("name", &Spec::name)
       .def_readwrite("storage", &Spec::storage)
       .def_readwrite("explicit_size_bytes", &Spec::explicitSizeBytes)
-      .def_readwrite("smem_limit_bytes", &Spec::smemLimitBytes);
+      .def_readwrite("capability", &Spec::capability);
 }
 
 void bindOutputs(py::module_ &m) {
@@ -98,6 +102,18 @@ void bindFunctions(py::module_ &m) {
         "Alignment the buffer needs (bytes for SMEM, columns for TMEM).");
   m.def("smem_limit_for_target", &smemLimitForTarget, py::arg("capability"),
         "Shared memory one CTA may use on a CUDA target (227 KiB if unknown).");
+  m.def("has_tensor_memory", &hasTensorMemory, py::arg("capability"),
+        "Whether a CUDA target has tensor memory (true if unknown: 0).");
+  m.def("target_name", &targetName, py::arg("capability"),
+        "sm_90a, sm_100a, ... for a compute capability.");
+  m.def("storage_unavailable", &storageUnavailable, py::arg("storage"),
+        py::arg("capability"),
+        "Why the storage cannot be used on the target; empty when it can.");
+  m.def("stored_element_bits", &storedElementBits, py::arg("kind"),
+        py::arg("bit_width"),
+        "Bits one element occupies in memory (pointers 64, i1 8).");
+  m.def("has_buffer_dimension", &hasBufferDimension, py::arg("buffer"),
+        "False for a TMEM buffer written as one [M, N] tile.");
   m.def("plan", &plan, py::arg("spec"), py::arg("buffers"),
         py::arg("tree") = std::nullopt,
         "Plans one storage alias spec; problems are in Plan.diagnostics.");

@@ -29,6 +29,12 @@ _PLANNER_STORAGE = {
     storage_kind.tmem: planner.Storage.TMEM,
 }
 
+
+def planner_storage(storage: storage_kind) -> planner.Storage:
+    """The planner's name of a storage kind (smem or tmem)."""
+    return _PLANNER_STORAGE[storage]
+
+
 # The backing allocation's layout: rank 1, so the leading dimension of the
 # [n, 128] backing is a buffer dimension that may be any size.
 _BACKING_SMEM_LAYOUT = ttgl.SwizzledSharedLayout(1, 1, 1, [0])
@@ -54,6 +60,14 @@ def view_type(element_ty, shape, layout, storage, view: planner.View):
     """The type of a buffer's view: ``[slots, *shape[1:]]`` of its own element
     type and layout, covering the region."""
     return descriptor_type(element_ty, (view.slots, *shape[1:]), layout, storage)
+
+
+def stored_element_bits(dtype) -> int:
+    """Bits one element of ``dtype`` occupies in memory (the planner's rule)."""
+    if dtype.is_ptr():
+        return planner.stored_element_bits(planner.ElementKind.POINTER, 64)
+    kind = planner.ElementKind.FLOAT if dtype.is_floating() else planner.ElementKind.INTEGER
+    return planner.stored_element_bits(kind, dtype.primitive_bitwidth)
 
 
 def planner_layout(layout) -> planner.Layout:
@@ -100,7 +114,7 @@ class AllocationState:
         return planner.Buffer(
             self.name,
             self.shape,
-            self.element_ty.primitive_bitwidth,
+            stored_element_bits(self.element_ty),
             _PLANNER_STORAGE[self.storage],
             planner_layout(self.layout),
         )
@@ -120,7 +134,7 @@ class SpecState:
         function_name,
         *,
         private=False,
-        smem_limit_bytes=None,
+        capability=0,
     ):
         self.name = name
         self.storage = storage
@@ -130,7 +144,8 @@ class SpecState:
         self.function_name = function_name
         # A spec made by local_alloc without reuse: one buffer, sealed at once.
         self.private = private
-        self.smem_limit_bytes = smem_limit_bytes
+        # The CUDA compute capability compiled for (0: unknown).
+        self.capability = capability
         self.users: list[AllocationState] = []
         # Legacy reuse=buffered_tensor users added after the spec was sealed.
         self.followers: list[AllocationState] = []
@@ -158,9 +173,7 @@ class SpecState:
 
     def planner_spec(self, explicit_size_bytes=None) -> planner.Spec:
         size = self.explicit_size_bytes if explicit_size_bytes is None else explicit_size_bytes
-        if self.smem_limit_bytes is None:
-            return planner.Spec(self.name, _PLANNER_STORAGE[self.storage], size)
-        return planner.Spec(self.name, _PLANNER_STORAGE[self.storage], size, self.smem_limit_bytes)
+        return planner.Spec(self.name, _PLANNER_STORAGE[self.storage], size, self.capability)
 
     def add_user(self, name, location, element_ty, shape, layout, storage, type_text):
         user = AllocationState(self, name, location, element_ty, shape, layout, storage, type_text)

@@ -34,7 +34,7 @@ def default_layout(shape, dtype, storage: storage_kind):
     TMEM: a packed tensor memory layout whose block is the tile (at most 128
     rows).
     """
-    bits = dtype.primitive_bitwidth
+    bits = 0 if dtype.is_ptr() else dtype.primitive_bitwidth
     if storage is storage_kind.tmem:
         return blackwell.TensorMemoryLayout(
             block=(min(shape[0], _TMEM_MAX_BLOCK_M), shape[1]), col_stride=1
@@ -117,8 +117,15 @@ def local_alloc(
     location = location_of_call(_generator)
     shape = _buffer_shape(shape)
     dtype = _unwrap_if_constexpr(dtype)
-    if not isinstance(dtype, ttgl.dtype) or isinstance(dtype, ttgl.pointer_type):
+    if not isinstance(dtype, ttgl.dtype) or dtype.is_block() or dtype == ttgl.void:
         raise TypeError(f"dtype must be a scalar Gluon dtype, got {type(dtype).__name__} {dtype!r}")
+    if dtype.is_ptr():
+        raise TLXError(
+            f"local_alloc of {dtype}: stock Triton cannot view shared memory as pointers "
+            "(Triton 3.6 to 3.8 do not lower pointer buffers, 3.8 and 3.9 fail on a "
+            "memdesc_reinterpret to them); keep the addresses as int64 and convert them "
+            "with tl.int_to_ptr after loading"
+        )
     num = _positive_int(num, "num")
     storage = expect_storage(storage, "storage")
     if storage is storage_kind.smemCluster:

@@ -23,8 +23,8 @@ from triton.compiler.compiler import make_backend
 from triton.experimental.gluon._runtime import GluonASTSource, GluonJITFunction
 
 from . import _dump, planner
-from ._errors import location_of_call
-from ._lowering import SpecState, check_unsealed
+from ._errors import TLXError, location_of_call
+from ._lowering import SpecState, check_unsealed, planner_storage
 from ._plans import SpecPlan
 from .compat import in_loop_carry_discovery
 
@@ -46,12 +46,17 @@ class KernelTrace:
         self.spec_plans: tuple[SpecPlan, ...] = ()
 
     @property
-    def smem_limit_bytes(self) -> int | None:
-        """The planner's SMEM limit for a CUDA target; None (the planner's
-        default) for targets without a compute capability."""
-        if isinstance(self.target.arch, int):
-            return planner.smem_limit_for_target(self.target.arch)
-        return None
+    def capability(self) -> int:
+        """The CUDA compute capability compiled for; 0 (unknown to the planner)
+        for targets without one."""
+        arch = self.target.arch
+        return arch if isinstance(arch, int) and not isinstance(arch, bool) else 0
+
+    def check_storage(self, storage) -> None:
+        """Raises unless the target has ``storage`` (TMEM needs Blackwell)."""
+        problem = planner.storage_unavailable(planner_storage(storage), self.capability)
+        if problem:
+            raise TLXError(problem)
 
     def register(self, spec: SpecState) -> None:
         self.specs.append(spec)
@@ -87,6 +92,7 @@ def new_spec_state(semantic, generator, name, storage, explicit_size_bytes, *, p
     """A spec's trace-time state, registered with the kernel's trace. A spec made
     during a loop's dry run (whose IR Triton throws away) is not registered."""
     trace = active_trace()
+    trace.check_storage(storage)
     spec = SpecState(
         name,
         storage,
@@ -95,7 +101,7 @@ def new_spec_state(semantic, generator, name, storage, explicit_size_bytes, *, p
         semantic.builder.get_insertion_block(),
         generator.function_name,
         private=private,
-        smem_limit_bytes=trace.smem_limit_bytes,
+        capability=trace.capability,
     )
     if not in_loop_carry_discovery(generator):
         trace.register(spec)

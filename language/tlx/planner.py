@@ -42,6 +42,7 @@ except ImportError as error:
 __all__ = [
     "Buffer",
     "Diagnostic",
+    "ElementKind",
     "Group",
     "Layout",
     "LayoutKind",
@@ -53,10 +54,15 @@ __all__ = [
     "check_view",
     "describe",
     "distinct",
+    "has_buffer_dimension",
+    "has_tensor_memory",
     "plan",
     "required_alignment",
     "shared",
     "smem_limit_for_target",
+    "storage_unavailable",
+    "stored_element_bits",
+    "target_name",
     "view_from_placement",
 ]
 
@@ -66,6 +72,12 @@ GROUP_KINDS = ("shared", "distinct")
 class Storage(enum.Enum):
     SMEM = "smem"
     TMEM = "tmem"
+
+
+class ElementKind(enum.Enum):
+    INTEGER = "integer"
+    FLOAT = "float"
+    POINTER = "pointer"
 
 
 class LayoutKind(enum.Enum):
@@ -90,7 +102,9 @@ class Layout:
 
 @dataclass(frozen=True)
 class Buffer:
-    """One user of a region: ``shape[0]`` buffers of ``shape[1:]`` elements."""
+    """One user of a region: ``shape[0]`` buffers of ``shape[1:]`` elements (a TMEM
+    ``[M, N]`` shape is one buffer). ``element_bits`` is what one element occupies in
+    memory (``stored_element_bits``)."""
 
     name: str
     shape: tuple[int, ...]
@@ -137,15 +151,22 @@ def distinct(*children: int | Group, group_size: int = 1) -> Group:
 
 @dataclass(frozen=True)
 class Spec:
-    """A storage alias spec: the region several buffers alias."""
+    """A storage alias spec: the region several buffers alias. ``capability`` is the
+    CUDA compute capability compiled for (90: sm_90a, 100: sm_100a; 0: unknown), which
+    decides the SMEM limit and whether tensor memory exists."""
 
     name: str
     storage: Storage = Storage.SMEM
     explicit_size_bytes: int | None = None
-    smem_limit_bytes: int = 232448
+    capability: int = 0
 
     def __post_init__(self):
         object.__setattr__(self, "storage", Storage(self.storage))
+
+    @property
+    def smem_limit_bytes(self) -> int:
+        """The target's SMEM limit (``smem_limit_for_target(capability)``)."""
+        return smem_limit_for_target(self.capability)
 
 
 @dataclass(frozen=True)
@@ -244,7 +265,7 @@ def _native_spec(spec: Spec):
     native.name = spec.name
     native.storage = _native.Storage.__members__[spec.storage.name]
     native.explicit_size_bytes = spec.explicit_size_bytes
-    native.smem_limit_bytes = spec.smem_limit_bytes
+    native.capability = spec.capability
     return native
 
 
@@ -316,6 +337,38 @@ def smem_limit_for_target(capability: int) -> int:
     """Shared memory one CTA may use on a CUDA target of compute capability
     ``capability`` (80, 90, 100, ...); 227 KiB for targets the planner does not know."""
     return _native.smem_limit_for_target(capability)
+
+
+def has_tensor_memory(capability: int) -> bool:
+    """Whether a CUDA target has tensor memory (Blackwell sm_100a family; True for 0,
+    an unknown target)."""
+    return _native.has_tensor_memory(capability)
+
+
+def target_name(capability: int) -> str:
+    """``sm_90a``, ``sm_100a``, ... for a compute capability."""
+    return _native.target_name(capability)
+
+
+def storage_unavailable(storage: Storage, capability: int) -> str:
+    """Why ``storage`` cannot be used on the target of ``capability`` (TMEM before
+    Blackwell); an empty string when it can."""
+    return _native.storage_unavailable(
+        _native.Storage.__members__[Storage(storage).name], capability
+    )
+
+
+def stored_element_bits(kind: ElementKind, bit_width: int) -> int:
+    """Bits one element occupies in SMEM and TMEM, as Triton stores it: a pointer 64
+    bits, ``i1`` one byte, any other integer or float type its width."""
+    return _native.stored_element_bits(
+        _native.ElementKind.__members__[ElementKind(kind).name], bit_width
+    )
+
+
+def has_buffer_dimension(buffer: Buffer) -> bool:
+    """False for a TMEM buffer written as one ``[M, N]`` tile (one buffer)."""
+    return _native.has_buffer_dimension(_native_buffer(buffer))
 
 
 def required_alignment(buffer: Buffer) -> int:

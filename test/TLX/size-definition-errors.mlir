@@ -201,10 +201,27 @@ module attributes {ttg.target = "cuda:80"} {
 #shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
 #smem = #ttg.shared_memory
 module {
-  tt.func @element_type_without_bit_width() {
+  tt.func @element_type_without_size() {
     %s = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem>
-    // expected-error @below {{has element type 'index', which has no bit width}}
+    // expected-error-re @below {{buffer "size-definition-errors.mlir:{{[0-9]+}}:10" has element type 'index', which has no size in memory (expected an integer, float or !tt.ptr element type)}}
     %a = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64xindex, #shared, #smem, mutable>
+    %t = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem>
+    // expected-error @below {{has element type '!tt.tensordesc<tensor<16xf16>>', which has no size in memory}}
+    %d = tlx.storage_alias_local_alloc %t : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x!tt.tensordesc<tensor<16xf16>>, #shared, #smem, mutable>
+    tt.return
+  }
+}
+
+// -----
+
+// Tensor memory exists on Blackwell only: a TMEM spec in a module compiled
+// for sm_90a is an error at the spec, naming the target.
+#tmem = #ttng.tensor_memory_encoding<blockM = 128, blockN = 128, colStride = 1>
+module attributes {ttg.target = "cuda:90"} {
+  tt.func @tmem_on_hopper() {
+    // expected-error-re @below {{spec "{{.*}}": tensor memory (tmem) needs a Blackwell target (sm_100a or newer), but the kernel is compiled for sm_90a}}
+    %s = tlx.storage_alias_spec storage = tmem : !tlx.storage_alias_spec<tmem>
+    %a = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<tmem> -> !ttg.memdesc<128x128xf32, #tmem, #ttng.tensor_memory, mutable>
     tt.return
   }
 }

@@ -194,3 +194,47 @@ def test_lit_lowering_examples_parse_with_stock_triton(tmp_path):
     lowered = lower_file(REPOSITORY / "test" / "TLX" / "lowering.mlir", tmp_path)
     assert "tlx." not in lowered.read_text()
     parse_with_stock_triton(lowered)
+
+
+# distinct(acc, s) in TMEM with acc written as one [128, 64] tile (no buffer dimension): acc
+# becomes slot 0 of a [2, 128, 64] view and keeps its type, s (32 columns) sits at column 64.
+TMEM_SINGLE_BUFFER_KERNEL = """\
+#acc_regs = #ttg.blocked<{sizePerThread = [1, 64], threadsPerWarp = [32, 1], warpsPerCTA = [4, 1], order = [0, 1]}>
+#tmem = #ttng.tensor_memory_encoding<blockM = 128, blockN = 64, colStride = 1>
+#tmem1 = #ttng.tensor_memory_encoding<blockM = 128, blockN = 32, colStride = 1>
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:100", "ttg.threads-per-warp" = 32 : i32} {
+  tt.func public @tmem_single_buffer(%ptr: !tt.ptr<f32>) attributes {noinline = false} {
+    %true = arith.constant true
+    %ones = arith.constant dense<1.0> : tensor<128x64xf32, #acc_regs>
+    %spec = tlx.storage_alias_spec storage = tmem : !tlx.storage_alias_spec<tmem>
+    %acc = tlx.storage_alias_local_alloc %spec : !tlx.storage_alias_spec<tmem> -> !ttg.memdesc<128x64xf32, #tmem, #ttng.tensor_memory, mutable>
+    %s = tlx.storage_alias_local_alloc %spec : !tlx.storage_alias_spec<tmem> -> !ttg.memdesc<1x128x32xf32, #tmem1, #ttng.tensor_memory, mutable>
+    %root = tlx.reuse_group(%acc, %s) group_kind = distinct : (!ttg.memdesc<128x64xf32, #tmem, #ttng.tensor_memory, mutable>, !ttg.memdesc<1x128x32xf32, #tmem1, #ttng.tensor_memory, mutable>) -> !tlx.reuse_group<distinct>
+    tlx.set_buffer_overlap(%spec, %root) : (!tlx.storage_alias_spec<tmem>, !tlx.reuse_group<distinct>) -> ()
+    ttng.tmem_store %ones, %acc, %true : tensor<128x64xf32, #acc_regs> -> !ttg.memdesc<128x64xf32, #tmem, #ttng.tensor_memory, mutable>
+    %acc_v = ttng.tmem_load %acc : !ttg.memdesc<128x64xf32, #tmem, #ttng.tensor_memory, mutable> -> tensor<128x64xf32, #acc_regs>
+    %sum = "tt.reduce"(%acc_v) <{axis = 1 : i32}> ({
+    ^bb0(%l: f32, %r: f32):
+      %t = arith.addf %l, %r : f32
+      "tt.reduce.return"(%t) : (f32) -> ()
+    }) : (tensor<128x64xf32, #acc_regs>) -> tensor<128xf32, #ttg.slice<{dim = 1, parent = #acc_regs}>>
+    %offs = "tt.make_range"() <{end = 128 : i32, start = 0 : i32}> : () -> tensor<128xi32, #ttg.slice<{dim = 1, parent = #acc_regs}>>
+    %base = "tt.splat"(%ptr) : (!tt.ptr<f32>) -> tensor<128x!tt.ptr<f32>, #ttg.slice<{dim = 1, parent = #acc_regs}>>
+    %ptrs = "tt.addptr"(%base, %offs) : (tensor<128x!tt.ptr<f32>, #ttg.slice<{dim = 1, parent = #acc_regs}>>, tensor<128xi32, #ttg.slice<{dim = 1, parent = #acc_regs}>>) -> tensor<128x!tt.ptr<f32>, #ttg.slice<{dim = 1, parent = #acc_regs}>>
+    "tt.store"(%ptrs, %sum) : (tensor<128x!tt.ptr<f32>, #ttg.slice<{dim = 1, parent = #acc_regs}>>, tensor<128xf32, #ttg.slice<{dim = 1, parent = #acc_regs}>>) -> ()
+    tt.return
+  }
+}
+"""
+
+
+def test_tmem_single_buffer_lowering_compiles_with_stock_triton(tmp_path, monkeypatch):
+    lowered = lower(TMEM_SINGLE_BUFFER_KERNEL, tmp_path)
+    text = lowered.read_text()
+    assert "tlx." not in text
+    assert "ttng.tmem_alloc : () -> !ttg.memdesc<128x128xi32" in text
+    assert re.search(
+        r"-> !ttg\.memdesc<2x128x64xf32, #tmem\d*, #ttng\.tensor_memory, mutable>", text
+    )
+    parse_with_stock_triton(lowered)
+    compile_to_cubin(lowered, 100, monkeypatch, tmp_path)

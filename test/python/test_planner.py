@@ -12,6 +12,7 @@ import pytest
 from tlx.planner import (
     Buffer,
     Diagnostic,
+    ElementKind,
     Group,
     Layout,
     LayoutKind,
@@ -23,10 +24,15 @@ from tlx.planner import (
     check_view,
     describe,
     distinct,
+    has_buffer_dimension,
+    has_tensor_memory,
     plan,
     required_alignment,
     shared,
     smem_limit_for_target,
+    storage_unavailable,
+    stored_element_bits,
+    target_name,
     view_from_placement,
 )
 
@@ -331,7 +337,8 @@ def test_smem_over_the_limit_states_both_numbers():
         'spec "s" needs 262144 bytes of shared memory, more than the target\'s limit of '
         "232448 bytes"
     )
-    assert plan(Spec("s", smem_limit_bytes=262144), [big]).ok
+    three = Buffer("three", (3, 128, 128), 32)  # 196608 bytes
+    assert plan(Spec("s"), [three]).ok
 
 
 def test_plan_over_the_limit_still_reports_its_layout():
@@ -520,7 +527,14 @@ def test_invalid_smem_buffer(buffer, message):
             'buffer "t" is in tmem but has a swizzled_shared layout; TMEM buffers need a '
             "tensor_memory layout",
         ),
-        (tmem("t", (2, 64), 32), 'TMEM buffer "t" has shape [2, 64]; expected [num, M, N]'),
+        (
+            tmem("t", (64,), 32),
+            'TMEM buffer "t" has shape [64]; expected [num, M, N] or one [M, N] buffer',
+        ),
+        (
+            tmem("t", (2, 2, 128, 64), 32),
+            'TMEM buffer "t" has shape [2, 2, 128, 64]; expected [num, M, N] or one [M, N] buffer',
+        ),
         (
             tmem("t", (2, 128, 64), 32, Layout(LayoutKind.TENSOR_MEMORY, block_m=32)),
             'TMEM buffer "t" has blockM=32; expected 64 or 128',
@@ -736,6 +750,48 @@ def test_planner_imports_without_triton(tmp_path):
     assert completed.returncode == 0, completed.stderr
 
 
+def test_tmem_exists_on_blackwell_only():
+    assert [has_tensor_memory(cc) for cc in (0, 80, 90, 100, 103, 110, 120)] == [
+        True,
+        False,
+        False,
+        True,
+        True,
+        True,
+        False,
+    ]
+    assert [target_name(cc) for cc in (0, 90, 100)] == ["an unknown target", "sm_90a", "sm_100a"]
+    t = Buffer("t", (2, 128, 64), 32, TMEM, Layout(LayoutKind.TENSOR_MEMORY, block_n=64))
+    assert plan(Spec("t", TMEM, capability=100), [t]).ok
+    assert [d.message for d in plan(Spec("t", TMEM, capability=90), [t]).errors] == [
+        'spec "t": tensor memory (tmem) needs a Blackwell target (sm_100a or newer), but the '
+        "kernel is compiled for sm_90a"
+    ]
+    assert storage_unavailable(Storage.SMEM, 90) == ""
+
+
+def test_stored_element_bits():
+    assert stored_element_bits(ElementKind.POINTER, 0) == 64
+    assert stored_element_bits(ElementKind.INTEGER, 1) == 8
+    assert stored_element_bits(ElementKind.FLOAT, 8) == 8
+    assert stored_element_bits(ElementKind.FLOAT, 4) == 4
+    assert stored_element_bits(ElementKind.INTEGER, 16) == 16
+    fp4 = Buffer("fp4", (2, 16, 16), stored_element_bits(ElementKind.FLOAT, 4))
+    assert buffer_size(fp4) == 128
+
+
+def test_a_tmem_tile_without_buffer_dimension_is_one_buffer():
+    acc = Buffer("acc", (128, 128), 32, TMEM, Layout(LayoutKind.TENSOR_MEMORY, block_n=128))
+    assert not has_buffer_dimension(acc)
+    assert has_buffer_dimension(Buffer("a", (128, 128), 32))
+    p = Buffer("p", (1, 128, 64), 16, TMEM, Layout(LayoutKind.TENSOR_MEMORY, block_n=64))
+    result = plan(Spec("t", TMEM), [acc, p], distinct(0, 1))
+    assert result.ok, result.diagnostics
+    assert buffer_size(acc) == 128
+    assert [view.offset for view in result.views] == [0, 128]
+    assert result.region_size == 256 and result.views[0].slots == 2
+
+
 def test_smem_limit_is_the_targets():
     assert [smem_limit_for_target(cc) for cc in (80, 86, 90, 100, 120)] == [
         166912,
@@ -746,7 +802,8 @@ def test_smem_limit_is_the_targets():
     ]
     big = Buffer("big", (3, 128, 128), 32)  # 196608 bytes
     assert plan(Spec("s"), [big]).ok
-    sm80 = plan(Spec("s", smem_limit_bytes=smem_limit_for_target(80)), [big])
+    sm80 = plan(Spec("s", capability=80), [big])
+    assert Spec("s", capability=80).smem_limit_bytes == 166912
     assert [d.message for d in sm80.errors] == [
         'spec "s" needs 196608 bytes of shared memory, more than the target\'s limit of '
         "166912 bytes"

@@ -130,6 +130,34 @@ def test_tmem_over_512_columns():
 
 
 @tlx.jit
+def tmem_spec_on_hopper():
+    spec = tlx.storage_alias_spec(storage=TMEM)  # the spec
+    a = tlx.local_alloc((128, 64), ttgl.float32, 2, TMEM, reuse=spec)  # noqa: F841
+
+
+@tlx.jit
+def tmem_alloc_on_hopper():
+    acc = tlx.local_alloc((128, 64), ttgl.float32, 1, TMEM)  # the accumulator
+    fill(acc.index(0))
+
+
+@pytest.mark.parametrize(
+    "kernel, line_text",
+    [(tmem_spec_on_hopper, "# the spec"), (tmem_alloc_on_hopper, "# the accumulator")],
+    ids=lambda value: getattr(value, "__name__", None),
+)
+def test_tmem_on_a_target_without_tensor_memory(kernel, line_text):
+    error = compile_error(kernel, target=SM90)
+    assert_error(
+        error,
+        kernel,
+        line_text,
+        "tensor memory (tmem) needs a Blackwell target (sm_100a or newer)",
+        "compiled for sm_90a",
+    )
+
+
+@tlx.jit
 def over_the_smem_limit():
     spec = tlx.storage_alias_spec()
     a = tlx.local_alloc((128, 128), ttgl.float32, 4, reuse=spec)
@@ -482,6 +510,11 @@ def bad_dtype():
 
 
 @tlx.jit
+def pointer_dtype():
+    a = tlx.local_alloc((16, 16), ttgl.pointer_type(ttgl.float16), 2)  # noqa: F841
+
+
+@tlx.jit
 def bad_num():
     a = tlx.local_alloc((64, 64), ttgl.float32, 0)  # noqa: F841
 
@@ -543,6 +576,7 @@ def bad_storage_for_spec():
     [
         (bad_shape, "shape must be a tuple of ints"),
         (bad_dtype, "dtype must be a scalar Gluon dtype"),
+        (pointer_dtype, "stock Triton cannot view shared memory as pointers"),
         (bad_num, "num must be positive, got 0"),
         (bad_storage, "storage must be a tlx.storage_kind"),
         (bad_reuse, "reuse must be None, a tlx.storage_alias_spec or a tlx.local_alloc buffer"),

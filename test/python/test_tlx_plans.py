@@ -99,7 +99,7 @@ def test_the_plan_is_the_one_the_ttgir_allocates():
     assert [buffer.shape for buffer in spec.buffers] == [(2, 64, 64), (4, 64, 64), (2, 32, 64)]
     assert spec.tree == planner.shared(0, planner.distinct(planner.shared(1, group_size=2), 2))
     assert planner.plan(spec.spec, spec.buffers, spec.tree) == plan
-    assert spec.spec == planner.Spec("spec", planner.Storage.SMEM, None, 232448)
+    assert spec.spec == planner.Spec("spec", planner.Storage.SMEM, None, 90)
 
 
 def test_the_record_names_its_spec_and_source_line():
@@ -259,6 +259,7 @@ def region_of_192_kib():
 def test_the_target_decides_the_limit():
     (sm90,) = plans_of(region_of_192_kib)
     assert sm90.plan.size_bytes == 196608 and sm90.spec.smem_limit_bytes == 232448
+    assert sm90.spec.capability == 90
     with pytest.raises(CompilationError, match="more than the target's limit of 166912 bytes"):
         plans_of(region_of_192_kib, target=SM80)
 
@@ -274,3 +275,20 @@ def test_kernel_plans_neither_reads_nor_writes_the_cache(tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []
     compile_kernel(one_spec)
     assert os.listdir(tmp_path)
+
+
+@tlx.jit
+def element_types():
+    spec = tlx.storage_alias_spec()
+    words = tlx.local_alloc((16, 16), ttgl.int64, 2, reuse=spec)
+    e4m3 = tlx.local_alloc((16, 16), ttgl.float8e4nv, 2, reuse=spec)
+    e5m2 = tlx.local_alloc((16, 16), ttgl.float8e5, 2, reuse=spec)
+    spec.set_buffer_overlap(tlx.reuse_group(words, e4m3, e5m2, group_type=DISTINCT))
+
+
+def test_element_types_are_planned_at_the_width_triton_stores():
+    (spec,) = plans_of(element_types)
+    bits = {buffer.name: buffer.element_bits for buffer in spec.buffers}
+    assert bits == {"words": 64, "e4m3": 8, "e5m2": 8}
+    sizes = [view.buffer_size for view in spec.plan.views]
+    assert sizes == [2048, 256, 256]

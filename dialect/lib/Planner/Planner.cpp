@@ -140,7 +140,15 @@ bool hasValidShape(const Buffer &buffer) {
 }
 
 int64_t bufferCount(const Buffer &buffer) {
-  return hasValidShape(buffer) ? buffer.shape.front() : 0;
+  if (!hasValidShape(buffer))
+    return 0;
+  return hasBufferDimension(buffer) ? buffer.shape.front() : 1;
+}
+
+/// TMEM rows of one buffer (M of [num, M, N] or [M, N]).
+int64_t tmemBufferRows(const Buffer &buffer) {
+  const std::vector<int64_t> &shape = buffer.shape;
+  return shape.size() >= 2 ? shape[shape.size() - 2] : 1;
 }
 
 /// Checks one buffer on its own and against the spec's storage.
@@ -173,10 +181,11 @@ void validateBuffer(const Spec &spec, const Buffer &buffer, int index,
                          " but has a " + layoutKindName(kind) + " layout; " +
                          (tmem ? "TMEM buffers need a tensor_memory layout"
                                : "SMEM buffers need a shared memory layout")));
-  if (tmem && buffer.shape.size() != 3)
+  if (tmem && buffer.shape.size() != 2 && buffer.shape.size() != 3)
     diagnostics.push_back(error(index, "TMEM " + label() + " has shape " +
                                            shapeText(buffer.shape) +
-                                           "; expected [num, M, N]"));
+                                           "; expected [num, M, N] or one "
+                                           "[M, N] buffer"));
   if (tmem && buffer.layout.blockM != kTmemHalfLanes &&
       buffer.layout.blockM != kTmemLanes)
     diagnostics.push_back(
@@ -413,7 +422,7 @@ void placeAlone(View &view, const Buffer &buffer, Need &need) {
 int64_t tmemRows(const std::vector<Buffer> &buffers) {
   bool half = !buffers.empty() &&
               std::all_of(buffers.begin(), buffers.end(), [](const Buffer &b) {
-                return b.shape.size() == 3 && b.shape[1] <= kTmemHalfLanes &&
+                return tmemBufferRows(b) <= kTmemHalfLanes &&
                        b.layout.blockM == kTmemHalfLanes;
               });
   return half ? kTmemHalfLanes : kTmemLanes;
@@ -505,11 +514,12 @@ void sizeRegion(const Need &need, Context &ctx, Plan &plan) {
   if (smem) {
     int64_t region =
         hasExplicit ? explicitSmemRegion(explicitBytes, minimal, ctx) : minimal;
-    if (region > spec.smemLimitBytes)
+    int64_t limit = smemLimitForTarget(spec.capability);
+    if (region > limit)
       ctx.diagnostics.push_back(error(
           -1, specLabel(spec) + " needs " + amount(region, Storage::Smem) +
                   " of shared memory, more than the target's limit of " +
-                  std::to_string(spec.smemLimitBytes) + " bytes"));
+                  std::to_string(limit) + " bytes"));
     plan.regionSize = region;
     plan.sizeBytes = region;
     plan.backingShape = {region / kSmemRowBytes, kSmemRowBytes};
@@ -611,13 +621,47 @@ int64_t bufferSize(const Buffer &buffer) {
       bits = satMul(bits, shape[i]);
     return ceilDiv(bits, 8);
   }
-  int64_t rows = shape.size() >= 3 ? shape[shape.size() - 2] : 1;
+  int64_t rows = tmemBufferRows(buffer);
   int64_t columns = shape.size() >= 2 ? shape.back() : 1;
   if (buffer.elementBits < kTmemColumnBits && !buffer.layout.unpacked)
     columns = ceilDiv(satMul(columns, buffer.elementBits), kTmemColumnBits);
   if (rows > kTmemLanes)
     columns = satMul(columns, ceilDiv(rows, kTmemLanes));
   return columns;
+}
+
+int64_t storedElementBits(ElementKind kind, int64_t bitWidth) {
+  constexpr int64_t kPointerBits = 64;
+  constexpr int64_t kByteBits = 8;
+  if (kind == ElementKind::Pointer)
+    return kPointerBits;
+  // Triton keeps booleans in memory as bytes.
+  if (kind == ElementKind::Integer && bitWidth == 1)
+    return kByteBits;
+  return bitWidth;
+}
+
+bool hasBufferDimension(const Buffer &buffer) {
+  return buffer.storage != Storage::Tmem || buffer.shape.size() != 2;
+}
+
+bool hasTensorMemory(int capability) {
+  // sm_100a, sm_101a (renamed sm_110a) and sm_103a; sm_120a has none.
+  return capability == 0 || (capability >= 100 && capability < 120);
+}
+
+std::string targetName(int capability) {
+  if (capability == 0)
+    return "an unknown target";
+  return "sm_" + std::to_string(capability) + "a";
+}
+
+std::string storageUnavailable(Storage storage, int capability) {
+  if (storage != Storage::Tmem || hasTensorMemory(capability))
+    return "";
+  return "tensor memory (tmem) needs a Blackwell target (sm_100a or "
+         "newer), but the kernel is compiled for " +
+         targetName(capability);
 }
 
 int64_t smemLimitForTarget(int capability) {
@@ -745,6 +789,10 @@ Plan plan(const Spec &spec, const std::vector<Buffer> &buffers,
           const std::optional<Group> &tree) {
   Plan result;
   result.storage = spec.storage;
+  std::string unavailable = storageUnavailable(spec.storage, spec.capability);
+  if (!unavailable.empty())
+    result.diagnostics.push_back(
+        error(-1, specLabel(spec) + ": " + unavailable));
   if (buffers.empty())
     result.diagnostics.push_back(
         warning(-1, specLabel(spec) + " has no buffers"));

@@ -3,6 +3,7 @@
 #include "PlannerBridge.h"
 
 #include "tlx/Dialect/Encoding.h"
+#include "tlx/Dialect/Triton/Dialect.h"
 #include "tlx/Dialect/TritonNvidiaGPU/Dialect.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -177,19 +178,34 @@ FailureOr<int64_t> readIntegerAttr(StorageAliasLocalAllocOp alloc,
          << "got " << attr;
 }
 
-/// The SMEM limit of the target the module is compiled for (`ttg.target =
-/// "cuda:90"`, as Triton writes it); the planner's default without one.
-int64_t smemLimitOf(Operation *op) {
+/// The compute capability of the target the module is compiled for
+/// (`ttg.target = "cuda:90"`, as Triton writes it); 0 (unknown) without one.
+int capabilityOf(Operation *op) {
   auto module = op->getParentOfType<ModuleOp>();
   auto target =
       module ? module->getAttrOfType<StringAttr>("ttg.target") : nullptr;
   int capability = 0;
-  if (target) {
-    StringRef text = target.getValue();
-    if (text.consume_front("cuda:") && !text.getAsInteger(10, capability))
-      return planner::smemLimitForTarget(capability);
-  }
-  return planner::Spec().smemLimitBytes;
+  if (!target)
+    return 0;
+  StringRef text = target.getValue();
+  if (text.consume_front("cuda:") && !text.getAsInteger(10, capability))
+    return capability;
+  return 0;
+}
+
+/// The planner's element kind and width of `type`, when it has a size in
+/// memory: integers, floats (fp8, fp4 included) and `!tt.ptr<...>`.
+std::optional<int64_t> storedElementBits(Type type) {
+  if (auto integer = dyn_cast<IntegerType>(type))
+    return planner::storedElementBits(planner::ElementKind::Integer,
+                                      integer.getWidth());
+  if (auto floating = dyn_cast<FloatType>(type))
+    return planner::storedElementBits(planner::ElementKind::Float,
+                                      floating.getWidth());
+  if (auto verbatim = dyn_cast<triton::VerbatimType>(type);
+      verbatim && verbatim.getSymbol() == "ptr")
+    return planner::storedElementBits(planner::ElementKind::Pointer, 0);
+  return std::nullopt;
 }
 
 } // namespace
@@ -254,9 +270,12 @@ FailureOr<planner::Buffer>
 mlir::tlx::toPlannerBuffer(Operation *op, MemDescType type,
                            function_ref<std::string()> nameOf) {
   Type element = type.getElementType();
-  if (!element.isIntOrFloat())
+  std::optional<int64_t> elementBits = storedElementBits(element);
+  if (!elementBits)
     return op->emitError() << "buffer \"" << nameOf() << "\" has element type "
-                           << element << ", which has no bit width";
+                           << element
+                           << ", which has no size in memory (expected an "
+                              "integer, float or !tt.ptr element type)";
   planner::Buffer buffer;
   // The op verifiers keep storage alias users in #ttg.shared_memory or
   // #ttng.tensor_memory, and allocation refuses views that change it.
@@ -265,9 +284,19 @@ mlir::tlx::toPlannerBuffer(Operation *op, MemDescType type,
           ? planner::Storage::Tmem
           : planner::Storage::Smem;
   buffer.shape.assign(type.getShape().begin(), type.getShape().end());
-  buffer.elementBits = element.getIntOrFloatBitWidth();
+  buffer.elementBits = *elementBits;
   buffer.layout = toPlannerLayout(type.getEncoding());
   return buffer;
+}
+
+bool mlir::tlx::hasBufferDimension(MemDescType type) {
+  planner::Buffer buffer;
+  buffer.storage =
+      isa<triton::nvidia_gpu::TensorMemorySpaceAttr>(type.getMemorySpace())
+          ? planner::Storage::Tmem
+          : planner::Storage::Smem;
+  buffer.shape.assign(type.getShape().begin(), type.getShape().end());
+  return planner::hasBufferDimension(buffer);
 }
 
 FailureOr<PlannerInput> mlir::tlx::toPlannerInput(SpecUses &uses) {
@@ -275,7 +304,7 @@ FailureOr<PlannerInput> mlir::tlx::toPlannerInput(SpecUses &uses) {
   input.spec.storage = toPlannerStorage(uses.spec.getStorage());
   if (IntegerAttr size = uses.spec.getBufferSizeBytesAttr())
     input.spec.explicitSizeBytes = size.getInt();
-  input.spec.smemLimitBytes = smemLimitOf(uses.spec);
+  input.spec.capability = capabilityOf(uses.spec);
 
   bool valid = true;
   input.buffers.reserve(uses.allocs.size());

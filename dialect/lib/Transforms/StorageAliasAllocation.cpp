@@ -95,14 +95,19 @@ public:
     op.getIndexMutable().assign(slot);
   }
 
+  /// The constant slot `slot` as an index of `user`, built before it.
+  Value constantSlot(Operation *user, int64_t slot) {
+    return constantFor(user->getParentRegion(), user->getLoc(),
+                       IntegerType::get(user->getContext(), 32), slot);
+  }
+
 private:
   using ConstantKey = std::tuple<Block *, Type, int64_t>;
   using SlotKey = std::tuple<Value, int64_t, int64_t, int64_t>;
 
-  /// The entry block of the nearest region around `index` that no value
-  /// crosses: constants there are visible wherever `index` is.
-  static Block *constantScope(Value index) {
-    Region *region = index.getParentRegion();
+  /// The entry block of the nearest region around `region` that no value
+  /// crosses: constants there are visible wherever values of `region` are.
+  static Block *constantScope(Region *region) {
     for (Operation *parent = region->getParentOp();
          parent->isRegistered() &&
          !parent->hasTrait<OpTrait::IsIsolatedFromAbove>() &&
@@ -114,17 +119,23 @@ private:
 
   /// The constant `value` of `index`'s type, visible wherever `index` is.
   Value constantFor(Value index, int64_t value) {
-    Block *scope = constantScope(index);
-    Value &known = constants[ConstantKey{scope, index.getType(), value}];
+    return constantFor(index.getParentRegion(), index.getLoc(), index.getType(),
+                       value);
+  }
+
+  /// The constant `value` of `type`, visible wherever values of `region`
+  /// are.
+  Value constantFor(Region *region, Location loc, Type type, int64_t value) {
+    Block *scope = constantScope(region);
+    Value &known = constants[ConstantKey{scope, type, value}];
     if (known)
       return known;
-    OpBuilder builder(index.getContext());
+    OpBuilder builder(type.getContext());
     if (Operation *last = lastConstant.lookup(scope))
       builder.setInsertionPointAfter(last);
     else
       builder.setInsertionPointToStart(scope);
-    auto op = arith::ConstantIntOp::create(builder, index.getLoc(),
-                                           index.getType(), value);
+    auto op = arith::ConstantIntOp::create(builder, loc, type, value);
     lastConstant[scope] = op;
     known = op.getResult();
     return known;
@@ -263,11 +274,15 @@ AllocationAnalysis::backingType(SpecUses &uses,
 }
 
 MemDescType AllocationAnalysis::withLeadingDim(MemDescType type,
-                                               int64_t leadingDim) {
-  MemDescType &expanded = expandedTypes[{type, leadingDim}];
+                                               int64_t leadingDim,
+                                               bool prepend) {
+  MemDescType &expanded = expandedTypes[{type, leadingDim, unsigned(prepend)}];
   if (!expanded) {
     SmallVector<int64_t> shape(type.getShape());
-    shape.front() = leadingDim;
+    if (prepend)
+      shape.insert(shape.begin(), leadingDim);
+    else
+      shape.front() = leadingDim;
     expanded =
         MemDescType::get(shape, type.getElementType(), type.getEncoding(),
                          type.getMemorySpace(), type.getMutableMemory());
@@ -380,8 +395,17 @@ LogicalResult AllocationAnalysis::analyzeSpec(
       continue;
     }
     views.push_back(*view);
+    // A user that is one buffer keeps its type: its uses need no rewrite.
+    if (!hasBufferDimension(alloc.getType())) {
+      rewrite.users.push_back(
+          UserRewrite{alloc,
+                      withLeadingDim(alloc.getType(), view->slots,
+                                     /*prepend=*/true),
+                      planner::slotOf(*view, 0)});
+      continue;
+    }
     MemDescType aliasType = withLeadingDim(alloc.getType(), view->slots);
-    rewrite.users.push_back(UserRewrite{alloc, aliasType});
+    rewrite.users.push_back(UserRewrite{alloc, aliasType, std::nullopt});
     if (failed(followUses(
             Carrier{alloc.getResult(), aliasType, views.size() - 1, alloc},
             regionSize, static_cast<int>(index))))
@@ -412,6 +436,10 @@ void AllocationAnalysis::apply(ArrayRef<Operation *> obsolete) {
       builder.setInsertionPoint(user.alloc);
       Value alias = LocalAliasOp::create(builder, user.alloc.getLoc(),
                                          user.aliasType, backing);
+      if (user.singleSlot)
+        alias = triton::gpu::MemDescIndexOp::create(
+            builder, user.alloc.getLoc(), user.alloc.getType(), alias,
+            slots.constantSlot(user.alloc, *user.singleSlot));
       user.alloc.getResult().replaceAllUsesWith(alias);
     }
     for (auto [value, type] :

@@ -16,6 +16,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -49,6 +50,9 @@ private:
   struct UserRewrite {
     StorageAliasLocalAllocOp alloc;
     triton::gpu::MemDescType aliasType;
+    /// A user that is one buffer without a buffer dimension (a TMEM [M, N]
+    /// tile) becomes this slot of its view; the others become the view.
+    std::optional<int64_t> singleSlot;
   };
 
   struct SpecRewrite {
@@ -84,9 +88,11 @@ private:
   FailureOr<Attribute> tmemBackingEncoding(SpecUses &uses,
                                            ArrayRef<int64_t> backingShape);
   LogicalResult followUses(Carrier root, int64_t region, int bufferIndex);
-  /// `type` with `leadingDim` buffers, built once per pair.
+  /// `type` with `leadingDim` buffers, built once per pair; `prepend` adds
+  /// the buffer dimension to a type that has none.
   triton::gpu::MemDescType withLeadingDim(triton::gpu::MemDescType type,
-                                          int64_t leadingDim);
+                                          int64_t leadingDim,
+                                          bool prepend = false);
   FailureOr<Carrier> followAlias(Operation *alias,
                                  triton::gpu::MemDescType resultType,
                                  const Carrier &source, int64_t region,
@@ -100,7 +106,7 @@ private:
   llvm::DenseMap<std::tuple<Attribute, int64_t, int64_t>, Attribute>
       tmemBackingLayouts;
   /// Memdesc types by (type, leading dimension): a module repeats them.
-  llvm::DenseMap<std::pair<Type, int64_t>, triton::gpu::MemDescType>
+  llvm::DenseMap<std::tuple<Type, int64_t, unsigned>, triton::gpu::MemDescType>
       expandedTypes;
 
   SmallVector<SpecRewrite> specs;

@@ -13,8 +13,9 @@
 // The rules, in order (plan() applies them):
 //
 // 1. Buffer size (bufferSize): SMEM bytes = ceil(prod(shape[1:]) * bits / 8).
-//    TMEM columns of a [num, M, N] buffer = ceil(N * bits / 32) when
-//    bits < 32 and packed, else N; times ceil(M / 128) when M > 128.
+//    TMEM columns of a [num, M, N] (or a single [M, N]) buffer =
+//    ceil(N * bits / 32) when bits < 32 and packed, else N; times
+//    ceil(M / 128) when M > 128. Bits are storedElementBits.
 // 2. Alignment (requiredAlignment): SMEM at least 128 B; an NVMMA layout needs
 //    128 B x max phase, max phase = swizzleBytes / 16. TMEM: 1 column.
 // 3. Tree layout: a node inherits K from its ancestors (root K = 1; a group
@@ -38,7 +39,8 @@
 //    rows = 64 when every user has M <= 64 and blockM 64, else 128. An
 //    explicit size smaller than the region is an error stating the bytes
 //    needed; a larger one is kept when every view still covers it exactly.
-//    SMEM over Spec::smemLimitBytes is an error.
+//    SMEM over the target's limit (smemLimitForTarget) is an error, and so
+//    is TMEM on a target without it (hasTensorMemory).
 // 6. Views: scale = stride / size, offsetSlots = offset / size,
 //    slots = region / size; checkView() proves every buffer's slot lies in
 //    the region.
@@ -91,12 +93,17 @@ struct Layout {
   bool unpacked = false;
 };
 
+/// What an element type is, as far as its size goes.
+enum class ElementKind { Integer, Float, Pointer };
+
 /// One `local_alloc(..., reuse=spec)`: a user of the region.
 struct Buffer {
   /// How diagnostics name this buffer (an SSA name, a Python variable).
   std::string name;
-  /// Full shape, leading dimension = number of buffers. TMEM: [num, M, N].
+  /// Full shape, leading dimension = number of buffers. TMEM: [num, M, N],
+  /// or [M, N] for one buffer (hasBufferDimension).
   std::vector<int64_t> shape;
+  /// Bits one element occupies in memory (storedElementBits).
   int64_t elementBits = 0;
   Storage storage = Storage::Smem;
   Layout layout;
@@ -119,9 +126,10 @@ struct Spec {
   /// User's explicit buffer_size_bytes (SMEM bytes; TMEM bytes, 4 per
   /// column per lane: rows x columns x 4).
   std::optional<int64_t> explicitSizeBytes;
-  /// The target's SMEM limit in bytes (smemLimitForTarget; 227 KiB on
-  /// sm_90a and sm_100a).
-  int64_t smemLimitBytes = 232448;
+  /// The CUDA compute capability compiled for (90: sm_90a, 100: sm_100a);
+  /// 0 when unknown. It decides the SMEM limit (smemLimitForTarget) and
+  /// whether TMEM exists (hasTensorMemory).
+  int capability = 0;
 };
 
 enum class Severity { Error, Warning };
@@ -180,6 +188,17 @@ struct Plan {
   bool ok() const;
 };
 
+/// Bits one element of a Triton element type occupies in SMEM and TMEM, as
+/// Triton stores it: a pointer 64 bits, `i1` one byte, any other integer or
+/// float type its width (fp8: 8, fp4: 4). `bitWidth` is the type's width
+/// (ignored for pointers).
+int64_t storedElementBits(ElementKind kind, int64_t bitWidth);
+
+/// False for a TMEM buffer written as one [M, N] tile: it is one buffer, with
+/// no buffer dimension. Every other buffer's leading dimension counts its
+/// buffers.
+bool hasBufferDimension(const Buffer &buffer);
+
 /// Bytes (SMEM) or columns (TMEM) of one buffer of `buffer` (rule 1).
 /// Saturates at 2^62 instead of overflowing.
 int64_t bufferSize(const Buffer &buffer);
@@ -189,8 +208,20 @@ int64_t requiredAlignment(const Buffer &buffer);
 
 /// Shared memory one CTA may use on a CUDA target of compute capability
 /// `capability` (80 for sm_80, 90 for sm_90a, ...); targets the table does
-/// not know get the sm_90a/sm_100a limit, 227 KiB.
+/// not know (and 0, unknown) get the sm_90a/sm_100a limit, 227 KiB.
 int64_t smemLimitForTarget(int capability);
+
+/// Whether a CUDA target has tensor memory: the data-center Blackwell family
+/// (sm_100a, sm_101a / sm_110a, sm_103a); true for 0 (unknown target).
+bool hasTensorMemory(int capability);
+
+/// "sm_90a", "sm_100a", ... (the `a` targets Triton compiles for); "an
+/// unknown target" for 0.
+std::string targetName(int capability);
+
+/// Why `storage` cannot be used on the target of `capability` (TMEM before
+/// Blackwell), or an empty string when it can.
+std::string storageUnavailable(Storage storage, int capability);
 
 /// Plans a region. `tree` absent: every user at offset 0 (no
 /// set_buffer_overlap). Never throws: problems are Plan::diagnostics, whose
