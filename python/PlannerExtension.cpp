@@ -44,7 +44,9 @@ void bindInputs(py::module_ &m) {
       .def_readwrite("swizzle_bytes", &Layout::swizzleBytes)
       .def_readwrite("block_m", &Layout::blockM)
       .def_readwrite("block_n", &Layout::blockN)
-      .def_readwrite("unpacked", &Layout::unpacked);
+      .def_readwrite("unpacked", &Layout::unpacked)
+      .def_readwrite("cta_split_m", &Layout::ctaSplitM)
+      .def_readwrite("cta_split_n", &Layout::ctaSplitN);
   py::class_<Buffer>(m, "Buffer")
       .def(py::init<>())
       .def_readwrite("name", &Buffer::name)
@@ -89,6 +91,7 @@ void bindOutputs(py::module_ &m) {
       .def_readwrite("size_bytes", &Plan::sizeBytes)
       .def_readwrite("region_size", &Plan::regionSize)
       .def_readwrite("backing_shape", &Plan::backingShape)
+      .def_readwrite("backing_block", &Plan::backingBlock)
       .def_readwrite("alignment", &Plan::alignment)
       .def_readwrite("padding_bytes", &Plan::paddingBytes)
       .def_readwrite("views", &Plan::views)
@@ -102,6 +105,8 @@ void bindFunctions(py::module_ &m) {
         "Alignment the buffer needs (bytes for SMEM, columns for TMEM).");
   m.def("smem_limit_for_target", &smemLimitForTarget, py::arg("capability"),
         "Shared memory one CTA may use on a CUDA target (227 KiB if unknown).");
+  m.def("cta_split_of_cga_bases", &ctaSplitOfCgaBases, py::arg("bases"),
+        "The CTA split (along M, along N) of a 2-D CGA layout's bases.");
   m.def("has_tensor_memory", &hasTensorMemory, py::arg("capability"),
         "Whether a CUDA target has tensor memory (true if unknown: 0).");
   m.def("target_name", &targetName, py::arg("capability"),

@@ -19,7 +19,7 @@ from __future__ import annotations
 from triton.experimental.gluon import language as ttgl
 from triton.experimental.gluon.language.nvidia import blackwell
 
-from . import planner
+from . import compat, planner
 from ._errors import SourceLocation, TLXError, compilation_error, warn_at
 from ._kinds import storage_kind
 from ._plans import JoinedBuffer, SpecPlan
@@ -72,9 +72,11 @@ def stored_element_bits(dtype) -> int:
 
 def planner_layout(layout) -> planner.Layout:
     """The parts of a Gluon layout that decide size and alignment."""
+    split_m, split_n = planner.cta_split_of_cga_bases(compat.cga_bases(layout))
+    split = {"cta_split_m": split_m, "cta_split_n": split_n}
     if isinstance(layout, ttgl.NVMMASharedLayout):
         return planner.Layout(
-            planner.LayoutKind.NVMMA_SHARED, swizzle_bytes=layout.swizzle_byte_width
+            planner.LayoutKind.NVMMA_SHARED, swizzle_bytes=layout.swizzle_byte_width, **split
         )
     if isinstance(layout, blackwell.TensorMemoryLayout):
         return planner.Layout(
@@ -82,8 +84,9 @@ def planner_layout(layout) -> planner.Layout:
             block_m=layout.block[0],
             block_n=layout.block[1],
             unpacked=layout.col_stride != 1,
+            **split,
         )
-    return planner.Layout(planner.LayoutKind.SWIZZLED_SHARED)
+    return planner.Layout(planner.LayoutKind.SWIZZLED_SHARED, **split)
 
 
 class AllocationState:
@@ -299,7 +302,8 @@ def _named(handle, builder, name: str):
 def _emit_backing(spec: SpecState, plan: planner.Plan, builder):
     shape = list(plan.backing_shape)
     if spec.storage is storage_kind.tmem:
-        layout = blackwell.TensorMemoryLayout(block=tuple(shape), col_stride=1)
+        # Split over the CTAs as every user is (the planner checked they agree).
+        layout = compat.tmem_layout_with_block(spec.users[0].layout, plan.backing_block)
         backing_type = descriptor_type(ttgl.int32, shape, layout, spec.storage)
         return _named(
             builder.create_tmem_alloc(backing_type.to_ir(builder), None), builder, spec.name

@@ -52,6 +52,7 @@ __all__ = [
     "View",
     "buffer_size",
     "check_view",
+    "cta_split_of_cga_bases",
     "describe",
     "distinct",
     "has_buffer_dimension",
@@ -95,6 +96,8 @@ class Layout:
     block_m: int = 128
     block_n: int = 0
     unpacked: bool = False
+    cta_split_m: int = 1
+    cta_split_n: int = 1
 
     def __post_init__(self):
         object.__setattr__(self, "kind", LayoutKind(self.kind))
@@ -212,6 +215,7 @@ class Plan:
     storage: Storage
     size_bytes: int
     backing_shape: tuple[int, ...]
+    backing_block: tuple[int, ...]
     alignment: int
     padding_bytes: int
     views: tuple[View, ...]
@@ -241,6 +245,8 @@ def _native_buffer(buffer: Buffer):
     layout.block_m = buffer.layout.block_m
     layout.block_n = buffer.layout.block_n
     layout.unpacked = buffer.layout.unpacked
+    layout.cta_split_m = buffer.layout.cta_split_m
+    layout.cta_split_n = buffer.layout.cta_split_n
     native = _native.Buffer()
     native.name = buffer.name
     native.shape = list(buffer.shape)
@@ -293,6 +299,7 @@ def _native_plan(plan_: Plan):
     native.size_bytes = plan_.size_bytes
     native.region_size = plan_.region_size
     native.backing_shape = list(plan_.backing_shape)
+    native.backing_block = list(plan_.backing_block)
     native.alignment = plan_.alignment
     native.padding_bytes = plan_.padding_bytes
     native.views = [_native_view(view) for view in plan_.views]
@@ -320,6 +327,7 @@ def plan(spec: Spec, buffers: Sequence[Buffer], tree: Group | None = None) -> Pl
         storage=Storage[native.storage.name],
         size_bytes=native.size_bytes,
         backing_shape=tuple(native.backing_shape),
+        backing_block=tuple(native.backing_block),
         alignment=native.alignment,
         padding_bytes=native.padding_bytes,
         views=tuple(_view(view) for view in native.views),
@@ -337,6 +345,12 @@ def smem_limit_for_target(capability: int) -> int:
     """Shared memory one CTA may use on a CUDA target of compute capability
     ``capability`` (80, 90, 100, ...); 227 KiB for targets the planner does not know."""
     return _native.smem_limit_for_target(capability)
+
+
+def cta_split_of_cga_bases(bases) -> tuple[int, int]:
+    """The CTA split (along M, along N) of a 2-D CGA layout given by its bases
+    (``[[1, 0]]``: two CTAs along M)."""
+    return tuple(_native.cta_split_of_cga_bases([list(basis) for basis in bases]))
 
 
 def has_tensor_memory(capability: int) -> bool:

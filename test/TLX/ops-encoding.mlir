@@ -3,7 +3,7 @@
 // of tlx/Dialect/Encoding.h read their entries.
 // RUN: triton-opt %s | FileCheck %s --check-prefix=PRINT
 // RUN: triton-opt %s | triton-opt | FileCheck %s --check-prefix=PRINT
-// RUN: triton-opt %s --test-tlx-encoding="keys=swizzlingByteWidth,transposed,maxPhase,order,blockM,blockN,colStride,unpacked,dim" -o /dev/null 2>&1 | FileCheck %s --check-prefix=READ
+// RUN: triton-opt %s --test-tlx-encoding="keys=swizzlingByteWidth,transposed,maxPhase,order,blockM,blockN,colStride,unpacked,dim,CGALayout" -o /dev/null 2>&1 | FileCheck %s --check-prefix=READ
 
 // PRINT: #[[BLOCKED:blocked]] = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 // PRINT: #[[LINEAR:linear]] = #ttg.linear<{register = {{\[\[}}0, 1]], lane = {{\[\[}}1, 0], [2, 0], [4, 0], [8, 0], [16, 0]], warp = {{\[\[}}32, 0], [64, 0]], block = []}>
@@ -43,9 +43,9 @@ module attributes {test.parse_encoding = [
   // PRINT-SAME: !ttg.async.token
   // PRINT-SAME: !ttng.future<{x = !tt.ptr<i8>, y = #[[BLOCKED]]}>
   // READ: remark: layout 'padded_shared' swizzlingByteWidth=none transposed=none maxPhase=none order=[1, 0] blockM=none blockN=none colStride=none unpacked=none dim=none
-  // READ: remark: layout 'nvmma_shared' swizzlingByteWidth=128 transposed=false maxPhase=none order=none blockM=none blockN=none colStride=none unpacked=none dim=none
+  // READ: remark: layout 'nvmma_shared' swizzlingByteWidth=128 transposed=false maxPhase=none order=none blockM=none blockN=none colStride=none unpacked=none dim=none CGALayout={{\[\[}}0, 1]]
   // READ: remark: layout 'swizzled_shared' swizzlingByteWidth=none transposed=none maxPhase=4 order=[1, 0] blockM=none blockN=none colStride=none unpacked=none dim=none
-  // READ: remark: layout 'tensor_memory_encoding' swizzlingByteWidth=none transposed=none maxPhase=none order=none blockM=128 blockN=64 colStride=2 unpacked=none dim=none
+  // READ: remark: layout 'tensor_memory_encoding' swizzlingByteWidth=none transposed=none maxPhase=none order=none blockM=128 blockN=64 colStride=2 unpacked=none dim=none CGALayout=none
   // READ: remark: layout 'tensor_memory_encoding' swizzlingByteWidth=none transposed=none maxPhase=none order=none blockM=64 blockN=32 colStride=none unpacked=true dim=none
   // READ: remark: layout 'tensor_memory_scales_encoding' swizzlingByteWidth=none
   // Entries of the nested parent layout are not read.

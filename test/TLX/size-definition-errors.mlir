@@ -225,3 +225,33 @@ module attributes {ttg.target = "cuda:90"} {
     tt.return
   }
 }
+
+// -----
+
+// The buffers of a spec share one backing allocation: a TMEM tile split over
+// the CTA pair cannot share it with one that is not.
+#split = #ttng.tensor_memory_encoding<blockM = 128, blockN = 128, colStride = 1, CGALayout = [[1, 0]], twoCTAs = true>
+#whole = #ttng.tensor_memory_encoding<blockM = 128, blockN = 64, colStride = 1>
+module attributes {"ttg.num-ctas" = 2 : i32, ttg.target = "cuda:100"} {
+  tt.func @mixed_cta_split() {
+    %s = tlx.storage_alias_spec storage = tmem : !tlx.storage_alias_spec<tmem>
+    %acc = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<tmem> -> !ttg.memdesc<256x128xf32, #split, #ttng.tensor_memory, mutable>
+    // expected-error-re @below {{buffer "{{.*}}" is split over 1 x 1 CTAs but buffer "{{.*}}" over 2 x 1; the buffers of spec "{{.*}}" share one allocation and must be split alike}}
+    %x = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<tmem> -> !ttg.memdesc<1x128x64xf32, #whole, #ttng.tensor_memory, mutable>
+    tt.return
+  }
+}
+
+// -----
+
+// Shared memory split over the CTAs of a cluster is not aliased.
+#nvmma = #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16, CGALayout = [[1, 0]]}>
+#smem = #ttg.shared_memory
+module attributes {"ttg.num-ctas" = 2 : i32, ttg.target = "cuda:100"} {
+  tt.func @smem_cta_split() {
+    %s = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem>
+    // expected-error-re @below {{buffer "{{.*}}" is split over 2 x 1 CTAs; aliasing shared memory split over the CTAs of a cluster is not supported (only TMEM tiles may be split)}}
+    %a = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x256x64xf16, #nvmma, #smem, mutable>
+    tt.return
+  }
+}

@@ -22,6 +22,7 @@ from tlx.planner import (
     View,
     buffer_size,
     check_view,
+    cta_split_of_cga_bases,
     describe,
     distinct,
     has_buffer_dimension,
@@ -808,3 +809,32 @@ def test_smem_limit_is_the_targets():
         'spec "s" needs 196608 bytes of shared memory, more than the target\'s limit of '
         "166912 bytes"
     ]
+
+
+def test_a_tile_split_over_ctas_is_sized_per_cta():
+    assert cta_split_of_cga_bases([[1, 0]]) == (2, 1)
+    assert cta_split_of_cga_bases([[0, 1], [0, 2]]) == (1, 4)
+    assert cta_split_of_cga_bases([[0, 0]]) == (1, 1)
+    pair = Layout(LayoutKind.TENSOR_MEMORY, block_n=128, cta_split_m=2)
+    acc = Buffer("acc", (256, 128), 32, TMEM, pair)
+    assert buffer_size(acc) == 128
+    assert buffer_size(dataclasses.replace(acc, layout=Layout(LayoutKind.TENSOR_MEMORY))) == 256
+    result = plan(Spec("t", TMEM), [acc])
+    assert result.ok and result.region_size == 128
+    assert result.backing_block == (128, 128) and result.backing_shape == (256, 128)
+
+
+def test_buffers_of_one_spec_split_alike():
+    pair = Layout(LayoutKind.TENSOR_MEMORY, block_n=128, cta_split_m=2)
+    acc = Buffer("acc", (256, 128), 32, TMEM, pair)
+    lone = Buffer("lone", (1, 128, 64), 32, TMEM, Layout(LayoutKind.TENSOR_MEMORY, block_n=64))
+    error = only_error(plan(Spec("t", TMEM), [acc, lone]))
+    assert error.buffer == 1
+    assert error.message == (
+        'buffer "lone" is split over 1 x 1 CTAs but buffer "acc" over 2 x 1; the buffers of '
+        'spec "t" share one allocation and must be split alike'
+    )
+    odd = Buffer("odd", (1, 98, 64), 32, TMEM, dataclasses.replace(pair, cta_split_m=4))
+    assert "does not divide" in only_error(plan(Spec("t", TMEM), [odd])).message
+    split_smem = Buffer("a", (2, 256, 64), 16, SMEM, Layout(cta_split_m=2))
+    assert "shared memory split over the CTAs" in only_error(plan(Spec("s"), [split_smem])).message

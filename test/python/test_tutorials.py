@@ -232,3 +232,23 @@ def test_bench_refuses_fewer_than_50_runs(monkeypatch, capsys):
     with pytest.raises(SystemExit):
         bench.main()
     assert "--runs must be at least 50" in capsys.readouterr().err
+
+
+def test_two_cta_accumulator_is_planned_per_cta():
+    """A [256, 128] float32 accumulator of a cta_group::2 MMA is 128 columns in each CTA of
+    the pair; its fp16 copy shares them. The kernel compiles with num_ctas=2 and allocates
+    the planned region."""
+    two_cta = importlib.import_module("blackwell_two_cta_mma")
+    (tmem,) = two_cta.spec_plans()
+    assert tmem.plan.ok
+    assert [(b.layout.cta_split_m, b.layout.cta_split_n) for b in tmem.buffers] == [(2, 1)] * 2
+    assert tmem.plan.region_size == 128
+    assert tmem.plan.backing_block == (128, 128) and tmem.plan.backing_shape == (256, 128)
+    views = views_by_name(tmem)
+    assert (views["acc"].buffer_size, views["acc_half"].buffer_size) == (128, 64)
+
+    compiled = two_cta.compile_for_blackwell()
+    ttgir = compiled.asm["ttgir"]
+    assert TMEM_ALLOC.findall(ttgir) == [("tmem", "256", "128")]
+    assert "two_ctas" in ttgir and compiled.asm["cubin"]
+    assert compiled.metadata.tmem_size == tmem.plan.region_size

@@ -92,27 +92,57 @@ std::optional<bool> triton::encodingBool(Attribute encoding, StringRef key) {
   return std::nullopt;
 }
 
-std::optional<SmallVector<int64_t>> triton::encodingIntArray(Attribute encoding,
-                                                             StringRef key) {
-  std::optional<StringRef> text = valueText(encoding, key);
-  if (!text || !text->consume_front("["))
+namespace {
+
+/// Consumes a flat list of integers `[1, 0]` from the front of `text`.
+std::optional<SmallVector<int64_t>> consumeIntList(StringRef &text) {
+  StringRef rest = text;
+  if (!rest.consume_front("["))
     return std::nullopt;
   SmallVector<int64_t> values;
-  *text = text->ltrim();
-  if (text->consume_front("]"))
-    return values;
-  while (true) {
-    std::optional<int64_t> value = consumeInteger(*text);
+  rest = rest.ltrim();
+  while (!rest.consume_front("]")) {
+    if (!values.empty() && !rest.consume_front(","))
+      return std::nullopt;
+    rest = rest.ltrim();
+    std::optional<int64_t> value = consumeInteger(rest);
     if (!value)
       return std::nullopt;
     values.push_back(*value);
-    *text = text->ltrim();
-    if (text->consume_front("]"))
-      return values;
-    if (!text->consume_front(","))
+    rest = rest.ltrim();
+  }
+  text = rest;
+  return values;
+}
+
+} // namespace
+
+std::optional<SmallVector<int64_t>> triton::encodingIntArray(Attribute encoding,
+                                                             StringRef key) {
+  std::optional<StringRef> text = valueText(encoding, key);
+  if (!text)
+    return std::nullopt;
+  return consumeIntList(*text);
+}
+
+std::optional<SmallVector<SmallVector<int64_t>>>
+triton::encodingIntArrays(Attribute encoding, StringRef key) {
+  std::optional<StringRef> text = valueText(encoding, key);
+  if (!text || !text->consume_front("["))
+    return std::nullopt;
+  SmallVector<SmallVector<int64_t>> lists;
+  *text = text->ltrim();
+  while (!text->consume_front("]")) {
+    if (!lists.empty() && !text->consume_front(","))
       return std::nullopt;
     *text = text->ltrim();
+    std::optional<SmallVector<int64_t>> list = consumeIntList(*text);
+    if (!list)
+      return std::nullopt;
+    lists.push_back(std::move(*list));
+    *text = text->ltrim();
   }
+  return lists;
 }
 
 Attribute triton::parseEncoding(MLIRContext *context, StringRef text) {

@@ -145,10 +145,27 @@ int64_t bufferCount(const Buffer &buffer) {
   return hasBufferDimension(buffer) ? buffer.shape.front() : 1;
 }
 
-/// TMEM rows of one buffer (M of [num, M, N] or [M, N]).
+/// TMEM rows one CTA holds of one buffer (M of [num, M, N] or [M, N],
+/// divided by the CTA split).
 int64_t tmemBufferRows(const Buffer &buffer) {
   const std::vector<int64_t> &shape = buffer.shape;
-  return shape.size() >= 2 ? shape[shape.size() - 2] : 1;
+  int64_t rows = shape.size() >= 2 ? shape[shape.size() - 2] : 1;
+  return ceilDiv(rows, std::max<int64_t>(buffer.layout.ctaSplitM, 1));
+}
+
+/// TMEM columns (elements) one CTA holds of one buffer.
+int64_t tmemBufferColumns(const Buffer &buffer) {
+  int64_t columns = buffer.shape.size() >= 2 ? buffer.shape.back() : 1;
+  return ceilDiv(columns, std::max<int64_t>(buffer.layout.ctaSplitN, 1));
+}
+
+bool isCtaSplit(const Layout &layout) {
+  return layout.ctaSplitM != 1 || layout.ctaSplitN != 1;
+}
+
+std::string splitText(const Layout &layout) {
+  return std::to_string(layout.ctaSplitM) + " x " +
+         std::to_string(layout.ctaSplitN);
 }
 
 /// Checks one buffer on its own and against the spec's storage.
@@ -192,6 +209,23 @@ void validateBuffer(const Spec &spec, const Buffer &buffer, int index,
         error(index, "TMEM " + label() +
                          " has blockM=" + std::to_string(buffer.layout.blockM) +
                          "; expected 64 or 128"));
+  const Layout &layout = buffer.layout;
+  if (layout.ctaSplitM < 1 || layout.ctaSplitN < 1)
+    diagnostics.push_back(error(index, label() + " has a CTA split of " +
+                                           splitText(layout) +
+                                           "; both must be at least 1"));
+  else if (!tmem && isCtaSplit(layout))
+    diagnostics.push_back(error(
+        index, label() + " is split over " + splitText(layout) +
+                   " CTAs; aliasing shared memory split over the CTAs of a "
+                   "cluster is not supported (only TMEM tiles may be split)"));
+  else if (tmem && buffer.shape.size() >= 2 && hasValidShape(buffer) &&
+           (buffer.shape[buffer.shape.size() - 2] % layout.ctaSplitM != 0 ||
+            buffer.shape.back() % layout.ctaSplitN != 0))
+    diagnostics.push_back(
+        error(index, "TMEM " + label() + " has shape " +
+                         shapeText(buffer.shape) + ", which its CTA split of " +
+                         splitText(layout) + " does not divide"));
   int64_t swizzle = buffer.layout.swizzleBytes;
   if (kind == LayoutKind::NvmmaShared && swizzle != 0 && swizzle != 32 &&
       swizzle != 64 && swizzle != 128)
@@ -523,6 +557,7 @@ void sizeRegion(const Need &need, Context &ctx, Plan &plan) {
     plan.regionSize = region;
     plan.sizeBytes = region;
     plan.backingShape = {region / kSmemRowBytes, kSmemRowBytes};
+    plan.backingBlock = plan.backingShape;
     plan.alignment = kSmemMinAlignment;
     for (const View &view : ctx.views)
       plan.alignment = std::max(plan.alignment, view.alignment);
@@ -548,7 +583,13 @@ void sizeRegion(const Need &need, Context &ctx, Plan &plan) {
   int64_t rowBytes = rows * kTmemColumnBytes;
   plan.regionSize = columns;
   plan.sizeBytes = satMul(columns, rowBytes);
+  plan.backingBlock = {rows, columns};
   plan.backingShape = {rows, columns};
+  if (!ctx.buffers.empty()) {
+    const Layout &split = ctx.buffers.front().layout;
+    plan.backingShape = {satMul(rows, split.ctaSplitM),
+                         satMul(columns, split.ctaSplitN)};
+  }
   plan.alignment = 1;
   plan.paddingBytes = satMul(columns - need.ideal, rowBytes);
 }
@@ -569,8 +610,9 @@ std::string describeRegion(const Plan &plan) {
     text += number(plan.sizeBytes) + " bytes";
   else
     text += number(plan.regionSize) + " columns x " +
-            number(plan.backingShape.front()) +
-            " rows = " + number(plan.sizeBytes) + " bytes";
+            number(plan.backingBlock.front()) +
+            " rows = " + number(plan.sizeBytes) + " bytes" +
+            (plan.backingBlock == plan.backingShape ? "" : " per CTA");
   return text + ", backing " + shapeText(plan.backingShape) +
          (storage == Storage::Smem ? " x i8" : " x i32") + ", alignment " +
          amount(plan.alignment, storage) + ", padding " +
@@ -622,12 +664,22 @@ int64_t bufferSize(const Buffer &buffer) {
     return ceilDiv(bits, 8);
   }
   int64_t rows = tmemBufferRows(buffer);
-  int64_t columns = shape.size() >= 2 ? shape.back() : 1;
+  int64_t columns = tmemBufferColumns(buffer);
   if (buffer.elementBits < kTmemColumnBits && !buffer.layout.unpacked)
     columns = ceilDiv(satMul(columns, buffer.elementBits), kTmemColumnBits);
   if (rows > kTmemLanes)
     columns = satMul(columns, ceilDiv(rows, kTmemLanes));
   return columns;
+}
+
+std::array<int64_t, 2>
+ctaSplitOfCgaBases(const std::vector<std::vector<int64_t>> &bases) {
+  std::array<int64_t, 2> split = {1, 1};
+  for (const std::vector<int64_t> &basis : bases)
+    for (size_t dim = 0; dim < split.size() && dim < basis.size(); ++dim)
+      if (basis[dim] != 0)
+        split[dim] *= 2;
+  return split;
 }
 
 int64_t storedElementBits(ElementKind kind, int64_t bitWidth) {
@@ -798,6 +850,21 @@ Plan plan(const Spec &spec, const std::vector<Buffer> &buffers,
         warning(-1, specLabel(spec) + " has no buffers"));
   for (size_t i = 0; i < buffers.size(); ++i)
     validateBuffer(spec, buffers[i], static_cast<int>(i), result.diagnostics);
+  // One backing allocation holds every user: they split over CTAs alike.
+  for (size_t i = 1; i < buffers.size(); ++i) {
+    const Layout &first = buffers.front().layout;
+    const Layout &layout = buffers[i].layout;
+    if (layout.ctaSplitM == first.ctaSplitM &&
+        layout.ctaSplitN == first.ctaSplitN)
+      continue;
+    result.diagnostics.push_back(
+        error(static_cast<int>(i),
+              "buffer " + bufferLabel(buffers[i], static_cast<int>(i)) +
+                  " is split over " + splitText(layout) + " CTAs but buffer " +
+                  bufferLabel(buffers.front(), 0) + " over " +
+                  splitText(first) + "; the buffers of " + specLabel(spec) +
+                  " share one allocation and must be split alike"));
+  }
 
   result.views.resize(buffers.size());
   for (size_t i = 0; i < buffers.size(); ++i) {

@@ -56,8 +56,26 @@ planner::Storage toPlannerStorage(StorageKind storage) {
   llvm_unreachable("the storage_alias_spec verifier rejects smemCluster");
 }
 
+/// The CTA split of a layout: Triton 3.6 and 3.7 write `CTASplitM` and
+/// `CTASplitN`, later versions a `CGALayout` of bases.
+void readCtaSplit(Attribute encoding, planner::Layout &layout) {
+  if (std::optional<SmallVector<SmallVector<int64_t>>> bases =
+          triton::encodingIntArrays(encoding, "CGALayout")) {
+    std::vector<std::vector<int64_t>> plain;
+    for (const SmallVector<int64_t> &basis : *bases)
+      plain.emplace_back(basis.begin(), basis.end());
+    std::array<int64_t, 2> split = planner::ctaSplitOfCgaBases(plain);
+    layout.ctaSplitM = split[0];
+    layout.ctaSplitN = split[1];
+    return;
+  }
+  layout.ctaSplitM = triton::encodingInt(encoding, "CTASplitM").value_or(1);
+  layout.ctaSplitN = triton::encodingInt(encoding, "CTASplitN").value_or(1);
+}
+
 planner::Layout toPlannerLayout(Attribute encoding) {
   planner::Layout layout;
+  readCtaSplit(encoding, layout);
   StringRef kind = triton::encodingName(encoding);
   if (kind == "nvmma_shared") {
     layout.kind = planner::LayoutKind::NvmmaShared;

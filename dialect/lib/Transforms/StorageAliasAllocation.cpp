@@ -219,7 +219,7 @@ AllocationAnalysis::AllocationAnalysis(
 
 FailureOr<Attribute>
 AllocationAnalysis::tmemBackingEncoding(SpecUses &uses,
-                                        ArrayRef<int64_t> backingShape) {
+                                        ArrayRef<int64_t> backingBlock) {
   // The backing copies a user's encoding, so that it is spelled the way the
   // input's Triton spells it (`unpacked` or `colStride`), preferably from a
   // 32-bit user whose packing already matches i32.
@@ -237,15 +237,15 @@ AllocationAnalysis::tmemBackingEncoding(SpecUses &uses,
     return source.emitError()
            << "the TMEM encoding " << sourceEncoding
            << " has no blockM and blockN to size the backing allocation with";
-  auto key = std::make_tuple(sourceEncoding, backingShape[0], backingShape[1]);
+  auto key = std::make_tuple(sourceEncoding, backingBlock[0], backingBlock[1]);
   if (Attribute known = tmemBackingLayouts.lookup(key))
     return known;
   std::string text;
   llvm::raw_string_ostream(text) << sourceEncoding;
   text = llvm::Regex("blockM *= *[0-9]+")
-             .sub(("blockM = " + Twine(backingShape[0])).str(), text);
+             .sub(("blockM = " + Twine(backingBlock[0])).str(), text);
   text = llvm::Regex("blockN *= *[0-9]+")
-             .sub(("blockN = " + Twine(backingShape[1])).str(), text);
+             .sub(("blockN = " + Twine(backingBlock[1])).str(), text);
   text = llvm::Regex("colStride *= *[0-9]+").sub("colStride = 1", text);
   Attribute encoding = triton::parseEncoding(context, text);
   if (!encoding)
@@ -256,10 +256,10 @@ AllocationAnalysis::tmemBackingEncoding(SpecUses &uses,
 }
 
 FailureOr<MemDescType>
-AllocationAnalysis::backingType(SpecUses &uses,
-                                ArrayRef<int64_t> backingShape) {
+AllocationAnalysis::backingType(SpecUses &uses, ArrayRef<int64_t> backingShape,
+                                ArrayRef<int64_t> backingBlock) {
   if (uses.spec.getStorage() == StorageKind::tmem) {
-    FailureOr<Attribute> encoding = tmemBackingEncoding(uses, backingShape);
+    FailureOr<Attribute> encoding = tmemBackingEncoding(uses, backingBlock);
     if (failed(encoding))
       return failure();
     return MemDescType::get(
@@ -380,8 +380,10 @@ LogicalResult AllocationAnalysis::followUses(Carrier root, int64_t region,
 
 LogicalResult AllocationAnalysis::analyzeSpec(
     SpecUses &uses, int64_t regionSize, ArrayRef<int64_t> backingShape,
+    ArrayRef<int64_t> backingBlock,
     function_ref<FailureOr<planner::View>(size_t index)> userView) {
-  FailureOr<MemDescType> backing = backingType(uses, backingShape);
+  FailureOr<MemDescType> backing =
+      backingType(uses, backingShape, backingBlock);
   if (failed(backing))
     return failure();
 
@@ -512,9 +514,22 @@ LogicalResult mlir::tlx::allocateStorageAliases(ModuleOp module) {
       return checkedView(alloc, *buffer, nameOf, *placement, *region,
                          static_cast<int>(index));
     };
-    if (failed(analysis.analyzeSpec(uses, *region,
-                                    uses.spec.getBufferShapeAttr().asArrayRef(),
-                                    userView)))
+    // buffer_shape is what one CTA holds; the backing spans the users' CTA
+    // split (all alike: size definition checked it).
+    ArrayRef<int64_t> block = uses.spec.getBufferShapeAttr().asArrayRef();
+    SmallVector<int64_t> shape(block);
+    if (!uses.allocs.empty()) {
+      StorageAliasLocalAllocOp first = uses.allocs.front();
+      FailureOr<planner::Buffer> buffer = toPlannerBuffer(
+          first, first.getType(), [&] { return userName(first, 0); });
+      if (failed(buffer)) {
+        valid = false;
+        continue;
+      }
+      shape[0] *= buffer->layout.ctaSplitM;
+      shape[1] *= buffer->layout.ctaSplitN;
+    }
+    if (failed(analysis.analyzeSpec(uses, *region, shape, block, userView)))
       valid = false;
   }
   if (!valid)

@@ -32,12 +32,12 @@ public:
                      const llvm::SmallPtrSetImpl<Operation *> &erasedUsers);
 
   /// Plans the rewrite of one spec whose region is `regionSize` units (bytes
-  /// for SMEM, columns for TMEM) in a backing of `backingShape`. `userView(i)`
-  /// gives the view of user i (and reports any error in it itself). Reports
-  /// every problem; changes nothing.
+  /// for SMEM, columns for TMEM) in a backing of `backingShape`, of which one
+  /// CTA holds `backingBlock`. `userView(i)` gives the view of user i (and
+  /// reports any error in it itself). Reports every problem; changes nothing.
   LogicalResult
   analyzeSpec(SpecUses &uses, int64_t regionSize,
-              ArrayRef<int64_t> backingShape,
+              ArrayRef<int64_t> backingShape, ArrayRef<int64_t> backingBlock,
               function_ref<FailureOr<planner::View>(size_t index)> userView);
 
   /// Rewrites every analyzed spec: one backing allocation, one tlx.local_alias
@@ -84,9 +84,10 @@ private:
   };
 
   FailureOr<triton::gpu::MemDescType>
-  backingType(SpecUses &uses, ArrayRef<int64_t> backingShape);
+  backingType(SpecUses &uses, ArrayRef<int64_t> backingShape,
+              ArrayRef<int64_t> backingBlock);
   FailureOr<Attribute> tmemBackingEncoding(SpecUses &uses,
-                                           ArrayRef<int64_t> backingShape);
+                                           ArrayRef<int64_t> backingBlock);
   LogicalResult followUses(Carrier root, int64_t region, int bufferIndex);
   /// `type` with `leadingDim` buffers, built once per pair; `prepend` adds
   /// the buffer dimension to a type that has none.

@@ -83,7 +83,8 @@ LogicalResult mlir::tlx::lowerStorageAliases(ModuleOp module) {
       return spec.plan.views[index];
     };
     if (failed(analysis.analyzeSpec(*spec.uses, spec.plan.regionSize,
-                                    spec.plan.backingShape, userView)))
+                                    spec.plan.backingShape,
+                                    spec.plan.backingBlock, userView)))
       valid = false;
   }
   if (!valid)

@@ -62,7 +62,7 @@ LogicalResult mlir::tlx::defineStorageAliasSizes(ModuleOp module) {
       continue;
     }
     sizes.push_back(SpecSize{uses.spec, plan->sizeBytes,
-                             llvm::to_vector(plan->backingShape)});
+                             llvm::to_vector(plan->backingBlock)});
   }
   if (!valid)
     return failure();

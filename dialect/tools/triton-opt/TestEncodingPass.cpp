@@ -63,6 +63,15 @@ struct TestEncodingPass
         os << "[";
         llvm::interleaveComma(*list, os);
         os << "]";
+      } else if (std::optional<SmallVector<SmallVector<int64_t>>> lists =
+                     triton::encodingIntArrays(layout, key)) {
+        os << "[";
+        llvm::interleaveComma(*lists, os, [&](ArrayRef<int64_t> list) {
+          os << "[";
+          llvm::interleaveComma(list, os);
+          os << "]";
+        });
+        os << "]";
       } else
         os << "none";
     }

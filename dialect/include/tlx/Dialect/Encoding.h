@@ -38,6 +38,11 @@ std::optional<bool> encodingBool(Attribute encoding, StringRef key);
 std::optional<SmallVector<int64_t>> encodingIntArray(Attribute encoding,
                                                      StringRef key);
 
+/// The entry `key` as a list of integer lists (`CGALayout = [[1, 0]]`);
+/// nullopt when absent or not of that form.
+std::optional<SmallVector<SmallVector<int64_t>>>
+encodingIntArrays(Attribute encoding, StringRef key);
+
 /// Parses an attribute from its full text, e.g.
 /// "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>".
 /// Returns a null attribute (after emitting the parser's diagnostic) when

@@ -59,6 +59,7 @@
 #ifndef TLX_PLANNER_PLANNER_H
 #define TLX_PLANNER_PLANNER_H
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -91,7 +92,20 @@ struct Layout {
   /// Triton gives the column stride of one element: 1 is packed, 32 / bits
   /// unpacked).
   bool unpacked = false;
+  /// How many CTAs of a cluster the tile is split over along M and along N
+  /// (Triton's CTA split, or its CGA layout: ctaSplitOfCgaBases). A 2-CTA
+  /// MMA accumulator (`two_ctas`) of M rows has M / 2 rows in each CTA of
+  /// the pair. Shapes are the whole cluster's; sizes are per CTA.
+  int64_t ctaSplitM = 1;
+  int64_t ctaSplitN = 1;
 };
+
+/// The CTA split {along M, along N} of a 2-D CGA layout given by its bases
+/// (one [m, n] per CTA-id bit, as `CGALayout = [[1, 0]]` writes them): each
+/// basis that moves along a dimension doubles the split of that dimension;
+/// a zero basis broadcasts.
+std::array<int64_t, 2>
+ctaSplitOfCgaBases(const std::vector<std::vector<int64_t>> &bases);
 
 /// What an element type is, as far as its size goes.
 enum class ElementKind { Integer, Float, Pointer };
@@ -172,8 +186,12 @@ struct Plan {
   /// Region size in the plan's unit: bytes (SMEM) or columns (TMEM). Every
   /// view has slots = regionSize / bufferSize.
   int64_t regionSize = 0;
-  /// SMEM: {sizeBytes / 128, 128} of i8. TMEM: {blockM, columns} of i32.
+  /// SMEM: {sizeBytes / 128, 128} of i8. TMEM: {rows, columns} of i32 per
+  /// CTA, times the users' CTA split ({rows x split M, columns x split N}).
   std::vector<int64_t> backingShape;
+  /// What one CTA holds of the backing: backingShape without the CTA split
+  /// (the block of a TMEM backing's layout).
+  std::vector<int64_t> backingBlock;
   /// Alignment of the backing allocation (largest any view needs).
   int64_t alignment = 0;
   /// Region minus the bytes an ideal packing would use (see the file

@@ -22,8 +22,9 @@ def TLXStorageAliasSizeDefinition
     the planned size (its type becomes `!tlx.storage_alias_spec<smem, N>` and
     `buffer_size_bytes = N`); an explicit size is validated (too small is an
     error that states the bytes needed; larger is kept). Every spec gets
-    `buffer_shape`, the shape of its backing allocation: `[N / 128, 128]`
-    bytes for SMEM, `[rows, columns]` of 32-bit words for TMEM. A spec without
+    `buffer_shape`, the shape of the backing allocation one CTA holds:
+    `[N / 128, 128]` bytes for SMEM, `[rows, columns]` of 32-bit words for
+    TMEM (a TMEM backing split over CTAs spans the users' split). A spec without
     users gets a warning and is erased. The planner's placement warnings (a
     user left out of the tree) are reported by --tlx-buffer-offset-calculation
     only, so that the pipeline reports them once.
