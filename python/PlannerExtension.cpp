@@ -35,6 +35,45 @@ void bindEnums(py::module_ &m) {
   py::enum_<Severity>(m, "Severity")
       .value("ERROR", Severity::Error)
       .value("WARNING", Severity::Warning);
+  py::enum_<LayoutFamily>(m, "LayoutFamily")
+      .value("GROUP_MAJOR", LayoutFamily::GroupMajor)
+      .value("NODE_BY_NODE", LayoutFamily::NodeByNode)
+      .value("BEST", LayoutFamily::Best);
+  py::enum_<PaddingKind>(m, "PaddingKind")
+      .value("ALIGNED_START", PaddingKind::AlignedStart)
+      .value("LAYOUT", PaddingKind::Layout)
+      .value("REGION_ROUNDING", PaddingKind::RegionRounding)
+      .value("EXPLICIT_SIZE", PaddingKind::ExplicitSize);
+  py::enum_<BackingKind>(m, "BackingKind")
+      .value("SHARED_BYTES", BackingKind::SharedBytes)
+      .value("TENSOR_MEMORY_WORDS", BackingKind::TensorMemoryWords);
+  py::enum_<DiagnosticKind>(m, "DiagnosticKind")
+      .value("NO_BUFFERS", DiagnosticKind::NoBuffers)
+      .value("STORAGE_UNAVAILABLE", DiagnosticKind::StorageUnavailable)
+      .value("BAD_SHAPE", DiagnosticKind::BadShape)
+      .value("BAD_ELEMENT_BITS", DiagnosticKind::BadElementBits)
+      .value("STORAGE_MISMATCH", DiagnosticKind::StorageMismatch)
+      .value("LAYOUT_STORAGE_MISMATCH", DiagnosticKind::LayoutStorageMismatch)
+      .value("BAD_TMEM_SHAPE", DiagnosticKind::BadTmemShape)
+      .value("BAD_BLOCK_M", DiagnosticKind::BadBlockM)
+      .value("BAD_SWIZZLE", DiagnosticKind::BadSwizzle)
+      .value("BAD_CTA_SPLIT", DiagnosticKind::BadCtaSplit)
+      .value("SMEM_CTA_SPLIT", DiagnosticKind::SmemCtaSplit)
+      .value("CTA_SPLIT_MISMATCH", DiagnosticKind::CtaSplitMismatch)
+      .value("TREE_INDEX_OUT_OF_RANGE", DiagnosticKind::TreeIndexOutOfRange)
+      .value("DUPLICATE_TREE_ELEMENT", DiagnosticKind::DuplicateTreeElement)
+      .value("BAD_GROUP_SIZE", DiagnosticKind::BadGroupSize)
+      .value("EMPTY_GROUP", DiagnosticKind::EmptyGroup)
+      .value("COUNT_NOT_MULTIPLE_OF_GROUP_SIZE",
+             DiagnosticKind::CountNotMultipleOfGroupSize)
+      .value("FORGOTTEN_SUB_TILES", DiagnosticKind::ForgottenSubTiles)
+      .value("NOT_IN_TREE", DiagnosticKind::NotInTree)
+      .value("BAD_EXPLICIT_SIZE", DiagnosticKind::BadExplicitSize)
+      .value("EXPLICIT_SIZE_TOO_SMALL", DiagnosticKind::ExplicitSizeTooSmall)
+      .value("EXPLICIT_SIZE_NOT_USABLE", DiagnosticKind::ExplicitSizeNotUsable)
+      .value("TOO_MANY_COLUMNS", DiagnosticKind::TooManyColumns)
+      .value("OVER_SMEM_LIMIT", DiagnosticKind::OverSmemLimit)
+      .value("UNSOUND_VIEW", DiagnosticKind::UnsoundView);
 }
 
 void bindInputs(py::module_ &m) {
@@ -64,41 +103,64 @@ void bindInputs(py::module_ &m) {
       .def_readwrite("name", &Spec::name)
       .def_readwrite("storage", &Spec::storage)
       .def_readwrite("explicit_size_bytes", &Spec::explicitSizeBytes)
-      .def_readwrite("capability", &Spec::capability);
+      .def_readwrite("capability", &Spec::capability)
+      .def_readwrite("whole_views", &Spec::wholeViews);
 }
 
 void bindOutputs(py::module_ &m) {
   py::class_<Diagnostic>(m, "Diagnostic")
       .def(py::init<>())
       .def_readwrite("severity", &Diagnostic::severity)
+      .def_readwrite("kind", &Diagnostic::kind)
       .def_readwrite("buffer", &Diagnostic::buffer)
+      .def_readwrite("buffers", &Diagnostic::buffers)
+      .def_readwrite("numbers", &Diagnostic::numbers)
       .def_readwrite("message", &Diagnostic::message);
   py::class_<View>(m, "View")
       .def(py::init<>())
       .def_readwrite("buffer_size", &View::bufferSize)
-      .def_readwrite("offset", &View::offset)
-      .def_readwrite("bytes_between_buffer_groups",
-                     &View::bytesBetweenBufferGroups)
+      .def_readwrite("alignment", &View::alignment)
       .def_readwrite("group_size", &View::groupSize)
+      .def_readwrite("offset", &View::offset)
+      .def_readwrite("period", &View::period)
       .def_readwrite("scale", &View::scale)
       .def_readwrite("offset_slots", &View::offsetSlots)
-      .def_readwrite("slots", &View::slots)
-      .def_readwrite("alignment", &View::alignment)
-      .def("identity_index", &View::identityIndex);
+      .def_readwrite("step", &View::step)
+      .def_readwrite("shape", &View::shape)
+      .def_readwrite("indexed", &View::indexed);
+  py::class_<Placement>(m, "Placement")
+      .def(py::init<>())
+      .def_readwrite("slots", &Placement::slots)
+      .def_readwrite("period", &Placement::period)
+      .def_readwrite("scale", &Placement::scale)
+      .def_readwrite("offset_slots", &Placement::offsetSlots)
+      .def_readwrite("step", &Placement::step);
+  py::class_<Padding>(m, "Padding")
+      .def(py::init<>())
+      .def_readwrite("kind", &Padding::kind)
+      .def_readwrite("buffers", &Padding::buffers)
+      .def_readwrite("bytes", &Padding::bytes)
+      .def_readwrite("reason", &Padding::reason);
   py::class_<Plan>(m, "Plan")
       .def(py::init<>())
       .def_readwrite("storage", &Plan::storage)
       .def_readwrite("size_bytes", &Plan::sizeBytes)
       .def_readwrite("region_size", &Plan::regionSize)
+      .def_readwrite("backing_kind", &Plan::backingKind)
+      .def_readwrite("backing_element_bits", &Plan::backingElementBits)
       .def_readwrite("backing_shape", &Plan::backingShape)
       .def_readwrite("backing_block", &Plan::backingBlock)
       .def_readwrite("alignment", &Plan::alignment)
+      .def_readwrite("ideal_bytes", &Plan::idealBytes)
       .def_readwrite("padding_bytes", &Plan::paddingBytes)
+      .def_readwrite("padding", &Plan::padding)
+      .def_readwrite("layout", &Plan::layout)
       .def_readwrite("views", &Plan::views)
       .def_readwrite("diagnostics", &Plan::diagnostics);
 }
 
 void bindFunctions(py::module_ &m) {
+  m.attr("TMEM_COLUMNS") = kTmemColumns;
   m.def("buffer_size", &bufferSize, py::arg("buffer"),
         "Bytes (SMEM) or 32-bit columns (TMEM) of one buffer.");
   m.def("required_alignment", &requiredAlignment, py::arg("buffer"),
@@ -120,17 +182,22 @@ void bindFunctions(py::module_ &m) {
   m.def("has_buffer_dimension", &hasBufferDimension, py::arg("buffer"),
         "False for a TMEM buffer written as one [M, N] tile.");
   m.def("plan", &plan, py::arg("spec"), py::arg("buffers"),
-        py::arg("tree") = std::nullopt,
+        py::arg("tree") = std::nullopt, py::arg("family") = LayoutFamily::Best,
         "Plans one storage alias spec; problems are in Plan.diagnostics.");
   m.def("slot_of", &slotOf, py::arg("view"), py::arg("index"),
         "The slot buffer `index` occupies in the view.");
-  m.def("view_from_placement", &viewFromPlacement, py::arg("buffer"),
-        py::arg("offset"), py::arg("stride"), py::arg("group_size"),
-        py::arg("region_size"), "Rebuilds a view from a placement.");
+  m.def("placement_of", &placementOf, py::arg("view"),
+        "The slot coefficients of a view.");
+  m.def("view_of", &viewOf, py::arg("buffer"), py::arg("placement"),
+        "The view of a buffer a placement gives.");
   m.def("check_view", &checkView, py::arg("view"), py::arg("buffer"),
         py::arg("buffer_index"), py::arg("region_size"),
         "The planner's self-check of one view; empty when sound.");
+  m.def("format_diagnostic", &formatDiagnostic, py::arg("diagnostic"),
+        py::arg("spec_name"), py::arg("buffer_names"),
+        "A diagnostic's message with the spec and buffers named.");
   m.def("describe", &describe, py::arg("plan"), py::arg("buffers"),
+        py::arg("spec_name") = "",
         "A memory map of the plan, one line per buffer.");
 }
 

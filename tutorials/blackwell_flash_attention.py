@@ -645,10 +645,11 @@ def print_plans(head_dim):
     plans = spec_plans(head_dim, num_stages(head_dim))
     qk, o_region, smem = plans["qk_storage"], plans["o_tiles_region"], plans["smem"]
     region_columns = qk.plan.region_size
-    stride = qk.plan.views[0].bytes_between_buffer_groups
+    qk_view = qk.plan.views[0]
+    group_columns = qk_view.scale * qk_view.buffer_size
     print(
         f"HEAD_DIM={head_dim}: TMEM spec qk_storage, {region_columns} columns "
-        f"({NUM_MMA_GROUPS.value} groups x {stride} columns):"
+        f"({NUM_MMA_GROUPS.value} groups x {group_columns} columns, {qk.plan.layout}):"
     )
     for buffer, view in zip(qk.buffers, qk.plan.views, strict=True):
         print(

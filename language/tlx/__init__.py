@@ -23,19 +23,21 @@ kernel's specs as a TLX-dialect module for ``triton-opt``;
 uses (``SpecPlan``), without compiling it to the end.
 """
 
-from ._errors import TLXError, TLXWarning
-from ._kinds import reuse_group_type, storage_kind
-from ._ops import default_layout, local_alloc, local_view
-from ._plans import JoinedBuffer, SpecPlan
-from ._trace import ASTSource, JITFunction, jit, kernel_plans
-from ._types import (
+from ._core import (
     buffered_tensor,
     buffered_tensor_type,
+    default_layout,
+    local_alloc,
+    local_view,
     reuse_group,
     reuse_group_ir_type,
     storage_alias_spec,
     storage_alias_spec_type,
 )
+from ._errors import TLXError, TLXWarning
+from ._jit import ASTSource, JITFunction, jit, kernel_plans
+from ._kinds import reuse_group_type, storage_kind
+from ._report import JoinedBuffer, SpecPlan
 
 __all__ = [
     "ASTSource",

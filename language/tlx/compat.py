@@ -19,6 +19,12 @@ from . import planner
 
 TRITON_VERSION = tuple(int(part) for part in triton.__version__.split(".")[:2])
 
+# Triton 3.8's memdesc_reinterpret keeps the byte size (source and result of
+# equal size); 3.6, 3.7 and 3.9 accept a view smaller than its source. The
+# planner rounds each region to whole views only where it must
+# (planner.Spec.whole_views).
+NEEDS_WHOLE_VIEWS = TRITON_VERSION == (3, 8)
+
 
 def in_loop_carry_discovery(generator) -> bool:
     """True while ``generator`` makes its dry run over a loop body to find the

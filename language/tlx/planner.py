@@ -1,24 +1,23 @@
 """Typed Python face of the TLX storage alias planner.
 
-The planner (C++, ``dialect/lib/Planner``) owns every rule about sizes, offsets,
-alignment and slots; ``tlx._planner`` is its pybind11 extension and this module
-wraps it in frozen dataclasses. It imports neither Triton nor MLIR.
+The planner (C++, ``dialect/lib/Planner``) owns every number of a plan: sizes,
+alignment, where each buffer sits, the slot formula of every view, the backing
+allocation's shape and the diagnostics. ``tlx._planner`` is its pybind11
+extension; this module wraps it in frozen dataclasses. It imports neither Triton
+nor MLIR. ``docs/planner.md`` states the rules.
 
-Units: SMEM plans are in bytes, TMEM plans in 32-bit columns (``Plan.size_bytes``
-and ``Plan.padding_bytes`` are always bytes). ``Plan.padding_bytes`` is the region
-minus the bytes an ideal packing would use: per buffer group a leaf needs
-``group_size x buffer_size``, a ``shared`` group the max of its children and a
-``distinct`` group their sum, with no alignment; times the number of buffer groups
-(buffers placed without a tree need ``count x buffer_size``). It counts alignment
-holes, stride and region rounding, TMEM's power-of-two columns and any explicit
-size beyond the need. See ``dialect/include/tlx/Planner/Planner.h`` for the rules.
+Units: SMEM plans are in bytes, TMEM plans in 32-bit columns of one CTA
+(``Plan.size_bytes``, ``Plan.ideal_bytes`` and ``Plan.padding_bytes`` are always
+bytes). ``Plan.ideal_bytes`` is the ideal footprint of the tree (per buffer group,
+``shared`` = max, ``distinct`` = sum, starts 128-byte aligned); ``padding_bytes`` is
+the region minus that, and ``Plan.padding`` says where it comes from.
 
 Example::
 
-    a = Buffer("a", (2, 64, 64), 16)
-    b = Buffer("b", (2, 64, 32), 32)
-    p = plan(Spec("s"), [a, b], distinct(0, 1))
-    assert p.ok and p.views[1].offset == 8192
+    a = Buffer("a", (4, 128, 64), 16)
+    b = Buffer("b", (4, 64, 256), 16)
+    p = plan(Spec("ring"), [a, b], distinct(0, 1))
+    assert p.ok and p.size_bytes == 196608  # a0..a3, then b0..b3
     print(p.describe([a, b]))
 """
 
@@ -40,12 +39,16 @@ except ImportError as error:
     ) from error
 
 __all__ = [
+    "TMEM_COLUMNS",
     "Buffer",
     "Diagnostic",
     "ElementKind",
     "Group",
     "Layout",
+    "LayoutFamily",
     "LayoutKind",
+    "Padding",
+    "Placement",
     "Plan",
     "Spec",
     "Storage",
@@ -64,10 +67,12 @@ __all__ = [
     "storage_unavailable",
     "stored_element_bits",
     "target_name",
-    "view_from_placement",
+    "view_of",
 ]
 
 GROUP_KINDS = ("shared", "distinct")
+#: The columns of tensor memory one CTA has.
+TMEM_COLUMNS: int = _native.TMEM_COLUMNS
 
 
 class Storage(enum.Enum):
@@ -87,9 +92,21 @@ class LayoutKind(enum.Enum):
     TENSOR_MEMORY = "tensor_memory"
 
 
+class LayoutFamily(enum.Enum):
+    """Which layouts ``plan`` chooses among: ``BEST`` is what kernels get;
+    ``GROUP_MAJOR`` (every buffer group together, the first planner's layout) and
+    ``NODE_BY_NODE`` (group-major or child-major per reuse group) are the simpler
+    layouts it is measured against."""
+
+    GROUP_MAJOR = "group_major"
+    NODE_BY_NODE = "node_by_node"
+    BEST = "best"
+
+
 @dataclass(frozen=True)
 class Layout:
-    """The parts of a memory layout that decide size and alignment."""
+    """The parts of a memory layout that decide size and alignment. ``cta_split_m``
+    and ``cta_split_n`` say how many CTAs of a cluster the tile is split over."""
 
     kind: LayoutKind = LayoutKind.SWIZZLED_SHARED
     swizzle_bytes: int = 0
@@ -156,12 +173,15 @@ def distinct(*children: int | Group, group_size: int = 1) -> Group:
 class Spec:
     """A storage alias spec: the region several buffers alias. ``capability`` is the
     CUDA compute capability compiled for (90: sm_90a, 100: sm_100a; 0: unknown), which
-    decides the SMEM limit and whether tensor memory exists."""
+    decides the SMEM limit and whether tensor memory exists. ``whole_views`` rounds
+    the region so that every view covers it in whole slots, which Triton 3.8 needs
+    (its memdesc_reinterpret keeps the byte size); other releases take smaller views."""
 
     name: str
     storage: Storage = Storage.SMEM
     explicit_size_bytes: int | None = None
     capability: int = 0
+    whole_views: bool = True
 
     def __post_init__(self):
         object.__setattr__(self, "storage", Storage(self.storage))
@@ -173,20 +193,42 @@ class Spec:
 
 
 @dataclass(frozen=True)
-class View:
-    """Where one user's buffers live, in the plan's unit (bytes or columns).
+class Placement:
+    """The slot coefficients of a view (what the MLIR passes record between steps)."""
 
-    Buffer ``i`` occupies slot ``scale * (i // group_size) + offset_slots +
-    i % group_size`` of a view of ``slots`` buffers covering the region."""
-
-    buffer_size: int
-    offset: int
-    bytes_between_buffer_groups: int
-    group_size: int
+    slots: int
+    period: int
     scale: int
     offset_slots: int
-    slots: int
+    step: int
+
+
+@dataclass(frozen=True)
+class View:
+    """Where one user's buffers live and how its view represents them: the view is
+    ``shape`` (``[slots, *one buffer]``) of the user's own element type and layout,
+    starting at the region's start, and buffer ``i`` is slot ``scale * (i // period) +
+    offset_slots + step * (i % period)``. ``indexed`` is False for a user that is one
+    buffer without a buffer dimension (a TMEM ``[M, N]`` tile): it is slot
+    ``slot_of(0)``. ``offset`` (units) is where buffer 0 starts; ``group_size`` is K."""
+
+    buffer_size: int
     alignment: int
+    group_size: int
+    offset: int
+    period: int
+    scale: int
+    offset_slots: int
+    step: int
+    shape: tuple[int, ...]
+    indexed: bool = True
+
+    def __post_init__(self):
+        object.__setattr__(self, "shape", tuple(self.shape))
+
+    @property
+    def slots(self) -> int:
+        return self.shape[0] if self.shape else 0
 
     def slot_of(self, index: int) -> int:
         return _native.slot_of(_native_view(self), index)
@@ -194,33 +236,70 @@ class View:
     @property
     def identity_index(self) -> bool:
         """True when slot_of(i) == i for every index (no index arithmetic)."""
-        return _native_view(self).identity_index()
+        return self.offset_slots == 0 and self.step == 1 and self.scale == self.period
+
+    @property
+    def placement(self) -> Placement:
+        return Placement(self.slots, self.period, self.scale, self.offset_slots, self.step)
 
 
 @dataclass(frozen=True)
 class Diagnostic:
-    """``severity`` is ``"error"`` or ``"warning"``; ``buffer`` is the index of the
-    buffer it is about, -1 for the spec."""
+    """``severity`` is ``"error"`` or ``"warning"``; ``kind`` says what it is about
+    (``"over_smem_limit"``, ...), ``buffer`` the index of the buffer it is about (-1:
+    the spec), ``buffers`` and ``numbers`` what the message names and states.
+    ``message`` names them by the names ``plan`` was given; ``template`` is the
+    planner's text with ``{spec}`` and ``{buffer:i}`` for the names."""
 
     severity: str
+    kind: str
     buffer: int
+    buffers: tuple[int, ...]
+    numbers: tuple[int, ...]
     message: str
+    template: str
+
+    def format(self, spec_name: str, buffer_names: Sequence[str]) -> str:
+        """The message with other names for the spec and the buffers."""
+        native = _native.Diagnostic()
+        native.message = self.template
+        return _native.format_diagnostic(native, spec_name, list(buffer_names))
+
+
+@dataclass(frozen=True)
+class Padding:
+    """A share of ``Plan.padding_bytes``: ``kind`` (``"aligned_start"``, ``"layout"``,
+    ``"region_rounding"``, ``"explicit_size"``), the buffers it names, its bytes and
+    the reason in words."""
+
+    kind: str
+    buffers: tuple[int, ...]
+    bytes: int
+    reason: str
 
 
 @dataclass(frozen=True)
 class Plan:
-    """The planned region; ``views`` follow the order of the input buffers (empty
-    when the input itself is invalid). ``region_size`` is in the plan's unit."""
+    """The planned region and the recipe the front doors emit. ``views`` follow the
+    order of the input buffers (empty when the input itself is invalid).
+    ``backing_shape`` is the backing allocation's shape (``[rows, 128]`` of i8 for
+    SMEM, ``[rows, columns]`` of i32 for TMEM times the CTA split) and
+    ``backing_block`` what one CTA holds of it; ``region_size`` is in the plan's
+    unit; ``layout`` names the chosen layout."""
 
     storage: Storage
     size_bytes: int
+    region_size: int
     backing_shape: tuple[int, ...]
     backing_block: tuple[int, ...]
+    backing_element_bits: int
     alignment: int
+    ideal_bytes: int
     padding_bytes: int
+    padding: tuple[Padding, ...]
+    layout: str
     views: tuple[View, ...]
     diagnostics: tuple[Diagnostic, ...]
-    region_size: int = 0
 
     @property
     def ok(self) -> bool:
@@ -234,25 +313,29 @@ class Plan:
     def warnings(self) -> tuple[Diagnostic, ...]:
         return tuple(d for d in self.diagnostics if d.severity == "warning")
 
-    def describe(self, buffers: Sequence[Buffer]) -> str:
-        return describe(self, buffers)
+    def describe(self, buffers: Sequence[Buffer], spec_name: str = "") -> str:
+        return describe(self, buffers, spec_name)
+
+
+def _native_layout(layout: Layout):
+    native = _native.Layout()
+    native.kind = _native.LayoutKind.__members__[layout.kind.name]
+    native.swizzle_bytes = layout.swizzle_bytes
+    native.block_m = layout.block_m
+    native.block_n = layout.block_n
+    native.unpacked = layout.unpacked
+    native.cta_split_m = layout.cta_split_m
+    native.cta_split_n = layout.cta_split_n
+    return native
 
 
 def _native_buffer(buffer: Buffer):
-    layout = _native.Layout()
-    layout.kind = _native.LayoutKind.__members__[buffer.layout.kind.name]
-    layout.swizzle_bytes = buffer.layout.swizzle_bytes
-    layout.block_m = buffer.layout.block_m
-    layout.block_n = buffer.layout.block_n
-    layout.unpacked = buffer.layout.unpacked
-    layout.cta_split_m = buffer.layout.cta_split_m
-    layout.cta_split_n = buffer.layout.cta_split_n
     native = _native.Buffer()
     native.name = buffer.name
     native.shape = list(buffer.shape)
     native.element_bits = buffer.element_bits
     native.storage = _native.Storage.__members__[buffer.storage.name]
-    native.layout = layout
+    native.layout = _native_layout(buffer.layout)
     return native
 
 
@@ -272,6 +355,7 @@ def _native_spec(spec: Spec):
     native.storage = _native.Storage.__members__[spec.storage.name]
     native.explicit_size_bytes = spec.explicit_size_bytes
     native.capability = spec.capability
+    native.whole_views = spec.whole_views
     return native
 
 
@@ -281,7 +365,8 @@ _VIEW_FIELDS = tuple(f.name for f in fields(View))
 def _native_view(view: View):
     native = _native.View()
     for name in _VIEW_FIELDS:
-        setattr(native, name, getattr(view, name))
+        value = getattr(view, name)
+        setattr(native, name, list(value) if name == "shape" else value)
     return native
 
 
@@ -289,55 +374,104 @@ def _view(native) -> View:
     return View(*(getattr(native, name) for name in _VIEW_FIELDS))
 
 
-def _diagnostic(native) -> Diagnostic:
-    return Diagnostic(native.severity.name.lower(), native.buffer, native.message)
+def _diagnostic(native, spec_name: str, names: Sequence[str]) -> Diagnostic:
+    return Diagnostic(
+        native.severity.name.lower(),
+        native.kind.name.lower(),
+        native.buffer,
+        tuple(native.buffers),
+        tuple(native.numbers),
+        _native.format_diagnostic(native, spec_name, list(names)),
+        native.message,
+    )
+
+
+def _padding(native, spec_name: str, names: Sequence[str]) -> Padding:
+    text = _native.Diagnostic()
+    text.message = native.reason
+    return Padding(
+        native.kind.name.lower(),
+        tuple(native.buffers),
+        native.bytes,
+        _native.format_diagnostic(text, spec_name, list(names)),
+    )
 
 
 def _native_plan(plan_: Plan):
     native = _native.Plan()
     native.storage = _native.Storage.__members__[plan_.storage.name]
-    native.size_bytes = plan_.size_bytes
-    native.region_size = plan_.region_size
+    for name in (
+        "size_bytes",
+        "region_size",
+        "backing_element_bits",
+        "alignment",
+        "ideal_bytes",
+        "padding_bytes",
+        "layout",
+    ):
+        setattr(native, name, getattr(plan_, name))
     native.backing_shape = list(plan_.backing_shape)
     native.backing_block = list(plan_.backing_block)
-    native.alignment = plan_.alignment
-    native.padding_bytes = plan_.padding_bytes
     native.views = [_native_view(view) for view in plan_.views]
     diagnostics = []
     for diagnostic in plan_.diagnostics:
         native_diagnostic = _native.Diagnostic()
         native_diagnostic.severity = _native.Severity.__members__[diagnostic.severity.upper()]
+        native_diagnostic.kind = _native.DiagnosticKind.__members__[diagnostic.kind.upper()]
         native_diagnostic.buffer = diagnostic.buffer
-        native_diagnostic.message = diagnostic.message
+        native_diagnostic.buffers = list(diagnostic.buffers)
+        native_diagnostic.numbers = list(diagnostic.numbers)
+        native_diagnostic.message = diagnostic.template
         diagnostics.append(native_diagnostic)
     native.diagnostics = diagnostics
+    shares = []
+    for share in plan_.padding:
+        native_share = _native.Padding()
+        native_share.kind = _native.PaddingKind.__members__[share.kind.upper()]
+        native_share.buffers = list(share.buffers)
+        native_share.bytes = share.bytes
+        native_share.reason = share.reason
+        shares.append(native_share)
+    native.padding = shares
     return native
 
 
-def plan(spec: Spec, buffers: Sequence[Buffer], tree: Group | None = None) -> Plan:
+def plan(
+    spec: Spec,
+    buffers: Sequence[Buffer],
+    tree: Group | None = None,
+    family: LayoutFamily = LayoutFamily.BEST,
+) -> Plan:
     """Plans the region of ``spec`` for ``buffers``; ``tree`` is the overlap tree
     (``set_buffer_overlap``) or None (every buffer at offset 0). Never raises for
-    bad sizes or trees: problems are ``Plan.diagnostics``."""
+    bad sizes or trees: problems are ``Plan.diagnostics``, their messages naming the
+    spec and buffers by ``spec.name`` and ``Buffer.name``."""
     native = _native.plan(
         _native_spec(spec),
         [_native_buffer(buffer) for buffer in buffers],
         None if tree is None else _native_group(tree),
+        _native.LayoutFamily.__members__[LayoutFamily(family).name],
     )
+    names = [buffer.name for buffer in buffers]
     return Plan(
         storage=Storage[native.storage.name],
         size_bytes=native.size_bytes,
+        region_size=native.region_size,
         backing_shape=tuple(native.backing_shape),
         backing_block=tuple(native.backing_block),
+        backing_element_bits=native.backing_element_bits,
         alignment=native.alignment,
+        ideal_bytes=native.ideal_bytes,
         padding_bytes=native.padding_bytes,
+        padding=tuple(_padding(share, spec.name, names) for share in native.padding),
+        layout=native.layout,
         views=tuple(_view(view) for view in native.views),
-        diagnostics=tuple(_diagnostic(d) for d in native.diagnostics),
-        region_size=native.region_size,
+        diagnostics=tuple(_diagnostic(d, spec.name, names) for d in native.diagnostics),
     )
 
 
 def buffer_size(buffer: Buffer) -> int:
-    """Bytes (SMEM) or 32-bit columns (TMEM) of one buffer of ``buffer``."""
+    """Bytes (SMEM) or 32-bit columns (TMEM, per CTA) of one buffer of ``buffer``."""
     return _native.buffer_size(_native_buffer(buffer))
 
 
@@ -390,27 +524,28 @@ def required_alignment(buffer: Buffer) -> int:
     return _native.required_alignment(_native_buffer(buffer))
 
 
-def view_from_placement(
-    buffer: Buffer, offset: int, stride: int, group_size: int, region_size: int
-) -> View:
-    """Rebuilds the view of ``buffer`` from a placement (offset, stride between
-    buffer groups and region size in the plan's unit; group_size K)."""
-    return _view(
-        _native.view_from_placement(_native_buffer(buffer), offset, stride, group_size, region_size)
-    )
+def view_of(buffer: Buffer, placement: Placement) -> View:
+    """The view of ``buffer`` that ``placement``'s slot coefficients give."""
+    native = _native.Placement()
+    for name in ("slots", "period", "scale", "offset_slots", "step"):
+        setattr(native, name, getattr(placement, name))
+    return _view(_native.view_of(_native_buffer(buffer), native))
 
 
 def check_view(
     view: View, buffer: Buffer, buffer_index: int, region_size: int
 ) -> tuple[Diagnostic, ...]:
     """The planner's self-check of one view against a region; empty when every
-    buffer index maps to an aligned slot inside the region."""
+    buffer index maps to an aligned slot of its own inside the view and the view
+    inside the region."""
     problems = _native.check_view(
         _native_view(view), _native_buffer(buffer), buffer_index, region_size
     )
-    return tuple(_diagnostic(problem) for problem in problems)
+    names = [""] * buffer_index + [buffer.name]
+    return tuple(_diagnostic(problem, "", names) for problem in problems)
 
 
-def describe(plan_: Plan, buffers: Sequence[Buffer]) -> str:
-    """A memory map of ``plan_``: one line per buffer, then the diagnostics."""
-    return _native.describe(_native_plan(plan_), [_native_buffer(b) for b in buffers])
+def describe(plan_: Plan, buffers: Sequence[Buffer], spec_name: str = "") -> str:
+    """A memory map of ``plan_``: the region and its layout, one line per buffer
+    (offset, size, slot formula, slots), the padding and the diagnostics."""
+    return _native.describe(_native_plan(plan_), [_native_buffer(b) for b in buffers], spec_name)

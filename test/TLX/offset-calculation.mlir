@@ -1,8 +1,9 @@
 // RUN: triton-opt %s --tlx-buffer-offset-calculation --verify-diagnostics | FileCheck %s
 
-// Offset calculation records where the planner puts each user, in bytes
-// (SMEM) or 32-bit columns (TMEM): buffer i sits at
-//   (i / group_size) * buffer_group_stride + buffer_offset + (i % group_size) * buffer size,
+// Offset calculation records where the planner puts each user as its
+// #tlx.placement: a view of `slots` buffers of the user's type from the
+// region's start, in which buffer i is slot
+//   scale * (i / period) + offset + step * (i % period),
 // then erases tlx.set_buffer_overlap and the reuse groups. It runs without
 // size definition: the spec stays unsized.
 
@@ -15,11 +16,12 @@
 #tmem_1 = #ttng.tensor_memory_encoding<blockM = 128, blockN = 1, colStride = 1>
 module attributes {"ttg.num-warps" = 4 : i32} {
 
-  // Without set_buffer_overlap every user sits at offset 0 with its own stride.
+  // Without set_buffer_overlap every user sits at offset 0, its buffers one
+  // after the other; each view covers the 32768-byte region.
   // CHECK-LABEL: tt.func @no_overlap
   // CHECK: tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem>
-  // CHECK: tlx.storage_alias_local_alloc %{{.*}} {buffer_group_stride = 16384 : i64, buffer_offset = 0 : i64, group_size = 1 : i64} : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf32
-  // CHECK: tlx.storage_alias_local_alloc %{{.*}} {buffer_group_stride = 8192 : i64, buffer_offset = 0 : i64, group_size = 1 : i64} : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf16
+  // CHECK: {placement = #tlx.placement<slots = 2, period = 1, scale = 1, offset = 0, step = 1>} : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf32
+  // CHECK: {placement = #tlx.placement<slots = 4, period = 1, scale = 1, offset = 0, step = 1>} : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf16
   tt.func @no_overlap() {
     %s = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem>
     %a = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
@@ -27,12 +29,13 @@ module attributes {"ttg.num-warps" = 4 : i32} {
     tt.return
   }
 
-  // shared(distinct(a, b), c): a at 0, b right after a at 4096, c at 0; one
-  // stride of 16384 bytes for all.
+  // shared(distinct(a, b), c), group-major: a at 0, b right after a at 4096
+  // (slot 16 of 256 bytes), c at 0; 16384 bytes between buffer groups (a's
+  // scale 4, b's 64).
   // CHECK-LABEL: tt.func @shared_of_distinct
-  // CHECK: {buffer_group_stride = 16384 : i64, buffer_offset = 0 : i64, group_size = 1 : i64} : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x32x64xf16
-  // CHECK: {buffer_group_stride = 16384 : i64, buffer_offset = 4096 : i64, group_size = 1 : i64} : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64xf32
-  // CHECK: {buffer_group_stride = 16384 : i64, buffer_offset = 0 : i64, group_size = 1 : i64} : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf32
+  // CHECK: {placement = #tlx.placement<slots = 8, period = 1, scale = 4, offset = 0, step = 1>} : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x32x64xf16
+  // CHECK: {placement = #tlx.placement<slots = 128, period = 1, scale = 64, offset = 16, step = 1>} : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64xf32
+  // CHECK: {placement = #tlx.placement<slots = 2, period = 1, scale = 1, offset = 0, step = 1>} : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf32
   // CHECK-NOT: tlx.reuse_group
   // CHECK-NOT: tlx.set_buffer_overlap
   // CHECK: tt.return
@@ -47,11 +50,13 @@ module attributes {"ttg.num-warps" = 4 : i32} {
     tt.return
   }
 
-  // distinct(shared(a, b), c): a and b at 0, c after them at 8192.
+  // distinct(shared(a, b), c), child-major: the pairs a and b take slots 0
+  // and 1 (8192 bytes each), c's two buffers follow from 16384 (slot 4 of
+  // 4096 bytes): 24576 bytes, the ideal.
   // CHECK-LABEL: tt.func @distinct_of_shared
-  // CHECK: {buffer_group_stride = 16384 : i64, buffer_offset = 0 : i64, group_size = 1 : i64} : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf16
-  // CHECK: {buffer_group_stride = 16384 : i64, buffer_offset = 0 : i64, group_size = 1 : i64} : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x32x64xf32
-  // CHECK: {buffer_group_stride = 16384 : i64, buffer_offset = 8192 : i64, group_size = 1 : i64} : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x16x64xf32
+  // CHECK: {placement = #tlx.placement<slots = 3, period = 1, scale = 1, offset = 0, step = 1>} : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf16
+  // CHECK: {placement = #tlx.placement<slots = 3, period = 1, scale = 1, offset = 0, step = 1>} : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x32x64xf32
+  // CHECK: {placement = #tlx.placement<slots = 6, period = 1, scale = 1, offset = 4, step = 1>} : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x16x64xf32
   tt.func @distinct_of_shared() {
     %s = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem>
     %a = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>
@@ -63,11 +68,11 @@ module attributes {"ttg.num-warps" = 4 : i32} {
     tt.return
   }
 
-  // A 128-byte NVMMA swizzle needs 1024-byte alignment: y starts at 1024, not
-  // right after x's 512 bytes.
+  // A 128-byte NVMMA swizzle needs 1024-byte alignment: child-major, x's two
+  // buffers (512 bytes) take [0, 1024) and y's (1024 bytes) follow from 1024.
   // CHECK-LABEL: tt.func @nvmma_alignment
-  // CHECK: {buffer_group_stride = 2048 : i64, buffer_offset = 0 : i64, group_size = 1 : i64} : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x4x64xf16
-  // CHECK: {buffer_group_stride = 2048 : i64, buffer_offset = 1024 : i64, group_size = 1 : i64} : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x8x64xf16
+  // CHECK: {placement = #tlx.placement<slots = 6, period = 1, scale = 1, offset = 0, step = 1>} : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x4x64xf16
+  // CHECK: {placement = #tlx.placement<slots = 3, period = 1, scale = 1, offset = 1, step = 1>} : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x8x64xf16
   tt.func @nvmma_alignment() {
     %s = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem>
     %x = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x4x64xf16, #shared, #smem, mutable>
@@ -78,14 +83,14 @@ module attributes {"ttg.num-warps" = 4 : i32} {
   }
 
   // The Flash Attention tree of seed 001, in columns: qk at 0; the 4 slices of
-  // p (16 columns each) contiguous from 0 (group_size 4); alpha, l, m at 64,
-  // 65, 66; stride 128 columns.
+  // p (16 columns each) contiguous from 0 (period 4 = group_size); alpha, l,
+  // m at 64, 65, 66; 128 columns between buffer groups.
   // CHECK-LABEL: tt.func @flash_attention_tmem
-  // CHECK: {buffer_group_stride = 128 : i64, buffer_offset = 0 : i64, group_size = 1 : i64} : !tlx.storage_alias_spec<tmem> -> !ttg.memdesc<2x128x128xf32
-  // CHECK: {buffer_group_stride = 128 : i64, buffer_offset = 0 : i64, group_size = 4 : i64} : !tlx.storage_alias_spec<tmem> -> !ttg.memdesc<8x128x32xf16
-  // CHECK: {buffer_group_stride = 128 : i64, buffer_offset = 64 : i64, group_size = 1 : i64} : !tlx.storage_alias_spec<tmem> -> !ttg.memdesc<2x128x1xf32
-  // CHECK: {buffer_group_stride = 128 : i64, buffer_offset = 65 : i64, group_size = 1 : i64} : !tlx.storage_alias_spec<tmem> -> !ttg.memdesc<2x128x1xf32
-  // CHECK: {buffer_group_stride = 128 : i64, buffer_offset = 66 : i64, group_size = 1 : i64} : !tlx.storage_alias_spec<tmem> -> !ttg.memdesc<2x128x1xf32
+  // CHECK: {placement = #tlx.placement<slots = 2, period = 1, scale = 1, offset = 0, step = 1>} : !tlx.storage_alias_spec<tmem> -> !ttg.memdesc<2x128x128xf32
+  // CHECK: {placement = #tlx.placement<slots = 16, period = 4, scale = 8, offset = 0, step = 1>} : !tlx.storage_alias_spec<tmem> -> !ttg.memdesc<8x128x32xf16
+  // CHECK: {placement = #tlx.placement<slots = 256, period = 1, scale = 128, offset = 64, step = 1>} : !tlx.storage_alias_spec<tmem> -> !ttg.memdesc<2x128x1xf32
+  // CHECK: {placement = #tlx.placement<slots = 256, period = 1, scale = 128, offset = 65, step = 1>} : !tlx.storage_alias_spec<tmem> -> !ttg.memdesc<2x128x1xf32
+  // CHECK: {placement = #tlx.placement<slots = 256, period = 1, scale = 128, offset = 66, step = 1>} : !tlx.storage_alias_spec<tmem> -> !ttg.memdesc<2x128x1xf32
   // CHECK-NOT: tlx.reuse_group
   // CHECK-NOT: tlx.set_buffer_overlap
   // CHECK: tt.return
@@ -105,8 +110,8 @@ module attributes {"ttg.num-warps" = 4 : i32} {
 
   // A user left out of the tree is placed alone at offset 0, with a warning.
   // CHECK-LABEL: tt.func @user_outside_the_tree
-  // CHECK: {buffer_group_stride = 16384 : i64, buffer_offset = 0 : i64, group_size = 1 : i64} : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf32
-  // CHECK: {buffer_group_stride = 4096 : i64, buffer_offset = 0 : i64, group_size = 1 : i64} : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x32x64xf16
+  // CHECK: {placement = #tlx.placement<slots = 2, period = 1, scale = 1, offset = 0, step = 1>} : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf32
+  // CHECK: {placement = #tlx.placement<slots = 8, period = 1, scale = 1, offset = 0, step = 1>} : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x32x64xf16
   tt.func @user_outside_the_tree() {
     %s = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem>
     %a = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>

@@ -30,8 +30,8 @@ tt.func @specs() {
   %smem = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem>
   // CHECK-NEXT: tlx.storage_alias_spec storage = tmem, size = 16384 : !tlx.storage_alias_spec<tmem, 16384>
   %tmem = tlx.storage_alias_spec storage = tmem, size = 16384 : !tlx.storage_alias_spec<tmem, 16384>
-  // CHECK-NEXT: tlx.storage_alias_spec storage = smem, size = 32768 {buffer_shape = array<i64: 256, 128>} : !tlx.storage_alias_spec<smem, 32768>
-  %sized = tlx.storage_alias_spec storage = smem, size = 32768 {buffer_shape = array<i64: 256, 128>} : !tlx.storage_alias_spec<smem, 32768>
+  // CHECK-NEXT: tlx.storage_alias_spec storage = smem, size = 32768 {backing = #tlx.backing<shape = [256, 128], block = [256, 128], elementBits = 8, alignment = 1024, regionSize = 32768>} : !tlx.storage_alias_spec<smem, 32768>
+  %sized = tlx.storage_alias_spec storage = smem, size = 32768 {backing = #tlx.backing<shape = [256, 128], block = [256, 128], elementBits = 8, alignment = 1024, regionSize = 32768>} : !tlx.storage_alias_spec<smem, 32768>
   tt.return
 }
 
@@ -41,8 +41,8 @@ tt.func @flash_attention_tree() {
   %spec = tlx.storage_alias_spec storage = tmem : !tlx.storage_alias_spec<tmem>
   // CHECK-NEXT: %[[QK:.+]] = tlx.storage_alias_local_alloc %[[SPEC]] : !tlx.storage_alias_spec<tmem> -> !ttg.memdesc<2x128x64xf32, #tmem, #ttng.tensor_memory, mutable>
   %qk = tlx.storage_alias_local_alloc %spec : !tlx.storage_alias_spec<tmem> -> !ttg.memdesc<2x128x64xf32, #tmem, #ttng.tensor_memory, mutable>
-  // CHECK-NEXT: %[[P:.+]] = tlx.storage_alias_local_alloc %[[SPEC]] {buffer_offset = 0 : i64} : !tlx.storage_alias_spec<tmem> -> !ttg.memdesc<4x128x32xf16, #tmem1, #ttng.tensor_memory, mutable>
-  %p = tlx.storage_alias_local_alloc %spec {buffer_offset = 0 : i64} : !tlx.storage_alias_spec<tmem> -> !ttg.memdesc<4x128x32xf16, #tmem1, #ttng.tensor_memory, mutable>
+  // CHECK-NEXT: %[[P:.+]] = tlx.storage_alias_local_alloc %[[SPEC]] {placement = #tlx.placement<slots = 8, period = 2, scale = 4, offset = 1, step = 2>} : !tlx.storage_alias_spec<tmem> -> !ttg.memdesc<4x128x32xf16, #tmem1, #ttng.tensor_memory, mutable>
+  %p = tlx.storage_alias_local_alloc %spec {placement = #tlx.placement<slots = 8, period = 2, scale = 4, offset = 1, step = 2>} : !tlx.storage_alias_spec<tmem> -> !ttg.memdesc<4x128x32xf16, #tmem1, #ttng.tensor_memory, mutable>
   // CHECK-NEXT: %[[ALPHA:.+]] = tlx.storage_alias_local_alloc %[[SPEC]] : !tlx.storage_alias_spec<tmem> -> !ttg.memdesc<2x128x1xf32, #tmem, #ttng.tensor_memory, mutable>
   %alpha = tlx.storage_alias_local_alloc %spec : !tlx.storage_alias_spec<tmem> -> !ttg.memdesc<2x128x1xf32, #tmem, #ttng.tensor_memory, mutable>
   // CHECK-NEXT: %[[SLICES:.+]] = tlx.reuse_group(%[[P]]) group_kind = shared, group_size = 2 : (!ttg.memdesc<4x128x32xf16, #tmem1, #ttng.tensor_memory, mutable>) -> !tlx.reuse_group<shared>

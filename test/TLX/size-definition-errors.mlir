@@ -131,22 +131,6 @@ module {
 #shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
 #smem = #ttg.shared_memory
 module {
-  tt.func @buffer_counts_do_not_line_up() {
-    %s = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem>
-    %a = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
-    // expected-error-re @below {{buffers "{{.*}}" (2 buffers) and "{{.*}}" (4 buffers) cannot share buffer groups in spec "{{.*}}": group "{{.*}}" with group_size=2 or give them equal counts}}
-    %b = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<4x64x64xf16, #shared, #smem, mutable>
-    %g = tlx.reuse_group(%a, %b) group_kind = shared : (!ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>, !ttg.memdesc<4x64x64xf16, #shared, #smem, mutable>) -> !tlx.reuse_group<shared>
-    tlx.set_buffer_overlap(%s, %g) : (!tlx.storage_alias_spec<smem>, !tlx.reuse_group<shared>) -> ()
-    tt.return
-  }
-}
-
-// -----
-
-#shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
-#smem = #ttg.shared_memory
-module {
   tt.func @buffer_count_not_a_multiple_of_group_size() {
     %s = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem>
     // expected-error @below {{has 3 buffers, which is not a multiple of group_size 2 (the product of its reuse groups)}}

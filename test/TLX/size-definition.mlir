@@ -1,7 +1,7 @@
 // RUN: triton-opt %s --tlx-storage-alias-size-definition --verify-diagnostics | FileCheck %s
 
 // Size definition gives every storage_alias_spec the planner's region size
-// (type, buffer_size_bytes) and the shape of its backing (buffer_shape), and
+// (type, buffer_size_bytes) and the recipe of its backing (#tlx.backing), and
 // keeps the users and overlap trees for the next step.
 
 #shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
@@ -17,7 +17,7 @@ module attributes {"ttg.num-warps" = 4 : i32} {
   // Without set_buffer_overlap the region is the largest user:
   // max(2 x 64x64xf32 = 32768, 2 x 64x64xf16 = 16384) = 32768 bytes = [256, 128] x i8.
   // CHECK-LABEL: tt.func @max_of_users
-  // CHECK: tlx.storage_alias_spec storage = smem, size = 32768 {buffer_shape = array<i64: 256, 128>} : !tlx.storage_alias_spec<smem, 32768>
+  // CHECK: tlx.storage_alias_spec storage = smem, size = 32768 {backing = #tlx.backing<shape = [256, 128], block = [256, 128], elementBits = 8, alignment = 128, regionSize = 32768>} : !tlx.storage_alias_spec<smem, 32768>
   // CHECK: tlx.storage_alias_local_alloc %{{.*}} : !tlx.storage_alias_spec<smem, 32768> -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
   // CHECK: tlx.storage_alias_local_alloc %{{.*}} : !tlx.storage_alias_spec<smem, 32768> -> !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>
   tt.func @max_of_users() {
@@ -29,7 +29,7 @@ module attributes {"ttg.num-warps" = 4 : i32} {
 
   // An explicit size that is large enough is kept (padding).
   // CHECK-LABEL: tt.func @explicit_size_kept
-  // CHECK: tlx.storage_alias_spec storage = smem, size = 65536 {buffer_shape = array<i64: 512, 128>} : !tlx.storage_alias_spec<smem, 65536>
+  // CHECK: tlx.storage_alias_spec storage = smem, size = 65536 {backing = #tlx.backing<shape = [512, 128], block = [512, 128], elementBits = 8, alignment = 128, regionSize = 65536>} : !tlx.storage_alias_spec<smem, 65536>
   tt.func @explicit_size_kept() {
     %s = tlx.storage_alias_spec storage = smem, size = 65536 : !tlx.storage_alias_spec<smem, 65536>
     %a = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem, 65536> -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
@@ -38,7 +38,7 @@ module attributes {"ttg.num-warps" = 4 : i32} {
 
   // An explicit size equal to the need is valid too.
   // CHECK-LABEL: tt.func @explicit_size_exact
-  // CHECK: tlx.storage_alias_spec storage = smem, size = 32768 {buffer_shape = array<i64: 256, 128>} : !tlx.storage_alias_spec<smem, 32768>
+  // CHECK: tlx.storage_alias_spec storage = smem, size = 32768 {backing = #tlx.backing<shape = [256, 128], block = [256, 128], elementBits = 8, alignment = 128, regionSize = 32768>} : !tlx.storage_alias_spec<smem, 32768>
   tt.func @explicit_size_exact() {
     %s = tlx.storage_alias_spec storage = smem, size = 32768 : !tlx.storage_alias_spec<smem, 32768>
     %a = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem, 32768> -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
@@ -48,7 +48,7 @@ module attributes {"ttg.num-warps" = 4 : i32} {
   // shared(distinct(a, b), c): a (4096 B) then b (256 B) fit in c (16384 B):
   // stride 16384, 2 buffer groups -> 32768 bytes.
   // CHECK-LABEL: tt.func @shared_of_distinct
-  // CHECK: tlx.storage_alias_spec storage = smem, size = 32768 {buffer_shape = array<i64: 256, 128>}
+  // CHECK: tlx.storage_alias_spec storage = smem, size = 32768 {backing = #tlx.backing<shape = [256, 128], block = [256, 128], elementBits = 8, alignment = 128, regionSize = 32768>}
   // CHECK: tlx.reuse_group
   // CHECK: tlx.reuse_group
   // CHECK: tlx.set_buffer_overlap
@@ -64,10 +64,11 @@ module attributes {"ttg.num-warps" = 4 : i32} {
   }
 
   // distinct(shared(a, b), c): the shared pair (8192 B) then c (4096 B) =
-  // 12288 B, rounded to a multiple of 8192 so every offset is a whole
-  // buffer: stride 16384, 2 buffer groups -> 32768 bytes.
+  // 12288 B per buffer group. Group-major, c's buffers would have to start
+  // at multiples of 8192 (16384 per group, 32768 in all); child-major, the
+  // pairs take [0, 16384) and c's two buffers follow: the ideal 24576 bytes.
   // CHECK-LABEL: tt.func @distinct_of_shared
-  // CHECK: tlx.storage_alias_spec storage = smem, size = 32768 {buffer_shape = array<i64: 256, 128>}
+  // CHECK: tlx.storage_alias_spec storage = smem, size = 24576 {backing = #tlx.backing<shape = [192, 128], block = [192, 128], elementBits = 8, alignment = 128, regionSize = 24576>}
   tt.func @distinct_of_shared() {
     %s = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem>
     %a = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>
@@ -82,7 +83,7 @@ module attributes {"ttg.num-warps" = 4 : i32} {
   // group_size: 4 halves of p (8192 B each) = 2 groups of 2 share with qk
   // (16384 B each): stride 16384 -> 32768 bytes.
   // CHECK-LABEL: tt.func @group_size
-  // CHECK: tlx.storage_alias_spec storage = smem, size = 32768 {buffer_shape = array<i64: 256, 128>}
+  // CHECK: tlx.storage_alias_spec storage = smem, size = 32768 {backing = #tlx.backing<shape = [256, 128], block = [256, 128], elementBits = 8, alignment = 128, regionSize = 32768>}
   tt.func @group_size() {
     %s = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem>
     %qk = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
@@ -94,9 +95,10 @@ module attributes {"ttg.num-warps" = 4 : i32} {
   }
 
   // distinct(x, y) with y in a 128-byte NVMMA swizzle (1024-byte alignment):
-  // x (512 B) at 0, y (1024 B) at 1024; stride 2048, 2 groups -> 4096 bytes.
+  // child-major, x's two buffers (512 B each) take [0, 1024) and y's two
+  // (1024 B each, 1024-aligned) follow: 3072 bytes, aligned to 1024.
   // CHECK-LABEL: tt.func @nvmma_alignment
-  // CHECK: tlx.storage_alias_spec storage = smem, size = 4096 {buffer_shape = array<i64: 32, 128>}
+  // CHECK: tlx.storage_alias_spec storage = smem, size = 3072 {backing = #tlx.backing<shape = [24, 128], block = [24, 128], elementBits = 8, alignment = 1024, regionSize = 3072>}
   tt.func @nvmma_alignment() {
     %s = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem>
     %x = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x4x64xf16, #shared, #smem, mutable>
@@ -111,7 +113,7 @@ module attributes {"ttg.num-warps" = 4 : i32} {
   // columns, then alpha, l, m (1 column each) -> stride 128 columns, 2 groups
   // -> 256 columns x 128 rows x 4 bytes = 131072 bytes.
   // CHECK-LABEL: tt.func @flash_attention_tmem
-  // CHECK: tlx.storage_alias_spec storage = tmem, size = 131072 {buffer_shape = array<i64: 128, 256>} : !tlx.storage_alias_spec<tmem, 131072>
+  // CHECK: tlx.storage_alias_spec storage = tmem, size = 131072 {backing = #tlx.backing<shape = [128, 256], block = [128, 256], elementBits = 32, alignment = 1, regionSize = 256>} : !tlx.storage_alias_spec<tmem, 131072>
   tt.func @flash_attention_tmem() {
     %s = tlx.storage_alias_spec storage = tmem : !tlx.storage_alias_spec<tmem>
     %qk = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<tmem> -> !ttg.memdesc<2x128x128xf32, #tmem, #ttng.tensor_memory, mutable>
@@ -129,7 +131,7 @@ module attributes {"ttg.num-warps" = 4 : i32} {
   // TMEM users that all have 64 rows and blockM = 64 get a 64-row backing:
   // 2 x 64 columns = 128 columns x 64 rows x 4 bytes = 32768 bytes.
   // CHECK-LABEL: tt.func @tmem_half_rows
-  // CHECK: tlx.storage_alias_spec storage = tmem, size = 32768 {buffer_shape = array<i64: 64, 128>}
+  // CHECK: tlx.storage_alias_spec storage = tmem, size = 32768 {backing = #tlx.backing<shape = [64, 128], block = [64, 128], elementBits = 32, alignment = 1, regionSize = 128>}
   tt.func @tmem_half_rows() {
     %s = tlx.storage_alias_spec storage = tmem : !tlx.storage_alias_spec<tmem>
     %a = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<tmem> -> !ttg.memdesc<2x64x64xf32, #tmem_half, #ttng.tensor_memory, mutable>

@@ -28,12 +28,12 @@ module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.targ
   // Two specs with the same attributes stay two backings of 48 KiB each:
   // distinct(a: 2 x 16 KiB, b: 2 x 8 KiB) in each.
   // CHECK-LABEL: tt.func @two_specs
-  // CHECK: %[[S0:.*]] = ttg.local_alloc {alignment = 128 : i32} : () -> !ttg.memdesc<{{384|512}}x128xi8
-  // CHECK: %[[S1:.*]] = ttg.local_alloc {alignment = 128 : i32} : () -> !ttg.memdesc<{{384|512}}x128xi8
-  // CHECK: %[[A:.*]] = tlx.local_alias %[[S0]] : {{.*}} -> !ttg.memdesc<{{3|4}}x64x64xf32
-  // CHECK: %[[B:.*]] = tlx.local_alias %[[S0]] : {{.*}} -> !ttg.memdesc<{{6|8}}x64x64xf16
-  // CHECK: %[[C:.*]] = tlx.local_alias %[[S1]] : {{.*}} -> !ttg.memdesc<{{3|4}}x64x64xf32
-  // CHECK: %[[D:.*]] = tlx.local_alias %[[S1]] : {{.*}} -> !ttg.memdesc<{{6|8}}x64x64xf16
+  // CHECK: %[[S0:.*]] = ttg.local_alloc {alignment = 128 : i32} : () -> !ttg.memdesc<384x128xi8
+  // CHECK: %[[S1:.*]] = ttg.local_alloc {alignment = 128 : i32} : () -> !ttg.memdesc<384x128xi8
+  // CHECK: %[[A:.*]] = tlx.local_alias %[[S0]] : {{.*}} -> !ttg.memdesc<3x64x64xf32
+  // CHECK: %[[B:.*]] = tlx.local_alias %[[S0]] : {{.*}} -> !ttg.memdesc<6x64x64xf16
+  // CHECK: %[[C:.*]] = tlx.local_alias %[[S1]] : {{.*}} -> !ttg.memdesc<3x64x64xf32
+  // CHECK: %[[D:.*]] = tlx.local_alias %[[S1]] : {{.*}} -> !ttg.memdesc<6x64x64xf16
   // CHECK-DAG: ttg.memdesc_index %[[A]]
   // CHECK-DAG: ttg.memdesc_index %[[B]]
   // CHECK-DAG: ttg.memdesc_index %[[C]]

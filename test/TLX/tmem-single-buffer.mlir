@@ -13,9 +13,9 @@
 #tmem = #ttng.tensor_memory_encoding<blockM = 128, blockN = 64, colStride = 1>
 #tmem1 = #ttng.tensor_memory_encoding<blockM = 128, blockN = 32, colStride = 1>
 module attributes {"ttg.num-warps" = 4 : i32, ttg.target = "cuda:100"} {
-  // PLACED: tlx.storage_alias_spec storage = tmem, size = 65536 {buffer_shape = array<i64: 128, 128>}
-  // PLACED: tlx.storage_alias_local_alloc {{.*}} {buffer_group_stride = 128 : i64, buffer_offset = 0 : i64, group_size = 1 : i64} {{.*}} -> !ttg.memdesc<128x64xf32
-  // PLACED: tlx.storage_alias_local_alloc {{.*}} {buffer_group_stride = 128 : i64, buffer_offset = 64 : i64, group_size = 1 : i64} {{.*}} -> !ttg.memdesc<1x128x32xf32
+  // PLACED: tlx.storage_alias_spec storage = tmem, size = 65536 {backing = #tlx.backing<shape = [128, 128], block = [128, 128], elementBits = 32, alignment = 1, regionSize = 128>}
+  // PLACED: tlx.storage_alias_local_alloc {{.*}} {placement = #tlx.placement<slots = 2, period = 1, scale = 1, offset = 0, step = 1>} {{.*}} -> !ttg.memdesc<128x64xf32
+  // PLACED: tlx.storage_alias_local_alloc {{.*}} {placement = #tlx.placement<slots = 4, period = 1, scale = 1, offset = 2, step = 1>} {{.*}} -> !ttg.memdesc<1x128x32xf32
 
   // CHECK-LABEL: tt.func @accumulator
   // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0 : i32

@@ -15,7 +15,9 @@ from tlx.planner import (
     ElementKind,
     Group,
     Layout,
+    LayoutFamily,
     LayoutKind,
+    Placement,
     Plan,
     Spec,
     Storage,
@@ -34,7 +36,7 @@ from tlx.planner import (
     storage_unavailable,
     stored_element_bits,
     target_name,
-    view_from_placement,
+    view_of,
 )
 
 SMEM = Storage.SMEM
@@ -136,18 +138,27 @@ FA_TREE = shared(0, distinct(shared(1, group_size=4), 2, 3, 4))
 
 def test_flash_attention_tmem_plan():
     # distinct: p's 4 slices at 0..63, alpha at 64, l at 65, m at 66 (67 columns);
-    # shared with qk's 128 columns -> stride 128, 2 groups -> 256 columns.
+    # shared with qk's 128 columns -> 128 columns per group, 2 groups -> 256 columns.
     result = plan(Spec("qk_alias", TMEM), fa_buffers(), FA_TREE)
     assert result.ok and not result.diagnostics
-    assert result.region_size == 256
-    assert result.backing_shape == (128, 256)
+    assert result.region_size == 256 and result.layout == "group-major"
+    assert result.backing_shape == result.backing_block == (128, 256)
+    assert result.backing_element_bits == 32
     assert result.size_bytes == 128 * 256 * 4
     assert result.alignment == 1
-    assert result.padding_bytes == 0
+    assert result.ideal_bytes == 128 * 256 * 4 and result.padding_bytes == 0
     qk, p, alpha, l_, m = result.views
-    assert (qk.offset, qk.bytes_between_buffer_groups, qk.scale, qk.slots) == (0, 128, 1, 2)
+    assert (qk.offset, qk.scale, qk.slots, qk.shape) == (0, 1, 2, (2, 128, 128))
     assert qk.identity_index
-    assert (p.offset, p.group_size, p.scale, p.offset_slots, p.slots) == (0, 4, 8, 0, 16)
+    assert (p.offset, p.group_size, p.period, p.scale, p.offset_slots, p.step) == (
+        0,
+        4,
+        4,
+        8,
+        0,
+        1,
+    )
+    assert p.slots == 16
     assert slots(p, 8) == [0, 1, 2, 3, 8, 9, 10, 11]
     assert [(v.offset, v.scale, v.offset_slots, v.slots) for v in (alpha, l_, m)] == [
         (64, 128, 64, 256),
@@ -159,12 +170,12 @@ def test_flash_attention_tmem_plan():
 
 def test_smem_shared_of_distinct_and_buffer():
     # distinct(a, b): a at 0 (8192), b at 8192 (4096); shared with c (16384):
-    # unit 16384 -> stride 16384, 2 groups.
+    # 16384 per group, 2 groups, group-major.
     result = plan(Spec("s"), [A, B, C], shared(distinct(0, 1), 2))
     assert result.ok and not result.diagnostics
-    assert result.size_bytes == 32768
+    assert result.size_bytes == 32768 and result.layout == "group-major"
     assert result.backing_shape == (256, 128)
-    assert result.padding_bytes == 0
+    assert result.padding_bytes == 32768 - 2 * 16384
     a, b, c = result.views
     assert (a.offset, a.scale, a.offset_slots, a.slots) == (0, 2, 0, 4)
     assert (b.offset, b.scale, b.offset_slots, b.slots) == (8192, 4, 2, 8)
@@ -172,41 +183,57 @@ def test_smem_shared_of_distinct_and_buffer():
     assert slots(b, 2) == [2, 6]
 
 
-def test_smem_distinct_of_shared_and_buffer_aligns_to_buffer_size():
-    # shared(a, b) needs 8192; c (16384) must start at a multiple of its own size:
-    # 16384, unit 32768. Ideal packing is 8192 + 16384 per group -> 16384 bytes padding.
+def test_child_major_packs_a_distinct_whose_sizes_do_not_line_up():
+    # shared(a, b) needs 8192 per group and c (16384) must start at a multiple of
+    # its own size: group-major needs 32768 per group. Child-major, the two pairs
+    # take [0, 16384) and c's buffers follow: the ideal, 2 x (8192 + 16384).
     result = plan(Spec("s"), [A, B, C], distinct(shared(0, 1), 2))
-    assert result.ok
-    assert result.size_bytes == 65536
-    assert result.padding_bytes == 65536 - 2 * (8192 + 16384)
+    assert result.ok and result.layout == "child-major at 1 of 2 reuse groups"
+    assert result.size_bytes == result.ideal_bytes == 49152
+    assert result.padding_bytes == 0
     a, b, c = result.views
-    assert (a.offset, a.bytes_between_buffer_groups) == (0, 32768)
-    assert (b.offset, c.offset) == (0, 16384)
-    assert (c.scale, c.offset_slots, c.slots) == (2, 1, 4)
+    assert slots(a, 2) == [0, 1] and slots(b, 2) == [0, 2]
+    assert (c.offset, c.offset_slots) == (16384, 1)
+    assert slots(c, 2) == [1, 2]
+    group_major = plan(Spec("s"), [A, B, C], distinct(shared(0, 1), 2), LayoutFamily.GROUP_MAJOR)
+    assert group_major.size_bytes == 65536 and group_major.layout == "group-major"
 
 
-def test_nvmma_128_byte_swizzle_buffer_at_nonzero_offset_is_1024_aligned():
+def test_the_gemm_ring_and_the_f32_f16_pair_reach_the_ideal():
+    a = Buffer("a", (4, 128, 64), 16, SMEM, nvmma(128))  # 16 KiB
+    b = Buffer("b", (4, 64, 256), 16, SMEM, nvmma(128))  # 32 KiB
+    ring = plan(Spec("ring", capability=90), [a, b], distinct(0, 1))
+    assert ring.ok and ring.size_bytes == ring.ideal_bytes == 196608
+    assert [slots(view, 4) for view in ring.views] == [[0, 1, 2, 3], [2, 3, 4, 5]]
+    assert ring.alignment == 1024
+    old = plan(Spec("ring", capability=90), [a, b], distinct(0, 1), LayoutFamily.GROUP_MAJOR)
+    assert old.size_bytes == 262144 and not old.ok
+    f32 = Buffer("f32", (2, 64, 64), 32)
+    f16 = Buffer("f16", (2, 64, 64), 16)
+    pair = plan(Spec("pair"), [f32, f16], distinct(0, 1))
+    assert pair.size_bytes == pair.ideal_bytes == 49152
+
+
+def test_nvmma_128_byte_swizzle_buffer_starts_1024_aligned():
     x = Buffer("x", (2, 4, 128), 8)  # 512 bytes, 128-byte alignment
     y = Buffer("y", (2, 4, 64), 16, SMEM, nvmma(128))  # 512 bytes, 1024-byte alignment
     result = plan(Spec("s"), [x, y], distinct(0, 1))
-    assert result.ok
-    _, view_y = result.views
-    assert view_y.alignment == 1024
-    assert view_y.offset == 1024  # not 512: the swizzle needs 1024
-    assert (view_y.offset_slots, view_y.scale) == (2, 4)
-    assert result.views[0].bytes_between_buffer_groups == 2048
-    assert result.alignment == 1024
-    assert result.size_bytes == 4096
-    assert result.padding_bytes == 4096 - 2 * 1024
+    assert result.ok and result.layout == "child-major"
+    view_x, view_y = result.views
+    assert view_y.alignment == 1024 and result.alignment == 1024
+    assert view_y.offset == 1024  # after x's two buffers, 1024-aligned
+    # y's buffers are 1024 bytes apart: slot step 2 of 512 bytes.
+    assert slots(view_y, 2) == [2, 4]
+    assert slots(view_x, 2) == [0, 1]
+    assert result.size_bytes == 2560
 
 
-def test_stride_is_a_whole_number_of_every_buffer_size():
+def test_group_major_period_is_a_whole_number_of_every_buffer_size():
     x = Buffer("x", (2, 3, 128), 8)  # 384 bytes
     y = Buffer("y", (2, 4, 128), 8)  # 512 bytes
     result = plan(Spec("s"), [x, y], shared(0, 1))
     assert result.ok
-    # unit 512 rounded up to lcm(384, 512, 128) = 1536.
-    assert result.views[0].bytes_between_buffer_groups == 1536
+    # 512 per group rounded up to lcm(384, 512, 128) = 1536.
     assert result.size_bytes == 3072
     assert [v.slots for v in result.views] == [8, 6]
     assert [v.scale for v in result.views] == [4, 3]
@@ -218,12 +245,11 @@ def test_group_size_makes_consecutive_buffers_one_group():
     assert result.ok
     a, b = result.views
     assert b.group_size == 2
-    assert a.bytes_between_buffer_groups == b.bytes_between_buffer_groups == 16384
     assert slots(b, 4) == [0, 1, 2, 3]
     assert slots(a, 2) == [0, 2]
     assert result.size_bytes == 32768
     # Groups of 2 buffers 2 slots apart at offset 0: slot(i) == i, nothing to rewrite.
-    assert (b.scale, b.offset_slots) == (2, 0) and b.identity_index
+    assert b.identity_index
     assert not a.identity_index
 
 
@@ -238,13 +264,85 @@ def test_nested_group_sizes_multiply():
     assert result.views[0].identity_index
 
 
+def test_counts_are_index_aligned():
+    # A one-buffer tile shares bytes with buffer group 0 of a two-stage ring.
+    epilogue = Buffer("epilogue", (1, 64, 64), 16)  # 8192 bytes
+    a = Buffer("a", (2, 32, 64), 16)  # 4096 bytes
+    b = Buffer("b", (2, 32, 64), 16)
+    result = plan(Spec("s"), [epilogue, a, b], shared(0, distinct(1, 2)))
+    assert result.ok and not result.diagnostics
+    assert result.size_bytes == result.ideal_bytes == 16384
+    assert slots(result.views[0], 1) == [0]
+    assert slots(result.views[1], 2) == [0, 2] and slots(result.views[2], 2) == [1, 3]
+
+
+def test_counts_that_look_like_forgotten_sub_tiles_warn():
+    c4 = Buffer("c", (4, 128, 64), 16)
+    result = plan(Spec("s"), [A, c4], shared(0, 1))
+    assert result.ok
+    (warning,) = result.warnings
+    assert (warning.kind, warning.buffer, warning.buffers, warning.numbers) == (
+        "forgotten_sub_tiles",
+        1,
+        (0, 1),
+        (2, 4, 2),
+    )
+    assert warning.message == (
+        'buffers "a" (2 buffer groups) and "c" (4 buffer groups) share bytes in spec "s": if '
+        '"c" holds 2 sub-tiles of each "a" buffer, group them with group_size=2 (as written, '
+        'buffer i of "c" shares bytes with buffer i of "a", and its buffers 2 .. 3 with none)'
+    )
+    # One buffer, or counts that are not multiples, or group_size: no warning.
+    e = Buffer("e", (3, 64, 64), 16)
+    assert not plan(Spec("s"), [A, e], shared(0, 1)).warnings
+    assert not plan(Spec("s"), [A, c4], shared(0, shared(1, group_size=2))).warnings
+
+
+def test_periodic_layout_when_counts_differ():
+    a = Buffer("a", (3, 16, 64), 16)  # 2048 bytes
+    b = Buffer("b", (2, 32, 64), 16)  # 4096 bytes
+    result = plan(Spec("s", whole_views=False), [a, b], distinct(0, 1))
+    assert result.ok
+    assert result.layout == "child-major, repeating every 2 buffer groups"
+    assert result.size_bytes == result.ideal_bytes == 14336
+    view_a, view_b = result.views
+    assert (view_a.period, view_a.scale, view_a.step) == (2, 6, 1)
+    assert slots(view_a, 3) == [0, 1, 6]
+    assert slots(view_b, 2) == [1, 2]
+    assert [v.slots for v in result.views] == [7, 3]
+    node_by_node = plan(
+        Spec("s", whole_views=False), [a, b], distinct(0, 1), LayoutFamily.NODE_BY_NODE
+    )
+    assert node_by_node.size_bytes == 16384
+    # Triton 3.8's whole views round the region to a multiple of 4096.
+    assert plan(Spec("s"), [a, b], distinct(0, 1)).size_bytes == 16384
+
+
+def test_padding_names_the_buffer_that_must_start_at_its_size():
+    small = Buffer("small", (1, 4, 128), 8)  # 512 bytes
+    big = Buffer("big", (1, 128, 64), 16)  # 16384 bytes
+    result = plan(Spec("s"), [small, big], distinct(0, 1))
+    assert result.size_bytes == 32768 and result.ideal_bytes == 16896
+    assert result.padding_bytes == 32768 - 16896
+    (hole,) = result.padding
+    assert (hole.kind, hole.buffers, hole.bytes) == ("aligned_start", (1, 0), 15872)
+    assert hole.reason == (
+        'buffer "big" starts at a multiple of its 16384-byte size after buffer "small" ends '
+        "elsewhere"
+    )
+    x = Buffer("x", (1, 3, 128), 8)  # 384 bytes
+    y = Buffer("y", (1, 4, 128), 8)  # 512 bytes
+    (rounding,) = plan(Spec("s"), [x, y]).padding
+    assert (rounding.kind, rounding.bytes) == ("region_rounding", 1024)
+    assert "whole slots (Triton 3.8" in rounding.reason
+
+
 def test_without_tree_every_buffer_sits_at_offset_zero():
     result = plan(Spec("s"), [A, C])
     assert result.ok and not result.diagnostics
     assert result.size_bytes == 32768  # max(2 x 8192, 2 x 16384)
-    for view, size in zip(result.views, (8192, 16384), strict=True):
-        assert (view.offset, view.bytes_between_buffer_groups, view.group_size) == (0, size, 1)
-        assert view.identity_index
+    for view in result.views:
+        assert view.offset == 0 and view.identity_index
     assert [v.slots for v in result.views] == [4, 2]
     assert result.padding_bytes == 0
 
@@ -256,6 +354,7 @@ def test_without_tree_region_is_rounded_to_every_view():
     assert result.ok
     assert result.size_bytes == 1536  # lcm(384, 512)
     assert result.padding_bytes == 1536 - 512
+    assert plan(Spec("s", whole_views=False), [x, y]).size_bytes == 512
 
 
 def test_smem_region_is_a_multiple_of_128_bytes():
@@ -264,7 +363,7 @@ def test_smem_region_is_a_multiple_of_128_bytes():
     assert result.size_bytes == 128
     assert result.backing_shape == (1, 128)
     assert result.views[0].slots == 4
-    assert result.padding_bytes == 96
+    assert result.padding_bytes == 0  # the ideal rounds starts to 128 bytes too
 
 
 def test_tmem_rows_are_64_when_every_user_is_64_rows_with_block_m_64():
@@ -288,6 +387,8 @@ def test_tmem_columns_are_a_power_of_two_of_at_least_32():
     result = plan(Spec("t", TMEM), [three])
     assert result.backing_shape == (128, 128)
     assert result.padding_bytes == (128 - 96) * 128 * 4
+    (rounding,) = result.padding
+    assert rounding.kind == "region_rounding" and rounding.bytes == result.padding_bytes
 
 
 # --- Explicit sizes and limits -------------------------------------------------------------------
@@ -394,32 +495,6 @@ def test_tmem_explicit_size_over_512_columns():
 # --- Tree diagnostics ----------------------------------------------------------------------------
 
 
-def test_two_versus_four_buffers_names_both_and_suggests_group_size():
-    c4 = Buffer("c", (4, 128, 64), 16)
-    error = only_error(plan(Spec("s"), [A, c4], shared(0, 1)))
-    assert error.buffer == 1
-    assert error.message == (
-        'buffers "a" (2 buffers) and "c" (4 buffers) cannot share buffer groups in spec "s": '
-        'group "c" with group_size=2 or give them equal counts'
-    )
-
-
-def test_group_count_mismatch_counts_groups_under_group_size():
-    p = Buffer("p", (8, 16, 16), 16)
-    alpha = Buffer("alpha", (4, 16), 32)
-    error = only_error(plan(Spec("s"), [p, alpha], distinct(shared(0, group_size=4), 1)))
-    assert error.message == (
-        'buffers "p" (8 buffers = 2 groups of 4) and "alpha" (4 buffers) cannot share buffer '
-        'groups in spec "s": group "alpha" with group_size=2 or give them equal counts'
-    )
-
-
-def test_group_count_mismatch_without_a_whole_ratio():
-    e = Buffer("e", (3, 64, 64), 16)
-    error = only_error(plan(Spec("s"), [A, e], distinct(0, 1)))
-    assert error.message.endswith('cannot share buffer groups in spec "s": give them equal counts')
-
-
 def test_buffer_count_not_a_multiple_of_group_size():
     p = Buffer("p", (6, 16, 16), 16)
     error = only_error(plan(Spec("s"), [p], shared(shared(0, group_size=4))))
@@ -467,8 +542,8 @@ def test_buffer_outside_the_tree_is_a_warning_and_sits_at_offset_zero():
         'buffer "c" is not in the overlap tree of spec "s"; placed at offset 0'
     )
     c = result.views[2]
-    assert (c.offset, c.bytes_between_buffer_groups, c.group_size) == (0, 16384, 1)
-    assert result.size_bytes == 32768  # the tree needs 2 x 16384, c needs 2 x 16384
+    assert (c.offset, c.group_size) == (0, 1) and c.identity_index
+    assert result.size_bytes == 32768  # the tree needs 2 x 12288, c needs 2 x 16384
 
 
 def test_buffer_outside_the_tree_must_still_fit():
@@ -568,101 +643,84 @@ def test_tmem_buffer_whose_columns_do_not_divide_the_region():
     odd = tmem("odd", (1, 128, 48), 32)  # 48 columns; the region rounds to 64
     error = only_error(plan(Spec("t", TMEM), [odd]))
     assert error.message == (
-        'the region of 64 columns is not a whole number of buffer "odd"\'s 48-column buffers'
+        'the region of 64 columns is not a whole number of buffer "odd"\'s 48-column buffers '
+        "(a view must cover the region exactly)"
     )
 
 
 # --- Views rebuilt from placements, and the self-check -------------------------------------------
 
 
-def test_view_from_placement_matches_the_plan():
+def test_view_of_a_placement_matches_the_plan():
     result = plan(Spec("qk_alias", TMEM), fa_buffers(), FA_TREE)
     for buffer, view in zip(fa_buffers(), result.views, strict=True):
-        rebuilt = view_from_placement(
-            buffer, view.offset, view.bytes_between_buffer_groups, view.group_size, 256
-        )
-        assert rebuilt == view
+        rebuilt = view_of(buffer, view.placement)
+        assert dataclasses.replace(rebuilt, group_size=view.group_size) == view
         assert check_view(rebuilt, buffer, 0, 256) == ()
 
 
-WHOLE = "which is not a whole number of its 8192-byte buffers"
+def check_placement(buffer, region, **coefficients):
+    placement = dict(slots=region // 8192, period=1, scale=1, offset_slots=0, step=1)
+    placement.update(coefficients)
+    view = view_of(buffer, Placement(**placement))
+    return [(d.kind, d.buffer, d.message) for d in check_view(view, buffer, 0, region)]
 
 
 @pytest.mark.parametrize(
-    "offset, stride, group_size, region, message",
+    "region, coefficients, message",
     [
-        (100, 16384, 1, 32768, f'buffer "a" starts at offset 100 bytes, {WHOLE}'),
-        (0, 10000, 1, 32768, f'buffer "a" has buffer groups 10000 bytes apart, {WHOLE}'),
         (
-            0,
-            8192,
-            1,
-            10000,
-            'the region of 10000 bytes is not a whole number of buffer "a"\'s 8192-byte buffers',
-        ),
-        (
-            0,
             16384,
-            4,
-            32768,
-            'buffer "a" has 2 buffers, which is not a multiple of its group_size 4',
+            dict(slots=4),
+            'the view of buffer "a" has 4 slots of 8192 bytes, more than the region of 16384 bytes',
         ),
-        (8192, 16384, 1, 16384, 'buffer "a" index 1 maps to slot 3, outside its view of 2 slots'),
-        (-8192, 8192, 1, 16384, 'buffer "a" index 0 maps to slot -1, outside its view of 2 slots'),
+        (
+            16384,
+            dict(offset_slots=1),
+            'buffer "a" index 1 maps to slot 2, outside its view of 2 slots',
+        ),
+        (
+            32768,
+            dict(scale=0),
+            'buffer "a" index 1 maps to slot 0, which another of its buffers already occupies',
+        ),
+        (
+            32768,
+            dict(period=0),
+            'buffer "a" has slot coefficients period=0, scale=1, offset=0, '
+            "step=1 and 4 slots; period and step must be at least 1, the others non-negative and "
+            "the slots positive",
+        ),
     ],
 )
-def test_check_view_reports_each_violation(offset, stride, group_size, region, message):
-    view = view_from_placement(A, offset, stride, group_size, region)
-    assert check_view(view, A, 0, region) == (Diagnostic("error", 0, message),)
+def test_check_view_reports_each_violation(region, coefficients, message):
+    assert check_placement(A, region, **coefficients) == [("unsound_view", 0, message)]
 
 
 def test_check_view_reports_broken_alignment():
     y = Buffer("y", (2, 4, 64), 16, SMEM, nvmma(128))  # 512 bytes, 1024-byte alignment
-    view = view_from_placement(y, 512, 2048, 1, 4096)
+    view = view_of(y, Placement(slots=8, period=1, scale=2, offset_slots=1, step=1))
     (problem,) = check_view(view, y, 3, 4096)
     assert problem.buffer == 3
     assert problem.message == (
-        'buffer "y" starts at offset 512 bytes, which breaks its 1024-byte alignment'
-    )
-
-
-def test_check_view_reports_a_group_wider_than_the_stride():
-    p = Buffer("p", (4, 64, 32), 32)  # 8192 bytes
-    view = view_from_placement(p, 0, 8192, 2, 32768)
-    (problem,) = check_view(view, p, 0, 32768)
-    assert problem.message == (
-        'buffer "p" puts 2 buffers of 8192 bytes in each buffer group, but its groups are '
-        "8192 bytes apart"
-    )
-
-
-def test_check_view_reports_a_view_that_does_not_cover_the_region():
-    view = dataclasses.replace(view_from_placement(A, 0, 8192, 1, 32768), slots=3)
-    (problem,) = check_view(view, A, 0, 32768)
-    assert problem.message == (
-        'the view of buffer "a" has 3 slots of 8192 bytes, which does not cover the region of '
-        "32768 bytes"
+        'buffer "y" index 0 starts at 512 bytes, which breaks its 1024-byte alignment'
     )
 
 
 def test_check_view_reports_a_buffer_without_size():
     bad = Buffer("bad", (2, 64), 0)
-    (problem,) = check_view(view_from_placement(bad, 0, 0, 1, 128), bad, 0, 128)
+    view = view_of(bad, Placement(slots=1, period=1, scale=1, offset_slots=0, step=1))
+    (problem,) = check_view(view, bad, 0, 128)
     assert problem.message == 'buffer "bad" has no size (shape [2, 64], element_bits=0)'
 
 
 def test_slot_of_follows_the_index_map():
-    view = View(
-        buffer_size=16,
-        offset=32,
-        bytes_between_buffer_groups=128,
-        group_size=4,
-        scale=8,
-        offset_slots=2,
-        slots=16,
-        alignment=1,
+    view = view_of(
+        Buffer("v", (8, 4), 32), Placement(slots=16, period=4, scale=8, offset_slots=2, step=1)
     )
     assert slots(view, 8) == [2, 3, 4, 5, 10, 11, 12, 13]
+    spread = dataclasses.replace(view, step=2, period=2, scale=1)
+    assert slots(spread, 4) == [2, 4, 3, 5]
 
 
 # --- describe ------------------------------------------------------------------------------------
@@ -673,22 +731,38 @@ def test_describe_renders_a_memory_map():
     text = plan(Spec("qk_alias", TMEM), buffers, FA_TREE).describe(buffers)
     lines = text.splitlines()
     assert lines[0] == (
-        "tmem region: 256 columns x 128 rows = 131072 bytes, backing [128, 256] x i32, "
-        "alignment 1 column, padding 0 bytes"
+        "tmem region: 256 columns x 128 rows = 131072 bytes (ideal 131072, padding 0), "
+        "group-major, backing [128, 256] x i32, alignment 1 byte"
     )
-    assert lines[1].split() == ["buffer", "offset", "size", "stride", "group_size", "slots"]
-    assert lines[2].split() == ['"qk"', "0", "128", "128", "1", "2"]
-    assert lines[3].split() == ['"p"', "0", "16", "128", "4", "16"]
-    assert lines[4].split() == ['"alpha"', "64", "1", "128", "1", "256"]
-    assert lines[-1] == "  (offset, size and stride in columns)"
+    assert lines[1].split() == ["buffer", "offset", "size", "slot", "of", "buffer", "i", "slots"]
+    assert lines[2].split() == ['"qk"', "0", "128", "i", "2"]
+    assert lines[3].split() == ['"p"', "0", "16", "8", "(i", "/", "4)", "+", "(i", "%", "4)", "16"]
+    assert lines[4].split() == ['"alpha"', "64", "1", "128", "i", "+", "64", "256"]
+    assert lines[-1] == "  (offset and size in columns)"
 
 
 def test_describe_lists_diagnostics_of_a_failed_plan():
-    c4 = Buffer("c", (4, 128, 64), 16)
-    result = plan(Spec("s"), [A, c4], shared(0, 1))
-    text = describe(result, [A, c4])
+    e = Buffer("e", (2, 64), 0)
+    result = plan(Spec("s"), [A, e], shared(0, 1))
+    text = describe(result, [A, e], "s")
     assert text.startswith("smem region: not planned\n")
-    assert text.splitlines()[-1].startswith('error: buffers "a" (2 buffers) and "c"')
+    assert text.splitlines()[-1] == 'error: buffer "e" has element_bits=0; it must be positive'
+
+
+def test_diagnostics_are_data():
+    big = Buffer("big", (4, 128, 128), 32)
+    (error,) = plan(Spec("s"), [big]).errors
+    assert (error.kind, error.buffer, error.buffers, error.numbers) == (
+        "over_smem_limit",
+        -1,
+        (),
+        (262144, 232448),
+    )
+    assert error.template == (
+        "spec {spec} needs 262144 bytes of shared memory, more than the target's limit of "
+        "232448 bytes"
+    )
+    assert error.format("other", ["x"]).startswith('spec "other" needs')
 
 
 # --- Python layer --------------------------------------------------------------------------------

@@ -2,11 +2,14 @@
 
 Random buffers (shapes among powers of two and small multiples of them, 8/16/32-bit
 elements, swizzled/NVMMA/TMEM layouts) are arranged in random trees up to three
-groups deep, with group sizes consistent with the buffer counts. For every plan the
-tests check, from the views alone, what the semantics promise: distinct siblings
-never share a byte, shared siblings start together, every buffer index maps to an
-aligned slot inside the region, explicit sizes are honoured, and the only way a
-well-formed tree fails is by not fitting.
+groups deep, with group sizes and index-aligned buffer counts (each leaf has 1 to 4
+buffer groups). For every plan the tests check, from the views alone and with their
+own reading of the slot formula and the tree, what the semantics promise: buffers of
+different groups and of distinct siblings never share a byte, distinct siblings keep
+their order and shared siblings start together in every group, every buffer index
+maps to an aligned slot inside the region; the plan is no larger than the simpler
+layouts, equals the ideal footprint on trees that allow it, honours explicit sizes,
+and a well-formed tree fails only by not fitting.
 """
 
 import math
@@ -15,9 +18,11 @@ from dataclasses import dataclass
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from tlx.planner import (
+    TMEM_COLUMNS,
     Buffer,
     Group,
     Layout,
+    LayoutFamily,
     LayoutKind,
     Plan,
     Spec,
@@ -27,8 +32,9 @@ from tlx.planner import (
     plan,
 )
 
-# Messages of the only errors a well-formed tree may get: it does not fit.
-TOO_LARGE = ("more than the target's limit", "more than the 512 columns TMEM has")
+# The only errors a well-formed tree may get: it does not fit.
+TOO_LARGE = ("over_smem_limit", "too_many_columns")
+SMEM_ROW_BYTES = 128
 
 SMEM_DIMS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
 TMEM_M = (64, 128, 256)
@@ -74,7 +80,8 @@ def scenarios(draw, storage=None):
 
     def node(depth, group_size):
         if depth > 0 and (depth == MAX_DEPTH or draw(st.booleans())):
-            buffers.append(draw(make_buffer(f"b{len(buffers)}", groups * group_size)))
+            count = draw(st.integers(1, groups)) * group_size
+            buffers.append(draw(make_buffer(f"b{len(buffers)}", count)))
             return len(buffers) - 1
         sizes = [g for g in (1, 2, 3, 4) if group_size * g <= MAX_GROUP_SIZE_PRODUCT]
         own_size = draw(st.sampled_from(sizes))
@@ -95,7 +102,11 @@ def scenarios(draw, storage=None):
         return Group(element.kind, tuple(renumber(c) for c in element.children), element.group_size)
 
     ordered = tuple(buffers[old] for old in order)
-    return Scenario(Spec("spec", storage), ordered, renumber(tree))
+    whole_views = draw(st.booleans())
+    return Scenario(Spec("spec", storage, whole_views=whole_views), ordered, renumber(tree))
+
+
+# --- An independent reading of the tree and the views -----------------------------------------
 
 
 def leaves(element):
@@ -104,103 +115,162 @@ def leaves(element):
     return [leaf for child in element.children for leaf in leaves(child)]
 
 
-def groups_of(element):
-    if isinstance(element, Group):
-        yield element
-        for child in element.children:
-            yield from groups_of(child)
+def group_sizes(element, product=1, out=None):
+    """{leaf: K}, the group sizes along each leaf's path multiplied."""
+    out = {} if out is None else out
+    if isinstance(element, int):
+        out[element] = product
+        return out
+    for child in element.children:
+        group_sizes(child, product * element.group_size, out)
+    return out
 
 
-def intervals(view: View, count: int) -> list[tuple[int, int]]:
-    """Byte (column) ranges of every buffer, from the documented placement."""
-    k = view.group_size
-    starts = (
-        (i // k) * view.bytes_between_buffer_groups + view.offset + (i % k) * view.buffer_size
-        for i in range(count)
+def slot(view: View, index: int) -> int:
+    return (
+        view.scale * (index // view.period) + view.offset_slots + view.step * (index % view.period)
     )
-    return sorted((start, start + view.buffer_size) for start in starts)
 
 
-def disjoint(first: list[tuple[int, int]], second: list[tuple[int, int]]) -> bool:
-    merged = sorted([(s, e, 0) for s, e in first] + [(s, e, 1) for s, e in second])
-    furthest = {0: -1, 1: -1}
-    for start, end, side in merged:
-        if start < furthest[1 - side]:
-            return False
-        furthest[side] = max(furthest[side], end)
-    return True
+def placed(result: Plan, buffers, sizes):
+    """[(start, end, leaf, group)] of every buffer of every user."""
+    out = []
+    for leaf, (buffer, view) in enumerate(zip(buffers, result.views, strict=True)):
+        k = sizes.get(leaf, 1)
+        for index in range(buffer.shape[0]):
+            start = slot(view, index) * view.buffer_size
+            out.append((start, start + view.buffer_size, leaf, index // k))
+    return out
 
 
-def assert_views_sound(result: Plan, buffers):
-    """Every index maps to an aligned slot inside the region, consistently with
-    the byte placement, and every view covers the region exactly."""
+def lowest_common_ancestor(tree, a, b):
+    node = tree
+    while True:
+        below = [c for c in node.children if a in leaves(c) and b in leaves(c)]
+        if not below or isinstance(below[0], int):
+            return node
+        node = below[0]
+
+
+def ranges(element, group, buffers):
+    """(start, end) of `element`'s buffers of `group`, or None."""
+    inside = [(s, e) for s, e, leaf, g in buffers if g == group and leaf in leaves(element)]
+    if not inside:
+        return None
+    return min(s for s, _ in inside), max(e for _, e in inside)
+
+
+def assert_views_sound(result: Plan, buffers, whole_views):
     region = result.region_size
     if result.storage is Storage.SMEM:
-        assert region == result.size_bytes and region % 128 == 0
-        assert result.backing_shape == (region // 128, 128)
+        assert region == result.size_bytes and region % SMEM_ROW_BYTES == 0
+        assert result.backing_shape == (region // SMEM_ROW_BYTES, SMEM_ROW_BYTES)
     else:
         rows, columns = result.backing_shape
-        assert columns == region and 32 <= columns <= 512 and columns & (columns - 1) == 0
+        assert columns == region and 32 <= columns <= TMEM_COLUMNS
+        assert columns & (columns - 1) == 0
         assert result.size_bytes == rows * columns * 4
     for buffer, view in zip(buffers, result.views, strict=True):
         size = buffer_size(buffer)
         assert view.buffer_size == size
-        assert view.slots * size == region
-        assert view.offset % size == 0 and view.bytes_between_buffer_groups % size == 0
-        assert view.offset % view.alignment == 0
-        assert result.alignment % view.alignment == 0
-        count = buffer.shape[0]
-        assert count % view.group_size == 0
-        for index in range(count):
-            slot = view.slot_of(index)
-            assert 0 <= slot < view.slots, (buffer.name, index, slot)
-        placed = intervals(view, count)
-        assert [start // size for start, _ in placed] == sorted(
-            view.slot_of(i) for i in range(count)
-        )
-
-
-def start_of(element, views, buffers):
-    return min(views[leaf].offset for leaf in leaves(element))
-
-
-def end_of_first_group(element, views, buffers):
-    return max(
-        views[leaf].offset + views[leaf].group_size * views[leaf].buffer_size
-        for leaf in leaves(element)
-    )
+        assert view.shape == (view.slots, *buffer.shape[1:])
+        assert view.slots * size <= region
+        if whole_views:
+            assert view.slots * size == region
+        assert result.alignment % view.alignment == 0 or result.storage is Storage.TMEM
+        for index in range(buffer.shape[0]):
+            assert 0 <= slot(view, index) < view.slots, (buffer.name, index)
+            assert slot(view, index) == view.slot_of(index)
+            assert (slot(view, index) * size) % view.alignment == 0
 
 
 def assert_tree_semantics(result: Plan, scenario: Scenario):
-    views, buffers = result.views, scenario.buffers
-    buffer_intervals = {
-        leaf: intervals(views[leaf], buffers[leaf].shape[0]) for leaf in leaves(scenario.tree)
-    }
-    for leaf in buffer_intervals:
-        assert views[leaf].bytes_between_buffer_groups % views[leaf].alignment == 0
-    for group in groups_of(scenario.tree):
-        children = group.children
-        if group.kind == "shared":
-            starts = {start_of(child, views, buffers) for child in children}
-            assert len(starts) == 1, "shared children must start together"
-            continue
-        # distinct: in the order written, and no byte shared at any buffer index.
-        for before, after in zip(children, children[1:], strict=False):
-            assert end_of_first_group(before, views, buffers) <= start_of(after, views, buffers)
-        for i, first in enumerate(children):
-            for second in children[i + 1 :]:
-                for a in leaves(first):
-                    for b in leaves(second):
-                        assert disjoint(buffer_intervals[a], buffer_intervals[b]), (a, b)
+    sizes = group_sizes(scenario.tree)
+    buffers = placed(result, scenario.buffers, sizes)
+    in_tree = set(sizes)
+    ordered = sorted(b for b in buffers if b[2] in in_tree)
+    for i, first in enumerate(ordered):
+        for second in ordered[i + 1 :]:
+            if second[0] >= first[1]:
+                break
+            assert first[2] != second[2], f"two buffers of user {first[2]} overlap"
+            assert first[3] == second[3], f"groups {first[3]} and {second[3]} overlap"
+            common = lowest_common_ancestor(scenario.tree, first[2], second[2])
+            assert common.kind == "shared", (first, second)
+    groups = max(b[3] for b in buffers) + 1
+
+    def walk(element):
+        if isinstance(element, int):
+            return
+        for group in range(groups):
+            present = [r for r in (ranges(c, group, buffers) for c in element.children) if r]
+            if element.kind == "shared":
+                # Children with all their buffers in this group start together.
+                complete = [
+                    ranges(c, group, buffers)
+                    for c in element.children
+                    if all(group < scenario.buffers[x].shape[0] // sizes[x] for x in leaves(c))
+                ]
+                assert len({start for start, _ in complete}) <= 1, "shared children start apart"
+            else:
+                for before, after in zip(present, present[1:], strict=False):
+                    assert before[1] <= after[0], "distinct children out of order"
+        for child in element.children:
+            walk(child)
+
+    walk(scenario.tree)
+
+
+def ideal_footprint(scenario: Scenario) -> int:
+    """Rule 6 of Planner.h, read independently: per buffer group shared = max,
+    distinct = sum, starts 128-byte aligned (SMEM), summed over the groups."""
+    unit = SMEM_ROW_BYTES if scenario.spec.storage is Storage.SMEM else 1
+    sizes = group_sizes(scenario.tree)
+
+    def round_up(value):
+        return -(-value // unit) * unit
+
+    def extent(element, group):
+        if isinstance(element, int):
+            buffer = scenario.buffers[element]
+            if group >= buffer.shape[0] // sizes[element]:
+                return 0
+            return sizes[element] * round_up(buffer_size(buffer))
+        parts = [extent(child, group) for child in element.children]
+        parts = [p for p in parts if p]
+        if element.kind == "shared":
+            return max(parts, default=0)
+        total = 0
+        for part in parts:
+            total = round_up(total) + part
+        return total
+
+    groups = max(scenario.buffers[leaf].shape[0] // k for leaf, k in sizes.items())
+    total = sum(round_up(extent(scenario.tree, group)) for group in range(groups))
+    outside = [
+        b.shape[0] * round_up(buffer_size(b))
+        for i, b in enumerate(scenario.buffers)
+        if i not in sizes
+    ]
+    return max([total, *outside])
 
 
 def assert_only_too_large(result: Plan):
     for error in result.errors:
-        assert any(reason in error.message for reason in TOO_LARGE), error.message
+        assert error.kind in TOO_LARGE, error.message
     if result.errors and result.storage is Storage.SMEM:
         assert result.size_bytes > Spec("limit").smem_limit_bytes
     elif result.errors:
-        assert result.region_size > 512
+        assert result.region_size > TMEM_COLUMNS
+
+
+def in_bytes(result: Plan, units: int) -> int:
+    if result.storage is Storage.SMEM:
+        return units
+    return units * result.backing_block[0] * 4
+
+
+# --- Properties ------------------------------------------------------------------------------
 
 
 @settings(max_examples=2000, deadline=None)
@@ -208,17 +278,81 @@ def assert_only_too_large(result: Plan):
 def test_every_well_formed_tree_gets_a_sound_plan(scenario):
     result = plan(scenario.spec, scenario.buffers, scenario.tree)
     assert_only_too_large(result)
-    event(f"{scenario.spec.storage.value}: {'planned' if result.ok else 'too large'}")
+    event(f"{scenario.spec.storage.value}: {result.layout}")
     if not result.ok:
         return
-    assert_views_sound(result, scenario.buffers)
+    assert_views_sound(result, scenario.buffers, scenario.spec.whole_views)
     assert_tree_semantics(result, scenario)
     in_tree = set(leaves(scenario.tree))
     for index, view in enumerate(result.views):
         if index not in in_tree:
-            assert (view.offset, view.group_size) == (0, 1)
-            assert view.bytes_between_buffer_groups == view.buffer_size
-    assert len(result.warnings) == len(scenario.buffers) - len(in_tree)
+            # At offset 0, its buffers one after the other, each aligned.
+            assert (view.offset, view.offset_slots, view.period) == (0, 0, 1)
+            assert view.scale * view.buffer_size == math.lcm(view.buffer_size, view.alignment)
+    not_in_tree = [w for w in result.warnings if w.kind == "not_in_tree"]
+    assert len(not_in_tree) == len(scenario.buffers) - len(in_tree)
+    assert {w.kind for w in result.warnings} <= {"not_in_tree", "forgotten_sub_tiles"}
+
+
+@settings(max_examples=1000, deadline=None)
+@given(scenarios())
+def test_the_plan_is_no_larger_than_the_simpler_layouts(scenario):
+    best = plan(scenario.spec, scenario.buffers, scenario.tree)
+    node_by_node = plan(scenario.spec, scenario.buffers, scenario.tree, LayoutFamily.NODE_BY_NODE)
+    group_major = plan(scenario.spec, scenario.buffers, scenario.tree, LayoutFamily.GROUP_MAJOR)
+    assert best.size_bytes <= node_by_node.size_bytes <= group_major.size_bytes
+    # Nothing a simpler layout fits is rejected.
+    assert best.ok or not (node_by_node.ok or group_major.ok)
+    event("smaller than group-major" if best.size_bytes < group_major.size_bytes else "same")
+
+
+@settings(max_examples=1000, deadline=None)
+@given(scenarios())
+def test_padding_is_the_region_minus_the_ideal_footprint(scenario):
+    result = plan(scenario.spec, scenario.buffers, scenario.tree)
+    if not result.ok:
+        return
+    assert result.ideal_bytes == in_bytes(result, ideal_footprint(scenario))
+    assert result.padding_bytes == result.size_bytes - result.ideal_bytes >= 0
+    assert all(share.bytes > 0 for share in result.padding)
+    assert sum(share.bytes for share in result.padding) >= result.padding_bytes
+
+
+@st.composite
+def packable_scenarios(draw):
+    """Trees whose ideal a layout reaches: a distinct node of leaves, or of shared
+    pairs of leaves, whose sizes are powers of two of at least 128 bytes, written
+    largest first, every leaf with the same number of buffer groups."""
+    groups = draw(st.integers(1, 4))
+    exponents = sorted(draw(st.lists(st.integers(7, 15), min_size=1, max_size=4)), reverse=True)
+    buffers, children = [], []
+    for exponent in exponents:
+        buffers.append(Buffer(f"b{len(buffers)}", (groups, 2**exponent), 8))
+        if draw(st.booleans()):
+            smaller = draw(st.integers(7, exponent))
+            buffers.append(Buffer(f"b{len(buffers)}", (groups, 2**smaller), 8))
+            children.append(Group("shared", (len(buffers) - 2, len(buffers) - 1)))
+        else:
+            children.append(len(buffers) - 1)
+    spec = Spec("spec", whole_views=draw(st.booleans()))
+    return Scenario(spec, tuple(buffers), Group("distinct", tuple(children)))
+
+
+@settings(max_examples=500, deadline=None)
+@given(packable_scenarios())
+def test_the_plan_reaches_the_ideal_where_the_tree_allows_it(scenario):
+    result = plan(scenario.spec, scenario.buffers, scenario.tree)
+    assert_only_too_large(result)
+    ideal = ideal_footprint(scenario)
+    assert result.ideal_bytes == ideal
+    if scenario.spec.whole_views:
+        # Whole views round the region to a multiple of the largest buffer.
+        largest = max(buffer_size(buffer) for buffer in scenario.buffers)
+        assert result.size_bytes == -(-ideal // largest) * largest
+    else:
+        assert result.size_bytes == ideal
+        assert result.padding_bytes == 0 and result.padding == ()
+    event(result.layout)
 
 
 @settings(max_examples=300, deadline=None)
@@ -233,11 +367,19 @@ def test_explicit_sizes_are_honoured(scenario, factor, smaller):
         explicit = needed.size_bytes * factor  # a multiple of every view
     else:
         explicit = needed.size_bytes * 2 ** (factor - 1)  # still a power of two of columns
-    spec = Spec("spec", scenario.spec.storage, explicit_size_bytes=explicit)
+    spec = Spec(
+        "spec",
+        scenario.spec.storage,
+        explicit_size_bytes=explicit,
+        whole_views=scenario.spec.whole_views,
+    )
     result = plan(spec, scenario.buffers, scenario.tree)
     if smaller:
         assert any(
-            "is too small" in e.message and str(needed.size_bytes) in e.message
+            e.kind == "explicit_size_too_small"
+            and e.numbers[1] == needed.region_size
+            or e.kind == "explicit_size_too_small"
+            and e.numbers[0] == explicit
             for e in result.errors
         )
         return
@@ -245,12 +387,10 @@ def test_explicit_sizes_are_honoured(scenario, factor, smaller):
     if result.ok:
         assert result.size_bytes == explicit
         assert result.padding_bytes == needed.padding_bytes + explicit - needed.size_bytes
-        assert_views_sound(result, scenario.buffers)
+        assert_views_sound(result, scenario.buffers, scenario.spec.whole_views)
         for kept, first in zip(result.views, needed.views, strict=True):
-            assert (kept.offset, kept.bytes_between_buffer_groups) == (
-                first.offset,
-                first.bytes_between_buffer_groups,
-            )
+            assert kept.placement.offset_slots == first.placement.offset_slots
+            assert (kept.scale, kept.step, kept.period) == (first.scale, first.step, first.period)
 
 
 @settings(max_examples=300, deadline=None)
@@ -261,37 +401,9 @@ def test_without_a_tree_every_buffer_starts_at_zero(scenario):
     assert not result.warnings
     if not result.ok:
         return
-    assert_views_sound(result, scenario.buffers)
+    assert_views_sound(result, scenario.buffers, scenario.spec.whole_views)
     largest = max(b.shape[0] * buffer_size(b) for b in scenario.buffers)
     assert result.region_size >= largest
     for view in result.views:
-        assert (view.offset, view.group_size, view.scale) == (0, 1, 1)
-
-
-@settings(max_examples=300, deadline=None)
-@given(scenarios(Storage.SMEM))
-def test_padding_is_the_region_minus_an_ideal_packing(scenario):
-    result = plan(scenario.spec, scenario.buffers, scenario.tree)
-    if not result.ok:
-        return
-    in_tree = set(leaves(scenario.tree))
-    groups = {
-        b.shape[0] // result.views[i].group_size
-        for i, b in enumerate(scenario.buffers)
-        if i in in_tree
-    }
-    (group_count,) = groups
-
-    def ideal(element):
-        if isinstance(element, int):
-            return result.views[element].group_size * buffer_size(scenario.buffers[element])
-        needs = [ideal(child) for child in element.children]
-        return max(needs) if element.kind == "shared" else sum(needs)
-
-    outside = [
-        b.shape[0] * buffer_size(b) for i, b in enumerate(scenario.buffers) if i not in in_tree
-    ]
-    packing = max([ideal(scenario.tree) * group_count, *outside])
-    assert result.padding_bytes == result.size_bytes - packing
-    assert result.padding_bytes >= 0
-    assert math.gcd(result.size_bytes, 128) == 128
+        assert (view.offset, view.offset_slots, view.period) == (0, 0, 1)
+        assert view.scale * view.buffer_size == math.lcm(view.buffer_size, view.alignment)

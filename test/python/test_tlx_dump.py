@@ -163,13 +163,13 @@ def lowered_plan(lowered: str):
 
 
 def placements(offsets_module: str):
-    """buffer_offset, stride and group_size of each user, in order."""
+    """The #tlx.placement of each user, in order: (slots, period, scale, offset, step)."""
     found = re.findall(
-        r"tlx\.storage_alias_local_alloc %\S+ \{buffer_group_stride = (\d+) : i64, "
-        r"buffer_offset = (\d+) : i64, group_size = (\d+) : i64\}",
+        r"tlx\.storage_alias_local_alloc %\S+ \{placement = #tlx\.placement<slots = (\d+), "
+        r"period = (\d+), scale = (\d+), offset = (\d+), step = (\d+)>\}",
         offsets_module,
     )
-    return [(int(offset), int(stride), int(size)) for stride, offset, size in found]
+    return [tuple(int(x) for x in placement) for placement in found]
 
 
 @pytest.mark.parametrize(
@@ -214,10 +214,13 @@ def test_triton_opt_reproduces_the_kernel_plan(
         )
     )
     assert len(offsets) == len(users)
-    for (name, buffer_size, group_size), (offset, stride, size) in zip(users, offsets, strict=True):
-        slots = constant_slots(ttgir, name)
-        # The kernel indexes every buffer with constants 0, 1, ...: buffer 0
-        # sits at the offset, buffer group 1 one stride further.
-        assert size == group_size
-        assert slots[0] * buffer_size == offset, name
-        assert (slots[group_size] - slots[0]) * buffer_size == stride, name
+    for (name, _, group_size), (slots, period, scale, offset, step) in zip(
+        users, offsets, strict=True
+    ):
+        # The kernel indexes every buffer with constants 0, 1, ...: each lands
+        # on the slot the placement gives, in a view of as many slots.
+        kernel_slots = constant_slots(ttgir, name)
+        expected = [scale * (i // period) + offset + step * (i % period) for i in range(8)]
+        assert kernel_slots == expected[: len(kernel_slots)], name
+        assert kernel_views[name].startswith(f"{slots}x"), name
+        assert period % group_size == 0, name

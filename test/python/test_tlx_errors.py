@@ -85,23 +85,21 @@ def test_unused_spec_is_still_checked_at_its_source_line():
 
 
 @tlx.jit
-def counts_that_cannot_share():
+def counts_that_look_like_sub_tiles():
     spec = tlx.storage_alias_spec()
     a = tlx.local_alloc((64, 64), ttgl.float32, 2, reuse=spec)
-    b = tlx.local_alloc((64, 32), ttgl.float16, 4, reuse=spec)
+    b = tlx.local_alloc((64, 32), ttgl.float16, 4, reuse=spec)  # the sub-tiles
     spec.set_buffer_overlap(tlx.reuse_group(a, b))
 
 
-def test_buffer_counts_that_cannot_share_name_both_buffers():
-    error = compile_error(counts_that_cannot_share)
-    assert_error(
-        error,
-        counts_that_cannot_share,
-        "set_buffer_overlap",
-        '"a" (2 buffers)',
-        '"b" (4 buffers)',
-        "group_size",
-    )
+def test_counts_that_look_like_forgotten_sub_tiles_warn_at_the_buffer():
+    with pytest.warns(tlx.TLXWarning) as caught:
+        compile_kernel(counts_that_look_like_sub_tiles)
+    (warning,) = caught
+    assert warning.lineno == absolute_line(counts_that_look_like_sub_tiles, "# the sub-tiles")
+    message = str(warning.message)
+    for fragment in ('"a" (2 buffer groups)', '"b" (4 buffer groups)', "group_size=2"):
+        assert fragment in message, message
 
 
 @tlx.jit

@@ -228,8 +228,10 @@ def swizzled_default_layout():
 
 def test_small_tile_gets_a_row_major_layout_and_128_byte_alignment():
     ttgir = compile_kernel(swizzled_default_layout).asm["ttgir"]
-    assert backings(ttgir) == [(1, 128)]
-    assert view_types(ttgir) == {"a": "2x4x4xf32"}
+    # Two 64-byte buffers, each starting 128-byte aligned: slots 0 and 2.
+    assert backings(ttgir) == [(2, 128)]
+    assert view_types(ttgir) == {"a": "4x4x4xf32"}
+    assert constant_slots(ttgir, "a") == [2]
     assert re.search(
         r"#ttg\.swizzled_shared<\{vec = 1, perPhase = 1, maxPhase = 1, order = \[1, 0\]", ttgir
     )

@@ -99,7 +99,9 @@ def test_the_plan_is_the_one_the_ttgir_allocates():
     assert [buffer.shape for buffer in spec.buffers] == [(2, 64, 64), (4, 64, 64), (2, 32, 64)]
     assert spec.tree == planner.shared(0, planner.distinct(planner.shared(1, group_size=2), 2))
     assert planner.plan(spec.spec, spec.buffers, spec.tree) == plan
-    assert spec.spec == planner.Spec("spec", planner.Storage.SMEM, None, 90)
+    assert spec.spec == planner.Spec(
+        "spec", planner.Storage.SMEM, None, 90, whole_views=tlx.compat.NEEDS_WHOLE_VIEWS
+    )
 
 
 def test_the_record_names_its_spec_and_source_line():
@@ -120,11 +122,13 @@ def test_the_record_names_its_spec_and_source_line():
 def test_plan_without_aliasing_places_every_buffer_after_the_other():
     (spec,) = plans_of(one_spec)
     unaliased = spec.plan_without_aliasing()
-    # a: 2 x 16 KiB, b: 4 x 8 KiB, c: 2 x 4 KiB, one after the other; the region is
-    # rounded up to whole buffers of a (every view covers it).
+    # a: 2 x 16 KiB, b: 4 x 8 KiB, c: 2 x 4 KiB, one after the other (72 KiB; where
+    # views must be whole, rounded up to whole buffers of a).
     assert unaliased.ok
     assert [view.offset for view in unaliased.views] == [0, 32768, 65536]
-    assert unaliased.size_bytes == 81920 and unaliased.padding_bytes == 8192
+    assert unaliased.ideal_bytes == 73728
+    whole = tlx.compat.NEEDS_WHOLE_VIEWS
+    assert unaliased.size_bytes == (81920 if whole else 73728)
     assert unaliased.size_bytes > spec.plan.size_bytes
 
 

@@ -147,7 +147,7 @@ def test_blackwell_kernel_compiles_with_its_tmem_plan(head_dim):
     views = views_by_name(qk)
     # S of a group is 128 fp32 columns; P (fp16, two per column) and alpha, l, m lie over it.
     assert qk_plan.region_size == 2 * 128
-    assert views["qk_tiles"].bytes_between_buffer_groups == 128
+    assert views["qk_tiles"].scale * views["qk_tiles"].buffer_size == 128
     assert [
         views[name].offset for name in ("qk_tiles", "p_tiles", "alpha_tiles", "l_tiles", "m_tiles")
     ] == [0, 0, 64, 65, 66]

@@ -1,8 +1,8 @@
 //===- BufferOffsetCalculation.cpp - Step 2: placements ------------------===//
 //
 // Records where the planner places each tlx.storage_alias_local_alloc
-// (buffer_offset, buffer_group_stride, group_size), then drops the overlap
-// definitions that are now encoded in those attributes.
+// (#tlx.placement), then drops the overlap definitions that are now encoded
+// in those attributes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,15 +27,17 @@ struct SpecPlacement {
 struct BufferOffsetCalculationPass
     : mlir::tlx::impl::TLXBufferOffsetCalculationBase<
           BufferOffsetCalculationPass> {
+  using Base::Base;
   void runOnOperation() override {
-    if (failed(calculateBufferOffsets(getOperation())))
+    if (failed(calculateBufferOffsets(getOperation(), wholeViews)))
       signalPassFailure();
   }
 };
 
 } // namespace
 
-LogicalResult mlir::tlx::calculateBufferOffsets(ModuleOp module) {
+LogicalResult mlir::tlx::calculateBufferOffsets(ModuleOp module,
+                                                bool wholeViews) {
   FailureOr<StorageAliasOps> ops = collectStorageAliasOps(module);
   if (failed(ops))
     return failure();
@@ -44,7 +46,7 @@ LogicalResult mlir::tlx::calculateBufferOffsets(ModuleOp module) {
   bool valid = true;
   for (SpecUses &uses : ops->specs) {
     FailureOr<planner::Plan> plan =
-        planStorageAliasSpec(uses, PlanWarnings::Report);
+        planStorageAliasSpec(uses, PlanWarnings::Report, wholeViews);
     if (failed(plan)) {
       valid = false;
       continue;
@@ -59,7 +61,7 @@ LogicalResult mlir::tlx::calculateBufferOffsets(ModuleOp module) {
   for (const SpecPlacement &placement : placements) {
     for (auto [alloc, view] :
          llvm::zip_equal(placement.uses->allocs, placement.views))
-      recordPlacement(alloc, view);
+      alloc.setPlacementAttr(placementAttrOf(alloc.getContext(), view));
     for (SetBufferOverlapOp overlap : placement.uses->overlaps)
       overlap.erase();
   }

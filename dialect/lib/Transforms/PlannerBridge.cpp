@@ -178,24 +178,6 @@ private:
   SmallVector<ReuseGroupOp> firstAppearance;
 };
 
-constexpr StringLiteral bufferOffsetAttrName = "buffer_offset";
-constexpr StringLiteral bufferGroupStrideAttrName = "buffer_group_stride";
-constexpr StringLiteral groupSizeAttrName = "group_size";
-
-/// The integer attribute `name` of `alloc`: `fallback` when absent, an error
-/// when it is not an integer.
-FailureOr<int64_t> readIntegerAttr(StorageAliasLocalAllocOp alloc,
-                                   StringRef name, int64_t fallback) {
-  Attribute attr = alloc->getAttr(name);
-  if (!attr)
-    return fallback;
-  if (auto integer = dyn_cast<IntegerAttr>(attr))
-    return integer.getInt();
-  return alloc.emitOpError()
-         << "attribute '" << name << "' must be an integer, "
-         << "got " << attr;
-}
-
 /// The compute capability of the target the module is compiled for
 /// (`ttg.target = "cuda:90"`, as Triton writes it); 0 (unknown) without one.
 int capabilityOf(Operation *op) {
@@ -317,12 +299,14 @@ bool mlir::tlx::hasBufferDimension(MemDescType type) {
   return planner::hasBufferDimension(buffer);
 }
 
-FailureOr<PlannerInput> mlir::tlx::toPlannerInput(SpecUses &uses) {
+FailureOr<PlannerInput> mlir::tlx::toPlannerInput(SpecUses &uses,
+                                                  bool wholeViews) {
   PlannerInput input;
   input.spec.storage = toPlannerStorage(uses.spec.getStorage());
   if (IntegerAttr size = uses.spec.getBufferSizeBytesAttr())
     input.spec.explicitSizeBytes = size.getInt();
   input.spec.capability = capabilityOf(uses.spec);
+  input.spec.wholeViews = wholeViews;
 
   bool valid = true;
   input.buffers.reserve(uses.allocs.size());
@@ -357,65 +341,83 @@ FailureOr<PlannerInput> mlir::tlx::toPlannerInput(SpecUses &uses) {
   return input;
 }
 
-planner::Plan mlir::tlx::planSpec(SpecUses &uses, PlannerInput &input) {
-  planner::Plan plan = planner::plan(input.spec, input.buffers, input.tree);
-  if (plan.diagnostics.empty())
-    return plan;
-  input.spec.name = nameForDiagnostics(uses.spec, "storage_alias_spec");
-  for (auto [index, buffer] : llvm::enumerate(input.buffers))
-    buffer.name = userName(uses.allocs[index], index);
-  return planner::plan(input.spec, input.buffers, input.tree);
-}
-
 LogicalResult
 mlir::tlx::reportPlannerDiagnostics(SpecUses &uses,
                                     ArrayRef<planner::Diagnostic> diagnostics,
                                     PlanWarnings warnings) {
+  // Names are made only when there is something to say: planning stays
+  // cheap.
+  std::string specName;
+  std::vector<std::string> userNames;
   bool hasError = false;
   for (const planner::Diagnostic &diagnostic : diagnostics) {
+    bool isError = diagnostic.severity == planner::Severity::Error;
+    if (!isError && warnings == PlanWarnings::Skip)
+      continue;
+    if (userNames.empty()) {
+      specName = nameForDiagnostics(uses.spec, "storage_alias_spec");
+      for (auto [index, alloc] : llvm::enumerate(uses.allocs))
+        userNames.push_back(userName(alloc, index));
+    }
     Operation *about = uses.spec;
     if (diagnostic.buffer >= 0 &&
         static_cast<size_t>(diagnostic.buffer) < uses.allocs.size())
       about = uses.allocs[diagnostic.buffer];
-    if (diagnostic.severity == planner::Severity::Error) {
-      about->emitError(diagnostic.message);
+    std::string message =
+        planner::formatDiagnostic(diagnostic, specName, userNames);
+    if (isError) {
+      about->emitError(message);
       hasError = true;
-    } else if (warnings == PlanWarnings::Report) {
-      about->emitWarning(diagnostic.message);
+    } else {
+      about->emitWarning(message);
     }
   }
   return failure(hasError);
 }
 
-FailureOr<planner::Plan>
-mlir::tlx::planStorageAliasSpec(SpecUses &uses, PlanWarnings warnings) {
-  FailureOr<PlannerInput> input = toPlannerInput(uses);
+FailureOr<planner::Plan> mlir::tlx::planStorageAliasSpec(SpecUses &uses,
+                                                         PlanWarnings warnings,
+                                                         bool wholeViews) {
+  FailureOr<PlannerInput> input = toPlannerInput(uses, wholeViews);
   if (failed(input))
     return failure();
-  planner::Plan plan = planSpec(uses, *input);
+  planner::Plan plan = planner::plan(input->spec, input->buffers, input->tree);
   if (failed(reportPlannerDiagnostics(uses, plan.diagnostics, warnings)))
     return failure();
   return plan;
 }
 
-void mlir::tlx::recordPlacement(StorageAliasLocalAllocOp alloc,
-                                const planner::View &view) {
-  Builder builder(alloc.getContext());
-  alloc->setAttr(bufferOffsetAttrName, builder.getI64IntegerAttr(view.offset));
-  alloc->setAttr(bufferGroupStrideAttrName,
-                 builder.getI64IntegerAttr(view.bytesBetweenBufferGroups));
-  alloc->setAttr(groupSizeAttrName, builder.getI64IntegerAttr(view.groupSize));
+BackingRecipe mlir::tlx::backingOf(const planner::Plan &plan) {
+  return BackingRecipe{
+      llvm::to_vector(plan.backingShape), llvm::to_vector(plan.backingBlock),
+      plan.backingElementBits, plan.alignment, plan.regionSize};
 }
 
-FailureOr<Placement> mlir::tlx::readPlacement(StorageAliasLocalAllocOp alloc,
-                                              const planner::Buffer &buffer) {
-  FailureOr<int64_t> offset = readIntegerAttr(alloc, bufferOffsetAttrName, 0);
-  FailureOr<int64_t> stride = readIntegerAttr(alloc, bufferGroupStrideAttrName,
-                                              planner::bufferSize(buffer));
-  FailureOr<int64_t> groupSize = readIntegerAttr(alloc, groupSizeAttrName, 1);
-  if (failed(offset) || failed(stride) || failed(groupSize))
-    return failure();
-  return Placement{*offset, *stride, *groupSize};
+BackingAttr mlir::tlx::backingAttrOf(MLIRContext *context,
+                                     const BackingRecipe &backing) {
+  return BackingAttr::get(context, backing.shape, backing.block,
+                          backing.elementBits, backing.alignment,
+                          backing.regionSize);
+}
+
+BackingRecipe mlir::tlx::backingOf(BackingAttr attr) {
+  return BackingRecipe{SmallVector<int64_t>(attr.getShape()),
+                       SmallVector<int64_t>(attr.getBlock()),
+                       attr.getElementBits(), attr.getAlignment(),
+                       attr.getRegionSize()};
+}
+
+PlacementAttr mlir::tlx::placementAttrOf(MLIRContext *context,
+                                         const planner::View &view) {
+  planner::Placement placement = planner::placementOf(view);
+  return PlacementAttr::get(context, placement.slots, placement.period,
+                            placement.scale, placement.offsetSlots,
+                            placement.step);
+}
+
+planner::Placement mlir::tlx::placementOf(PlacementAttr attr) {
+  return planner::Placement{attr.getSlots(), attr.getPeriod(), attr.getScale(),
+                            attr.getOffset(), attr.getStep()};
 }
 
 SmallVector<StorageAliasSpecOp>

@@ -53,10 +53,8 @@ std::string nameForDiagnostics(Operation *op, const Twine &fallback);
 /// The name diagnostics use for user `index` of a spec.
 std::string userName(StorageAliasLocalAllocOp alloc, size_t index);
 
-/// The planner's view of one memdesc type, unnamed: names only word
-/// diagnostics, and computing them for every buffer costs more than planning
-/// it. Fails, with an error at `op` about the buffer `nameOf()`, when its
-/// element type has no bit width.
+/// The planner's view of one memdesc type. Fails, with an error at `op`
+/// about the buffer `nameOf()`, when its element type has no size.
 FailureOr<planner::Buffer> toPlannerBuffer(Operation *op,
                                            triton::gpu::MemDescType type,
                                            function_ref<std::string()> nameOf);
@@ -72,50 +70,45 @@ struct PlannerInput {
   std::optional<planner::Group> tree;
 };
 
-/// Translates a spec, its users and its overlap tree, unnamed (planSpec
-/// names them when the planner has something to say). Reports, with
+/// Translates a spec, its users and its overlap tree. Reports, with
 /// locations, set_buffer_overlap given twice, tree elements from another spec
 /// or not from tlx.storage_alias_local_alloc, and duplicate tree elements.
-FailureOr<PlannerInput> toPlannerInput(SpecUses &uses);
-
-/// Plans `input`, translated from `uses`. When the plan has diagnostics,
-/// names the spec and its buffers in `input` and plans again, so that the
-/// diagnostics name what they are about.
-planner::Plan planSpec(SpecUses &uses, PlannerInput &input);
+/// `wholeViews`: Spec::wholeViews (the pass option `whole-views`).
+FailureOr<PlannerInput> toPlannerInput(SpecUses &uses, bool wholeViews);
 
 /// Which planner diagnostics a step reports: size definition leaves the
 /// placement warnings to offset calculation, so that the pipeline warns once.
 enum class PlanWarnings { Skip, Report };
 
 /// Emits `diagnostics` at the ops they are about (a buffer index -> that
-/// user, -1 -> the spec). Fails when one of them is an error.
+/// user, -1 -> the spec), naming the spec and the users from their
+/// locations. Fails when one of them is an error.
 LogicalResult
 reportPlannerDiagnostics(SpecUses &uses,
                          ArrayRef<planner::Diagnostic> diagnostics,
                          PlanWarnings warnings);
 
 /// Translates and plans one spec, reporting every diagnostic.
-FailureOr<planner::Plan> planStorageAliasSpec(SpecUses &uses,
-                                              PlanWarnings warnings);
+FailureOr<planner::Plan>
+planStorageAliasSpec(SpecUses &uses, PlanWarnings warnings, bool wholeViews);
 
-/// Where one user's buffers sit in the region, in the planner's unit (bytes
-/// for SMEM, 32-bit columns for TMEM). Offset calculation records it on the
-/// tlx.storage_alias_local_alloc as `buffer_offset`, `buffer_group_stride`
-/// and `group_size`; allocation reads it back.
-struct Placement {
-  int64_t offset = 0;
-  int64_t stride = 0;
-  int64_t groupSize = 1;
+/// The backing allocation of a plan, as a front door emits it.
+struct BackingRecipe {
+  SmallVector<int64_t> shape;
+  SmallVector<int64_t> block;
+  int64_t elementBits = 8;
+  int64_t alignment = 1;
+  /// The region in the plan's unit (bytes, or TMEM columns).
+  int64_t regionSize = 0;
 };
 
-/// Records the placement of `view` on `alloc`.
-void recordPlacement(StorageAliasLocalAllocOp alloc, const planner::View &view);
+BackingRecipe backingOf(const planner::Plan &plan);
+BackingAttr backingAttrOf(MLIRContext *context, const BackingRecipe &backing);
+BackingRecipe backingOf(BackingAttr attr);
 
-/// Reads the placement of `alloc` back. An absent attribute means offset 0,
-/// stride = the buffer's own size (planner::bufferSize), group size 1. Fails
-/// with an error when an attribute is present but not an integer.
-FailureOr<Placement> readPlacement(StorageAliasLocalAllocOp alloc,
-                                   const planner::Buffer &buffer);
+/// The placement attribute of a view, and the planner's placement of one.
+PlacementAttr placementAttrOf(MLIRContext *context, const planner::View &view);
+planner::Placement placementOf(PlacementAttr attr);
 
 /// Removes from `specs` every spec without tlx.storage_alias_local_alloc or
 /// tlx.set_buffer_overlap users, with a warning, and returns them: the step

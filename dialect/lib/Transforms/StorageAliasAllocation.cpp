@@ -37,27 +37,23 @@ namespace {
 constexpr StringLiteral smemBackingEncoding =
     "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>";
 
-/// The size of the region of a spec sized by size definition, in the
-/// planner's unit, read back from its attributes.
-FailureOr<int64_t> regionSize(SpecUses &uses) {
+/// The backing size definition recorded on a spec.
+FailureOr<BackingRecipe> recordedBacking(SpecUses &uses) {
   StorageAliasSpecOp spec = uses.spec;
-  IntegerAttr size = spec.getBufferSizeBytesAttr();
-  DenseI64ArrayAttr shape = spec.getBufferShapeAttr();
-  if (!size || !shape)
+  BackingAttr backing = spec.getBackingAttr();
+  if (!backing)
     return spec.emitError() << "storage_alias_spec \""
                             << nameForDiagnostics(spec, "storage_alias_spec")
-                            << "\" has no size and buffer_shape yet: run "
+                            << "\" has no backing yet: run "
                                "--tlx-storage-alias-size-definition first";
-  bool tmem = spec.getStorage() == StorageKind::tmem;
-  // The backing holds i8 (SMEM) or i32 (TMEM) elements.
-  int64_t elementBytes = tmem ? 4 : 1;
-  if (shape.size() != 2 || shape[0] * shape[1] * elementBytes != size.getInt())
+  if (backing.getShape().size() != 2 || backing.getBlock().size() != 2 ||
+      (backing.getElementBits() != 8 && backing.getElementBits() != 32) ||
+      backing.getAlignment() < 1 || backing.getRegionSize() < 1)
     return spec.emitOpError()
-           << "buffer_shape [" << shape.asArrayRef() << "] of "
-           << (tmem ? "i32" : "i8") << " does not hold the spec's "
-           << size.getInt() << " bytes";
-  // Plans are in bytes for SMEM and in 32-bit columns for TMEM.
-  return tmem ? shape[1] : size.getInt();
+           << "has a malformed backing " << backing
+           << ": expected a 2-D shape and block, 8 or 32 element bits and a "
+              "positive alignment and region";
+  return backingOf(backing);
 }
 
 Value createBacking(OpBuilder &builder, StorageAliasSpecOp spec,
@@ -103,7 +99,7 @@ public:
 
 private:
   using ConstantKey = std::tuple<Block *, Type, int64_t>;
-  using SlotKey = std::tuple<Value, int64_t, int64_t, int64_t>;
+  using SlotKey = std::tuple<Value, int64_t, int64_t, int64_t, int64_t>;
 
   /// The entry block of the nearest region around `region` that no value
   /// crosses: constants there are visible wherever values of `region` are.
@@ -161,26 +157,36 @@ private:
     return op.getResult();
   }
 
+  /// scale * (i / period) + offsetSlots + step * (i % period), with only
+  /// the operations that are not identities.
   Value slotOf(Value index, const planner::View &view) {
-    Value &known =
-        slots[SlotKey{index, view.groupSize, view.scale, view.offsetSlots}];
+    Value &known = slots[SlotKey{index, view.period, view.scale,
+                                 view.offsetSlots, view.step}];
     if (known)
       return known;
     Value slot = index;
-    Value withinGroup;
-    if (view.groupSize > 1) {
-      Value groupSize = constantFor(index, view.groupSize);
-      slot = buildAfter<arith::DivUIOp>(index, index, groupSize);
-      withinGroup = buildAfter<arith::RemUIOp>(index, index, groupSize);
+    Value withinPeriod;
+    if (view.period > 1) {
+      Value period = constantFor(index, view.period);
+      slot = buildAfter<arith::DivUIOp>(index, index, period);
+      withinPeriod = buildAfter<arith::RemUIOp>(index, index, period);
     }
-    if (view.scale != 1)
+    if (view.scale == 0)
+      slot = Value();
+    else if (view.scale != 1)
       slot = buildAfter<arith::MulIOp>(index, slot,
                                        constantFor(index, view.scale));
-    if (view.offsetSlots != 0)
-      slot = buildAfter<arith::AddIOp>(index, slot,
-                                       constantFor(index, view.offsetSlots));
-    if (withinGroup)
-      slot = buildAfter<arith::AddIOp>(index, slot, withinGroup);
+    if (view.offsetSlots != 0 || (!slot && !withinPeriod)) {
+      Value offset = constantFor(index, view.offsetSlots);
+      slot = slot ? buildAfter<arith::AddIOp>(index, slot, offset) : offset;
+    }
+    if (withinPeriod) {
+      if (view.step != 1)
+        withinPeriod = buildAfter<arith::MulIOp>(index, withinPeriod,
+                                                 constantFor(index, view.step));
+      slot = slot ? buildAfter<arith::AddIOp>(index, slot, withinPeriod)
+                  : withinPeriod;
+    }
     known = slot;
     return slot;
   }
@@ -196,19 +202,17 @@ private:
 FailureOr<planner::View>
 mlir::tlx::checkedView(Operation *about, const planner::Buffer &buffer,
                        function_ref<std::string()> nameOf,
-                       const Placement &placement, int64_t regionSize,
+                       const planner::Placement &placement, int64_t regionSize,
                        int bufferIndex) {
-  planner::View view =
-      planner::viewFromPlacement(buffer, placement.offset, placement.stride,
-                                 placement.groupSize, regionSize);
-  if (planner::checkView(view, buffer, bufferIndex, regionSize).empty())
+  planner::View view = planner::viewOf(buffer, placement);
+  std::vector<planner::Diagnostic> problems =
+      planner::checkView(view, buffer, bufferIndex, regionSize);
+  if (problems.empty())
     return view;
-  // Checked again with the buffer named, for messages that name it.
-  planner::Buffer named = buffer;
-  named.name = nameOf();
-  for (const planner::Diagnostic &diagnostic :
-       planner::checkView(view, named, bufferIndex, regionSize))
-    about->emitError(diagnostic.message);
+  std::vector<std::string> names(bufferIndex + 1);
+  names[bufferIndex] = nameOf();
+  for (const planner::Diagnostic &problem : problems)
+    about->emitError(planner::formatDiagnostic(problem, "", names));
   return failure();
 }
 
@@ -220,6 +224,7 @@ AllocationAnalysis::AllocationAnalysis(
 FailureOr<Attribute>
 AllocationAnalysis::tmemBackingEncoding(SpecUses &uses,
                                         ArrayRef<int64_t> backingBlock) {
+  // The recipe's block, in the encoding of the users' Triton.
   // The backing copies a user's encoding, so that it is spelled the way the
   // input's Triton spells it (`unpacked` or `colStride`), preferably from a
   // 32-bit user whose packing already matches i32.
@@ -256,38 +261,31 @@ AllocationAnalysis::tmemBackingEncoding(SpecUses &uses,
 }
 
 FailureOr<MemDescType>
-AllocationAnalysis::backingType(SpecUses &uses, ArrayRef<int64_t> backingShape,
-                                ArrayRef<int64_t> backingBlock) {
+AllocationAnalysis::backingType(SpecUses &uses, const BackingRecipe &backing) {
+  Type element = IntegerType::get(context, backing.elementBits);
   if (uses.spec.getStorage() == StorageKind::tmem) {
-    FailureOr<Attribute> encoding = tmemBackingEncoding(uses, backingBlock);
+    FailureOr<Attribute> encoding = tmemBackingEncoding(uses, backing.block);
     if (failed(encoding))
       return failure();
     return MemDescType::get(
-        backingShape, IntegerType::get(context, 32), *encoding,
+        backing.shape, element, *encoding,
         triton::nvidia_gpu::TensorMemorySpaceAttr::get(context),
         /*mutableMemory=*/true);
   }
-  return MemDescType::get(backingShape, IntegerType::get(context, 8),
-                          smemBytesLayout,
+  return MemDescType::get(backing.shape, element, smemBytesLayout,
                           triton::gpu::SharedMemorySpaceAttr::get(context),
                           /*mutableMemory=*/true);
 }
 
-MemDescType AllocationAnalysis::withLeadingDim(MemDescType type,
-                                               int64_t leadingDim,
-                                               bool prepend) {
-  MemDescType &expanded = expandedTypes[{type, leadingDim, unsigned(prepend)}];
-  if (!expanded) {
-    SmallVector<int64_t> shape(type.getShape());
-    if (prepend)
-      shape.insert(shape.begin(), leadingDim);
-    else
-      shape.front() = leadingDim;
-    expanded =
-        MemDescType::get(shape, type.getElementType(), type.getEncoding(),
+MemDescType AllocationAnalysis::viewType(MemDescType type,
+                                         const planner::View &view) {
+  MemDescType &known =
+      viewTypes[{type, view.slots(), static_cast<unsigned>(view.indexed)}];
+  if (!known)
+    known =
+        MemDescType::get(view.shape, type.getElementType(), type.getEncoding(),
                          type.getMemorySpace(), type.getMutableMemory());
-  }
-  return expanded;
+  return known;
 }
 
 FailureOr<AllocationAnalysis::Carrier>
@@ -304,28 +302,25 @@ AllocationAnalysis::followAlias(Operation *alias, MemDescType resultType,
   if (failed(buffer))
     return failure();
   const planner::View &sourceView = views[source.view];
-  int64_t size = planner::bufferSize(*buffer);
-  Placement placement{sourceView.offset, sourceView.bytesBetweenBufferGroups,
-                      sourceView.groupSize};
-  if (size != sourceView.bufferSize) {
-    // Another buffer size re-slices the bytes: only possible while the
-    // buffers are still contiguous from the region's start.
-    if (!sourceView.identityIndex())
-      return alias->emitOpError()
-             << "changes the buffer size of \"" << sourceName() << "\" from "
-             << sourceView.bufferSize << " to " << size
-             << ", but its buffers sit at offset " << sourceView.offset
-             << " with stride " << sourceView.bytesBetweenBufferGroups
-             << " and group size " << sourceView.groupSize
-             << "; index the buffer before changing its size";
-    placement = Placement{0, size, 1};
-  }
-  FailureOr<planner::View> view =
-      checkedView(alias, *buffer, sourceName, placement, region, bufferIndex);
-  if (failed(view))
+  std::optional<planner::View> view =
+      planner::reinterpretedView(sourceView, *buffer, region);
+  if (!view)
+    return alias->emitOpError()
+           << "changes the buffer size of \"" << sourceName() << "\" from "
+           << sourceView.bufferSize << " to " << planner::bufferSize(*buffer)
+           << ", but its buffers are not contiguous from the region's start "
+              "(buffer i is slot "
+           << sourceView.scale << " * (i / " << sourceView.period << ") + "
+           << sourceView.offsetSlots << " + " << sourceView.step << " * (i % "
+           << sourceView.period
+           << ")); index the buffer before changing its size";
+  FailureOr<planner::View> checked =
+      checkedView(alias, *buffer, sourceName, planner::placementOf(*view),
+                  region, bufferIndex);
+  if (failed(checked))
     return failure();
-  views.push_back(*view);
-  return Carrier{alias->getResult(0), withLeadingDim(resultType, view->slots),
+  views.push_back(*checked);
+  return Carrier{alias->getResult(0), viewType(resultType, *checked),
                  views.size() - 1, source.user};
 }
 
@@ -379,15 +374,13 @@ LogicalResult AllocationAnalysis::followUses(Carrier root, int64_t region,
 }
 
 LogicalResult AllocationAnalysis::analyzeSpec(
-    SpecUses &uses, int64_t regionSize, ArrayRef<int64_t> backingShape,
-    ArrayRef<int64_t> backingBlock,
+    SpecUses &uses, const BackingRecipe &backing,
     function_ref<FailureOr<planner::View>(size_t index)> userView) {
-  FailureOr<MemDescType> backing =
-      backingType(uses, backingShape, backingBlock);
-  if (failed(backing))
+  FailureOr<MemDescType> backingMemDesc = backingType(uses, backing);
+  if (failed(backingMemDesc))
     return failure();
 
-  SpecRewrite rewrite{uses.spec, *backing, 0, {}};
+  SpecRewrite rewrite{uses.spec, *backingMemDesc, backing.alignment, {}};
   size_t firstView = views.size();
   bool valid = true;
   for (auto [index, alloc] : llvm::enumerate(uses.allocs)) {
@@ -397,26 +390,25 @@ LogicalResult AllocationAnalysis::analyzeSpec(
       continue;
     }
     views.push_back(*view);
+    MemDescType type = viewType(alloc.getType(), *view);
     // A user that is one buffer keeps its type: its uses need no rewrite.
-    if (!hasBufferDimension(alloc.getType())) {
+    if (!view->indexed) {
       rewrite.users.push_back(
-          UserRewrite{alloc,
-                      withLeadingDim(alloc.getType(), view->slots,
-                                     /*prepend=*/true),
-                      planner::slotOf(*view, 0)});
+          UserRewrite{alloc, type, planner::slotOf(*view, 0)});
       continue;
     }
-    MemDescType aliasType = withLeadingDim(alloc.getType(), view->slots);
-    rewrite.users.push_back(UserRewrite{alloc, aliasType, std::nullopt});
+    rewrite.users.push_back(UserRewrite{alloc, type, std::nullopt});
     if (failed(followUses(
-            Carrier{alloc.getResult(), aliasType, views.size() - 1, alloc},
-            regionSize, static_cast<int>(index))))
+            Carrier{alloc.getResult(), type, views.size() - 1, alloc},
+            backing.regionSize, static_cast<int>(index))))
       valid = false;
   }
   if (!valid)
     return failure();
-  for (const planner::View &view : ArrayRef(views).drop_front(firstView))
-    rewrite.alignment = std::max(rewrite.alignment, view.alignment);
+  // Reinterpreted views may need more than the plan's users.
+  if (uses.spec.getStorage() == StorageKind::smem)
+    for (const planner::View &view : ArrayRef(views).drop_front(firstView))
+      rewrite.alignment = std::max(rewrite.alignment, view.alignment);
   rewrite.retypedValuesEnd = retypedValues.size();
   rewrite.indexRewritesEnd = indexRewrites.size();
   specs.push_back(std::move(rewrite));
@@ -437,7 +429,7 @@ void AllocationAnalysis::apply(ArrayRef<Operation *> obsolete) {
     for (UserRewrite &user : rewrite.users) {
       builder.setInsertionPoint(user.alloc);
       Value alias = LocalAliasOp::create(builder, user.alloc.getLoc(),
-                                         user.aliasType, backing);
+                                         user.viewType, backing);
       if (user.singleSlot)
         alias = triton::gpu::MemDescIndexOp::create(
             builder, user.alloc.getLoc(), user.alloc.getType(), alias,
@@ -495,8 +487,8 @@ LogicalResult mlir::tlx::allocateStorageAliases(ModuleOp module) {
       valid = false;
       continue;
     }
-    FailureOr<int64_t> region = regionSize(uses);
-    if (failed(region)) {
+    FailureOr<BackingRecipe> backing = recordedBacking(uses);
+    if (failed(backing)) {
       valid = false;
       continue;
     }
@@ -504,32 +496,19 @@ LogicalResult mlir::tlx::allocateStorageAliases(ModuleOp module) {
     auto userView = [&](size_t index) -> FailureOr<planner::View> {
       StorageAliasLocalAllocOp alloc = uses.allocs[index];
       auto nameOf = [&] { return userName(alloc, index); };
+      PlacementAttr placement = alloc.getPlacementAttr();
+      if (!placement)
+        return alloc.emitError() << "buffer \"" << nameOf()
+                                 << "\" has no placement yet: run "
+                                    "--tlx-buffer-offset-calculation first";
       FailureOr<planner::Buffer> buffer =
           toPlannerBuffer(alloc, alloc.getType(), nameOf);
       if (failed(buffer))
         return failure();
-      FailureOr<Placement> placement = readPlacement(alloc, *buffer);
-      if (failed(placement))
-        return failure();
-      return checkedView(alloc, *buffer, nameOf, *placement, *region,
-                         static_cast<int>(index));
+      return checkedView(alloc, *buffer, nameOf, placementOf(placement),
+                         backing->regionSize, static_cast<int>(index));
     };
-    // buffer_shape is what one CTA holds; the backing spans the users' CTA
-    // split (all alike: size definition checked it).
-    ArrayRef<int64_t> block = uses.spec.getBufferShapeAttr().asArrayRef();
-    SmallVector<int64_t> shape(block);
-    if (!uses.allocs.empty()) {
-      StorageAliasLocalAllocOp first = uses.allocs.front();
-      FailureOr<planner::Buffer> buffer = toPlannerBuffer(
-          first, first.getType(), [&] { return userName(first, 0); });
-      if (failed(buffer)) {
-        valid = false;
-        continue;
-      }
-      shape[0] *= buffer->layout.ctaSplitM;
-      shape[1] *= buffer->layout.ctaSplitN;
-    }
-    if (failed(analysis.analyzeSpec(uses, *region, shape, block, userView)))
+    if (failed(analysis.analyzeSpec(uses, *backing, userView)))
       valid = false;
   }
   if (!valid)

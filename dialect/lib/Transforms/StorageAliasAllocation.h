@@ -2,8 +2,9 @@
 //
 // Allocation in two halves: AllocationAnalysis computes and checks every
 // change for the specs it is given without touching the IR, then apply()
-// makes them. The allocation pass feeds it the sizes and placements the
-// earlier steps recorded in the IR; the combined lowering feeds it the plans
+// makes them. It emits the planner's recipe: the allocation pass feeds it
+// the backing and placements the earlier steps recorded in the IR
+// (#tlx.backing, #tlx.placement); the combined lowering feeds it the plans
 // themselves.
 //
 //===----------------------------------------------------------------------===//
@@ -31,13 +32,11 @@ public:
   AllocationAnalysis(MLIRContext *context,
                      const llvm::SmallPtrSetImpl<Operation *> &erasedUsers);
 
-  /// Plans the rewrite of one spec whose region is `regionSize` units (bytes
-  /// for SMEM, columns for TMEM) in a backing of `backingShape`, of which one
-  /// CTA holds `backingBlock`. `userView(i)` gives the view of user i (and
-  /// reports any error in it itself). Reports every problem; changes nothing.
+  /// Plans the rewrite of one spec into `backing`. `userView(i)` gives the
+  /// view of user i (and reports any error in it itself). Reports every
+  /// problem; changes nothing.
   LogicalResult
-  analyzeSpec(SpecUses &uses, int64_t regionSize,
-              ArrayRef<int64_t> backingShape, ArrayRef<int64_t> backingBlock,
+  analyzeSpec(SpecUses &uses, const BackingRecipe &backing,
               function_ref<FailureOr<planner::View>(size_t index)> userView);
 
   /// Rewrites every analyzed spec: one backing allocation, one tlx.local_alias
@@ -49,7 +48,7 @@ public:
 private:
   struct UserRewrite {
     StorageAliasLocalAllocOp alloc;
-    triton::gpu::MemDescType aliasType;
+    triton::gpu::MemDescType viewType;
     /// A user that is one buffer without a buffer dimension (a TMEM [M, N]
     /// tile) becomes this slot of its view; the others become the view.
     std::optional<int64_t> singleSlot;
@@ -58,8 +57,8 @@ private:
   struct SpecRewrite {
     StorageAliasSpecOp spec;
     triton::gpu::MemDescType backingType;
-    /// SMEM: the `alignment` of the backing ttg.local_alloc, the largest any
-    /// view of the region needs (users and their reinterpreted views).
+    /// SMEM: the `alignment` of the backing ttg.local_alloc: the plan's,
+    /// raised by any reinterpreted view that needs more.
     int64_t alignment = 0;
     SmallVector<UserRewrite> users;
     /// The ends of this spec's entries in `retypedValues` and
@@ -83,17 +82,15 @@ private:
     StorageAliasLocalAllocOp user;
   };
 
-  FailureOr<triton::gpu::MemDescType>
-  backingType(SpecUses &uses, ArrayRef<int64_t> backingShape,
-              ArrayRef<int64_t> backingBlock);
+  FailureOr<triton::gpu::MemDescType> backingType(SpecUses &uses,
+                                                  const BackingRecipe &backing);
   FailureOr<Attribute> tmemBackingEncoding(SpecUses &uses,
-                                           ArrayRef<int64_t> backingBlock);
+                                           ArrayRef<int64_t> block);
   LogicalResult followUses(Carrier root, int64_t region, int bufferIndex);
-  /// `type` with `leadingDim` buffers, built once per pair; `prepend` adds
-  /// the buffer dimension to a type that has none.
-  triton::gpu::MemDescType withLeadingDim(triton::gpu::MemDescType type,
-                                          int64_t leadingDim,
-                                          bool prepend = false);
+  /// `type` with the shape of `view` (its slots and one buffer's shape),
+  /// built once per pair.
+  triton::gpu::MemDescType viewType(triton::gpu::MemDescType type,
+                                    const planner::View &view);
   FailureOr<Carrier> followAlias(Operation *alias,
                                  triton::gpu::MemDescType resultType,
                                  const Carrier &source, int64_t region,
@@ -106,9 +103,9 @@ private:
   /// TMEM backing encodings by (user encoding, rows, columns).
   llvm::DenseMap<std::tuple<Attribute, int64_t, int64_t>, Attribute>
       tmemBackingLayouts;
-  /// Memdesc types by (type, leading dimension): a module repeats them.
+  /// Memdesc types by (user type, slots, indexed): a module repeats them.
   llvm::DenseMap<std::tuple<Type, int64_t, unsigned>, triton::gpu::MemDescType>
-      expandedTypes;
+      viewTypes;
 
   SmallVector<SpecRewrite> specs;
   /// Values whose memdesc type gets a new leading dimension: results of
@@ -118,13 +115,13 @@ private:
   std::vector<planner::View> views;
 };
 
-/// The view `placement` gives `buffer` (unnamed, see toPlannerBuffer) in a
-/// region of `regionSize` units, checked by the planner: its problems are
-/// reported at `about`, naming the buffer `nameOf()`.
+/// The view `placement` gives `buffer` in a region of `regionSize` units,
+/// checked by the planner: its problems are reported at `about`, naming the
+/// buffer `nameOf()`.
 FailureOr<planner::View> checkedView(Operation *about,
                                      const planner::Buffer &buffer,
                                      function_ref<std::string()> nameOf,
-                                     const Placement &placement,
+                                     const planner::Placement &placement,
                                      int64_t regionSize, int bufferIndex);
 
 } // namespace mlir::tlx

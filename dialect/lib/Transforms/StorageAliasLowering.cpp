@@ -32,15 +32,16 @@ struct PlannedSpec {
 
 struct StorageAliasLoweringPass
     : mlir::tlx::impl::TLXStorageAliasLoweringBase<StorageAliasLoweringPass> {
+  using Base::Base;
   void runOnOperation() override {
-    if (failed(lowerStorageAliases(getOperation())))
+    if (failed(lowerStorageAliases(getOperation(), wholeViews)))
       signalPassFailure();
   }
 };
 
 } // namespace
 
-LogicalResult mlir::tlx::lowerStorageAliases(ModuleOp module) {
+LogicalResult mlir::tlx::lowerStorageAliases(ModuleOp module, bool wholeViews) {
   FailureOr<StorageAliasOps> ops = collectStorageAliasOps(module);
   if (failed(ops))
     return failure();
@@ -51,12 +52,13 @@ LogicalResult mlir::tlx::lowerStorageAliases(ModuleOp module) {
   planned.reserve(ops->specs.size());
   bool valid = true;
   for (SpecUses &uses : ops->specs) {
-    FailureOr<PlannerInput> input = toPlannerInput(uses);
+    FailureOr<PlannerInput> input = toPlannerInput(uses, wholeViews);
     if (failed(input)) {
       valid = false;
       continue;
     }
-    planner::Plan plan = planSpec(uses, *input);
+    planner::Plan plan =
+        planner::plan(input->spec, input->buffers, input->tree);
     if (failed(reportPlannerDiagnostics(uses, plan.diagnostics,
                                         PlanWarnings::Skip)))
       valid = false;
@@ -82,9 +84,8 @@ LogicalResult mlir::tlx::lowerStorageAliases(ModuleOp module) {
     auto userView = [&](size_t index) -> FailureOr<planner::View> {
       return spec.plan.views[index];
     };
-    if (failed(analysis.analyzeSpec(*spec.uses, spec.plan.regionSize,
-                                    spec.plan.backingShape,
-                                    spec.plan.backingBlock, userView)))
+    if (failed(
+            analysis.analyzeSpec(*spec.uses, backingOf(spec.plan), userView)))
       valid = false;
   }
   if (!valid)

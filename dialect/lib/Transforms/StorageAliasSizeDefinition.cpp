@@ -24,7 +24,7 @@ namespace {
 struct SpecSize {
   StorageAliasSpecOp spec;
   int64_t sizeBytes;
-  SmallVector<int64_t> backingShape;
+  BackingRecipe backing;
 };
 
 void applySize(const SpecSize &size) {
@@ -33,21 +33,23 @@ void applySize(const SpecSize &size) {
   spec.getResult().setType(StorageAliasSpecType::get(
       spec.getContext(), spec.getStorage(), size.sizeBytes));
   spec.setBufferSizeBytesAttr(builder.getI64IntegerAttr(size.sizeBytes));
-  spec.setBufferShapeAttr(builder.getDenseI64ArrayAttr(size.backingShape));
+  spec.setBackingAttr(backingAttrOf(spec.getContext(), size.backing));
 }
 
 struct StorageAliasSizeDefinitionPass
     : mlir::tlx::impl::TLXStorageAliasSizeDefinitionBase<
           StorageAliasSizeDefinitionPass> {
+  using Base::Base;
   void runOnOperation() override {
-    if (failed(defineStorageAliasSizes(getOperation())))
+    if (failed(defineStorageAliasSizes(getOperation(), wholeViews)))
       signalPassFailure();
   }
 };
 
 } // namespace
 
-LogicalResult mlir::tlx::defineStorageAliasSizes(ModuleOp module) {
+LogicalResult mlir::tlx::defineStorageAliasSizes(ModuleOp module,
+                                                 bool wholeViews) {
   FailureOr<StorageAliasOps> ops = collectStorageAliasOps(module);
   if (failed(ops))
     return failure();
@@ -56,13 +58,12 @@ LogicalResult mlir::tlx::defineStorageAliasSizes(ModuleOp module) {
   bool valid = true;
   for (SpecUses &uses : ops->specs) {
     FailureOr<planner::Plan> plan =
-        planStorageAliasSpec(uses, PlanWarnings::Skip);
+        planStorageAliasSpec(uses, PlanWarnings::Skip, wholeViews);
     if (failed(plan)) {
       valid = false;
       continue;
     }
-    sizes.push_back(SpecSize{uses.spec, plan->sizeBytes,
-                             llvm::to_vector(plan->backingBlock)});
+    sizes.push_back(SpecSize{uses.spec, plan->sizeBytes, backingOf(*plan)});
   }
   if (!valid)
     return failure();

@@ -1,58 +1,62 @@
 //===- Planner.h - Storage alias planner (no MLIR) --------------*- C++ -*-===//
 //
-// The one home of every size, offset and alignment rule of TLX storage
-// aliasing (DESIGN.md section 3). Both front doors translate into these plain
-// structs: the MLIR passes (dialect/lib/Transforms) and the Python layer
-// (through the pybind11 extension in python/). Nothing here depends on MLIR.
+// The one home of every number of a storage alias plan (docs/planner.md):
+// buffer sizes, alignment, where each buffer sits, the slot formula of every
+// view, the backing allocation's shape, and the diagnostics. Both front doors
+// translate into these plain structs and emit the recipe a Plan holds: the
+// MLIR passes (dialect/lib/Transforms) and the Python layer (through the
+// pybind11 extension in python/). Nothing here depends on MLIR.
 //
-// Units: SMEM plans are in bytes, TMEM plans in 32-bit columns. A "buffer" is
-// one slot of a user's leading (buffer) dimension; a "buffer group" is one
-// index of the root of the reuse tree (K consecutive buffers of a user whose
-// ancestors multiply to group_size K).
+// Units: SMEM plans are in bytes, TMEM plans in 32-bit columns of one CTA. A
+// "buffer" is one slot of a user's leading (buffer) dimension; a "buffer
+// group" is one index of the root of the reuse tree (K consecutive buffers of
+// a user whose ancestors multiply to group_size K).
 //
-// The rules, in order (plan() applies them):
+// The rules (plan() applies them):
 //
-// 1. Buffer size (bufferSize): SMEM bytes = ceil(prod(shape[1:]) * bits / 8).
-//    TMEM columns of a [num, M, N] (or a single [M, N]) buffer =
-//    ceil(N * bits / 32) when bits < 32 and packed, else N; times
-//    ceil(M / 128) when M > 128. Bits are storedElementBits.
-// 2. Alignment (requiredAlignment): SMEM at least 128 B; an NVMMA layout needs
-//    128 B x max phase, max phase = swizzleBytes / 16. TMEM: 1 column.
-// 3. Tree layout: a node inherits K from its ancestors (root K = 1; a group
-//    with group_size g passes K * g to its children). A leaf of n buffers
-//    needs n % K == 0, has n / K buffer groups and occupies K * size
-//    contiguous units per group: buffer i sits at
-//      (i / K) * stride + offset + (i % K) * size.
-//    `shared` children start at the same offset (unit = max); `distinct`
-//    children follow one another in the order written, each starting at a
-//    multiple of lcm(size, alignment) over the leaves of its subtree
-//    (unit = sum including that padding). All children of a group must have
-//    the same number of buffer groups.
-// 4. Root stride (bytesBetweenBufferGroups) = root unit rounded up to the lcm
-//    of every leaf's size and alignment (and 128 for SMEM); needed = stride x
-//    groups. Without a tree every user sits at offset 0 with stride = its own
-//    size and needed = max over users of n x size. A buffer of the spec that
-//    is not in the tree is placed like that too (a warning).
-// 5. Region: needed rounded up to a multiple of 128 (SMEM) and of every
-//    user's size, so that each view covers the region with whole slots.
-//    TMEM: columns = the next power of two >= max(32, that), at most 512;
-//    rows = 64 when every user has M <= 64 and blockM 64, else 128. An
-//    explicit size smaller than the region is an error stating the bytes
-//    needed; a larger one is kept when every view still covers it exactly.
-//    SMEM over the target's limit (smemLimitForTarget) is an error, and so
-//    is TMEM on a target without it (hasTensorMemory).
-// 6. Views: scale = stride / size, offsetSlots = offset / size,
-//    slots = region / size; checkView() proves every buffer's slot lies in
-//    the region.
-//
-// Padding (Plan::paddingBytes) = the region minus the bytes an ideal packing
-// would use: per buffer group, a leaf needs K x size, a `shared` node the
-// max of its children, a `distinct` node the sum of its children, with no
-// alignment; times the number of buffer groups (without a tree, and for
-// buffers outside it: n x size). It therefore counts alignment holes between
-// distinct children, stride and region rounding, TMEM's power-of-two columns
-// and any explicit size beyond the need. TMEM padding is in bytes too
-// (columns x rows x 4).
+// 1. Sizes. SMEM bytes of one buffer = ceil(prod(shape[1:]) * bits / 8);
+//    TMEM columns of one [M, N] buffer (per CTA) = ceil(N' * bits / 32) when
+//    bits < 32 and packed, else N', times ceil(M' / 128) when M' > 128, where
+//    M', N' are what one CTA holds (the CTA split divides them). Bits are
+//    storedElementBits.
+// 2. Alignment. SMEM buffers start at multiples of 128 bytes, more for an
+//    NVMMA layout (128 B x max phase: 1024 B for a 128-byte swizzle); TMEM at
+//    any column. A view indexes in whole slots of its own buffer type, so a
+//    buffer also starts at a multiple of its own size: its quantum is
+//    lcm(size, alignment).
+// 3. Buffer counts. A leaf with n buffers under ancestors whose group sizes
+//    multiply to K has n / K buffer groups (n must be a multiple of K); the
+//    region has as many groups as the largest count, and a leaf with fewer
+//    occupies groups 0 .. n/K - 1 (index-aligned). Under a `shared` node,
+//    counts where one is a multiple (2x or more) of another above one look
+//    like forgotten sub-tiles: a warning suggests group_size.
+// 4. Layout. Buffers of different groups never overlap; `distinct`
+//    children never overlap and keep, in every group, the order written;
+//    `shared` children start at the same place in every group. Among the
+//    layouts that honour this and can be written as views, the planner takes
+//    the one with the smallest region: node by node, a node is either
+//    group-major (its buffers of one group together, groups repeating with a
+//    period that is a multiple of every size below it) or child-major (each
+//    child's groups together, one child after the other), and the whole tree
+//    repeats every P buffer groups (P = 1: group-major at the root; P = all
+//    groups: no repetition). A leaf under a child-major `shared` node sits at
+//    the start of its largest sibling's bytes in each group. Every buffer of
+//    user u then sits at slot
+//      slot(i) = scale * (i / period) + offsetSlots + step * (i % period)
+//    of a view of u's own buffer type that starts at the region's start.
+// 5. Region. The end of the last buffer, rounded up to 128 bytes (SMEM) and,
+//    when Spec::wholeViews (Triton 3.8 reinterprets only to equal sizes), to
+//    a multiple of every user's size. TMEM: the next power of two >= 32
+//    columns, at most 512; rows = 64 when every user has M' <= 64 and
+//    blockM 64, else 128. An explicit size smaller than the region is an
+//    error stating what is needed; a larger one is kept as padding. SMEM over
+//    the target's limit is an error, and so is TMEM on a target without it.
+// 6. Ideal footprint and padding. The ideal of a tree is, per buffer group,
+//    shared = max, distinct = sum, every start 128-byte aligned (SMEM), summed
+//    over the groups. Plan::paddingBytes = region - ideal, and
+//    Plan::padding says where it comes from (a buffer that must start at a
+//    multiple of its size, the period between groups, the region's rounding,
+//    an explicit size), naming the buffers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -112,7 +116,8 @@ enum class ElementKind { Integer, Float, Pointer };
 
 /// One `local_alloc(..., reuse=spec)`: a user of the region.
 struct Buffer {
-  /// How diagnostics name this buffer (an SSA name, a Python variable).
+  /// How describe() names this buffer (an SSA name, a Python variable).
+  /// Diagnostics do not use it: formatDiagnostic takes the names.
   std::string name;
   /// Full shape, leading dimension = number of buffers. TMEM: [num, M, N],
   /// or [M, N] for one buffer (hasBufferDimension).
@@ -144,59 +149,166 @@ struct Spec {
   /// 0 when unknown. It decides the SMEM limit (smemLimitForTarget) and
   /// whether TMEM exists (hasTensorMemory).
   int capability = 0;
+  /// Round the region so that every view covers it in whole slots: Triton
+  /// 3.8 reinterprets a memory descriptor only to one of the same byte size.
+  /// Other releases accept a view smaller than its source.
+  bool wholeViews = true;
+};
+
+/// Which layouts plan() chooses among (rule 4). Best is what the passes and
+/// the Python layer use; the others are the simpler layouts it is measured
+/// against (bench/footprint.py, the property tests).
+enum class LayoutFamily {
+  /// Every buffer group together (the layout of the first planner).
+  GroupMajor,
+  /// Group-major or child-major node by node, no repetition below all
+  /// groups.
+  NodeByNode,
+  /// NodeByNode with every period of 1 .. all buffer groups.
+  Best,
 };
 
 enum class Severity { Error, Warning };
 
+/// What a diagnostic is about; its buffers and numbers say the rest.
+enum class DiagnosticKind {
+  NoBuffers,
+  StorageUnavailable,
+  BadShape,
+  BadElementBits,
+  StorageMismatch,
+  LayoutStorageMismatch,
+  BadTmemShape,
+  BadBlockM,
+  BadSwizzle,
+  BadCtaSplit,
+  SmemCtaSplit,
+  CtaSplitMismatch,
+  TreeIndexOutOfRange,
+  DuplicateTreeElement,
+  BadGroupSize,
+  EmptyGroup,
+  CountNotMultipleOfGroupSize,
+  ForgottenSubTiles,
+  NotInTree,
+  BadExplicitSize,
+  ExplicitSizeTooSmall,
+  ExplicitSizeNotUsable,
+  TooManyColumns,
+  OverSmemLimit,
+  UnsoundView,
+};
+
+/// A diagnostic as data: the front doors add names and locations. `message`
+/// names the spec as `{spec}` and buffer i as `{buffer:i}`
+/// (formatDiagnostic replaces them).
 struct Diagnostic {
   Severity severity = Severity::Error;
-  /// -1: about the spec; otherwise the Buffer index it is about.
+  DiagnosticKind kind = DiagnosticKind::UnsoundView;
+  /// The buffer it is about (a user's index), or -1 for the spec.
   int buffer = -1;
+  /// Every buffer the message names, in order.
+  std::vector<int> buffers;
+  /// The numbers the message states, in order.
+  std::vector<int64_t> numbers;
   std::string message;
 };
 
-/// Where one user's buffers live and how its view represents that.
+/// `diagnostic.message` with `{spec}` replaced by `"specName"` and
+/// `{buffer:i}` by `"bufferNames[i]"` ("#i" when there is no such name).
+std::string formatDiagnostic(const Diagnostic &diagnostic,
+                             const std::string &specName,
+                             const std::vector<std::string> &bufferNames);
+
+/// Where one user's buffers sit and how its view represents them: the part
+/// of the recipe a front door emits for one user.
 struct View {
-  /// Bytes (SMEM) / columns (TMEM) of one buffer of this user.
+  /// Units (bytes / columns) of one buffer, and the alignment its start
+  /// needs.
   int64_t bufferSize = 0;
-  /// Offset of buffer 0 from the region start.
-  int64_t offset = 0;
-  /// Distance between consecutive buffer groups (the root's stride).
-  int64_t bytesBetweenBufferGroups = 0;
-  /// K: consecutive buffers forming one logical group (product along the
-  /// path from the root).
+  int64_t alignment = 1;
+  /// K: consecutive buffers forming one buffer group (the product of the
+  /// group sizes along the path from the root).
   int64_t groupSize = 1;
-  /// Index map in whole slots of bufferSize:
-  ///   slot(i) = scale * (i / groupSize) + offsetSlots + (i % groupSize).
+  /// Start of buffer 0 in the region, in units.
+  int64_t offset = 0;
+  /// Buffer i occupies slot
+  ///   scale * (i / period) + offsetSlots + step * (i % period)
+  /// of the view.
+  int64_t period = 1;
   int64_t scale = 1;
   int64_t offsetSlots = 0;
-  /// Leading dimension of the expanded view; the view covers the region.
-  int64_t slots = 0;
-  /// Alignment this user requires (bytes for SMEM, columns for TMEM).
-  int64_t alignment = 1;
-  /// True when slot(i) == i for every index, so no index arithmetic is
-  /// needed: no offset, and groups of K buffers K slots apart.
-  bool identityIndex() const { return offsetSlots == 0 && scale == groupSize; }
+  int64_t step = 1;
+  /// The view's shape: [slots, *one buffer's shape], of the user's own
+  /// element type and layout, starting at the region's start.
+  std::vector<int64_t> shape;
+  /// False for a user written as one buffer without a buffer dimension (a
+  /// TMEM [M, N] tile): it is slot slotOf(view, 0) of its view.
+  bool indexed = true;
+  /// The view's leading dimension (shape[0]).
+  int64_t slots() const { return shape.empty() ? 0 : shape.front(); }
+  /// True when slot(i) == i for every index: no index arithmetic.
+  bool identityIndex() const {
+    return offsetSlots == 0 && step == 1 && scale == period;
+  }
 };
 
+/// Where padding comes from.
+enum class PaddingKind {
+  /// A buffer starts at a multiple of its size (or alignment) after a
+  /// sibling that ends elsewhere: the hole before it.
+  AlignedStart,
+  /// The layout's period between buffer groups is a multiple of every
+  /// buffer's size, or the layout leaves other holes.
+  Layout,
+  /// The region's rounding: 128-byte rows, whole views (Triton 3.8),
+  /// power-of-two TMEM columns.
+  RegionRounding,
+  /// An explicit buffer_size_bytes beyond what the plan needs.
+  ExplicitSize,
+};
+
+/// A share of Plan::paddingBytes. `reason` names buffers as diagnostics do.
+struct Padding {
+  PaddingKind kind = PaddingKind::Layout;
+  std::vector<int> buffers;
+  int64_t bytes = 0;
+  std::string reason;
+};
+
+/// What the backing allocation is.
+enum class BackingKind {
+  /// `ttg.local_alloc` of [rows, 128] x i8 with a rank-1 unswizzled layout.
+  SharedBytes,
+  /// `ttng.tmem_alloc` of [rows, columns] x i32, packed, with the users'
+  /// CTA split.
+  TensorMemoryWords,
+};
+
+/// The plan of one spec: the complete lowering recipe and what it costs.
 struct Plan {
   Storage storage = Storage::Smem;
-  /// SMEM: region bytes. TMEM: rows x columns x 4.
+  /// SMEM: region bytes. TMEM: rows x columns x 4 (per CTA).
   int64_t sizeBytes = 0;
-  /// Region size in the plan's unit: bytes (SMEM) or columns (TMEM). Every
-  /// view has slots = regionSize / bufferSize.
+  /// Region size in the plan's unit: bytes (SMEM) or columns (TMEM).
   int64_t regionSize = 0;
-  /// SMEM: {sizeBytes / 128, 128} of i8. TMEM: {rows, columns} of i32 per
-  /// CTA, times the users' CTA split ({rows x split M, columns x split N}).
+  BackingKind backingKind = BackingKind::SharedBytes;
+  /// Bits of one backing element (8 for SMEM bytes, 32 for TMEM words).
+  int64_t backingElementBits = 8;
+  /// The backing allocation's shape, and what one CTA holds of it (the
+  /// block of a TMEM backing's layout; the same for SMEM).
   std::vector<int64_t> backingShape;
-  /// What one CTA holds of the backing: backingShape without the CTA split
-  /// (the block of a TMEM backing's layout).
   std::vector<int64_t> backingBlock;
-  /// Alignment of the backing allocation (largest any view needs).
+  /// Alignment of the backing allocation in bytes (the largest any view
+  /// needs; 1 for TMEM).
   int64_t alignment = 0;
-  /// Region minus the bytes an ideal packing would use (see the file
-  /// comment): alignment holes, rounding and explicit size beyond the need.
+  /// The ideal footprint (rule 6), region - ideal, and where that comes
+  /// from (shares that add up to paddingBytes).
+  int64_t idealBytes = 0;
   int64_t paddingBytes = 0;
+  std::vector<Padding> padding;
+  /// The chosen layout in words ("group-major", "child-major", ...).
+  std::string layout;
   /// Same order as the input buffers. Empty when the input itself is invalid
   /// (bad buffers or tree); filled when only the size limits failed, so that
   /// describe() can show what was needed.
@@ -217,8 +329,8 @@ int64_t storedElementBits(ElementKind kind, int64_t bitWidth);
 /// buffers.
 bool hasBufferDimension(const Buffer &buffer);
 
-/// Bytes (SMEM) or columns (TMEM) of one buffer of `buffer` (rule 1).
-/// Saturates at 2^62 instead of overflowing.
+/// Bytes (SMEM) or columns (TMEM, per CTA) of one buffer of `buffer` (rule
+/// 1). Saturates at 2^62 instead of overflowing.
 int64_t bufferSize(const Buffer &buffer);
 
 /// Alignment `buffer` needs (bytes for SMEM, columns for TMEM; rule 2).
@@ -241,34 +353,55 @@ std::string targetName(int capability);
 /// Blackwell), or an empty string when it can.
 std::string storageUnavailable(Storage storage, int capability);
 
-/// Plans a region. `tree` absent: every user at offset 0 (no
-/// set_buffer_overlap). Never throws: problems are Plan::diagnostics, whose
-/// messages name buffers by Buffer::name and the spec by Spec::name.
-Plan plan(const Spec &spec, const std::vector<Buffer> &buffers,
-          const std::optional<Group> &tree);
+/// The maximum number of TMEM columns of one CTA.
+constexpr int64_t kTmemColumns = 512;
 
-/// The slot buffer `index` of a user occupies in its expanded view.
+/// Plans a region. `tree` absent: every user at offset 0 (no
+/// set_buffer_overlap). Never throws: problems are Plan::diagnostics.
+Plan plan(const Spec &spec, const std::vector<Buffer> &buffers,
+          const std::optional<Group> &tree,
+          LayoutFamily family = LayoutFamily::Best);
+
+/// The slot buffer `index` of a user occupies in its view.
 int64_t slotOf(const View &view, int64_t index);
 
-/// Rebuilds the view of `buffer` from a placement (as the allocation pass
-/// reads it back from IR attributes): `offset` and `stride` (the distance
-/// between buffer groups) and `regionSize` in the plan's unit, `groupSize` K.
-/// Pure arithmetic; checkView() says whether the result is sound.
-View viewFromPlacement(const Buffer &buffer, int64_t offset, int64_t stride,
-                       int64_t groupSize, int64_t regionSize);
+/// The slot coefficients of a view as a front door records them between
+/// passes (the `placement` attribute of tlx.storage_alias_local_alloc).
+struct Placement {
+  int64_t slots = 0;
+  int64_t period = 1;
+  int64_t scale = 1;
+  int64_t offsetSlots = 0;
+  int64_t step = 1;
+};
+
+/// The placement of `view`, and the view of `buffer` a placement gives.
+Placement placementOf(const View &view);
+View viewOf(const Buffer &buffer, const Placement &placement);
+
+/// The view of `buffer` that reinterpreting a user's whole view `source`
+/// (same region, another buffer type) gives: the same slots when a buffer of
+/// `buffer` is as large as one of `source`; else, while the source's buffers
+/// are contiguous from the region's start (View::identityIndex), `buffer`'s
+/// buffers contiguous from there; nullopt when a buffer of `source` would
+/// not be a whole buffer of `buffer`.
+std::optional<View> reinterpretedView(const View &source, const Buffer &buffer,
+                                      int64_t regionSize);
 
 /// The planner's self-check of one view against a region of `regionSize`
-/// units: offset, stride and region are whole numbers of the buffer's size,
-/// the start meets the buffer's alignment, the K buffers of a group fit in
-/// one stride, and every buffer index maps to a slot inside the region.
-/// Returns one error per violation (empty when sound), about `bufferIndex`.
+/// units: the coefficients are positive, every buffer index maps to a slot
+/// inside the view and the view inside the region, every buffer meets its
+/// alignment, and no two buffers of the user overlap. Returns one error per
+/// violation (empty when sound), about `bufferIndex`.
 std::vector<Diagnostic> checkView(const View &view, const Buffer &buffer,
                                   int bufferIndex, int64_t regionSize);
 
-/// A memory map of `plan` for tutorials and --debug output: a header with
-/// the region, then one line per buffer (name, offset, size, stride,
-/// group_size, slots), then the diagnostics.
-std::string describe(const Plan &plan, const std::vector<Buffer> &buffers);
+/// A memory map of `plan` for tutorials, reports and --debug output: a
+/// header with the region and its layout, one line per buffer (name,
+/// offset, size, slot formula, slots), the padding and the diagnostics,
+/// buffers named by Buffer::name.
+std::string describe(const Plan &plan, const std::vector<Buffer> &buffers,
+                     const std::string &specName = "");
 
 } // namespace tlx::planner
 

@@ -15,14 +15,15 @@
 namespace mlir::tlx {
 
 /// Step 1: sizes every tlx.storage_alias_spec (type, buffer_size_bytes,
-/// buffer_shape) and erases specs without users. Emits diagnostics and
-/// leaves the module untouched on failure.
-LogicalResult defineStorageAliasSizes(ModuleOp module);
+/// #tlx.backing) and erases specs without users. Emits diagnostics and
+/// leaves the module untouched on failure. `wholeViews`: see the passes'
+/// `whole-views` option.
+LogicalResult defineStorageAliasSizes(ModuleOp module, bool wholeViews);
 
-/// Step 2: records buffer_offset / buffer_group_stride / group_size on every
-/// tlx.storage_alias_local_alloc, then erases tlx.set_buffer_overlap and dead
-/// tlx.reuse_group ops. Leaves the module untouched on failure.
-LogicalResult calculateBufferOffsets(ModuleOp module);
+/// Step 2: records #tlx.placement on every tlx.storage_alias_local_alloc,
+/// then erases tlx.set_buffer_overlap and dead tlx.reuse_group ops. Leaves
+/// the module untouched on failure.
+LogicalResult calculateBufferOffsets(ModuleOp module, bool wholeViews);
 
 /// Step 3: one backing allocation per spec, one tlx.local_alias per user,
 /// every reachable ttg.memdesc_index rewritten. Leaves the module untouched
@@ -32,7 +33,7 @@ LogicalResult allocateStorageAliases(ModuleOp module);
 /// Steps 1 to 3 in one go, with the same result and diagnostics: plans every
 /// spec once and changes the IR only when every step succeeds for every
 /// spec, so that the module is untouched on failure.
-LogicalResult lowerStorageAliases(ModuleOp module);
+LogicalResult lowerStorageAliases(ModuleOp module, bool wholeViews);
 
 #define GEN_PASS_DECL
 #include "tlx/Transforms/Passes.h.inc"

@@ -22,49 +22,61 @@ def TLXStorageAliasSizeDefinition
     the planned size (its type becomes `!tlx.storage_alias_spec<smem, N>` and
     `buffer_size_bytes = N`); an explicit size is validated (too small is an
     error that states the bytes needed; larger is kept). Every spec gets
-    `buffer_shape`, the shape of the backing allocation one CTA holds:
-    `[N / 128, 128]` bytes for SMEM, `[rows, columns]` of 32-bit words for
-    TMEM (a TMEM backing split over CTAs spans the users' split). A spec without
-    users gets a warning and is erased. The planner's placement warnings (a
-    user left out of the tree) are reported by --tlx-buffer-offset-calculation
-    only, so that the pipeline reports them once.
+    `backing`, the recipe of its backing allocation (#tlx.backing: shape,
+    what one CTA holds of it, element bits, alignment, region size). A spec
+    without users gets a warning and is erased. The planner's placement
+    warnings (a user left out of the tree, counts that look like forgotten
+    sub-tiles) are reported by --tlx-buffer-offset-calculation only, so that
+    the pipeline reports them once.
   }];
+  let options = [
+    Option<"wholeViews", "whole-views", "bool", /*default=*/"true",
+           "Round every region so that each view covers it in whole slots, "
+           "as Triton 3.8's memdesc_reinterpret needs (false: Triton 3.6, "
+           "3.7 and 3.9, which accept a view smaller than its source)">
+  ];
 }
 
 def TLXBufferOffsetCalculation
     : Pass<"tlx-buffer-offset-calculation", "mlir::ModuleOp"> {
   let summary = "Place every storage alias user inside its spec's region";
   let description = [{
-    Plans every spec and records the placement of each
-    tlx.storage_alias_local_alloc as integer attributes, in the storage's
-    unit (bytes for SMEM, 32-bit columns for TMEM):
-      `buffer_offset`        start of buffer 0 in the region,
-      `buffer_group_stride`  distance between consecutive buffer groups,
-      `group_size`           K consecutive buffers that form one group,
-    so that buffer i sits at (i / K) * buffer_group_stride + buffer_offset +
-    (i % K) * buffer size. Then erases tlx.set_buffer_overlap and the
-    tlx.reuse_group ops left without uses. Without tlx.set_buffer_overlap every
-    user sits at offset 0 with its own buffer size as stride.
+    Plans every spec and records on each tlx.storage_alias_local_alloc its
+    `placement` (#tlx.placement): its view has `slots` buffers of its own
+    type from the region's start, and buffer i is slot
+    `scale * (i / period) + offset + step * (i % period)`. Then erases
+    tlx.set_buffer_overlap and the tlx.reuse_group ops left without uses.
+    Without tlx.set_buffer_overlap every user sits at offset 0, its buffers
+    one after the other.
   }];
+  let options = [
+    Option<"wholeViews", "whole-views", "bool", /*default=*/"true",
+           "Round every region so that each view covers it in whole slots, "
+           "as Triton 3.8's memdesc_reinterpret needs (false: Triton 3.6, "
+           "3.7 and 3.9, which accept a view smaller than its source)">
+  ];
 }
 
 def TLXStorageAliasAllocation
     : Pass<"tlx-storage-alias-allocation", "mlir::ModuleOp"> {
   let summary = "Materialize one backing allocation per storage_alias_spec";
   let description = [{
-    Needs the spec sizes (--tlx-storage-alias-size-definition) and no
-    tlx.set_buffer_overlap left (--tlx-buffer-offset-calculation). Replaces
-    each spec by one ttg.local_alloc of `[N / 128, 128] x i8` with
-    `alignment` (SMEM) or one ttng.tmem_alloc of `[rows, columns] x i32`
-    (TMEM), and each user by a tlx.local_alias of the backing whose leading
-    dimension covers the whole region. Every ttg.memdesc_index reached from a
-    user (also through ttg.memdesc_reinterpret, tlx.local_alias and
-    ttg.warp_specialize captures) is rewritten to the slot the planner gives:
-    slot(i) = scale * (i / K) + offset + (i % K); the types of reinterpreted
-    views and partition arguments follow. Any other use of a user's buffers,
-    a view that changes their memory space, or one that changes their buffer
-    size while they do not start at offset 0 with their own stride, is an
-    error. Every problem is reported before the IR changes.
+    Needs each spec's `backing` (--tlx-storage-alias-size-definition) and
+    each user's `placement` with no tlx.set_buffer_overlap left
+    (--tlx-buffer-offset-calculation), and emits them: each spec becomes one
+    ttg.local_alloc of `[N / 128, 128] x i8` with `alignment` (SMEM) or one
+    ttng.tmem_alloc of `[rows, columns] x i32` (TMEM), and each user a
+    tlx.local_alias of the backing with `slots` buffers of its type. Every
+    ttg.memdesc_index reached from a user (also through
+    ttg.memdesc_reinterpret, tlx.local_alias and ttg.warp_specialize
+    captures) is rewritten to the slot of the placement:
+    slot(i) = scale * (i / period) + offset + step * (i % period); the types
+    of reinterpreted views and partition arguments follow. A user written as
+    one TMEM [M, N] tile becomes its slot of the view and keeps its type. Any
+    other use of a user's buffers, a view that changes their memory space,
+    or one that changes their buffer size while they are not contiguous from
+    the region's start, is an error. Every problem is reported before the IR
+    changes.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
@@ -79,6 +91,12 @@ def TLXStorageAliasLowering
     fails, for any spec, the pass fails and the module is left exactly as it
     came in.
   }];
+  let options = [
+    Option<"wholeViews", "whole-views", "bool", /*default=*/"true",
+           "Round every region so that each view covers it in whole slots, "
+           "as Triton 3.8's memdesc_reinterpret needs (false: Triton 3.6, "
+           "3.7 and 3.9, which accept a view smaller than its source)">
+  ];
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 

@@ -75,6 +75,52 @@ def TLX_ReuseGroupType : TypeDef<TLX_Dialect, "ReuseGroup"> {
   let assemblyFormat = "`<` $groupKind `>`";
 }
 
+def TLX_BackingAttr : AttrDef<TLX_Dialect, "Backing"> {
+  let mnemonic = "backing";
+  let summary = "The backing allocation the planner gives a storage alias spec";
+  let description = [{
+    `#tlx.backing<shape = [1536, 128], block = [1536, 128], elementBits = 8,
+    alignment = 1024, regionSize = 196608>`: the allocation's shape, what one
+    CTA holds of it, the bits of one element (8: a `ttg.local_alloc` of
+    bytes; 32: a `ttng.tmem_alloc` of 32-bit words), its alignment in bytes
+    and the region's size in the plan's unit (bytes, or TMEM columns).
+    Recorded by --tlx-storage-alias-size-definition, read by
+    --tlx-storage-alias-allocation.
+  }];
+  let parameters = (ins
+    ArrayRefParameter<"int64_t">:$shape,
+    ArrayRefParameter<"int64_t">:$block,
+    "int64_t":$elementBits,
+    "int64_t":$alignment,
+    "int64_t":$regionSize
+  );
+  let assemblyFormat = [{
+    `<` `shape` `=` `[` $shape `]` `,` `block` `=` `[` $block `]` `,`
+    `elementBits` `=` $elementBits `,` `alignment` `=` $alignment `,`
+    `regionSize` `=` $regionSize `>`
+  }];
+}
+
+def TLX_PlacementAttr : AttrDef<TLX_Dialect, "Placement"> {
+  let mnemonic = "placement";
+  let summary = "Where the planner places a storage alias user";
+  let description = [{
+    `#tlx.placement<slots = 12, period = 1, scale = 1, offset = 4, step = 1>`:
+    the user's view has `slots` buffers of its own type from the region's
+    start, and its buffer i is slot
+    `scale * (i / period) + offset + step * (i % period)` of it. Recorded by
+    --tlx-buffer-offset-calculation, read by --tlx-storage-alias-allocation.
+  }];
+  let parameters = (ins
+    "int64_t":$slots,
+    "int64_t":$period,
+    "int64_t":$scale,
+    "int64_t":$offset,
+    "int64_t":$step
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
 class TLX_Op<string mnemonic, list<Trait> traits = []>
     : Op<TLX_Dialect, mnemonic, traits>;
 

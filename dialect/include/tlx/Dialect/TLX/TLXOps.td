@@ -17,7 +17,7 @@ def TLX_StorageAliasSpecOp : TLX_Op<"storage_alias_spec",
            : !tlx.storage_alias_spec<tmem, 16384>
     ```
     The storage alias lowering sizes the region (from the users, or
-    validates `size`), records `buffer_shape` (the shape of the backing
+    validates `size`), records `backing` (the recipe of the backing
     allocation) and replaces the spec by one real allocation. Each spec is an
     allocation of its own (an Allocate effect on its result in shared or
     tensor memory, as `ttg.local_alloc` has): CSE never merges two specs, and
@@ -26,7 +26,7 @@ def TLX_StorageAliasSpecOp : TLX_Op<"storage_alias_spec",
   let arguments = (ins
     TLX_StorageKindAttr:$storage,
     OptionalAttr<I64Attr>:$buffer_size_bytes,
-    OptionalAttr<DenseI64ArrayAttr>:$buffer_shape
+    OptionalAttr<TLX_BackingAttr>:$backing
   );
   let results = (outs TLX_StorageAliasSpecType:$result);
   let assemblyFormat = [{
@@ -38,14 +38,14 @@ def TLX_StorageAliasSpecOp : TLX_Op<"storage_alias_spec",
       build($_builder, $_state,
             StorageAliasSpecType::get($_builder.getContext(), storage,
                                       std::nullopt),
-            storage, ::mlir::IntegerAttr(), ::mlir::DenseI64ArrayAttr());
+            storage, ::mlir::IntegerAttr(), BackingAttr());
     }]>,
     OpBuilder<(ins "StorageKind":$storage, "int64_t":$bufferSizeBytes), [{
       build($_builder, $_state,
             StorageAliasSpecType::get($_builder.getContext(), storage,
                                       bufferSizeBytes),
             storage, $_builder.getI64IntegerAttr(bufferSizeBytes),
-            ::mlir::DenseI64ArrayAttr());
+            BackingAttr());
     }]>
   ];
   let hasVerifier = 1;
@@ -63,7 +63,10 @@ def TLX_StorageAliasLocalAllocOp : TLX_Op<"storage_alias_local_alloc",
     not even in an overlap tree, is dead and erased, as an unused
     `ttg.local_alloc` is; the plan is then made without it.
   }];
-  let arguments = (ins TLX_StorageAliasSpecType:$storage_alias);
+  let arguments = (ins
+    TLX_StorageAliasSpecType:$storage_alias,
+    OptionalAttr<TLX_PlacementAttr>:$placement
+  );
   let results = (outs TTG_MemDescType:$result);
   let assemblyFormat = [{
     $storage_alias attr-dict `:` qualified(type($storage_alias)) `->`

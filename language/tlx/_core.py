@@ -1,6 +1,6 @@
-"""The values of the TLX API inside a kernel and their types.
+"""The TLX API inside Gluon kernels: its values, their types and its builtins.
 
-They follow Gluon's value protocol (``base_value`` / ``base_type`` with
+The values follow Gluon's value protocol (``base_value`` / ``base_type`` with
 ``_flatten_ir`` / ``_unflatten_ir`` and ``mangle``) so they can be assigned,
 passed to functions, captured by partitions and cloned into loop and branch
 scopes (Triton 3.6 clones every live value when it enters a region):
@@ -15,18 +15,60 @@ A type carries a reference to the trace-time state of its value (not part of
 its equality or mangling), so a clone made from the type is the same spec /
 buffer. Rules about blocks (``SpecState.check_block``) stop a clone that
 reached another function or a loop body from sealing or growing a spec.
+
+As in Gluon's ``_core``, every builtin checks its arguments and calls one
+function of ``_semantic``, which emits the IR.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
+
+from triton.experimental.gluon import language as ttgl
+from triton.experimental.gluon.language._layouts import SharedLayout
+from triton.experimental.gluon.language._semantic import GluonSemantic
+from triton.experimental.gluon.language.nvidia import blackwell
 from triton.language.core import _unwrap_if_constexpr, base_type, base_value
 
+from . import _semantic as emit
 from . import planner
-from ._builtin import check_context, tlx_builtin
 from ._errors import TLXError, location_of_call
 from ._kinds import reuse_group_type, storage_kind
-from ._lowering import AllocationState, SpecState, emit_index, seal, view_type
-from ._trace import assigned_name, new_spec_state
+from ._state import AllocationState, SpecState, active_trace
+
+TRITON_BUILTIN_MARKER = "__triton_builtin__"
+
+
+def check_context(name: str, semantic) -> None:
+    """Raises unless a TLX builtin called ``name`` runs while a ``@tlx.jit``
+    kernel is traced (Triton's code generator passes ``_semantic``)."""
+    if semantic is None:
+        raise TLXError(f"{name} can only be called inside a @tlx.jit kernel")
+    if not isinstance(semantic, GluonSemantic):
+        raise TLXError(
+            f"{name} is a Gluon builtin: decorate the kernel with @tlx.jit instead of @triton.jit"
+        )
+    if active_trace() is None:
+        raise TLXError(
+            f"{name} is used outside a @tlx.jit kernel: decorate the kernel with @tlx.jit "
+            "(to compile it ahead of time use tlx.ASTSource, not GluonASTSource)"
+        )
+
+
+def tlx_builtin(fn):
+    """Marks ``fn`` as a builtin: Triton's code generator calls it while tracing
+    with ``_semantic`` and ``_generator``. It must run inside a kernel compiled
+    by TLX (``@tlx.jit``); anywhere else it raises a TLXError."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, _semantic=None, _generator=None, **kwargs):
+        check_context(f"tlx.{fn.__name__}", _semantic)
+        return fn(*args, _semantic=_semantic, _generator=_generator, **kwargs)
+
+    setattr(wrapper, TRITON_BUILTIN_MARKER, True)
+    wrapper.signature = inspect.signature(fn)
+    return wrapper
 
 
 def _name_fragment(value) -> str:
@@ -120,9 +162,7 @@ class storage_alias_spec(base_value):
                 )
             if size <= 0:
                 raise TLXError(f"buffer_size_bytes must be positive, got {size}")
-        state = new_spec_state(
-            _semantic, _generator, assigned_name(_generator, "spec"), storage, size
-        )
+        state = emit.new_spec(_semantic, _generator, storage, size)
         self.type = storage_alias_spec_type(storage, size, state)
 
     @classmethod
@@ -160,31 +200,13 @@ class storage_alias_spec(base_value):
         (``shared``) and which never overlap (``distinct``), as a tree of
         ``tlx.reuse_group``, and seals the spec. Every leaf must be a buffer of
         this spec; call it once, before any of the buffers is used."""
-        spec = self.type.state
-        location = location_of_call(_generator)
         if not isinstance(overlap_def, reuse_group):
             raise TypeError(
                 f"set_buffer_overlap expects a tlx.reuse_group, got {type(overlap_def).__name__}"
             )
-        if spec.overlap_location is not None:
-            raise TLXError(
-                f"set_buffer_overlap is called twice on {spec.describe()}: it was already set "
-                f"at {spec.overlap_location}"
-            )
-        if spec.sealed:
-            raise TLXError(
-                f"{spec.describe()} is already sealed by {spec.sealed_by}: call "
-                "set_buffer_overlap before any of its buffers is used"
-            )
-        tree = overlap_def.planner_group(spec)
-        spec.check_block(
-            _semantic.builder,
-            "set_buffer_overlap",
-            "call set_buffer_overlap in the block that created the spec",
+        emit.set_buffer_overlap(
+            self.type.state, overlap_def, location_of_call(_generator), _semantic.builder
         )
-        spec.overlap_tree = tree
-        spec.overlap_location = location
-        seal(spec, _semantic.builder, f"set_buffer_overlap at {location}")
 
 
 class reuse_group_ir_type(base_type):
@@ -333,7 +355,7 @@ class buffered_tensor_type(base_type):
         placement = (
             "unsealed"
             if view is None
-            else (f"{view.scale}_{view.offset_slots}_{view.group_size}_{view.slots}")
+            else (f"{view.slots}_{view.period}_{view.scale}_{view.offset_slots}_{view.step}")
         )
         return (
             f"TLXB{self.element_ty.mangle()}S{shape}SL{self.layout.mangle()}L"
@@ -347,9 +369,7 @@ class buffered_tensor_type(base_type):
                 "warp_specialize partition: its memory is not placed yet. Seal the spec first: "
                 "call spec.set_buffer_overlap(...) or use one of its buffers once before the call"
             )
-        return view_type(self.element_ty, self.shape, self.layout, self.storage, self.view).to_ir(
-            builder
-        )
+        return emit.view_type(self.element_ty, self.layout, self.storage, self.view).to_ir(builder)
 
     def _flatten_ir_types(self, builder, out) -> None:
         out.append(self.to_ir(builder))
@@ -446,28 +466,159 @@ class buffered_tensor(base_value):
     def _set_name(self, builder, name: str) -> None:
         return
 
+    @property
+    def allocation(self) -> AllocationState | None:
+        """The trace-time state of the ``local_alloc`` these buffers come from."""
+        return self._type.allocation
+
     @tlx_builtin
     def index(self, index, _semantic=None, _generator=None):
         """Buffer ``index`` (an int or an int32 scalar) as Gluon's
         ``shared_memory_descriptor`` / ``tensor_memory_descriptor``. The first
         use of any buffer of a spec seals it (see ``storage_alias_spec``)."""
-        allocation = self._type.allocation
-        if allocation is not None and not allocation.spec.sealed:
-            location = location_of_call(_generator)
-            seal(
-                allocation.spec,
-                _semantic.builder,
-                f'the first use of buffer "{allocation.name}" at {location}',
-            )
-        buffer_type = self.type
-        return emit_index(
-            _semantic,
-            self.handle,
-            buffer_type.view,
-            buffer_type.element_ty,
-            buffer_type.shape,
-            buffer_type.layout,
-            buffer_type.storage,
-            index,
-            allocation.name if allocation is not None else "buffered_tensor",
+        return emit.index(self, index, _generator, _semantic.builder)
+
+
+# Element widths an NVMMA shared layout (wgmma / tcgen05 operands, TMA) takes.
+_NVMMA_ELEMENT_BITS = (8, 16, 32)
+# A tile is MMA-shaped when its rows are a multiple of the core matrix height
+# and a row is at least one 16-byte core matrix row.
+_MMA_ROW_MULTIPLE = 8
+_MMA_MIN_ROW_BYTES = 16
+# Rows of a tensor memory block: one block covers at most 128 lanes.
+_TMEM_MAX_BLOCK_M = 128
+
+
+def default_layout(shape, dtype, storage: storage_kind):
+    """The layout ``local_alloc`` uses when none is given.
+
+    SMEM: Gluon's default NVMMA shared layout (largest swizzle the row allows)
+    for MMA-shaped 2-D tiles (rows a multiple of 8, a row at least 16 bytes,
+    8/16/32-bit elements); anything else gets an unswizzled row-major layout.
+    TMEM: a packed tensor memory layout whose block is the tile (at most 128
+    rows).
+    """
+    bits = 0 if dtype.is_ptr() else dtype.primitive_bitwidth
+    if storage is storage_kind.tmem:
+        return blackwell.TensorMemoryLayout(
+            block=(min(shape[0], _TMEM_MAX_BLOCK_M), shape[1]), col_stride=1
         )
+    if (
+        len(shape) == 2
+        and bits in _NVMMA_ELEMENT_BITS
+        and shape[0] % _MMA_ROW_MULTIPLE == 0
+        and shape[1] * bits >= _MMA_MIN_ROW_BYTES * 8
+    ):
+        return ttgl.NVMMASharedLayout.get_default_for(list(shape), dtype)
+    return ttgl.SwizzledSharedLayout(1, 1, 1, list(reversed(range(len(shape)))))
+
+
+def _positive_int(value, what: str) -> int:
+    value = _unwrap_if_constexpr(value)
+    if isinstance(value, base_value):
+        raise TLXError(f"{what} must be a compile-time constant, got a runtime value")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} must be an int, got {type(value).__name__} {value!r}")
+    if value <= 0:
+        raise TLXError(f"{what} must be positive, got {value}")
+    return value
+
+
+def _buffer_shape(shape) -> tuple[int, ...]:
+    shape = _unwrap_if_constexpr(shape)
+    if not isinstance(shape, (tuple, list, ttgl.tuple)):
+        raise TypeError(f"shape must be a tuple of ints, got {type(shape).__name__} {shape!r}")
+    dims = tuple(_positive_int(dim, "every dimension of shape") for dim in shape)
+    if not dims:
+        raise TLXError("shape must have at least one dimension")
+    return dims
+
+
+def _check_layout(layout, shape, storage: storage_kind):
+    if storage is storage_kind.tmem:
+        if not isinstance(layout, blackwell.TensorMemoryLayout):
+            raise TypeError(
+                f"a tmem buffer needs a TensorMemoryLayout, got {type(layout).__name__} {layout!r}"
+            )
+        return
+    if not isinstance(layout, SharedLayout):
+        raise TypeError(
+            f"an smem buffer needs a shared layout, got {type(layout).__name__} {layout!r}"
+        )
+    rank = getattr(layout, "rank", None)
+    if isinstance(layout, ttgl.SwizzledSharedLayout):
+        rank = len(layout.order)
+    if rank is not None and rank != len(shape):
+        raise TLXError(
+            f"layout {layout} has rank {rank} but one buffer has shape {list(shape)} (rank "
+            f"{len(shape)}): give the layout of one buffer, without the num dimension"
+        )
+
+
+@tlx_builtin
+def local_alloc(
+    shape,
+    dtype,
+    num,
+    storage=storage_kind.smem,
+    reuse=None,
+    layout=None,
+    _semantic=None,
+    _generator=None,
+) -> buffered_tensor:
+    """Allocates ``num`` buffers of ``shape`` x ``dtype`` in ``storage`` (smem
+    or tmem) and returns them as a ``buffered_tensor``; index it with
+    ``buf.index(i)`` or ``tlx.local_view(buf, i)``.
+
+    ``reuse``: None (the buffers get their own region), a
+    ``storage_alias_spec`` (the buffers are one user of the spec's region; the
+    spec's storage must match), or a ``buffered_tensor`` (legacy: the new
+    buffers alias the region of that buffer at offset 0; they must fit when
+    that region is already allocated). ``layout``: the layout of one buffer
+    (``shape`` without ``num``); by default see ``default_layout``.
+    """
+    shape = _buffer_shape(shape)
+    dtype = _unwrap_if_constexpr(dtype)
+    if not isinstance(dtype, ttgl.dtype) or dtype.is_block() or dtype == ttgl.void:
+        raise TypeError(f"dtype must be a scalar Gluon dtype, got {type(dtype).__name__} {dtype!r}")
+    if dtype.is_ptr():
+        raise TLXError(
+            f"local_alloc of {dtype}: stock Triton cannot view shared memory as pointers "
+            "(Triton 3.6 to 3.8 do not lower pointer buffers, 3.8 and 3.9 fail on a "
+            "memdesc_reinterpret to them); keep the addresses as int64 and convert them "
+            "with tl.int_to_ptr after loading"
+        )
+    num = _positive_int(num, "num")
+    storage = expect_storage(storage, "storage")
+    if storage is storage_kind.smemCluster:
+        raise TLXError("local_alloc does not support smemCluster storage: use smem or tmem")
+    if storage is storage_kind.tmem and len(shape) != 2:
+        raise TLXError(f"a tmem buffer must be 2-D [rows, columns], got shape {list(shape)}")
+    layout = _unwrap_if_constexpr(layout)
+    if layout is None:
+        layout = default_layout(shape, dtype, storage)
+    _check_layout(layout, shape, storage)
+    reuse = _unwrap_if_constexpr(reuse)
+    if reuse is not None and not isinstance(reuse, (storage_alias_spec, buffered_tensor)):
+        raise TypeError(
+            "reuse must be None, a tlx.storage_alias_spec or a tlx.local_alloc buffer, got "
+            f"{type(reuse).__name__}"
+        )
+    if isinstance(reuse, storage_alias_spec):
+        reuse = reuse.type.state
+    elif isinstance(reuse, buffered_tensor):
+        reuse = reuse.allocation
+    allocation = emit.local_alloc(_semantic, _generator, shape, dtype, num, storage, reuse, layout)
+    return buffered_tensor._of_allocation(allocation)
+
+
+@tlx_builtin
+def local_view(buf, index, _semantic=None, _generator=None):
+    """Buffer ``index`` (an int or an int32 scalar) of ``buf`` as Gluon's
+    ``shared_memory_descriptor`` / ``tensor_memory_descriptor``; the same as
+    ``buf.index(index)``."""
+    if not isinstance(buf, buffered_tensor):
+        raise TypeError(
+            f"tlx.local_view expects a tlx.local_alloc buffer, got {type(buf).__name__}"
+        )
+    return buf.index(index, _semantic=_semantic, _generator=_generator)

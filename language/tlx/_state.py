@@ -1,28 +1,31 @@
-"""Trace-time lowering of storage alias specs to stock Gluon IR.
+"""The state of one kernel's tracing: its specs, their users and their plans.
 
-While a kernel is traced, a spec and its buffers are Python objects only. The
-spec is *sealed* by ``set_buffer_overlap`` or by the first use of any of its
-buffers: sealing asks the planner for the plan and emits, at that point,
-
-* SMEM: one ``ttg.local_alloc`` of ``[n, 128] x i8`` with a rank-1 layout and
-  the plan's ``alignment``; TMEM: one ``ttng.tmem_alloc`` of ``[rows, columns]
-  x i32``;
-* per buffer one ``ttg.memdesc_reinterpret`` to ``[slots, *shape]`` of the
-  buffer's own element type and layout (the view covers the whole region).
-
-Buffer ``i`` is then slot ``scale * (i // K) + offset_slots + i % K`` of its
-view. Every number comes from the planner; this module only translates.
+While a kernel is traced, a spec and its buffers are Python objects only
+(``SpecState``, ``AllocationState``), registered with the ``KernelTrace`` of the
+kernel. A spec is *sealed* by ``set_buffer_overlap`` or by the first use of any
+of its buffers: ``plan_for_sealing`` asks the planner for the plan, reports its
+diagnostics and records it; ``_semantic`` then emits it. When tracing is done,
+``KernelTrace.finish`` checks the specs never sealed, records every plan
+(``SpecPlan``) and, with ``TLX_DUMP_ALIAS_IR=1``, prints the TLX-dialect module of
+the kernel's specs. This module translates Gluon's values into the planner's
+inputs; every number comes from the planner.
 """
 
 from __future__ import annotations
+
+import os
+import sys
+import threading
 
 from triton.experimental.gluon import language as ttgl
 from triton.experimental.gluon.language.nvidia import blackwell
 
 from . import compat, planner
-from ._errors import SourceLocation, TLXError, compilation_error, warn_at
+from ._errors import SourceLocation, TLXError, compilation_error, location_of_call, warn_at
 from ._kinds import storage_kind
-from ._plans import JoinedBuffer, SpecPlan
+from ._report import JoinedBuffer, SpecPlan, dump_module_text
+
+DUMP_ENVIRONMENT_VARIABLE = "TLX_DUMP_ALIAS_IR"
 
 _PLANNER_STORAGE = {
     storage_kind.smem: planner.Storage.SMEM,
@@ -33,33 +36,6 @@ _PLANNER_STORAGE = {
 def planner_storage(storage: storage_kind) -> planner.Storage:
     """The planner's name of a storage kind (smem or tmem)."""
     return _PLANNER_STORAGE[storage]
-
-
-# The backing allocation's layout: rank 1, so the leading dimension of the
-# [n, 128] backing is a buffer dimension that may be any size.
-_BACKING_SMEM_LAYOUT = ttgl.SwizzledSharedLayout(1, 1, 1, [0])
-
-
-def descriptor_type(element_ty, shape, layout, storage):
-    """Gluon's own memory descriptor type for ``shape`` in ``storage``."""
-    shape = list(shape)
-    if storage is storage_kind.tmem:
-        return blackwell.tensor_memory_descriptor_type(element_ty, shape, layout, shape)
-    return ttgl.shared_memory_descriptor_type(element_ty, shape, layout, shape)
-
-
-def descriptor(handle, element_ty, shape, layout, storage):
-    """Gluon's own memory descriptor value wrapping ``handle``."""
-    shape = list(shape)
-    if storage is storage_kind.tmem:
-        return blackwell.tensor_memory_descriptor(handle, element_ty, shape, layout, shape)
-    return ttgl.shared_memory_descriptor(handle, element_ty, shape, layout, shape)
-
-
-def view_type(element_ty, shape, layout, storage, view: planner.View):
-    """The type of a buffer's view: ``[slots, *shape[1:]]`` of its own element
-    type and layout, covering the region."""
-    return descriptor_type(element_ty, (view.slots, *shape[1:]), layout, storage)
 
 
 def stored_element_bits(dtype) -> int:
@@ -176,7 +152,13 @@ class SpecState:
 
     def planner_spec(self, explicit_size_bytes=None) -> planner.Spec:
         size = self.explicit_size_bytes if explicit_size_bytes is None else explicit_size_bytes
-        return planner.Spec(self.name, _PLANNER_STORAGE[self.storage], size, self.capability)
+        return planner.Spec(
+            self.name,
+            _PLANNER_STORAGE[self.storage],
+            size,
+            self.capability,
+            whole_views=compat.NEEDS_WHOLE_VIEWS,
+        )
 
     def add_user(self, name, location, element_ty, shape, layout, storage, type_text):
         user = AllocationState(self, name, location, element_ty, shape, layout, storage, type_text)
@@ -222,13 +204,10 @@ def _diagnostic_message(spec: SpecState, diagnostic: planner.Diagnostic, users) 
     return f"{subject.describe()} of {spec.describe()}: {diagnostic.message}"
 
 
-def _report(spec: SpecState, plan: planner.Plan, users) -> None:
-    """Raises a TLXError listing the plan's errors; emits its warnings."""
+def _warn(spec: SpecState, plan: planner.Plan, users) -> None:
     for warning in plan.warnings:
         subject = _diagnostic_subject(spec, warning, users)
         warn_at(subject.location, _diagnostic_message(spec, warning, users))
-    if plan.errors:
-        raise TLXError("\n".join(_diagnostic_message(spec, error, users) for error in plan.errors))
 
 
 def _plan(spec: SpecState) -> planner.Plan:
@@ -239,22 +218,10 @@ def _plan(spec: SpecState) -> planner.Plan:
     return spec.plan
 
 
-def check_unsealed(spec: SpecState) -> None:
-    """Plans a spec that was never sealed (none of its buffers is used), only to
-    report its diagnostics; errors point at the buffer or spec they are about."""
-    plan = _plan(spec)
-    for warning in plan.warnings:
-        subject = _diagnostic_subject(spec, warning, spec.users)
-        warn_at(subject.location, _diagnostic_message(spec, warning, spec.users))
-    if plan.errors:
-        first = _diagnostic_subject(spec, plan.errors[0], spec.users)
-        message = "\n".join(_diagnostic_message(spec, error, spec.users) for error in plan.errors)
-        raise compilation_error(first.location, message)
-
-
-def seal(spec: SpecState, builder, reason: str) -> None:
-    """Plans ``spec`` and emits its backing allocation and every user's view at
-    the builder's insertion point. ``reason`` says what sealed it."""
+def plan_for_sealing(spec: SpecState, builder, reason: str) -> planner.Plan:
+    """Checks that ``spec`` may be sealed at the builder's insertion point, plans
+    it (a TLXError lists the plan's errors; its warnings are emitted) and marks it
+    sealed by ``reason``."""
     spec.check_block(
         builder,
         f"sealing it by {reason}",
@@ -263,17 +230,19 @@ def seal(spec: SpecState, builder, reason: str) -> None:
         "branch or partition",
     )
     plan = _plan(spec)
-    _report(spec, plan, spec.users)
+    _warn(spec, plan, spec.users)
+    if plan.errors:
+        raise TLXError(
+            "\n".join(_diagnostic_message(spec, error, spec.users) for error in plan.errors)
+        )
     spec.backing_alignment = plan.alignment
     spec.sealed_by = reason
-    spec.backing = _emit_backing(spec, plan, builder)
-    for user, view in zip(spec.users, plan.views, strict=True):
-        _emit_view(user, view, spec.backing, builder)
+    return plan
 
 
-def join_sealed(spec: SpecState, user: AllocationState, builder) -> None:
-    """Places a legacy ``reuse=buffered_tensor`` user in a region that is
-    already allocated: at offset 0, and it must fit that region."""
+def plan_for_joining(spec: SpecState, user: AllocationState) -> planner.Plan:
+    """Plans a legacy ``reuse=buffered_tensor`` user in a region that is already
+    allocated: alone, at offset 0, and it must fit that region."""
     region = spec.planner_spec(spec.plan.size_bytes)
     buffer = user.planner_buffer()
     plan = planner.plan(region, [buffer])
@@ -287,88 +256,112 @@ def join_sealed(spec: SpecState, user: AllocationState, builder) -> None:
             f"{problems}. Reuse a tlx.storage_alias_spec instead so that the region is sized "
             "for every buffer"
         )
-    if plan.alignment > spec.backing_alignment and spec.storage is storage_kind.smem:
-        spec.backing.set_attr("alignment", builder.get_int32_attr(plan.alignment))
-        spec.backing_alignment = plan.alignment
     user.joined = JoinedBuffer(region, buffer, plan, user.location.file_name, user.location.line)
-    _emit_view(user, plan.views[0], spec.backing, builder)
+    return plan
 
 
-def _named(handle, builder, name: str):
-    handle.set_loc(builder.create_name_loc(name, handle.get_loc()))
-    return handle
+def check_unsealed(spec: SpecState) -> None:
+    """Plans a spec that was never sealed (none of its buffers is used), only to
+    report its diagnostics; errors point at the buffer or spec they are about."""
+    plan = _plan(spec)
+    _warn(spec, plan, spec.users)
+    if plan.errors:
+        first = _diagnostic_subject(spec, plan.errors[0], spec.users)
+        message = "\n".join(_diagnostic_message(spec, error, spec.users) for error in plan.errors)
+        raise compilation_error(first.location, message)
 
 
-def _emit_backing(spec: SpecState, plan: planner.Plan, builder):
-    shape = list(plan.backing_shape)
-    if spec.storage is storage_kind.tmem:
-        # Split over the CTAs as every user is (the planner checked they agree).
-        layout = compat.tmem_layout_with_block(spec.users[0].layout, plan.backing_block)
-        backing_type = descriptor_type(ttgl.int32, shape, layout, spec.storage)
-        return _named(
-            builder.create_tmem_alloc(backing_type.to_ir(builder), None), builder, spec.name
-        )
-    backing_type = descriptor_type(ttgl.int8, shape, _BACKING_SMEM_LAYOUT, spec.storage)
-    handle = builder.create_local_alloc(backing_type.to_ir(builder))
-    handle.set_attr("alignment", builder.get_int32_attr(plan.alignment))
-    return _named(handle, builder, spec.name)
+class KernelTrace:
+    """Specs created while one kernel is traced, in creation order."""
+
+    def __init__(self, kernel_name: str, target, target_name: str, options):
+        self.kernel_name = kernel_name
+        self.target = target
+        self.target_name = target_name
+        self.options = options
+        self.specs: list[SpecState] = []
+        # Set by finish: the plan of every spec, in creation order.
+        self.spec_plans: tuple[SpecPlan, ...] = ()
+
+    @property
+    def capability(self) -> int:
+        """The CUDA compute capability compiled for; 0 (unknown to the planner)
+        for targets without one."""
+        arch = self.target.arch
+        return arch if isinstance(arch, int) and not isinstance(arch, bool) else 0
+
+    def check_storage(self, storage) -> None:
+        """Raises unless the target has ``storage`` (TMEM needs Blackwell)."""
+        problem = planner.storage_unavailable(planner_storage(storage), self.capability)
+        if problem:
+            raise TLXError(problem)
+
+    def register(self, spec: SpecState) -> None:
+        self.specs.append(spec)
+
+    def finish(self) -> None:
+        """Reports the specs never sealed, records every spec's plan, then dumps
+        when asked to."""
+        for spec in self.specs:
+            if not spec.sealed:
+                check_unsealed(spec)
+        self.spec_plans = tuple(spec.record() for spec in self.specs)
+        if os.environ.get(DUMP_ENVIRONMENT_VARIABLE, "0") not in ("", "0"):
+            sys.stderr.write(dump_module_text(self))
+            sys.stderr.flush()
 
 
-def _emit_view(user: AllocationState, view: planner.View, backing, builder) -> None:
-    user.view = view
-    user_view_type = view_type(user.element_ty, user.shape, user.layout, user.storage, view)
-    handle = builder.create_memdesc_reinterpret(user_view_type.to_ir(builder), backing)
-    user.view_handle = _named(handle, builder, user.name)
+_active = threading.local()
 
 
-def emit_index(
-    semantic, view_handle, view: planner.View, element_ty, shape, layout, storage, index, name: str
-):
-    """Buffer ``index`` of a sealed buffer: ``ttg.memdesc_index`` of its view at
-    the planned slot, as Gluon's own shared/tensor memory descriptor.
-
-    A constant index is checked against the buffer count and folds to its slot;
-    a runtime index (i32) becomes ``scale * (i // K) + offset_slots + i % K``
-    with only the operations that are not identities."""
-    builder = semantic.builder
-    num_buffers = shape[0]
-    if isinstance(index, ttgl.constexpr):
-        index = index.value
-    if isinstance(index, bool):
-        raise TypeError(f'buffer "{name}": the index must be an integer, got {index!r}')
-    if isinstance(index, int):
-        if not 0 <= index < num_buffers:
-            raise TLXError(
-                f'buffer "{name}" has {num_buffers} buffers: index {index} is out of range '
-                f"[0, {num_buffers})"
-            )
-        slot = builder.get_int32(view.slot_of(index))
-    elif isinstance(index, ttgl.tensor) and index.type == ttgl.int32:
-        slot = _slot_arithmetic(builder, index.handle, view)
-    else:
-        found = index.type if isinstance(index, ttgl.tensor) else type(index).__name__
-        raise TypeError(
-            f'buffer "{name}": the index must be an int or an int32 scalar, got {found}'
-        )
-    result_type = descriptor_type(element_ty, shape[1:], layout, storage)
-    handle = builder.create_memdesc_index(result_type.to_ir(builder), view_handle, slot)
-    return descriptor(handle, element_ty, shape[1:], layout, storage)
+def active_trace() -> KernelTrace | None:
+    """The trace of the kernel being compiled on this thread, if it is a TLX one."""
+    stack = getattr(_active, "stack", None)
+    return stack[-1] if stack else None
 
 
-def _slot_arithmetic(builder, index, view: planner.View):
-    if view.identity_index:
-        return index
-    if view.group_size > 1:
-        group_size = builder.get_int32(view.group_size)
-        slot = builder.create_udiv(index, group_size)
-        within_group = builder.create_urem(index, group_size)
-    else:
-        slot = index
-        within_group = None
-    if view.scale != 1:
-        slot = builder.create_mul(slot, builder.get_int32(view.scale))
-    if view.offset_slots != 0:
-        slot = builder.create_add(slot, builder.get_int32(view.offset_slots))
-    if within_group is not None:
-        slot = builder.create_add(slot, within_group)
-    return slot
+class tracing:
+    """``with tracing(trace):`` makes ``trace`` the active one on this thread."""
+
+    def __init__(self, trace: KernelTrace):
+        self.trace = trace
+
+    def __enter__(self) -> KernelTrace:
+        stack = getattr(_active, "stack", None)
+        if stack is None:
+            stack = _active.stack = []
+        stack.append(self.trace)
+        return self.trace
+
+    def __exit__(self, *exception) -> None:
+        _active.stack.pop()
+
+
+def assigned_name(generator, fallback: str) -> str:
+    """The variable the value being built is assigned to (``a = tlx.local_alloc(...)``
+    names the buffer "a"), else ``fallback`` and the line number."""
+    name = generator.name_loc_as_prefix
+    if name:
+        return name
+    return f"{fallback}_line{location_of_call(generator).line}"
+
+
+def new_spec_state(semantic, generator, name, storage, explicit_size_bytes, *, private=False):
+    """A spec's trace-time state, registered with the kernel's trace. A spec made
+    during a loop's dry run (whose IR Triton throws away) is not registered.
+    Raises when the target has no such storage."""
+    trace = active_trace()
+    trace.check_storage(storage)
+    spec = SpecState(
+        name,
+        storage,
+        explicit_size_bytes,
+        location_of_call(generator),
+        semantic.builder.get_insertion_block(),
+        generator.function_name,
+        private=private,
+        capability=trace.capability,
+    )
+    if not compat.in_loop_carry_discovery(generator):
+        trace.register(spec)
+    return spec

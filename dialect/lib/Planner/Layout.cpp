@@ -1,0 +1,441 @@
+//===- Layout.cpp - The layout search (rule 4 of Planner.h) --------------===//
+//
+// A candidate layout is a period P (how many buffer groups the tree is laid
+// out for before it repeats) and, for every reuse group, group-major or
+// child-major. Placement is greedy at absolute addresses: a subtree starts at
+// the first address after the cursor where the buffers at its start may
+// start, and its buffers follow in the order written. A candidate counts
+// when every user's buffers can be written as slots of one view
+// (scale * (i / period) + offset + step * (i % period)) and the layout
+// passes the checks of `isValid`; the one whose last buffer ends first wins,
+// the simplest on a tie.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Internal.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+
+namespace tlx::planner::detail {
+namespace {
+
+/// Beyond these, only the group-major layout (valid by construction) is
+/// tried: checking a layout enumerates every buffer.
+constexpr int64_t kMaxCheckedBuffers = 4096;
+constexpr int kMaxSearchedGroups = 10;
+
+/// Where one leaf's buffers of the first period start, and how far apart
+/// its consecutive buffer groups are within the period.
+struct LeafPosition {
+  int64_t base = 0;
+  int64_t groupStride = 0;
+};
+
+struct Extent {
+  int64_t start = 0;
+  int64_t end = 0;
+};
+
+/// One buffer of the region, for the validity checks.
+struct Placed {
+  int64_t start = 0;
+  int64_t end = 0;
+  int64_t group = 0;
+  int leaf = 0;
+};
+
+class Search {
+public:
+  Search(const Tree &tree, Storage storage)
+      : tree(tree), unit(storage == Storage::Smem ? kSmemMinAlignment : 1),
+        head(tree.nodes.size(), 1), quantum(tree.nodes.size(), 1) {
+    for (size_t index = 0; index < tree.nodes.size(); ++index)
+      if (!tree.nodes[index].leaf)
+        groupNodes.push_back(static_cast<int>(index));
+    computeQuanta(0);
+    for (const Node &node : tree.nodes)
+      if (node.leaf)
+        totalBuffers = satAdd(totalBuffers, tree.leaves[node.buffer].count);
+  }
+
+  Arrangement run(LayoutFamily family, int64_t endGoal) {
+    // No layout ends, rounded to the unit, before the ideal footprint.
+    auto reached = [&](const Arrangement &arrangement) {
+      return roundUp(arrangement.end, unit) <= endGoal;
+    };
+    std::optional<Arrangement> best = evaluate(1, 0);
+    bool searchable = totalBuffers <= kMaxCheckedBuffers &&
+                      static_cast<int>(groupNodes.size()) <= kMaxSearchedGroups;
+    if (family == LayoutFamily::GroupMajor || !searchable || !best ||
+        reached(*best))
+      return finish(std::move(best));
+    // No repetition (child-major where chosen) before the periodic layouts.
+    std::vector<int64_t> periods = {tree.groups};
+    if (family == LayoutFamily::Best)
+      for (int64_t period = 2; period < tree.groups; ++period)
+        periods.push_back(period);
+    // Fewer child-major nodes first: the simplest layout wins a tie.
+    uint32_t masks = uint32_t(1) << groupNodes.size();
+    std::vector<uint32_t> order;
+    for (uint32_t mask = 1; mask < masks; ++mask)
+      order.push_back(mask);
+    std::stable_sort(order.begin(), order.end(), [](uint32_t a, uint32_t b) {
+      return __builtin_popcount(a) < __builtin_popcount(b);
+    });
+    for (int64_t period : periods) {
+      for (uint32_t mask : order) {
+        std::optional<Arrangement> candidate =
+            evaluate(period, mask, best->end);
+        if (!candidate)
+          continue;
+        best = std::move(candidate);
+        if (reached(*best))
+          return finish(std::move(best));
+      }
+    }
+    return finish(std::move(best));
+  }
+
+private:
+  void computeQuanta(int index) {
+    const Node &node = tree.nodes[index];
+    if (node.leaf) {
+      head[index] = quantum[index] = tree.leaves[node.buffer].quantum;
+      return;
+    }
+    int64_t headQuantum = 1;
+    int64_t all = 1;
+    for (size_t position = 0; position < node.children.size(); ++position) {
+      int child = node.children[position];
+      computeQuanta(child);
+      all = lcm(all, quantum[child]);
+      if (node.kind == GroupKind::Shared || position == 0)
+        headQuantum = lcm(headQuantum, head[child]);
+    }
+    head[index] = headQuantum;
+    quantum[index] = all;
+  }
+
+  bool childMajor(int index, uint32_t mask) const {
+    auto found = std::find(groupNodes.begin(), groupNodes.end(), index);
+    return (mask >> (found - groupNodes.begin())) & 1;
+  }
+
+  /// One buffer group of `index`, group-major, at the first address >=
+  /// `cursor` where the buffers at its start may start.
+  Extent window(int index, int64_t cursor,
+                std::vector<LeafPosition> &positions) const {
+    const Node &node = tree.nodes[index];
+    int64_t start = roundUp(cursor, head[index]);
+    if (node.leaf) {
+      const LeafInfo &leaf = tree.leaves[node.buffer];
+      positions[node.buffer].base = start;
+      return {start, satAdd(start, satMul(node.groupSize, leaf.quantum))};
+    }
+    int64_t end = start;
+    for (int child : node.children) {
+      Extent extent = window(
+          child, node.kind == GroupKind::Shared ? start : end, positions);
+      end = std::max(end, extent.end);
+    }
+    return {start, end};
+  }
+
+  /// `index` over the (up to) `period` buffer groups of one period.
+  Extent place(int index, uint32_t mask, int64_t period, int64_t cursor,
+               std::vector<LeafPosition> &positions) const {
+    const Node &node = tree.nodes[index];
+    int64_t groups = std::min(period, node.groups);
+    if (node.leaf || !childMajor(index, mask)) {
+      Extent extent = window(index, cursor, positions);
+      int64_t width = extent.end - extent.start;
+      int64_t stride = groups > 1 ? roundUp(width, quantum[index]) : width;
+      for (int leaf : node.leaves)
+        positions[leaf].groupStride = stride;
+      return {extent.start,
+              satAdd(extent.start, satAdd(satMul(stride, groups - 1), width))};
+    }
+    int64_t start = roundUp(cursor, head[index]);
+    int64_t end = start;
+    int anchor = -1;
+    int64_t anchorWidth = -1;
+    for (int child : node.children) {
+      Extent extent =
+          place(child, mask, period,
+                node.kind == GroupKind::Shared ? start : end, positions);
+      end = std::max(end, extent.end);
+      if (extent.end - extent.start > anchorWidth) {
+        anchor = child;
+        anchorWidth = extent.end - extent.start;
+      }
+    }
+    if (node.kind == GroupKind::Shared)
+      anchorLeaves(node, anchor, positions);
+    return {start, end};
+  }
+
+  /// A leaf child of a child-major shared node sits at the start of its
+  /// largest sibling's bytes in each buffer group.
+  void anchorLeaves(const Node &node, int anchor,
+                    std::vector<LeafPosition> &positions) const {
+    const std::vector<int> &anchorLeaves = tree.nodes[anchor].leaves;
+    int first = *std::min_element(
+        anchorLeaves.begin(), anchorLeaves.end(),
+        [&](int a, int b) { return positions[a].base < positions[b].base; });
+    for (int child : node.children) {
+      const Node &childNode = tree.nodes[child];
+      if (child != anchor && childNode.leaf)
+        positions[childNode.buffer] = positions[first];
+    }
+  }
+
+  /// The view of `leaf` in a layout that repeats every `periodUnits` units
+  /// and `period` buffer groups, or nullopt when its buffers are not slots
+  /// of one view.
+  std::optional<View> viewOf(int leaf, const LeafPosition &position,
+                             int64_t period, int64_t periodUnits) const {
+    const LeafInfo &info = tree.leaves[leaf];
+    const Node &node = tree.nodes[info.node];
+    int64_t size = info.size;
+    int64_t base = position.base;
+    int64_t stride = position.groupStride;
+    int64_t groupSize = node.groupSize;
+    if (size <= 0 || base % size != 0 || info.quantum % size != 0)
+      return std::nullopt;
+    View view;
+    view.bufferSize = size;
+    view.alignment = info.alignment;
+    view.groupSize = groupSize;
+    view.offset = base;
+    view.offsetSlots = base / size;
+    view.step = info.quantum / size;
+    view.period = groupSize;
+    if (node.groups <= period) {
+      // One period holds every group of the leaf.
+      if (node.groups == 1)
+        view.scale = satMul(groupSize, view.step);
+      else if (stride % size == 0)
+        view.scale = stride / size;
+      else
+        return std::nullopt;
+      return view;
+    }
+    if (periodUnits % size != 0)
+      return std::nullopt;
+    if (period == 1) {
+      view.scale = periodUnits / size;
+    } else if (satMul(stride, period) == periodUnits && stride % size == 0) {
+      view.scale = stride / size;
+    } else if (groupSize == 1 && stride % size == 0) {
+      view.period = period;
+      view.scale = periodUnits / size;
+      view.step = stride / size;
+    } else if (stride == satMul(groupSize, info.quantum)) {
+      view.period = satMul(period, groupSize);
+      view.scale = periodUnits / size;
+    } else {
+      return std::nullopt;
+    }
+    return view;
+  }
+
+  /// The layout of `period` and `mask` if its buffers can be written as
+  /// views, pass the checks and end before `bound`.
+  std::optional<Arrangement>
+  evaluate(int64_t period, uint32_t mask,
+           int64_t bound = std::numeric_limits<int64_t>::max()) const {
+    std::vector<LeafPosition> positions(tree.leaves.size());
+    Extent extent = place(0, mask, period, 0, positions);
+    // The period matters only for leaves with groups in more than one.
+    int64_t periodQuantum = unit;
+    for (const Node &node : tree.nodes)
+      if (node.leaf && node.groups > period)
+        periodQuantum = lcm(periodQuantum, tree.leaves[node.buffer].quantum);
+    int64_t periodUnits = roundUp(extent.end, periodQuantum);
+
+    Arrangement arrangement;
+    arrangement.views.resize(tree.leaves.size());
+    for (const Node &node : tree.nodes) {
+      if (!node.leaf)
+        continue;
+      std::optional<View> view =
+          viewOf(node.buffer, positions[node.buffer], period, periodUnits);
+      if (!view)
+        return std::nullopt;
+      arrangement.views[node.buffer] = *view;
+      int64_t count = tree.leaves[node.buffer].count;
+      arrangement.end =
+          std::max(arrangement.end,
+                   satAdd(satMul(lastSlot(*view, count), view->bufferSize),
+                          view->bufferSize));
+    }
+    if (arrangement.end >= bound)
+      return std::nullopt;
+    if (mask != 0 && !isValid(arrangement.views))
+      return std::nullopt;
+    arrangement.name = layoutName(period, mask);
+    return arrangement;
+  }
+
+  /// The largest slot any of `count` buffers occupies (the coefficients are
+  /// non-negative, so it is the last buffer of the last or next-to-last
+  /// period).
+  static int64_t lastSlot(const View &view, int64_t count) {
+    if (count <= 0)
+      return 0;
+    int64_t lastPeriod = (count - 1) / view.period;
+    int64_t last = slotOf(view, count - 1);
+    if (lastPeriod == 0)
+      return last;
+    return std::max(last, satAdd(satAdd(satMul(view.scale, lastPeriod - 1),
+                                        view.offsetSlots),
+                                 satMul(view.step, view.period - 1)));
+  }
+
+  /// Rule 4's checks over every buffer: alignment; buffers of one user,
+  /// of different groups, or of distinct siblings never overlap; distinct
+  /// children keep their order in every group, and shared children their
+  /// common start in every group where each has all its buffers.
+  bool isValid(const std::vector<View> &views) const {
+    std::vector<Placed> placed;
+    for (const Node &node : tree.nodes) {
+      if (!node.leaf)
+        continue;
+      const View &view = views[node.buffer];
+      int64_t count = tree.leaves[node.buffer].count;
+      for (int64_t index = 0; index < count; ++index) {
+        int64_t start = satMul(slotOf(view, index), view.bufferSize);
+        if (start % view.alignment != 0)
+          return false;
+        placed.push_back({start, start + view.bufferSize,
+                          index / node.groupSize, node.buffer});
+      }
+    }
+    std::sort(
+        placed.begin(), placed.end(),
+        [](const Placed &a, const Placed &b) { return a.start < b.start; });
+    for (size_t i = 0; i < placed.size(); ++i)
+      for (size_t j = i + 1;
+           j < placed.size() && placed[j].start < placed[i].end; ++j)
+        if (!mayOverlap(placed[i], placed[j]))
+          return false;
+    std::vector<Extent> ranges;
+    return groupsInOrder(0, placed, ranges);
+  }
+
+  bool mayOverlap(const Placed &a, const Placed &b) const {
+    if (a.leaf == b.leaf || a.group != b.group)
+      return false;
+    return lowestCommonAncestorKind(a.leaf, b.leaf) == GroupKind::Shared;
+  }
+
+  GroupKind lowestCommonAncestorKind(int a, int b) const {
+    std::vector<int> ancestors;
+    for (int node = tree.leaves[a].node; node >= 0;
+         node = tree.nodes[node].parent)
+      ancestors.push_back(node);
+    for (int node = tree.leaves[b].node; node >= 0;
+         node = tree.nodes[node].parent)
+      if (std::find(ancestors.begin(), ancestors.end(), node) !=
+          ancestors.end())
+        return tree.nodes[node].kind;
+    return GroupKind::Shared;
+  }
+
+  /// Fills `ranges` (per group: the bytes `index` spans, end 0 when absent)
+  /// and checks the order of distinct children and the common start of
+  /// shared children below `index`.
+  bool groupsInOrder(int index, const std::vector<Placed> &placed,
+                     std::vector<Extent> &ranges) const {
+    const Node &node = tree.nodes[index];
+    ranges.assign(tree.groups, Extent{kSaturated, 0});
+    if (node.leaf) {
+      for (const Placed &buffer : placed) {
+        if (buffer.leaf != node.buffer)
+          continue;
+        Extent &range = ranges[buffer.group];
+        range.start = std::min(range.start, buffer.start);
+        range.end = std::max(range.end, buffer.end);
+      }
+      return true;
+    }
+    std::vector<Extent> previous(tree.groups, Extent{kSaturated, 0});
+    std::vector<int64_t> sharedStarts(tree.groups, kSaturated);
+    std::vector<Extent> child;
+    for (int childIndex : node.children) {
+      if (!groupsInOrder(childIndex, placed, child))
+        return false;
+      for (int64_t group = 0; group < tree.groups; ++group) {
+        int64_t &sharedStart = sharedStarts[group];
+        const Extent &range = child[group];
+        if (range.end == 0)
+          continue;
+        Extent &before = previous[group];
+        bool first = before.end == 0;
+        if (node.kind == GroupKind::Distinct && !first &&
+            range.start < before.end)
+          return false;
+        // Shared children start together in a group where each has all its
+        // buffers (a child missing some keeps its place in the layout).
+        bool complete = group < fewestGroups(childIndex);
+        if (node.kind == GroupKind::Shared && complete) {
+          if (sharedStart == kSaturated)
+            sharedStart = range.start;
+          else if (range.start != sharedStart)
+            return false;
+        }
+        before = range;
+        Extent &all = ranges[group];
+        all.start = std::min(all.start, range.start);
+        all.end = std::max(all.end, range.end);
+      }
+    }
+    return true;
+  }
+
+  /// The fewest buffer groups any leaf below `index` has.
+  int64_t fewestGroups(int index) const {
+    int64_t fewest = kSaturated;
+    for (int leaf : tree.nodes[index].leaves)
+      fewest = std::min(fewest, tree.nodes[tree.leaves[leaf].node].groups);
+    return fewest;
+  }
+
+  std::string layoutName(int64_t period, uint32_t mask) const {
+    if (mask == 0)
+      return "group-major";
+    int childMajorNodes = __builtin_popcount(mask);
+    std::string name =
+        childMajorNodes == static_cast<int>(groupNodes.size())
+            ? "child-major"
+            : "child-major at " + std::to_string(childMajorNodes) + " of " +
+                  std::to_string(groupNodes.size()) + " reuse groups";
+    if (period < tree.groups)
+      name += ", repeating every " + std::to_string(period) + " buffer groups";
+    return name;
+  }
+
+  static Arrangement finish(std::optional<Arrangement> best) {
+    return best ? std::move(*best) : Arrangement{};
+  }
+
+  const Tree &tree;
+  int64_t unit;
+  /// Per node: the lcm of the quanta of the leaves at its start (where it
+  /// may start), and of all its leaves (what its period is a multiple of).
+  std::vector<int64_t> head;
+  std::vector<int64_t> quantum;
+  std::vector<int> groupNodes;
+  int64_t totalBuffers = 0;
+};
+
+} // namespace
+
+Arrangement searchLayout(const Tree &tree, Storage storage, LayoutFamily family,
+                         int64_t endGoal) {
+  return Search(tree, storage).run(family, endGoal);
+}
+
+} // namespace tlx::planner::detail

@@ -1,0 +1,258 @@
+"""The IR the TLX builtins emit: the planner's recipe, in stock Gluon IR.
+
+The builtins of ``_core`` check their arguments and call one function here.
+Sealing a spec plans it (``_state.plan_for_sealing``) and emits the plan's recipe
+at that point:
+
+* the backing allocation: SMEM ``ttg.local_alloc`` of ``Plan.backing_shape`` bytes
+  with a rank-1 layout and the plan's ``alignment``; TMEM ``ttng.tmem_alloc`` of
+  ``Plan.backing_shape`` 32-bit words whose layout block is ``Plan.backing_block``
+  (split over the CTAs as the users are);
+* per buffer one ``ttg.memdesc_reinterpret`` to ``View.shape`` of the buffer's own
+  element type and layout;
+
+and each use of a buffer is ``ttg.memdesc_index`` at the view's slot
+``scale * (i // period) + offset_slots + step * (i % period)``. Every number is the
+planner's; this module only emits.
+"""
+
+from __future__ import annotations
+
+from triton.experimental.gluon import language as ttgl
+from triton.experimental.gluon.language.nvidia import blackwell
+
+from . import compat, planner
+from ._errors import TLXError, location_of_call
+from ._kinds import storage_kind
+from ._state import (
+    AllocationState,
+    SpecState,
+    assigned_name,
+    new_spec_state,
+    plan_for_joining,
+    plan_for_sealing,
+)
+
+# The SMEM backing allocation's layout: rank 1, so the leading dimension of the
+# [n, 128] backing is a buffer dimension that may be any size.
+_BACKING_SMEM_LAYOUT = ttgl.SwizzledSharedLayout(1, 1, 1, [0])
+
+
+def descriptor_type(element_ty, shape, layout, storage):
+    """Gluon's own memory descriptor type for ``shape`` in ``storage``."""
+    shape = list(shape)
+    if storage is storage_kind.tmem:
+        return blackwell.tensor_memory_descriptor_type(element_ty, shape, layout, shape)
+    return ttgl.shared_memory_descriptor_type(element_ty, shape, layout, shape)
+
+
+def descriptor(handle, element_ty, shape, layout, storage):
+    """Gluon's own memory descriptor value wrapping ``handle``."""
+    shape = list(shape)
+    if storage is storage_kind.tmem:
+        return blackwell.tensor_memory_descriptor(handle, element_ty, shape, layout, shape)
+    return ttgl.shared_memory_descriptor(handle, element_ty, shape, layout, shape)
+
+
+def view_type(element_ty, layout, storage, view: planner.View):
+    """The type of a buffer's view: ``View.shape`` of its own element type and
+    layout."""
+    return descriptor_type(element_ty, view.shape, layout, storage)
+
+
+def new_spec(semantic, generator, storage, explicit_size_bytes) -> SpecState:
+    """A ``tlx.storage_alias_spec``, named after the variable it is assigned to."""
+    name = assigned_name(generator, "spec")
+    return new_spec_state(semantic, generator, name, storage, explicit_size_bytes)
+
+
+def local_alloc(semantic, generator, shape, dtype, num, storage, reuse, layout) -> AllocationState:
+    """``num`` buffers of ``shape`` x ``dtype``: a user of ``reuse`` (a SpecState,
+    an AllocationState for the legacy reuse of a buffer, or None for a region of
+    their own, sealed at once)."""
+    builder = semantic.builder
+    location = location_of_call(generator)
+    name = assigned_name(generator, "buffer")
+    full_shape = (num, *shape)
+    type_text = str(descriptor_type(dtype, full_shape, layout, storage).to_ir(builder))
+    arguments = (name, location, dtype, full_shape, layout, storage, type_text)
+
+    if reuse is None:
+        spec = new_spec_state(semantic, generator, f"{name}_region", storage, None, private=True)
+        allocation = spec.add_user(*arguments)
+        seal(spec, builder, f"tlx.local_alloc at {location}")
+        return allocation
+
+    legacy = isinstance(reuse, AllocationState)
+    spec = reuse.spec if legacy else reuse
+    if spec.storage is not storage:
+        raise TLXError(
+            f'local_alloc of "{name}" with storage={storage.value} cannot reuse '
+            f"{spec.describe()}, whose storage is {spec.storage.value}"
+        )
+    if spec.sealed:
+        if not legacy:
+            raise TLXError(
+                f'local_alloc of "{name}" reuses {spec.describe()}, which is already sealed by '
+                f"{spec.sealed_by}: allocate every buffer of a spec before set_buffer_overlap "
+                "and before the first use of any of its buffers"
+            )
+        allocation = AllocationState(spec, *arguments)
+        join_sealed(spec, allocation, builder)
+        if not compat.in_loop_carry_discovery(generator):
+            spec.followers.append(allocation)
+        return allocation
+    spec.check_block(
+        builder,
+        f'adding buffer "{name}" to it',
+        "allocate every buffer of a spec in the block that created the spec",
+    )
+    return spec.add_user(*arguments)
+
+
+def set_buffer_overlap(spec: SpecState, overlap_def, location, builder) -> None:
+    """Gives ``spec`` the overlap tree ``overlap_def`` (a ``reuse_group``) and
+    seals it."""
+    if spec.overlap_location is not None:
+        raise TLXError(
+            f"set_buffer_overlap is called twice on {spec.describe()}: it was already set "
+            f"at {spec.overlap_location}"
+        )
+    if spec.sealed:
+        raise TLXError(
+            f"{spec.describe()} is already sealed by {spec.sealed_by}: call "
+            "set_buffer_overlap before any of its buffers is used"
+        )
+    tree = overlap_def.planner_group(spec)
+    spec.check_block(
+        builder,
+        "set_buffer_overlap",
+        "call set_buffer_overlap in the block that created the spec",
+    )
+    spec.overlap_tree = tree
+    spec.overlap_location = location
+    seal(spec, builder, f"set_buffer_overlap at {location}")
+
+
+def seal(spec: SpecState, builder, reason: str) -> None:
+    """Plans ``spec`` and emits its backing allocation and every user's view at
+    the builder's insertion point. ``reason`` says what sealed it."""
+    plan = plan_for_sealing(spec, builder, reason)
+    spec.backing = _emit_backing(spec, plan, builder)
+    for user, view in zip(spec.users, plan.views, strict=True):
+        _emit_view(user, view, spec.backing, builder)
+
+
+def join_sealed(spec: SpecState, user: AllocationState, builder) -> None:
+    """Places a legacy ``reuse=buffered_tensor`` user in a region that is already
+    allocated: at offset 0, and it must fit that region."""
+    plan = plan_for_joining(spec, user)
+    if plan.alignment > spec.backing_alignment and spec.storage is storage_kind.smem:
+        spec.backing.set_attr("alignment", builder.get_int32_attr(plan.alignment))
+        spec.backing_alignment = plan.alignment
+    _emit_view(user, plan.views[0], spec.backing, builder)
+
+
+def index(buffer, index, generator, builder):
+    """Buffer ``index`` of ``buffer`` (a ``buffered_tensor``), sealing its spec
+    first when this is the first use of any of the spec's buffers."""
+    allocation = buffer.allocation
+    if allocation is not None and not allocation.spec.sealed:
+        location = location_of_call(generator)
+        seal(allocation.spec, builder, f'the first use of buffer "{allocation.name}" at {location}')
+    buffer_type = buffer.type
+    return emit_index(
+        builder,
+        buffer.handle,
+        buffer_type.view,
+        buffer_type.element_ty,
+        buffer_type.shape,
+        buffer_type.layout,
+        buffer_type.storage,
+        index,
+        allocation.name if allocation is not None else "buffered_tensor",
+    )
+
+
+def _named(handle, builder, name: str):
+    handle.set_loc(builder.create_name_loc(name, handle.get_loc()))
+    return handle
+
+
+def _emit_backing(spec: SpecState, plan: planner.Plan, builder):
+    shape = list(plan.backing_shape)
+    element_ty = ttgl.int32 if plan.backing_element_bits == 32 else ttgl.int8
+    if spec.storage is storage_kind.tmem:
+        # Split over the CTAs as every user is (the planner checked they agree).
+        layout = compat.tmem_layout_with_block(spec.users[0].layout, plan.backing_block)
+        backing_type = descriptor_type(element_ty, shape, layout, spec.storage)
+        return _named(
+            builder.create_tmem_alloc(backing_type.to_ir(builder), None), builder, spec.name
+        )
+    backing_type = descriptor_type(element_ty, shape, _BACKING_SMEM_LAYOUT, spec.storage)
+    handle = builder.create_local_alloc(backing_type.to_ir(builder))
+    handle.set_attr("alignment", builder.get_int32_attr(plan.alignment))
+    return _named(handle, builder, spec.name)
+
+
+def _emit_view(user: AllocationState, view: planner.View, backing, builder) -> None:
+    user.view = view
+    user_view_type = view_type(user.element_ty, user.layout, user.storage, view)
+    handle = builder.create_memdesc_reinterpret(user_view_type.to_ir(builder), backing)
+    user.view_handle = _named(handle, builder, user.name)
+
+
+def emit_index(
+    builder, view_handle, view: planner.View, element_ty, shape, layout, storage, index, name: str
+):
+    """Buffer ``index`` of a sealed buffer: ``ttg.memdesc_index`` of its view at
+    the planned slot, as Gluon's own shared/tensor memory descriptor.
+
+    A constant index is checked against the buffer count and folds to its slot;
+    a runtime index (i32) gets the slot arithmetic without its identities."""
+    num_buffers = shape[0]
+    if isinstance(index, ttgl.constexpr):
+        index = index.value
+    if isinstance(index, bool):
+        raise TypeError(f'buffer "{name}": the index must be an integer, got {index!r}')
+    if isinstance(index, int):
+        if not 0 <= index < num_buffers:
+            raise TLXError(
+                f'buffer "{name}" has {num_buffers} buffers: index {index} is out of range '
+                f"[0, {num_buffers})"
+            )
+        slot = builder.get_int32(view.slot_of(index))
+    elif isinstance(index, ttgl.tensor) and index.type == ttgl.int32:
+        slot = _slot_arithmetic(builder, index.handle, view)
+    else:
+        found = index.type if isinstance(index, ttgl.tensor) else type(index).__name__
+        raise TypeError(
+            f'buffer "{name}": the index must be an int or an int32 scalar, got {found}'
+        )
+    result_type = descriptor_type(element_ty, shape[1:], layout, storage)
+    handle = builder.create_memdesc_index(result_type.to_ir(builder), view_handle, slot)
+    return descriptor(handle, element_ty, shape[1:], layout, storage)
+
+
+def _slot_arithmetic(builder, index, view: planner.View):
+    """scale * (i // period) + offset_slots + step * (i % period), without the
+    operations that are identities."""
+    if view.identity_index:
+        return index
+    slot, within_period = index, None
+    if view.period > 1:
+        period = builder.get_int32(view.period)
+        slot = builder.create_udiv(index, period)
+        within_period = builder.create_urem(index, period)
+    if view.scale == 0:
+        slot = None
+    elif view.scale != 1:
+        slot = builder.create_mul(slot, builder.get_int32(view.scale))
+    if view.offset_slots != 0 or (slot is None and within_period is None):
+        offset = builder.get_int32(view.offset_slots)
+        slot = offset if slot is None else builder.create_add(slot, offset)
+    if within_period is not None:
+        if view.step != 1:
+            within_period = builder.create_mul(within_period, builder.get_int32(view.step))
+        slot = within_period if slot is None else builder.create_add(slot, within_period)
+    return slot
