@@ -161,6 +161,7 @@ void bindOutputs(py::module_ &m) {
 
 void bindFunctions(py::module_ &m) {
   m.attr("TMEM_COLUMNS") = kTmemColumns;
+  m.attr("TMEM_LANES") = kTmemLanes;
   m.def("buffer_size", &bufferSize, py::arg("buffer"),
         "Bytes (SMEM) or 32-bit columns (TMEM) of one buffer.");
   m.def("required_alignment", &requiredAlignment, py::arg("buffer"),

@@ -38,6 +38,7 @@ import sys
 import tlx
 import triton
 from flash_attention_common import block_range, descriptor_signature, descriptors, load_partition
+from tlx import planner
 from tlx.compat import tma_store, tmem_reg_layout
 from triton.backends.compiler import GPUTarget
 from triton.compiler.errors import CompilationError
@@ -58,7 +59,7 @@ GROUP_M = gl.constexpr(128)  # rows of one MMA group: one TMEM lane per row
 NUM_MMA_GROUPS = gl.constexpr(2)
 NUM_MMA_SLICES = gl.constexpr(2)
 HEAD_DIMS = (64, 128)
-TMEM_COLUMNS = 512
+TMEM_COLUMNS = planner.TMEM_COLUMNS
 
 
 @gluon.jit

@@ -485,8 +485,6 @@ _NVMMA_ELEMENT_BITS = (8, 16, 32)
 # and a row is at least one 16-byte core matrix row.
 _MMA_ROW_MULTIPLE = 8
 _MMA_MIN_ROW_BYTES = 16
-# Rows of a tensor memory block: one block covers at most 128 lanes.
-_TMEM_MAX_BLOCK_M = 128
 
 
 def default_layout(shape, dtype, storage: storage_kind):
@@ -501,7 +499,7 @@ def default_layout(shape, dtype, storage: storage_kind):
     bits = 0 if dtype.is_ptr() else dtype.primitive_bitwidth
     if storage is storage_kind.tmem:
         return blackwell.TensorMemoryLayout(
-            block=(min(shape[0], _TMEM_MAX_BLOCK_M), shape[1]), col_stride=1
+            block=(min(shape[0], planner.TMEM_LANES), shape[1]), col_stride=1
         )
     if (
         len(shape) == 2

@@ -40,6 +40,7 @@ except ImportError as error:
 
 __all__ = [
     "TMEM_COLUMNS",
+    "TMEM_LANES",
     "Buffer",
     "Diagnostic",
     "ElementKind",
@@ -71,8 +72,11 @@ __all__ = [
 ]
 
 GROUP_KINDS = ("shared", "distinct")
-#: The columns of tensor memory one CTA has.
+#: The columns of tensor memory one CTA has, and the lanes (rows) of a TMEM block.
 TMEM_COLUMNS: int = _native.TMEM_COLUMNS
+TMEM_LANES: int = _native.TMEM_LANES
+_DEFAULT_LAYOUT = _native.Layout()
+_DEFAULT_SPEC = _native.Spec()
 
 
 class Storage(enum.Enum):
@@ -109,12 +113,12 @@ class Layout:
     and ``cta_split_n`` say how many CTAs of a cluster the tile is split over."""
 
     kind: LayoutKind = LayoutKind.SWIZZLED_SHARED
-    swizzle_bytes: int = 0
-    block_m: int = 128
-    block_n: int = 0
-    unpacked: bool = False
-    cta_split_m: int = 1
-    cta_split_n: int = 1
+    swizzle_bytes: int = _DEFAULT_LAYOUT.swizzle_bytes
+    block_m: int = _DEFAULT_LAYOUT.block_m
+    block_n: int = _DEFAULT_LAYOUT.block_n
+    unpacked: bool = _DEFAULT_LAYOUT.unpacked
+    cta_split_m: int = _DEFAULT_LAYOUT.cta_split_m
+    cta_split_n: int = _DEFAULT_LAYOUT.cta_split_n
 
     def __post_init__(self):
         object.__setattr__(self, "kind", LayoutKind(self.kind))
@@ -180,8 +184,8 @@ class Spec:
     name: str
     storage: Storage = Storage.SMEM
     explicit_size_bytes: int | None = None
-    capability: int = 0
-    whole_views: bool = True
+    capability: int = _DEFAULT_SPEC.capability
+    whole_views: bool = _DEFAULT_SPEC.whole_views
 
     def __post_init__(self):
         object.__setattr__(self, "storage", Storage(self.storage))

@@ -19,9 +19,9 @@ constexpr int64_t kSaturated = int64_t(1) << 62;
 /// The SMEM backing is [n, 128] x i8 and SMEM buffers align to 128 B.
 constexpr int64_t kSmemRowBytes = 128;
 constexpr int64_t kSmemMinAlignment = 128;
-/// TMEM: 128 lanes per row block, 32-bit columns, at least 32 columns.
-constexpr int64_t kTmemLanes = 128;
-constexpr int64_t kTmemHalfLanes = 64;
+/// TMEM: kTmemLanes lanes per row block, 32-bit columns, at least 32
+/// columns.
+constexpr int64_t kTmemHalfLanes = kTmemLanes / 2;
 constexpr int64_t kTmemColumnBits = 32;
 constexpr int64_t kTmemColumnBytes = 4;
 constexpr int64_t kTmemMinColumns = 32;

@@ -353,8 +353,9 @@ std::string targetName(int capability);
 /// Blackwell), or an empty string when it can.
 std::string storageUnavailable(Storage storage, int capability);
 
-/// The maximum number of TMEM columns of one CTA.
+/// The TMEM columns and lanes (rows of a block) of one CTA.
 constexpr int64_t kTmemColumns = 512;
+constexpr int64_t kTmemLanes = 128;
 
 /// Plans a region. `tree` absent: every user at offset 0 (no
 /// set_buffer_overlap). Never throws: problems are Plan::diagnostics.
