@@ -1,0 +1,193 @@
+"""What the planner's layouts cost in on-chip memory: region vs. ideal footprint.
+
+    python bench/footprint.py [--trees 2000] [--seed 1]
+
+The ideal footprint of a reuse tree is, per buffer group, shared = max and distinct =
+sum with 128-byte aligned starts, summed over the groups (Plan.ideal_bytes). For each
+tree, three layouts of the same planner are compared:
+
+* group-major: every buffer group together, the period padded to every buffer size
+  (the first planner's layout);
+* node-by-node: group-major or child-major per reuse group (a simple search);
+* ours: node-by-node with periodic layouts too (what kernels get).
+
+Random trees: 2-5 SMEM users (tiles of 16-128 x 16-256 elements of 8/16/32 bits,
+swizzled or 128-byte NVMMA layouts), nested shared/distinct groups, 1-4 buffer
+groups, some group sizes of 2 or 4; "equal counts" gives every user the same number
+of buffer groups, "index-aligned counts" gives each user 1 .. all of them. Regions
+are shown rounded to whole views (Triton 3.8, and triton-opt's default) and not
+(Triton 3.6, 3.7, 3.9). The kernels are the plans of the tutorials (as
+``tlx.kernel_plans`` makes them with the Triton installed) and the A/B ring of a
+4-stage 128x256x64 bf16 GEMM. No GPU is needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import random
+import statistics
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from tlx import planner
+from tlx.planner import Buffer, Group, Layout, LayoutFamily, LayoutKind, Spec
+
+TUTORIALS = Path(__file__).resolve().parents[1] / "tutorials"
+sys.path.insert(0, str(TUTORIALS))
+
+FAMILIES = (
+    ("group-major", LayoutFamily.GROUP_MAJOR),
+    ("node-by-node", LayoutFamily.NODE_BY_NODE),
+    ("ours", LayoutFamily.BEST),
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    spec: Spec
+    buffers: tuple[Buffer, ...]
+    tree: Group | None
+
+
+def random_tree(rng: random.Random, index_aligned: bool, whole_views: bool) -> Case:
+    users = rng.randint(2, 5)
+    groups = rng.randint(1, 4)
+    shapes = []
+    for _ in range(users):
+        rows = rng.choice((16, 32, 64, 128))
+        columns = rng.choice((16, 32, 64, 128, 256))
+        bits = rng.choice((8, 16, 32))
+        nvmma = rng.random() < 0.5 and rows % 8 == 0 and columns * bits >= 1024
+        layout = Layout(LayoutKind.NVMMA_SHARED, swizzle_bytes=128) if nvmma else Layout()
+        shapes.append((rows, columns, bits, layout))
+
+    def build(indices, root):
+        if len(indices) == 1:
+            return indices[0]
+        parts = rng.randint(2, min(3, len(indices)))
+        cuts = sorted(rng.sample(range(1, len(indices)), parts - 1))
+        bounds = list(zip([0, *cuts], [*cuts, len(indices)], strict=True))
+        children = tuple(build(indices[a:b], False) for a, b in bounds)
+        group_size = 1 if root else rng.choice((1, 1, 1, 2, 4))
+        return Group(rng.choice(("shared", "distinct")), children, group_size)
+
+    order = list(range(users))
+    rng.shuffle(order)
+    tree = build(order, True)
+    if isinstance(tree, int):
+        tree = Group("shared", (tree,))
+
+    def group_sizes(element, product=1, out=None):
+        out = {} if out is None else out
+        if isinstance(element, int):
+            out[element] = product
+        else:
+            for child in element.children:
+                group_sizes(child, product * element.group_size, out)
+        return out
+
+    sizes = group_sizes(tree)
+    buffers = []
+    for index, (rows, columns, bits, layout) in enumerate(shapes):
+        count = (rng.randint(1, groups) if index_aligned else groups) * sizes[index]
+        buffers.append(Buffer(f"u{index}", (count, rows, columns), bits, layout=layout))
+    return Case("random", Spec("spec", whole_views=whole_views), tuple(buffers), tree)
+
+
+def gemm_ring(whole_views: bool) -> Case:
+    nvmma = Layout(LayoutKind.NVMMA_SHARED, swizzle_bytes=128)
+    a = Buffer("a", (4, 128, 64), 16, layout=nvmma)
+    b = Buffer("b", (4, 64, 256), 16, layout=nvmma)
+    spec = Spec("ring", capability=90, whole_views=whole_views)
+    return Case("GEMM ring 128x256x64 bf16, 4 stages", spec, (a, b), planner.distinct(0, 1))
+
+
+def tutorial_cases(whole_views: bool) -> list[Case]:
+    """The specs of the tutorials' kernels, as tlx plans them with this Triton."""
+    cases = []
+
+    def add(label, spec_plan):
+        spec = replace(spec_plan.spec, whole_views=whole_views)
+        cases.append(Case(f"{label}: {spec_plan.name}", spec, spec_plan.buffers, spec_plan.tree))
+
+    path = TUTORIALS / "01-aliasing-basics.py"
+    loader = importlib.util.spec_from_file_location("aliasing_basics", path)
+    basics = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(basics)
+    add("aliasing basics", basics.smem_plan())
+    hopper = importlib.import_module("hopper_flash_attention")
+    for head_dim in (64, 128):
+        add(f"Hopper FA D={head_dim}", hopper.smem_plan(hopper.default_config(head_dim), head_dim))
+    blackwell = importlib.import_module("blackwell_flash_attention")
+    for head_dim in (64, 128):
+        plans = blackwell.spec_plans(head_dim, blackwell.num_stages(head_dim))
+        for spec_plan in plans.values():
+            add(f"Blackwell FA D={head_dim}", spec_plan)
+    two_cta = importlib.import_module("blackwell_two_cta_mma")
+    for spec_plan in two_cta.spec_plans():
+        add("Blackwell 2-CTA MMA", spec_plan)
+    return cases
+
+
+def regions(case: Case) -> tuple[int, dict[str, int]]:
+    """(ideal bytes, {layout: region bytes})."""
+    plans = {name: planner.plan(case.spec, case.buffers, case.tree, f) for name, f in FAMILIES}
+    return plans["ours"].ideal_bytes, {name: p.size_bytes for name, p in plans.items()}
+
+
+def summary(cases: list[Case]) -> list[str]:
+    rows = {name: [] for name, _ in FAMILIES}
+    smaller = 0
+    for case in cases:
+        ideal, sizes = regions(case)
+        for name in rows:
+            rows[name].append(sizes[name] / ideal)
+        smaller += sizes["ours"] < sizes["group-major"]
+    lines = []
+    for name, ratios in rows.items():
+        at_ideal = sum(abs(r - 1) < 1e-9 for r in ratios) / len(ratios)
+        lines.append(
+            f"  {name:13s} at ideal {100 * at_ideal:5.1f}%   mean {statistics.mean(ratios):.3f}x"
+            f"   worst {max(ratios):.2f}x"
+        )
+    lines.append(f"  ours smaller than group-major on {100 * smaller / len(cases):.1f}% of trees")
+    return lines
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trees", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+
+    for whole_views in (True, False):
+        views = (
+            "whole views (Triton 3.8, triton-opt default)" if whole_views else "Triton 3.6/3.7/3.9"
+        )
+        for index_aligned in (False, True):
+            rng = random.Random(args.seed)
+            cases = [random_tree(rng, index_aligned, whole_views) for _ in range(args.trees)]
+            counts = "index-aligned counts" if index_aligned else "equal counts"
+            print(f"{args.trees} random trees, {counts}, {views}:")
+            print("\n".join(summary(cases)))
+        print()
+
+    print("Kernels (bytes; region / ideal):")
+    header = f"  {'spec':48s} {'ideal':>8s} " + " ".join(f"{n:>20s}" for n, _ in FAMILIES)
+    for whole_views in (True, False):
+        print("whole views" if whole_views else "views may stop short of the region")
+        print(header)
+        for case in [gemm_ring(whole_views), *tutorial_cases(whole_views)]:
+            ideal, sizes = regions(case)
+            cells = " ".join(
+                f"{sizes[name]:>10d} ({sizes[name] / ideal:5.2f}x)" for name, _ in FAMILIES
+            )
+            print(f"  {case.name:48s} {ideal:>8d} {cells}")
+
+
+if __name__ == "__main__":
+    main()
