@@ -18,7 +18,7 @@ each, so that one group's softmax overlaps the other group's matrix products. Pa
   P V accumulates, then the epilogue: O / l through SMEM and a TMA store, and the log-sum-exp
   (from l and m, which the softmax leaves in TMEM).
 
-TMEM sharing (seed 001's example)
+TMEM sharing (S, P and the softmax statistics in one region)
 ---------------------------------
 S_g is dead as soon as the softmax has read it, so P_g, alpha_g, l_g and m_g are written over it:
 ``qk_tiles`` (fp32, 128 columns per group) is ``shared`` with a ``distinct`` group of the P

@@ -83,7 +83,7 @@ module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.targ
     tt.return
   }
 
-  // The Flash Attention tree of seed 001 in TMEM: one 128 x 256 i32 backing;
+  // The Flash Attention tree of tutorials/blackwell_flash_attention.py in TMEM: one 128 x 256 i32 backing;
   // qk keeps its indices, p (group_size 4, 16 columns) maps i to
   // 8 * (i / 4) + i % 4, alpha (1 column at 64) maps i to 128 * i + 64.
   // CHECK-LABEL: tt.func @flash_attention_tmem

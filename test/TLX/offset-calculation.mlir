@@ -82,7 +82,7 @@ module attributes {"ttg.num-warps" = 4 : i32} {
     tt.return
   }
 
-  // The Flash Attention tree of seed 001, in columns: qk at 0; the 4 slices of
+  // The Flash Attention tree of tutorials/blackwell_flash_attention.py, in columns: qk at 0; the 4 slices of
   // p (16 columns each) contiguous from 0 (period 4 = group_size); alpha, l,
   // m at 64, 65, 66; 128 columns between buffer groups.
   // CHECK-LABEL: tt.func @flash_attention_tmem

@@ -108,7 +108,7 @@ module attributes {"ttg.num-warps" = 4 : i32} {
     tt.return
   }
 
-  // The Flash Attention tree of seed 001: shared(qk, distinct(group(p, 4),
+  // The Flash Attention tree of tutorials/blackwell_flash_attention.py: shared(qk, distinct(group(p, 4),
   // alpha, l, m)). qk: 128 columns; 4 packed f16 slices of p: 4 x 16 = 64
   // columns, then alpha, l, m (1 column each) -> stride 128 columns, 2 groups
   // -> 256 columns x 128 rows x 4 bytes = 131072 bytes.

@@ -50,7 +50,7 @@ def assert_error(error: CompilationError, kernel, line_text: str, *fragments: st
         assert fragment in error.error_message, error.error_message
 
 
-# --- planner rules (DESIGN.md section 3) -----------------------------------
+# --- planner rules (docs/planner.md) ----------------------------------------
 
 
 @tlx.jit

@@ -1,6 +1,6 @@
 //===- Passes.td - TLX storage alias passes ----------------*- tablegen -*-===//
 //
-// The storage alias lowering (DESIGN.md section 2, "Passes"): three steps that
+// The storage alias lowering (docs/mlir.md): three steps that
 // each run alone and keep their state in the IR, the pass that runs them in
 // order, and the rewrite of tlx.local_alias into stock Triton IR. Every size,
 // offset and slot comes from the planner (tlx/Planner/Planner.h); the passes

@@ -1,6 +1,6 @@
 //===- TLXDialect.td - The `tlx` dialect, enums and types --*- tablegen -*-===//
 //
-// Storage aliasing (DESIGN.md section 2): a storage alias spec is a region
+// Storage aliasing (docs/semantics.md): a storage alias spec is a region
 // of SMEM or TMEM that several allocations alias as equal peers; a reuse
 // group tree says which of them share bytes at each buffer index (`shared`)
 // and which must not overlap (`distinct`).
