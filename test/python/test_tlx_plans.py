@@ -296,3 +296,29 @@ def test_element_types_are_planned_at_the_width_triton_stores():
     assert bits == {"words": 64, "e4m3": 8, "e5m2": 8}
     sizes = [view.buffer_size for view in spec.plan.views]
     assert sizes == [2048, 256, 256]
+
+
+@tlx.jit
+def gemm_ring_and_pair():
+    ring = tlx.storage_alias_spec()
+    a = tlx.local_alloc((128, 64), ttgl.bfloat16, 4, reuse=ring)
+    b = tlx.local_alloc((64, 256), ttgl.bfloat16, 4, reuse=ring)
+    ring.set_buffer_overlap(tlx.reuse_group(a, b, group_type=DISTINCT))
+    pair = tlx.storage_alias_spec()
+    wide = tlx.local_alloc((64, 64), ttgl.float32, 2, reuse=pair, layout=ROW_MAJOR)
+    narrow = tlx.local_alloc((64, 64), ttgl.float16, 2, reuse=pair, layout=ROW_MAJOR)
+    pair.set_buffer_overlap(tlx.reuse_group(wide, narrow, group_type=DISTINCT))
+    fill(b.index(3))
+    fill(narrow.index(1))
+
+
+def test_the_gemm_ring_and_the_f32_f16_pair_are_planned_at_their_ideal():
+    ring, pair = plans_of(gemm_ring_and_pair)
+    assert ring.plan.size_bytes == ring.plan.ideal_bytes == 196608
+    assert pair.plan.size_bytes == pair.plan.ideal_bytes == 49152
+    assert ring.plan.layout == pair.plan.layout == "child-major"
+    compiled = compile_kernel(gemm_ring_and_pair)
+    ttgir = compiled.asm["ttgir"]
+    assert smem_backings(ttgir) == [(196608, 1024), (49152, 128)]
+    # b[3] is slot 5 of 32 KiB (after a's four 16 KiB buffers); narrow[1] slot 5 of 8 KiB.
+    assert constant_slots(ttgir, "b") == [5] and constant_slots(ttgir, "narrow") == [5]
