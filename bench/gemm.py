@@ -1,0 +1,133 @@
+"""Matrix multiplication on one Hopper GPU: the tutorial kernel vs. torch.matmul (cuBLAS).
+
+    python bench/gemm.py [--runs 100]
+
+For every shape (M, N, K) in fp16 and bf16, in one process on one GPU: the tutorial kernel with
+SMEM aliasing (its default configuration: 128 x 256 x 64 tiles, four stages, C over the ring),
+the best configuration of the same kernel that fits without aliasing (three stages), and
+torch.matmul. TFLOP/s = 2*M*N*K / median time of `--runs` timed calls after warm-up, each call
+timed with CUDA events; the contenders of a row are timed round-robin, one call each in turn.
+Before each timed call the GPU sleeps for a moment, so that the call is queued before the
+start event is reached: the events time the GPU's work, not the host's launch overhead.
+"""
+
+import argparse
+import functools
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tutorials"))
+import hopper_gemm as gemm  # noqa: E402
+
+SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (16384, 4096, 4096)]
+DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+# Warm-up: at least this many calls of each contender and this long in all (clocks settle).
+WARMUP_RUNS = 10
+WARMUP_SECONDS = 1.0
+# GPU cycles to sleep before each timed call (about 0.5 ms), longer than the host takes to
+# launch any contender.
+SLEEP_CYCLES = 1_000_000
+
+
+def time_ms(fn):
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    torch.cuda._sleep(SLEEP_CYCLES)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end)
+
+
+def median_ms(fns, runs):
+    """Median time of each of `fns`, timed round-robin (one call of each in turn) so that
+    clock and temperature drift affects every contender alike."""
+    warmup_start = time.perf_counter()
+    warmup_runs = 0
+    while warmup_runs < WARMUP_RUNS or time.perf_counter() - warmup_start < WARMUP_SECONDS:
+        for fn in fns:
+            fn()
+        torch.cuda.synchronize()
+        warmup_runs += 1
+    times = [[] for _ in fns]
+    for _ in range(runs):
+        for fn, samples in zip(fns, times, strict=True):
+            samples.append(time_ms(fn))
+    return [statistics.median(samples) for samples in times]
+
+
+def tflops(shape, ms):
+    M, N, K = shape
+    return 2.0 * M * N * K / (ms * 1e-3) / 1e12
+
+
+def relative_error(out, expected):
+    return ((out.float() - expected).abs().max() / expected.abs().max()).item()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=100, help="timed runs per measurement")
+    args = parser.parse_args()
+    if args.runs < 50:
+        parser.error("--runs must be at least 50")
+    if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] != 9:
+        sys.exit(
+            "bench/gemm.py needs a Hopper GPU (compute capability 9.x) and found none: the "
+            "kernel is compiled for sm_90a. python tutorials/hopper_gemm.py shows its SMEM plan "
+            "without a GPU."
+        )
+
+    print(
+        f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+        f"triton {gemm.triton.__version__}, median of {args.runs} runs"
+    )
+    header = (
+        f"{'M':>6} {'N':>6} {'K':>6} {'dtype':>5} | {'ours':>6} {'no-alias':>8} {'cuBLAS':>6} | "
+        f"{'ours/cuBLAS':>11} {'no-alias/cuBLAS':>15} | {'max rel err':>11}"
+    )
+    print(header)
+    print("-" * len(header))
+    for dtype_name, dtype in DTYPES.items():
+        aliased, unaliased = gemm.benchmark_configs(dtype)
+        for shape in SHAPES:
+            M, N, K = shape
+            torch.manual_seed(0)
+            a = torch.randn(M, K, device="cuda", dtype=dtype)
+            b = torch.randn(K, N, device="cuda", dtype=dtype)
+            expected = a.float() @ b.float()
+            error = max(
+                relative_error(gemm.matmul(a, b, aliased), expected),
+                relative_error(gemm.matmul(a, b, unaliased), expected),
+            )
+            del expected
+            times = median_ms(
+                [
+                    functools.partial(gemm.matmul, a, b, aliased),
+                    functools.partial(gemm.matmul, a, b, unaliased),
+                    functools.partial(torch.matmul, a, b),
+                ],
+                args.runs,
+            )
+            ours, no_alias, cublas = (tflops(shape, ms) for ms in times)
+            print(
+                f"{M:>6} {N:>6} {K:>6} {dtype_name:>5} | {ours:6.1f} {no_alias:8.1f} "
+                f"{cublas:6.1f} | {ours / cublas:11.2f} {no_alias / cublas:15.2f} | "
+                f"{error:11.1e}",
+                flush=True,
+            )
+    print(
+        f"ours = tutorial kernel with SMEM aliasing ({aliased}); no-alias = the best "
+        f"configuration of the same kernel that fits in SMEM without aliasing ({unaliased}); "
+        "cuBLAS = torch.matmul; TFLOP/s. max rel err = max |out - fp32 reference| / "
+        "max |reference| over ours and no-alias."
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,166 @@
+"""tutorials/hopper_gemm.py on the CPU: the SMEM plan of its kernel (C over the start of the
+A/B ring, at the ideal 196608 bytes), what the same buffers need without aliasing, the best
+configuration without aliasing, the kernel compiled to a cubin for sm_90a, and the script run
+without a GPU."""
+
+import importlib
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from tlx.compat import NEEDS_WHOLE_VIEWS
+from triton.compiler.errors import CompilationError
+
+TUTORIALS = Path(__file__).resolve().parents[2] / "tutorials"
+sys.path.insert(0, str(TUTORIALS))
+
+SMEM_LIMIT = 227 * 1024
+TOO_BIG = "needs 262144 bytes of shared memory, more than the target's limit of 232448 bytes"
+# The backing allocation of a tlx SMEM spec: [n, 128] x i8 with the plan's alignment.
+SMEM_BACKING = re.compile(
+    r"ttg\.local_alloc \{alignment = (\d+) : i32\} : \(\) -> !ttg\.memdesc<(\d+)x128xi8"
+)
+
+
+@pytest.fixture(scope="module")
+def gemm():
+    return importlib.import_module("hopper_gemm")
+
+
+def buffer_offsets(spec_plan):
+    """{buffer name: [byte offset of buffer i, ...]} of a plan."""
+    return {
+        buffer.name: [view.slot_of(i) * view.buffer_size for i in range(buffer.shape[0])]
+        for buffer, view in zip(spec_plan.buffers, spec_plan.plan.views, strict=True)
+    }
+
+
+def test_default_config_is_four_stages_of_128x256x64_with_c_aliased(gemm):
+    for dtype in ("fp16", "bf16", torch.float16, torch.bfloat16):
+        config = gemm.default_config(dtype)
+        assert (config.block_m, config.block_n, config.block_k) == (128, 256, 64)
+        assert config.num_stages == 4 and config.alias_c
+    with pytest.raises(ValueError, match="dtype must be float16 or bfloat16, got torch.float32"):
+        gemm.default_config(torch.float32)
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_ring_and_c_share_one_region_at_the_ideal(gemm, dtype):
+    smem = gemm.smem_plan(gemm.default_config(dtype), dtype)
+    plan = smem.plan
+    assert plan.ok and smem.allocated, plan.errors
+    assert plan.size_bytes == plan.ideal_bytes == 196608
+    assert plan.padding_bytes == 0 and plan.alignment == 1024
+    assert [b.name for b in smem.buffers] == ["a_ring", "b_ring", "c_tile"]
+    # a0 a1 a2 a3 (16 KiB each), then b0 b1 b2 b3 (32 KiB each); C (64 KiB) over a0..a3.
+    assert buffer_offsets(smem) == {
+        "a_ring": [0, 16384, 32768, 49152],
+        "b_ring": [65536, 98304, 131072, 163840],
+        "c_tile": [0],
+    }
+    assert [view.buffer_size for view in plan.views] == [16384, 32768, 65536]
+
+
+def test_the_same_buffers_without_aliasing_do_not_fit(gemm):
+    config = gemm.default_config("fp16")
+    without = gemm.smem_plan(config).plan_without_aliasing()
+    assert not without.ok and without.size_bytes == 262144 > SMEM_LIMIT
+    unaliased = config.replace(alias_c=False)
+    with pytest.raises(CompilationError, match=TOO_BIG):
+        gemm.smem_plan(unaliased)
+    with pytest.raises(CompilationError, match=TOO_BIG):
+        gemm.compile_for_hopper(unaliased)
+
+
+def test_best_unaliased_config_is_three_stages(gemm):
+    """Three stages (208 KiB) fit without aliasing; on Triton 3.8, whose views must cover the
+    region in whole buffers, 208 KiB is rounded to a multiple of C's 64 KiB (256 KiB) and only
+    two stages fit."""
+    best, rejected = gemm.unaliased_search("fp16")
+    assert best == gemm.best_unaliased_config("bf16")
+    assert (best.block_m, best.block_n, best.block_k) == (128, 256, 64)
+    assert not best.alias_c and all(not config.alias_c for config, _ in rejected)
+    assert [config.num_stages for config, _ in rejected] == list(range(4, best.num_stages, -1))
+    assert all(TOO_BIG in message for _, message in rejected)
+    smem = gemm.smem_plan(best)
+    assert smem.plan.ok
+    if NEEDS_WHOLE_VIEWS:
+        assert best.num_stages == 2
+        assert smem.plan.size_bytes == 196608 and smem.plan.ideal_bytes == 163840
+        return
+    assert best.num_stages == 3
+    # C, then three B stages, then three A stages: 64 + 96 + 48 KiB, nothing shared or padded.
+    assert smem.plan.size_bytes == smem.plan.ideal_bytes == 212992
+    assert buffer_offsets(smem) == {
+        "a_ring": [163840, 180224, 196608],
+        "b_ring": [65536, 98304, 131072],
+        "c_tile": [0],
+    }
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_kernel_compiles_to_a_cubin_for_sm90a(gemm, dtype):
+    for config in gemm.benchmark_configs(dtype):
+        smem = gemm.smem_plan(config, dtype)
+        compiled = gemm.compile_for_hopper(config, dtype)
+        assert compiled.asm["cubin"]
+        ttgir = compiled.asm["ttgir"]
+        # One backing allocation for the ring and C, of the planned size and alignment.
+        ((alignment, rows),) = SMEM_BACKING.findall(ttgir)
+        assert int(rows) * 128 == smem.plan.size_bytes
+        assert int(alignment) == smem.plan.alignment
+        assert "ttng.warp_group_dot " in ttgir
+        assert "ttg.warp_specialize" in ttgir
+        # The region plus the mbarriers, inside the 227 KiB of an sm_90a CTA.
+        assert smem.plan.size_bytes < compiled.metadata.shared <= SMEM_LIMIT
+
+
+def test_matmul_refuses_bad_inputs(gemm):
+    a = torch.zeros(4, 8, dtype=torch.float16)
+    with pytest.raises(ValueError, match=r"a must be \[M, K\] and b \[K, N\], got \(4, 8\)"):
+        gemm.matmul(a, torch.zeros(4, 8, dtype=torch.float16))
+    with pytest.raises(ValueError, match="must both be float16 or bfloat16"):
+        gemm.matmul(a, torch.zeros(8, 4, dtype=torch.bfloat16))
+    with pytest.raises(ValueError, match="must both be float16 or bfloat16"):
+        gemm.matmul(a.float(), torch.zeros(8, 4))
+    with pytest.raises(ValueError, match="a and b must be CUDA tensors, got cpu and cpu"):
+        gemm.matmul(a, torch.zeros(8, 4, dtype=torch.float16))
+
+
+def test_script_compiles_and_prints_the_plan_without_gpu(gemm, monkeypatch, capsys):
+    """main() takes the compile-only path whenever torch sees no Hopper GPU."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert gemm.main() == 0
+    out = capsys.readouterr().out
+    assert 'storage_alias_spec "smem"' in out  # the planner's description of the plan
+    assert (
+        "SMEM region 196608 bytes (192 KiB, aligned to 1024); the ideal footprint of the tree "
+        "is 196608 bytes" in out
+    )
+    assert "a_ring  4 x [128, 64] 16-bit: buffers at bytes [0, 16384, 32768, 49152]" in out
+    assert "b_ring  4 x [64, 256] 16-bit: buffers at bytes [65536, 98304, 131072, 163840]" in out
+    assert "c_tile  1 x [128, 256] 16-bit: buffers at bytes [0]" in out
+    assert "they need 262144 bytes (256 KiB): does not fit" in out
+    assert "stages=4 alias_c=False GROUP_M=8 does not compile: " in out
+    best_stages = 2 if NEEDS_WHOLE_VIEWS else 3
+    assert (
+        f"best configuration without aliasing: BLOCK_M=128 BLOCK_N=256 BLOCK_K=64 "
+        f"stages={best_stages}" in out
+    )
+    assert "No Hopper GPU: compiling for sm_90a only." in out
+    assert out.count("cubin") == 4
+
+
+def test_bench_needs_a_hopper_gpu(monkeypatch, capsys):
+    sys.path.insert(0, str(TUTORIALS.parent / "bench"))
+    bench = importlib.import_module("gemm")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(sys, "argv", ["gemm.py"])
+    with pytest.raises(SystemExit, match="needs a Hopper GPU"):
+        bench.main()
+    monkeypatch.setattr(sys, "argv", ["gemm.py", "--runs", "10"])
+    with pytest.raises(SystemExit):
+        bench.main()
+    assert "--runs must be at least 50" in capsys.readouterr().err

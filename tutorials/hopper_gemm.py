@@ -1,0 +1,619 @@
+"""Matrix multiplication C = A @ B for Hopper (sm_90a): Gluon + tlx storage aliasing.
+
+    python tutorials/hopper_gemm.py     (PYTHONPATH=language, or the package installed)
+
+A is [M, K], B is [K, N] (both row-major, as ``torch.matmul`` takes them), C is [M, N]; the
+inputs are float16 or bfloat16, the products are accumulated in float32 and C has the inputs'
+dtype. Any M, N and K work (``matmul`` first copies an operand whose rows the TMA cannot
+address, a row whose length is not a multiple of 16 bytes, into padded rows).
+
+The kernel
+----------
+One CTA computes one BLOCK_M x BLOCK_N tile of C (128 x 256 by default). The tiles are visited
+in groups of GROUP_M tile rows, so that CTAs running at the same time read the same few rows of
+A and columns of B and find them in L2. Three warp-specialized partitions share the CTA:
+
+* a loader warp walks K in steps of BLOCK_K (64) and issues the TMA copies of the A tile
+  [BLOCK_M, BLOCK_K] and the B tile [BLOCK_K, BLOCK_N] of each step into a ring of NUM_STAGES
+  (4) stages. Per stage two mbarriers: ``ready`` (the loader's expected bytes have landed) and
+  ``empty`` (both consumers are done reading the stage, so the loader may refill it). Reads past
+  the edges of A and B come back as zeros, so the last, partial K step adds nothing and the
+  loop simply runs ceil(K / BLOCK_K) times;
+* two consumer warpgroups (4 warps each), each owning BLOCK_M / 2 = 64 rows of the tile, so
+  that its float32 accumulator (64 x 256) fits in registers. Per K step a consumer waits for the
+  stage, issues an asynchronous ``warpgroup_mma`` and waits until only that product is in
+  flight: the previous one has finished reading its stage, which the consumer then releases.
+
+The epilogue converts each consumer's accumulator to the output dtype, writes it to shared
+memory and stores it with TMA, which clips the rows and columns past the edges of C.
+
+Where aliasing buys room
+------------------------
+The ring holds 4 x 16 KiB of A and 4 x 32 KiB of B: 192 KiB. The epilogue's C tile (128 x 256
+in 16 bits) is another 64 KiB: 256 KiB together, more than the 227 KiB of shared memory an
+sm_90a CTA may use. But the ring and C are never alive at the same time: C is written only after
+the last matrix product of the tile has finished and every copy into the ring has landed. So
+all of them live in one ``tlx.storage_alias_spec`` whose tree says exactly that::
+
+    shared(c_tile, reuse_group(distinct(a_ring, b_ring), group_size=NUM_STAGES))
+
+``distinct(a_ring, b_ring)`` with ``group_size=NUM_STAGES`` makes the whole ring one buffer
+group (no A or B buffer overlaps another), and ``shared`` lays the one C buffer over the start
+of that group. The planner places a0 a1 a2 a3 b0 b1 b2 b3 one after the other and C at byte 0:
+196608 bytes, the ideal, and four stages fit. Without aliasing the best that fits is three
+stages (144 KiB of ring + 64 KiB of C; on Triton 3.8, whose views must cover the region in whole
+buffers, those 208 KiB are rounded up to a multiple of C's 64 KiB and only two stages fit).
+
+The sharing is a promise the kernel keeps with its synchronization: C overlaps A stages that
+the other consumer may still be reading, so each consumer, after its own last product, waits
+at an mbarrier (``mma_done``) until both consumers' products are complete before it writes
+its half of C. By then every TMA copy has landed too: each consumer waited for every stage's
+``ready`` barrier, and the loader issues no copy the consumers do not wait for (the kernel is
+not persistent, so no load of a next tile can be in flight).
+
+Measured on an H100 with Triton 3.6 (``bench/gemm.py``, M = N = K = 4096 and 8192 and
+16384 x 4096 x 4096): 96-99% of cuBLAS (``torch.matmul``) in fp16 and bf16. The fourth stage
+gains under 1% over the best configuration without aliasing: at 128 x 256 x 64 steps three
+stages already hide most of the load latency. What aliasing buys here is the room.
+
+``main()`` checks the kernel against ``torch.matmul`` and times it on a Hopper GPU; without one
+it compiles the kernel for sm_90a and prints the plan it uses (``tlx.kernel_plans``) and what
+the same buffers need without aliasing.
+"""
+
+import functools
+import sys
+
+import tlx
+import torch
+import triton
+from tlx.compat import cta_barrier, tma_load, tma_store
+from triton.backends.compiler import GPUTarget
+from triton.compiler.errors import CompilationError
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    tma,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
+
+# Kernel side -------------------------------------------------------------------------------
+
+
+@gluon.jit
+def _tile_offsets(M, N, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, GROUP_M: gl.constexpr):
+    """(first row, first column) of this CTA's tile of C. Consecutive CTAs walk down a group of
+    GROUP_M tile rows before moving one tile column right."""
+    pid = gl.program_id(0)
+    tiles_m = gl.cdiv(M, BLOCK_M)
+    tiles_n = gl.cdiv(N, BLOCK_N)
+    tiles_per_group = GROUP_M * tiles_n
+    first_m = (pid // tiles_per_group) * GROUP_M
+    rows_in_group = gl.minimum(tiles_m - first_m, GROUP_M)
+    in_group = pid % tiles_per_group
+    tile_m = first_m + in_group % rows_in_group
+    tile_n = in_group // rows_in_group
+    return tile_m * BLOCK_M, tile_n * BLOCK_N
+
+
+@gluon.jit
+def _load_partition(
+    desc_a,
+    desc_b,
+    a_ring,
+    b_ring,
+    ready,
+    empty,
+    off_m,
+    off_n,
+    k_steps,
+    BLOCK_K: gl.constexpr,
+    NUM_STAGES: gl.constexpr,
+):
+    """The loader warp: A and B tiles of K step k into stage k % NUM_STAGES once both consumers
+    have released that stage's previous contents."""
+    step_bytes: gl.constexpr = desc_a.block_type.nbytes + desc_b.block_type.nbytes
+    for k in range(k_steps):
+        stage = k % NUM_STAGES
+        # Phase ^ 1: the first pass over the ring finds every stage free.
+        mbarrier.wait(empty.index(stage), ((k // NUM_STAGES) & 1) ^ 1)
+        mbarrier.expect(ready.index(stage), step_bytes)
+        tma_load(desc_a, [off_m, k * BLOCK_K], ready.index(stage), a_ring.index(stage))
+        tma_load(desc_b, [k * BLOCK_K, off_n], ready.index(stage), b_ring.index(stage))
+
+
+@gluon.jit
+def _mma_partition(
+    consumer: gl.constexpr,
+    desc_c,
+    a_ring,
+    b_ring,
+    c_tile,
+    ready,
+    empty,
+    mma_done,
+    off_m,
+    off_n,
+    k_steps,
+    SUB_M: gl.constexpr,
+    BLOCK_N: gl.constexpr,
+    NUM_STAGES: gl.constexpr,
+):
+    """Rows [consumer * SUB_M, (consumer + 1) * SUB_M) of the tile, one warpgroup: the matrix
+    products, then this half of the epilogue."""
+    num_warps: gl.constexpr = gl.num_warps()
+    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16]
+    )
+    acc = gl.zeros([SUB_M, BLOCK_N], gl.float32, acc_layout)
+    for k in range(k_steps):
+        stage = k % NUM_STAGES
+        mbarrier.wait(ready.index(stage), (k // NUM_STAGES) & 1)
+        a = a_ring.index(stage).slice(consumer * SUB_M, SUB_M)
+        acc = warpgroup_mma(a, b_ring.index(stage), acc, is_async=True)
+        # At most this step's product in flight: the previous step's has read its stage.
+        acc = warpgroup_mma_wait(1, deps=[acc])
+        mbarrier.arrive(empty.index((k + NUM_STAGES - 1) % NUM_STAGES), pred=k > 0)
+    acc = warpgroup_mma_wait(0, deps=[acc])
+
+    # C lies over A stages the other consumer may still be reading: meet it at mma_done (one
+    # arrival per consumer, made once all four warps of this one are past their last wait).
+    # Without aliasing the meeting is not needed; it is kept so that the two variants differ
+    # in their SMEM plan alone.
+    cta_barrier()
+    mbarrier.arrive(mma_done)
+    mbarrier.wait(mma_done, 0)
+
+    c_half = c_tile.index(0).slice(consumer * SUB_M, SUB_M)
+    c_half.store(acc.to(c_tile.dtype))
+    fence_async_shared()
+    tma_store(desc_c, [off_m + consumer * SUB_M, off_n], c_half)
+    tma.store_wait(0)
+
+
+@tlx.jit
+def gemm_kernel(
+    desc_a,
+    desc_b,
+    desc_c,
+    M,
+    N,
+    K,
+    BLOCK_M: gl.constexpr,
+    BLOCK_N: gl.constexpr,
+    BLOCK_K: gl.constexpr,
+    NUM_STAGES: gl.constexpr,
+    GROUP_M: gl.constexpr,
+    ALIAS_C: gl.constexpr,
+):
+    SUB_M: gl.constexpr = BLOCK_M // 2
+    off_m, off_n = _tile_offsets(M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    k_steps = gl.cdiv(K, BLOCK_K)
+
+    dtype: gl.constexpr = desc_a.dtype
+    # One SMEM region planned by tlx for the ring and the epilogue tile. The layouts are the
+    # descriptors' (128-byte swizzle), which the TMA and warpgroup_mma both read.
+    smem = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+    a_ring = tlx.local_alloc(
+        (BLOCK_M, BLOCK_K), dtype, NUM_STAGES, reuse=smem, layout=desc_a.layout
+    )
+    b_ring = tlx.local_alloc(
+        (BLOCK_K, BLOCK_N), dtype, NUM_STAGES, reuse=smem, layout=desc_b.layout
+    )
+    c_tile = tlx.local_alloc((BLOCK_M, BLOCK_N), dtype, 1, reuse=smem, layout=desc_c.layout)
+    if ALIAS_C:
+        # The ring is one buffer group (a0 a1 a2 a3 b0 b1 b2 b3) and C, born after the ring's
+        # last use, takes its first bytes.
+        ring = tlx.reuse_group(
+            tlx.reuse_group(a_ring, b_ring, group_type=tlx.reuse_group_type.distinct),
+            group_size=NUM_STAGES,
+        )
+        smem.set_buffer_overlap(
+            tlx.reuse_group(c_tile, ring, group_type=tlx.reuse_group_type.shared)
+        )
+    else:
+        # Nothing shares bytes. C, then the B stages, then the A stages: each buffer starts at
+        # a multiple of its own size without padding (after C and three A stages, B would
+        # have to skip 16 KiB to start at a multiple of 32 KiB).
+        ring = tlx.reuse_group(
+            tlx.reuse_group(b_ring, a_ring, group_type=tlx.reuse_group_type.distinct),
+            group_size=NUM_STAGES,
+        )
+        smem.set_buffer_overlap(
+            tlx.reuse_group(c_tile, ring, group_type=tlx.reuse_group_type.distinct)
+        )
+
+    bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
+    ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
+    empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
+    mma_done = gl.allocate_shared_memory(gl.int64, [1, 1], bar_layout)
+    for i in gl.static_range(NUM_STAGES):
+        mbarrier.init(ready.index(i), count=1)
+        mbarrier.init(empty.index(i), count=2)
+    mbarrier.init(mma_done.index(0), count=2)
+    fence_async_shared()
+
+    gl.warp_specialize(
+        [
+            (
+                _mma_partition,
+                (
+                    0,
+                    desc_c,
+                    a_ring,
+                    b_ring,
+                    c_tile,
+                    ready,
+                    empty,
+                    mma_done.index(0),
+                    off_m,
+                    off_n,
+                    k_steps,
+                    SUB_M,
+                    BLOCK_N,
+                    NUM_STAGES,
+                ),
+            ),
+            (
+                _mma_partition,
+                (
+                    1,
+                    desc_c,
+                    a_ring,
+                    b_ring,
+                    c_tile,
+                    ready,
+                    empty,
+                    mma_done.index(0),
+                    off_m,
+                    off_n,
+                    k_steps,
+                    SUB_M,
+                    BLOCK_N,
+                    NUM_STAGES,
+                ),
+            ),
+            (
+                _load_partition,
+                (
+                    desc_a,
+                    desc_b,
+                    a_ring,
+                    b_ring,
+                    ready,
+                    empty,
+                    off_m,
+                    off_n,
+                    k_steps,
+                    BLOCK_K,
+                    NUM_STAGES,
+                ),
+            ),
+        ],
+        [4, 1],
+        [240, 24],
+    )
+
+
+# Host side ---------------------------------------------------------------------------------
+
+TORCH_TO_TRITON_DTYPE = {torch.float16: "fp16", torch.bfloat16: "bf16"}
+TRITON_DTYPE_BITS = {"fp16": 16, "bf16": 16}
+SM90A = GPUTarget("cuda", 90, 32)
+# The default partition is one consumer warpgroup; the other consumer (4 warps) and the loader
+# (1 warp) are workers.
+COMPILE_OPTIONS = {"num_warps": 4}
+# The TMA reads and writes rows whose byte stride is a multiple of this, from an address that
+# is a multiple of it.
+TMA_ALIGNMENT = 16
+
+
+class Config:
+    """Tile sizes and schedule of one compiled kernel. BLOCK_M is split between the two
+    consumer warpgroups, so BLOCK_M / 2 must be a multiple of 64 (one warpgroup's MMA rows)."""
+
+    def __init__(self, block_m, block_n, block_k, num_stages, alias_c, group_m=8):
+        self.block_m = block_m
+        self.block_n = block_n
+        self.block_k = block_k
+        self.num_stages = num_stages
+        self.alias_c = alias_c
+        self.group_m = group_m
+
+    def replace(self, **changes):
+        values = dict(
+            block_m=self.block_m,
+            block_n=self.block_n,
+            block_k=self.block_k,
+            num_stages=self.num_stages,
+            alias_c=self.alias_c,
+            group_m=self.group_m,
+        )
+        values.update(changes)
+        return Config(**values)
+
+    def __eq__(self, other):
+        return isinstance(other, Config) and repr(self) == repr(other)
+
+    def __hash__(self):
+        return hash(repr(self))
+
+    def __repr__(self):
+        return (
+            f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} BLOCK_K={self.block_k} "
+            f"stages={self.num_stages} alias_c={self.alias_c} GROUP_M={self.group_m}"
+        )
+
+
+def default_config(dtype="fp16"):
+    """128 x 256 x 64 tiles and four stages, with C aliasing the ring (the same for fp16 and
+    bf16: both are 16 bits wide)."""
+    _triton_dtype(dtype)
+    return Config(128, 256, 64, 4, alias_c=True)
+
+
+@functools.cache
+def unaliased_search(dtype="fp16"):
+    """The default configuration without aliasing, tried with fewer and fewer stages. Returns
+    (the first whose kernel compiles, ((configuration, error message), ...) for those that do
+    not: their region does not fit, and the planner's message states the bytes it needs)."""
+    base = default_config(dtype)
+    rejected = []
+    for num_stages in range(base.num_stages, 0, -1):
+        config = base.replace(num_stages=num_stages, alias_c=False)
+        try:
+            smem_plan(config, dtype)
+        except CompilationError as error:
+            if num_stages == 1:
+                raise
+            rejected.append((config, error.error_message))
+        else:
+            return config, tuple(rejected)
+
+
+def best_unaliased_config(dtype="fp16"):
+    """The default configuration without aliasing, with as many stages as the planner fits."""
+    return unaliased_search(dtype)[0]
+
+
+def benchmark_configs(dtype="fp16"):
+    """(with aliasing, best without aliasing)."""
+    return default_config(dtype), best_unaliased_config(dtype)
+
+
+def _triton_dtype(dtype):
+    """The Triton name of a torch dtype, "fp16" or "bf16" (either name is returned as is)."""
+    name = TORCH_TO_TRITON_DTYPE.get(dtype, dtype)
+    if name not in TRITON_DTYPE_BITS:
+        raise ValueError(f"dtype must be float16 or bfloat16, got {dtype}")
+    return name
+
+
+def _tile_layout(bits):
+    return gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=bits, rank=2)
+
+
+def _block_shapes(config):
+    """Block shapes of the A, B and C descriptors: C is stored a consumer's half at a time."""
+    return (
+        [config.block_m, config.block_k],
+        [config.block_k, config.block_n],
+        [config.block_m // 2, config.block_n],
+    )
+
+
+def kernel_source(config, dtype="fp16"):
+    """The kernel with ``config``'s tile sizes, as ``triton.compile`` and ``tlx.kernel_plans``
+    take it."""
+    dtype = _triton_dtype(dtype)
+    layout = _tile_layout(TRITON_DTYPE_BITS[dtype])
+    constexprs = {
+        "BLOCK_M": config.block_m,
+        "BLOCK_N": config.block_n,
+        "BLOCK_K": config.block_k,
+        "NUM_STAGES": config.num_stages,
+        "GROUP_M": config.group_m,
+        "ALIAS_C": config.alias_c,
+    }
+    descriptors = {
+        name: f"tensordesc<{dtype}[{shape[0]},{shape[1]}],{layout!r}>"
+        for name, shape in zip(("desc_a", "desc_b", "desc_c"), _block_shapes(config), strict=True)
+    }
+    signature = {
+        **descriptors,
+        "M": "i32",
+        "N": "i32",
+        "K": "i32",
+        **dict.fromkeys(constexprs, "constexpr"),
+    }
+    return tlx.ASTSource(fn=gemm_kernel, signature=signature, constexprs=constexprs)
+
+
+def compile_for_hopper(config, dtype="fp16"):
+    """Compiles the kernel for sm_90a without a GPU; returns Triton's compiled kernel."""
+    return triton.compile(kernel_source(config, dtype), target=SM90A, options=COMPILE_OPTIONS)
+
+
+def smem_plan(config, dtype="fp16"):
+    """The plan of the kernel's SMEM spec (a ``tlx.SpecPlan``) as tlx makes it when the kernel
+    is compiled for sm_90a with ``config``: ``tlx.kernel_plans`` traces the kernel (no GPU, no
+    PTX). A configuration that does not fit raises the CompilationError compiling it raises."""
+    (smem,) = tlx.kernel_plans(kernel_source(config, dtype), target=SM90A, options=COMPILE_OPTIONS)
+    return smem
+
+
+def _tma_operand(t):
+    """``t`` if the TMA can address it (unit column stride, row stride and start aligned to
+    16 bytes), else a copy whose rows are padded to 16 bytes (a view of the same shape)."""
+    row_bytes = t.stride(0) * t.element_size()
+    if (
+        t.stride(1) == 1
+        and row_bytes % TMA_ALIGNMENT == 0
+        and t.data_ptr() % TMA_ALIGNMENT == 0
+        and t.stride(0) >= t.shape[1]
+    ):
+        return t
+    per_row = TMA_ALIGNMENT // t.element_size()
+    padded = t.new_empty(t.shape[0], triton.cdiv(t.shape[1], per_row) * per_row)
+    view = padded[:, : t.shape[1]]
+    view.copy_(t)
+    return view
+
+
+def _check_inputs(a, b):
+    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
+        raise ValueError(
+            f"a must be [M, K] and b [K, N], got {tuple(a.shape)} and {tuple(b.shape)}"
+        )
+    if a.dtype != b.dtype or a.dtype not in TORCH_TO_TRITON_DTYPE:
+        raise ValueError(f"a and b must both be float16 or bfloat16, got {a.dtype} and {b.dtype}")
+
+
+def matmul(a, b, config=None):
+    """a @ b for CUDA tensors a [M, K] and b [K, N] of one dtype (float16 or bfloat16),
+    accumulated in float32; the result has the inputs' dtype. Operands whose rows the TMA
+    cannot address (a row not a multiple of 16 bytes) are first copied into padded rows."""
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    _check_inputs(a, b)
+    if not (a.is_cuda and b.is_cuda):
+        raise ValueError(f"a and b must be CUDA tensors, got {a.device} and {b.device}")
+    config = config or default_config(a.dtype)
+    (M, K), N = a.shape, b.shape[1]
+    if M == 0 or N == 0 or K == 0:
+        return torch.zeros(M, N, device=a.device, dtype=a.dtype)
+    a, b = _tma_operand(a), _tma_operand(b)
+    c = _tma_operand(a.new_empty(M, N))
+    layout = _tile_layout(a.element_size() * 8)
+    block_a, block_b, block_c = _block_shapes(config)
+    desc_a = TensorDescriptor.from_tensor(a, block_a, layout)
+    desc_b = TensorDescriptor.from_tensor(b, block_b, layout)
+    desc_c = TensorDescriptor.from_tensor(c, block_c, layout)
+    grid = (triton.cdiv(M, config.block_m) * triton.cdiv(N, config.block_n),)
+    gemm_kernel[grid](
+        desc_a,
+        desc_b,
+        desc_c,
+        M,
+        N,
+        K,
+        config.block_m,
+        config.block_n,
+        config.block_k,
+        config.num_stages,
+        config.group_m,
+        config.alias_c,
+        **COMPILE_OPTIONS,
+    )
+    return c if c.is_contiguous() else c.contiguous()
+
+
+# The script ---------------------------------------------------------------------------------
+
+CHECK_SHAPES = [(1000, 1000, 1000), (4096, 4096, 4096), (257, 4095, 129), (130, 300, 8)]
+BENCHMARK_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192)]
+
+
+def print_smem_plans(dtype="fp16"):
+    config = default_config(dtype)
+    smem = smem_plan(config, dtype)
+    plan = smem.plan
+    print(f"{dtype}, {config}:")
+    print(smem.describe())
+    print(
+        f"SMEM region {plan.size_bytes} bytes ({plan.size_bytes / 1024:.0f} KiB, aligned to "
+        f"{plan.alignment}); the ideal footprint of the tree is {plan.ideal_bytes} bytes"
+    )
+    for buffer, view in zip(smem.buffers, plan.views, strict=True):
+        slots = [view.slot_of(i) for i in range(buffer.shape[0])]
+        print(
+            f"    {buffer.name:7s} {buffer.shape[0]} x {list(buffer.shape[1:])} "
+            f"{buffer.element_bits}-bit: buffers at bytes "
+            f"{[slot * view.buffer_size for slot in slots]}"
+        )
+    # The planner's plan of the kernel's own buffers with no two sharing bytes.
+    unaliased = smem.plan_without_aliasing()
+    if unaliased.ok:
+        verdict = "fits"
+    else:
+        verdict = "does not fit: " + "; ".join(e.message for e in unaliased.errors)
+    print(
+        f"    without aliasing (the planner's plan of the same buffers, none sharing bytes) they "
+        f"need {unaliased.size_bytes} bytes ({unaliased.size_bytes / 1024:.0f} KiB): {verdict}"
+    )
+    best, rejected = unaliased_search(dtype)
+    for rejected_config, message in rejected:
+        print(f"    {rejected_config} does not compile: {message}")
+    best_plan = smem_plan(best, dtype).plan
+    print(
+        f"    best configuration without aliasing: {best} "
+        f"({best_plan.size_bytes} bytes of SMEM region)"
+    )
+
+
+def check_against_torch():
+    failures = 0
+    for dtype in TORCH_TO_TRITON_DTYPE:
+        for config in benchmark_configs(dtype):
+            for M, N, K in CHECK_SHAPES:
+                torch.manual_seed(M + N + K)
+                a = torch.randn(M, K, device="cuda", dtype=dtype)
+                b = torch.randn(K, N, device="cuda", dtype=dtype)
+                expected = a.float() @ b.float()
+                out = matmul(a, b, config).float()
+                # Relative to the size of the sums: the output is rounded to 8 or 11 bits.
+                error = ((out - expected).abs().max() / expected.abs().max()).item()
+                tolerance = 1e-2 if dtype is torch.float16 else 2e-2
+                ok = error <= tolerance
+                failures += not ok
+                print(
+                    f"    {TORCH_TO_TRITON_DTYPE[dtype]} stages={config.num_stages} "
+                    f"alias_c={config.alias_c!s:5} {M}x{N}x{K}: max relative error "
+                    f"{error:.1e} {'ok' if ok else 'FAILED'}"
+                )
+    return failures
+
+
+def benchmark():
+    print(f"{'M=N=K':>6} {'dtype':>5} {'ours TFLOP/s':>12} {'torch.matmul TFLOP/s':>20}")
+    for dtype in TORCH_TO_TRITON_DTYPE:
+        for M, N, K in BENCHMARK_SHAPES:
+            a = torch.randn(M, K, device="cuda", dtype=dtype)
+            b = torch.randn(K, N, device="cuda", dtype=dtype)
+            flops = 2.0 * M * N * K
+            ours = triton.testing.do_bench(functools.partial(matmul, a, b), return_mode="median")
+            cublas = triton.testing.do_bench(
+                functools.partial(torch.matmul, a, b), return_mode="median"
+            )
+            print(
+                f"{M:>6} {TORCH_TO_TRITON_DTYPE[dtype]:>5} {flops / ours * 1e-9:12.1f} "
+                f"{flops / cublas * 1e-9:20.1f}"
+            )
+
+
+def main():
+    print("SMEM plan of the kernel for sm_90a (tlx.kernel_plans):")
+    print_smem_plans()
+    if torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 9:
+        name = torch.cuda.get_device_name()
+        print(f"Correctness against torch.matmul (fp32 reference) on {name}:")
+        failures = check_against_torch()
+        print(f"Benchmark on {name} (bench/gemm.py compares more carefully):")
+        benchmark()
+        return 1 if failures else 0
+    print("No Hopper GPU: compiling for sm_90a only.")
+    for dtype in TRITON_DTYPE_BITS:
+        for config in benchmark_configs(dtype):
+            compiled = compile_for_hopper(config, dtype)
+            print(
+                f"    {dtype} {config}: cubin {len(compiled.asm['cubin'])} bytes, "
+                f"{compiled.metadata.shared} bytes of SMEM (region + mbarriers)"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
