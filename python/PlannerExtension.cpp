@@ -159,6 +159,50 @@ void bindOutputs(py::module_ &m) {
       .def_readwrite("diagnostics", &Plan::diagnostics);
 }
 
+void bindReport(py::module_ &m) {
+  py::class_<Extent>(m, "Extent")
+      .def(py::init<>())
+      .def_readwrite("user", &Extent::user)
+      .def_readwrite("index", &Extent::index)
+      .def_readwrite("buffer_group", &Extent::bufferGroup)
+      .def_readwrite("start", &Extent::start)
+      .def_readwrite("end", &Extent::end);
+  py::class_<Stride>(m, "Stride")
+      .def(py::init<>())
+      .def_readwrite("within_period", &Stride::withinPeriod)
+      .def_readwrite("after_period", &Stride::afterPeriod)
+      .def_readwrite("period", &Stride::period);
+  py::class_<Segment>(m, "Segment")
+      .def(py::init<>())
+      .def_readwrite("start", &Segment::start)
+      .def_readwrite("end", &Segment::end)
+      .def_readwrite("buffer_group", &Segment::bufferGroup)
+      .def_readwrite("occupants", &Segment::occupants);
+  py::class_<Split>(m, "Split")
+      .def(py::init<>())
+      .def_readwrite("shared_node", &Split::sharedNode)
+      .def_readwrite("buffers", &Split::buffers)
+      .def_readwrite("shared_with", &Split::sharedWith)
+      .def_readwrite("own_region", &Split::ownRegion)
+      .def_readwrite("region_units", &Split::regionUnits)
+      .def_readwrite("own_region_units", &Split::ownRegionUnits)
+      .def_readwrite("total_units", &Split::totalUnits)
+      .def_readwrite("budget_units", &Split::budgetUnits)
+      .def_readwrite("message", &Split::message);
+  m.def("buffer_extents", &bufferExtents, py::arg("plan"), py::arg("buffers"),
+        "Every buffer of every user of a plan: units [start, end).");
+  m.def("buffer_stride", &bufferStride, py::arg("view"),
+        "The distance between consecutive buffers of a view.");
+  m.def("sharing_segments", &sharingSegments, py::arg("plan"),
+        py::arg("extents"), "The region cut where its occupants change.");
+  m.def("storage_budget", &storageBudget, py::arg("storage"),
+        py::arg("capability"),
+        "SMEM bytes or TMEM columns one CTA has on the target.");
+  m.def("advise_splits", &adviseSplits, py::arg("spec"), py::arg("buffers"),
+        py::arg("tree"), py::arg("other_regions_units"),
+        "What the kernel would use if buffers stopped sharing.");
+}
+
 void bindFunctions(py::module_ &m) {
   m.attr("TMEM_COLUMNS") = kTmemColumns;
   m.attr("TMEM_LANES") = kTmemLanes;
@@ -209,5 +253,6 @@ PYBIND11_MODULE(_planner, m) {
   bindEnums(m);
   bindInputs(m);
   bindOutputs(m);
+  bindReport(m);
   bindFunctions(m);
 }

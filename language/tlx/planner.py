@@ -44,6 +44,7 @@ __all__ = [
     "Buffer",
     "Diagnostic",
     "ElementKind",
+    "Extent",
     "Group",
     "Layout",
     "LayoutFamily",
@@ -51,10 +52,16 @@ __all__ = [
     "Padding",
     "Placement",
     "Plan",
+    "Segment",
     "Spec",
+    "Split",
     "Storage",
+    "Stride",
     "View",
+    "advise_splits",
+    "buffer_extents",
     "buffer_size",
+    "buffer_stride",
     "check_view",
     "cta_split_of_cga_bases",
     "describe",
@@ -64,7 +71,9 @@ __all__ = [
     "plan",
     "required_alignment",
     "shared",
+    "sharing_segments",
     "smem_limit_for_target",
+    "storage_budget",
     "storage_unavailable",
     "stored_element_bits",
     "target_name",
@@ -321,6 +330,74 @@ class Plan:
         return describe(self, buffers, spec_name)
 
 
+@dataclass(frozen=True)
+class Extent:
+    """Buffer ``index`` of user ``user`` occupies units ``[start, end)`` of the region
+    and belongs to buffer group ``buffer_group``."""
+
+    user: int
+    index: int
+    buffer_group: int
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Stride:
+    """Units from buffer i to buffer i + 1 of a view: ``within_period`` inside a
+    period, ``after_period`` from the last buffer of a period to the next one."""
+
+    within_period: int
+    after_period: int
+    period: int
+
+    @property
+    def even(self) -> bool:
+        return self.period == 1 or self.within_period == self.after_period
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Units ``[start, end)`` of a region, occupied by the extents ``occupants``
+    (indices into ``buffer_extents``) of buffer group ``buffer_group`` (-1 when
+    there are none, padding, or when they are of several groups: a user outside
+    the tree sits at offset 0)."""
+
+    start: int
+    end: int
+    buffer_group: int
+    occupants: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Split:
+    """Under-utilisation advice: ``buffers`` stop sharing with ``shared_with`` (the
+    other children of the ``shared`` node at ``shared_node``, child indices from the
+    root), either in a region of their own (``own_region``, of ``own_region_units``)
+    or beside them in the spec's region (``region_units`` afterwards). The kernel
+    would then use ``total_units`` of ``budget_units``; ``message`` says it in
+    words."""
+
+    shared_node: tuple[int, ...]
+    buffers: tuple[int, ...]
+    shared_with: tuple[int, ...]
+    own_region: bool
+    region_units: int
+    own_region_units: int
+    total_units: int
+    budget_units: int
+    message: str
+
+    @property
+    def fits(self) -> bool:
+        return self.total_units <= self.budget_units
+
+    @property
+    def left_units(self) -> int:
+        """What would be left of the budget (negative: over it)."""
+        return self.budget_units - self.total_units
+
+
 def _native_layout(layout: Layout):
     native = _native.Layout()
     native.kind = _native.LayoutKind.__members__[layout.kind.name]
@@ -553,3 +630,70 @@ def describe(plan_: Plan, buffers: Sequence[Buffer], spec_name: str = "") -> str
     """A memory map of ``plan_``: the region and its layout, one line per buffer
     (offset, size, slot formula, slots), the padding and the diagnostics."""
     return _native.describe(_native_plan(plan_), [_native_buffer(b) for b in buffers], spec_name)
+
+
+def buffer_extents(plan_: Plan, buffers: Sequence[Buffer]) -> tuple[Extent, ...]:
+    """Every buffer of every user of ``plan_`` (user by user, index by index) and the
+    units it occupies."""
+    native = _native.buffer_extents(_native_plan(plan_), [_native_buffer(b) for b in buffers])
+    return tuple(Extent(e.user, e.index, e.buffer_group, e.start, e.end) for e in native)
+
+
+def buffer_stride(view: View) -> Stride:
+    """The distance in units between consecutive buffers of ``view``."""
+    native = _native.buffer_stride(_native_view(view))
+    return Stride(native.within_period, native.after_period, native.period)
+
+
+def sharing_segments(plan_: Plan, extents: Sequence[Extent]) -> tuple[Segment, ...]:
+    """The region of ``plan_`` from 0 to its end, cut where the extents that occupy
+    it change."""
+    native_extents = []
+    for extent in extents:
+        native = _native.Extent()
+        for name in ("user", "index", "buffer_group", "start", "end"):
+            setattr(native, name, getattr(extent, name))
+        native_extents.append(native)
+    return tuple(
+        Segment(s.start, s.end, s.buffer_group, tuple(s.occupants))
+        for s in _native.sharing_segments(_native_plan(plan_), native_extents)
+    )
+
+
+def storage_budget(storage: Storage, capability: int) -> int:
+    """SMEM bytes or TMEM columns one CTA has on the target of ``capability``."""
+    return _native.storage_budget(_native.Storage.__members__[Storage(storage).name], capability)
+
+
+def advise_splits(
+    spec: Spec, buffers: Sequence[Buffer], tree: Group, other_regions_units: int = 0
+) -> tuple[Split, ...]:
+    """For every child of a ``shared`` node of ``tree`` (and every child of a
+    ``distinct`` child of one): what the kernel would use if its buffers stopped
+    sharing, given the units the kernel's other regions of the same storage take.
+    Empty when the plan itself fails."""
+    names = [buffer.name for buffer in buffers]
+    splits = _native.advise_splits(
+        _native_spec(spec),
+        [_native_buffer(buffer) for buffer in buffers],
+        _native_group(tree),
+        other_regions_units,
+    )
+    text = _native.Diagnostic()
+    result = []
+    for split in splits:
+        text.message = split.message
+        result.append(
+            Split(
+                tuple(split.shared_node),
+                tuple(split.buffers),
+                tuple(split.shared_with),
+                split.own_region,
+                split.region_units,
+                split.own_region_units,
+                split.total_units,
+                split.budget_units,
+                _native.format_diagnostic(text, spec.name, names),
+            )
+        )
+    return tuple(result)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from tlx.planner import (
+    TMEM_COLUMNS,
     Buffer,
     Diagnostic,
     ElementKind,
@@ -21,8 +22,12 @@ from tlx.planner import (
     Plan,
     Spec,
     Storage,
+    Stride,
     View,
+    advise_splits,
+    buffer_extents,
     buffer_size,
+    buffer_stride,
     check_view,
     cta_split_of_cga_bases,
     describe,
@@ -32,7 +37,9 @@ from tlx.planner import (
     plan,
     required_alignment,
     shared,
+    sharing_segments,
     smem_limit_for_target,
+    storage_budget,
     storage_unavailable,
     stored_element_bits,
     target_name,
@@ -734,11 +741,22 @@ def test_describe_renders_a_memory_map():
         "tmem region: 256 columns x 128 rows = 131072 bytes (ideal 131072, padding 0), "
         "group-major, backing [128, 256] x i32, alignment 1 byte"
     )
-    assert lines[1].split() == ["buffer", "offset", "size", "slot", "of", "buffer", "i", "slots"]
-    assert lines[2].split() == ['"qk"', "0", "128", "i", "2"]
-    assert lines[3].split() == ['"p"', "0", "16", "8", "(i", "/", "4)", "+", "(i", "%", "4)", "16"]
-    assert lines[4].split() == ['"alpha"', "64", "1", "128", "i", "+", "64", "256"]
-    assert lines[-1] == "  (offset and size in columns)"
+    assert lines[1].split() == [
+        *("buffer", "offset", "size", "stride", "slot", "of", "buffer", "i", "slots")
+    ]
+    assert lines[2].split() == ['"qk"', "0", "128", "128", "i", "2"]
+    # p: four 16-column slices per group, then 64 columns on to the next group.
+    assert lines[3].split() == [
+        *('"p"', "0", "16", "16,", "80", "every", "4", "8", "(i", "/", "4)", "+", "(i", "%", "4)")
+    ] + ["16"]
+    assert lines[4].split() == ['"alpha"', "64", "1", "128", "128", "i", "+", "64", "256"]
+    assert lines[7] == "  (offset, size and stride in columns)"
+    # Then where buffers share columns, group by group.
+    assert lines[8].split() == ["columns", "group", "shared", "by"]
+    assert lines[9].split() == ["0", "..", "16", "0", '"qk"[0]', '"p"[0]']
+    assert lines[13].split() == ["64", "..", "65", "0", '"qk"[0]', '"alpha"[0]']
+    assert lines[16].split() == ["128", "..", "144", "1", '"qk"[1]', '"p"[4]']
+    assert len(lines) == 8 + 1 + 2 * 7
 
 
 def test_describe_lists_diagnostics_of_a_failed_plan():
@@ -912,3 +930,107 @@ def test_buffers_of_one_spec_split_alike():
     assert "does not divide" in only_error(plan(Spec("t", TMEM), [odd])).message
     split_smem = Buffer("a", (2, 256, 64), 16, SMEM, Layout(cta_split_m=2))
     assert "shared memory split over the CTAs" in only_error(plan(Spec("s"), [split_smem])).message
+
+
+# --- the plan report: extents, strides, segments, advice -----------------------------------------
+
+
+def test_extents_place_every_buffer_of_every_user():
+    buffers = fa_buffers()
+    result = plan(Spec("qk_alias", TMEM), buffers, FA_TREE)
+    extents = buffer_extents(result, buffers)
+    assert len(extents) == 2 + 8 + 2 + 2 + 2
+    p_slices = [(e.index, e.buffer_group, e.start, e.end) for e in extents if e.user == 1]
+    assert p_slices[:5] == [(0, 0, 0, 16), (1, 0, 16, 32), (2, 0, 32, 48), (3, 0, 48, 64)] + [
+        (4, 1, 128, 144)
+    ]
+    alpha = [(e.buffer_group, e.start, e.end) for e in extents if e.user == 2]
+    assert alpha == [(0, 64, 65), (1, 192, 193)]
+
+
+def test_stride_is_even_or_says_where_it_jumps():
+    buffers = fa_buffers()
+    views = plan(Spec("qk_alias", TMEM), buffers, FA_TREE).views
+    assert buffer_stride(views[0]) == Stride(128, 128, 1) and buffer_stride(views[0]).even
+    p_stride = buffer_stride(views[1])
+    assert p_stride == Stride(16, 80, 4) and not p_stride.even
+
+
+def test_segments_cut_the_region_where_occupants_change():
+    buffers = [A, B]
+    result = plan(Spec("s"), buffers, shared(0, 1))
+    extents = buffer_extents(result, buffers)
+    segments = sharing_segments(result, extents)
+    # a (2 x 8192 bytes) and b (2 x 4096) share the start of each group's bytes.
+    assert [(s.start, s.end, s.buffer_group, len(s.occupants)) for s in segments] == [
+        (0, 4096, 0, 2),
+        (4096, 8192, 0, 1),
+        (8192, 12288, 1, 2),
+        (12288, 16384, 1, 1),
+    ]
+
+
+def test_segments_show_padding_and_mixed_groups():
+    small = Buffer("small", (1, 4), 8)  # 4 bytes; a starts at a multiple of its 8192
+    result = plan(Spec("s"), [small, A], distinct(0, 1))
+    segments = sharing_segments(result, buffer_extents(result, [small, A]))
+    assert (segments[1].start, segments[1].end, segments[1].buffer_group) == (4, 8192, -1)
+    assert segments[1].occupants == ()
+    # "outside" is not in the tree: at offset 0, its buffer 1 (group 1) overlaps a[0]
+    # (group 0), a stretch of mixed groups.
+    outside = Buffer("outside", (2, 64, 64), 16)
+    buffers = [small, A, outside]
+    result = plan(Spec("s"), buffers, distinct(0, 1))
+    extents = buffer_extents(result, buffers)
+    mixed = [s for s in sharing_segments(result, extents) if s.buffer_group == -1 and s.occupants]
+    assert mixed and {extents[i].user for i in mixed[0].occupants} == {1, 2}
+
+
+def test_storage_budget_is_the_targets():
+    assert storage_budget(Storage.SMEM, 90) == smem_limit_for_target(90) == 232448
+    assert storage_budget(Storage.TMEM, 100) == TMEM_COLUMNS == 512
+    assert storage_budget(Storage.TMEM, 90) == 0
+
+
+def test_advice_for_the_flash_attention_tmem_tree():
+    # Seed 001's example at HEAD_DIM=64: qk_storage takes 256 columns, the O
+    # accumulators 128 more; alpha alone in a region of its own takes 32.
+    buffers = fa_buffers()
+    spec = Spec("qk_alias", TMEM, capability=100)
+    splits = {split.buffers: split for split in advise_splits(spec, buffers, FA_TREE, 128)}
+    alpha = splits[(2,)]
+    assert alpha.shared_node == () and alpha.shared_with == (0,)
+    assert alpha.own_region and (alpha.region_units, alpha.own_region_units) == (256, 32)
+    assert (alpha.total_units, alpha.budget_units, alpha.left_units) == (416, 512, 96)
+    assert alpha.fits
+    assert alpha.message == (
+        '"alpha" need not share with "qk": in a region of their own (32 columns) beside spec '
+        '"qk_alias" (256 columns), the kernel would use 416 of 512 columns, 96 left'
+    )
+    # qk itself cannot leave: beside the rest, the region doubles to 512 columns.
+    qk = splits[(0,)]
+    assert not qk.fits and qk.total_units == 640 and qk.left_units == -128
+    assert qk.message.startswith('"qk" must share with "p", "alpha", "l" and "m": beside them')
+    # At HEAD_DIM=128 the O accumulators take 256 columns: nothing may leave.
+    assert not any(split.fits for split in advise_splits(spec, buffers, FA_TREE, 256))
+
+
+def test_advice_skips_children_the_layout_already_separates():
+    # b (a 128-byte buffer) fits after a's 16 KiB in each group? No: shared
+    # children start together, so b always overlaps a.
+    buffers = [A, B]
+    splits = advise_splits(Spec("s", capability=90), buffers, shared(0, 1))
+    assert {split.buffers for split in splits} == {(0,), (1,)}
+    # A child whose buffers share nothing gets no advice: flags after the halves.
+    words = Buffer("words", (2, 32, 32), 32)
+    halves = Buffer("halves", (4, 32, 32), 16)
+    flags = Buffer("flags", (2, 4, 32), 8)
+    tree = shared(0, distinct(shared(1, group_size=2), 2))
+    splits = advise_splits(Spec("s", capability=90), [words, halves, flags], tree)
+    assert (2,) not in {split.buffers for split in splits}
+    assert (1,) in {split.buffers for split in splits}
+
+
+def test_no_advice_for_a_failed_plan():
+    big = Buffer("big", (4, 128, 256), 32)
+    assert advise_splits(Spec("s", capability=90), [big, A], shared(0, 1)) == ()

@@ -9,7 +9,9 @@ different groups and of distinct siblings never share a byte, distinct siblings 
 their order and shared siblings start together in every group, every buffer index
 maps to an aligned slot inside the region; the plan is no larger than the simpler
 layouts, equals the ideal footprint on trees that allow it, honours explicit sizes,
-and a well-formed tree fails only by not fitting.
+and a well-formed tree fails only by not fitting. The plan report's extents and
+segments map exactly the bytes the views say, and every piece of advice names
+buffers that do share bytes under a ``shared`` node and adds up its totals.
 """
 
 import math
@@ -28,8 +30,12 @@ from tlx.planner import (
     Spec,
     Storage,
     View,
+    advise_splits,
+    buffer_extents,
     buffer_size,
     plan,
+    sharing_segments,
+    storage_budget,
 )
 
 # The only errors a well-formed tree may get: it does not fit.
@@ -407,3 +413,79 @@ def test_without_a_tree_every_buffer_starts_at_zero(scenario):
     for view in result.views:
         assert (view.offset, view.offset_slots, view.period) == (0, 0, 1)
         assert view.scale * view.buffer_size == math.lcm(view.buffer_size, view.alignment)
+
+
+@settings(max_examples=500, deadline=None)
+@given(scenarios())
+def test_extents_and_segments_map_the_region(scenario):
+    result = plan(scenario.spec, scenario.buffers, scenario.tree)
+    if not result.ok:
+        return
+    extents = buffer_extents(result, scenario.buffers)
+    expected = placed(result, scenario.buffers, group_sizes(scenario.tree))
+    assert [(e.start, e.end, e.user, e.buffer_group) for e in extents] == expected
+    assert [e.index for e in extents] == [i for b in scenario.buffers for i in range(b.shape[0])]
+    segments = sharing_segments(result, extents)
+    # They tile the region, from 0 to its end, and each is what covers it.
+    assert segments[0].start == 0 and segments[-1].end == result.region_size
+    for before, after in zip(segments, segments[1:], strict=False):
+        assert before.end == after.start and before.occupants != after.occupants
+    for segment in segments:
+        assert segment.start < segment.end
+        covering = [
+            i for i, e in enumerate(extents) if e.start <= segment.start and segment.end <= e.end
+        ]
+        assert list(segment.occupants) == covering
+        assert all(
+            not (e.start < segment.end and segment.start < e.end) or i in covering
+            for i, e in enumerate(extents)
+        )
+        groups = {extents[i].buffer_group for i in segment.occupants}
+        assert segment.buffer_group == (groups.pop() if len(groups) == 1 else -1)
+        # Buffer groups mix only where a buffer outside the tree sits.
+        outside = set(range(len(scenario.buffers))) - set(leaves(scenario.tree))
+        if segment.buffer_group == -1 and covering:
+            assert any(extents[i].user in outside for i in covering)
+
+
+def element_at(tree, path):
+    for child in path:
+        tree = tree.children[child]
+    return tree
+
+
+@settings(max_examples=300, deadline=None)
+@given(scenarios(), st.integers(0, 100000))
+def test_advice_names_buffers_that_share_and_adds_up(scenario, other_units):
+    result = plan(scenario.spec, scenario.buffers, scenario.tree)
+    splits = advise_splits(scenario.spec, scenario.buffers, scenario.tree, other_units)
+    if not result.ok:
+        assert splits == ()
+        return
+    extents = buffer_extents(result, scenario.buffers)
+    budget = storage_budget(scenario.spec.storage, scenario.spec.capability)
+    for split in splits:
+        node = element_at(scenario.tree, split.shared_node)
+        assert node.kind == "shared" and len(node.children) > 1
+        # The buffers of one child of the node, or of one child of a distinct child.
+        candidates = [leaves(child) for child in node.children]
+        candidates += [
+            leaves(grandchild)
+            for child in node.children
+            if isinstance(child, Group) and child.kind == "distinct" and len(child.children) > 1
+            for grandchild in child.children
+        ]
+        assert list(split.buffers) in candidates
+        # Every buffer it names shares bytes with one of the split's buffers now.
+        assert split.shared_with and not set(split.shared_with) & set(split.buffers)
+        for other in split.shared_with:
+            assert any(
+                a.user == other and b.user in split.buffers and a.start < b.end and b.start < a.end
+                for a in extents
+                for b in extents
+            )
+        assert split.budget_units == budget
+        own = split.own_region_units if split.own_region else 0
+        assert split.total_units == other_units + split.region_units + own
+        assert split.fits == (split.total_units <= budget)
+        assert ("need not share" in split.message) == split.fits

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <set>
 
 namespace tlx::planner {
 
@@ -54,24 +55,16 @@ std::string describeRegion(const Plan &plan) {
          amount(plan.alignment, Storage::Smem) + "\n";
 }
 
-/// The memory map table, one line per buffer.
-std::string describeViews(const Plan &plan,
-                          const std::vector<std::string> &names) {
-  using Row = std::array<std::string, 5>;
-  std::vector<Row> rows = {
-      {"buffer", "offset", "size", "slot of buffer i", "slots"}};
-  for (size_t i = 0; i < plan.views.size(); ++i) {
-    const View &view = plan.views[i];
-    rows.push_back({"\"" + names[i] + "\"", number(view.offset),
-                    number(view.bufferSize), slotFormula(view),
-                    number(view.slots())});
-  }
-  std::array<size_t, 5> widths{};
-  for (const Row &row : rows)
+/// Rows of text in left-aligned columns, indented by two spaces.
+std::string columns(const std::vector<std::vector<std::string>> &rows) {
+  std::vector<size_t> widths;
+  for (const auto &row : rows) {
+    widths.resize(std::max(widths.size(), row.size()));
     for (size_t c = 0; c < row.size(); ++c)
       widths[c] = std::max(widths[c], row[c].size());
+  }
   std::string text;
-  for (const Row &row : rows) {
+  for (const auto &row : rows) {
     std::string line = " ";
     for (size_t c = 0; c < row.size(); ++c)
       line += " " + row[c] + std::string(widths[c] - row[c].size(), ' ');
@@ -79,10 +72,130 @@ std::string describeViews(const Plan &plan,
       line.pop_back();
     text += line + "\n";
   }
-  return text + "  (offset and size in " + unitName(plan.storage) + ")\n";
+  return text;
+}
+
+std::string strideText(const View &view) {
+  Stride stride = bufferStride(view);
+  if (stride.even())
+    return number(stride.withinPeriod);
+  return number(stride.withinPeriod) + ", " + number(stride.afterPeriod) +
+         " every " + number(stride.period);
+}
+
+/// The memory map table, one line per buffer.
+std::string describeViews(const Plan &plan,
+                          const std::vector<std::string> &names) {
+  std::vector<std::vector<std::string>> rows = {
+      {"buffer", "offset", "size", "stride", "slot of buffer i", "slots"}};
+  for (size_t i = 0; i < plan.views.size(); ++i) {
+    const View &view = plan.views[i];
+    rows.push_back({"\"" + names[i] + "\"", number(view.offset),
+                    number(view.bufferSize), strideText(view),
+                    slotFormula(view), number(view.slots())});
+  }
+  return columns(rows) + "  (offset, size and stride in " +
+         unitName(plan.storage) + ")\n";
+}
+
+/// The stretches where two or more buffers share units, and the holes.
+std::string describeSharing(const Plan &plan,
+                            const std::vector<Buffer> &buffers,
+                            const std::vector<std::string> &names) {
+  std::vector<Extent> extents = bufferExtents(plan, buffers);
+  std::vector<std::vector<std::string>> rows;
+  for (const Segment &segment : sharingSegments(plan, extents)) {
+    if (segment.occupants.size() == 1)
+      continue;
+    std::string occupants;
+    for (int occupant : segment.occupants) {
+      const Extent &extent = extents[occupant];
+      occupants += (occupants.empty() ? "\"" : " \"") + names[extent.user] +
+                   "\"[" + number(extent.index) + "]";
+    }
+    bool hole = segment.occupants.empty();
+    rows.push_back({number(segment.start) + " .. " + number(segment.end),
+                    segment.bufferGroup < 0 ? "-" : number(segment.bufferGroup),
+                    hole ? "(padding)" : occupants});
+  }
+  if (rows.empty())
+    return "";
+  rows.insert(rows.begin(), {unitName(plan.storage), "group", "shared by"});
+  return columns(rows);
 }
 
 } // namespace
+
+std::vector<Extent> bufferExtents(const Plan &plan,
+                                  const std::vector<Buffer> &buffers) {
+  std::vector<Extent> extents;
+  for (size_t user = 0; user < plan.views.size() && user < buffers.size();
+       ++user) {
+    const View &view = plan.views[user];
+    int64_t count = bufferCount(buffers[user]);
+    for (int64_t index = 0; index < count; ++index) {
+      int64_t start = satMul(slotOf(view, index), view.bufferSize);
+      extents.push_back({static_cast<int>(user), index,
+                         index / std::max<int64_t>(view.groupSize, 1), start,
+                         satAdd(start, view.bufferSize)});
+    }
+  }
+  return extents;
+}
+
+Stride bufferStride(const View &view) {
+  Stride stride;
+  stride.period = view.period;
+  stride.withinPeriod =
+      satMul(view.period == 1 ? view.scale : view.step, view.bufferSize);
+  stride.afterPeriod =
+      satMul(view.scale - view.step * (view.period - 1), view.bufferSize);
+  return stride;
+}
+
+std::vector<Segment> sharingSegments(const Plan &plan,
+                                     const std::vector<Extent> &extents) {
+  // Sweep the region from boundary to boundary, keeping the extents that
+  // cover the current stretch.
+  std::vector<std::pair<int64_t, int>> events;
+  for (size_t i = 0; i < extents.size(); ++i) {
+    events.push_back({extents[i].start, static_cast<int>(i) + 1});
+    events.push_back({extents[i].end, -static_cast<int>(i) - 1});
+  }
+  std::sort(events.begin(), events.end());
+  std::vector<Segment> segments;
+  std::set<int> active;
+  int64_t position = 0;
+  auto close = [&](int64_t end) {
+    if (end <= position)
+      return;
+    std::vector<int> occupants(active.begin(), active.end());
+    if (!segments.empty() && segments.back().end == position &&
+        segments.back().occupants == occupants) {
+      segments.back().end = end;
+    } else {
+      Segment segment{position, end, -1, occupants};
+      bool oneGroup =
+          std::all_of(occupants.begin(), occupants.end(), [&](int o) {
+            return extents[o].bufferGroup ==
+                   extents[occupants.front()].bufferGroup;
+          });
+      if (!occupants.empty() && oneGroup)
+        segment.bufferGroup = extents[occupants.front()].bufferGroup;
+      segments.push_back(std::move(segment));
+    }
+    position = end;
+  };
+  for (const auto &[where, event] : events) {
+    close(where);
+    if (event > 0)
+      active.insert(event - 1);
+    else
+      active.erase(-event - 1);
+  }
+  close(plan.regionSize);
+  return segments;
+}
 
 std::string describe(const Plan &plan, const std::vector<Buffer> &buffers,
                      const std::string &specName) {
@@ -93,7 +206,7 @@ std::string describe(const Plan &plan, const std::vector<Buffer> &buffers,
                         : "#" + std::to_string(i));
   std::string text = describeRegion(plan);
   if (!plan.views.empty())
-    text += describeViews(plan, names);
+    text += describeViews(plan, names) + describeSharing(plan, buffers, names);
   Diagnostic reason;
   for (const Padding &share : plan.padding) {
     reason.message = share.reason;

@@ -397,10 +397,97 @@ std::optional<View> reinterpretedView(const View &source, const Buffer &buffer,
 std::vector<Diagnostic> checkView(const View &view, const Buffer &buffer,
                                   int bufferIndex, int64_t regionSize);
 
+/// One buffer of one user in a plan: units [start, end) of the region.
+struct Extent {
+  /// The user (index into the buffers) and the buffer's index in it.
+  int user = 0;
+  int64_t index = 0;
+  /// The buffer group it belongs to (index / View::groupSize).
+  int64_t bufferGroup = 0;
+  int64_t start = 0;
+  int64_t end = 0;
+};
+
+/// Every buffer of every user of a plan, user by user, index by index
+/// (empty when the plan has no views).
+std::vector<Extent> bufferExtents(const Plan &plan,
+                                  const std::vector<Buffer> &buffers);
+
+/// The distance in units from buffer i to buffer i + 1 of a user: `step`
+/// times the buffer size inside a period, and `afterPeriod` from the last
+/// buffer of a period to the first of the next (equal to `withinPeriod`
+/// when the buffers are evenly spaced).
+struct Stride {
+  int64_t withinPeriod = 0;
+  int64_t afterPeriod = 0;
+  int64_t period = 1;
+  bool even() const { return period == 1 || withinPeriod == afterPeriod; }
+};
+Stride bufferStride(const View &view);
+
+/// A stretch [start, end) of a region whose occupants do not change: the
+/// buffers that share its units (indices into bufferExtents' result), or
+/// none (padding).
+struct Segment {
+  int64_t start = 0;
+  int64_t end = 0;
+  /// The buffer group of its occupants; -1 when it has none, or when they
+  /// are of several (a user outside the tree sits at offset 0).
+  int64_t bufferGroup = -1;
+  std::vector<int> occupants;
+};
+
+/// The region of `plan` cut where its occupants change, from 0 to the
+/// region's end (padding included).
+std::vector<Segment> sharingSegments(const Plan &plan,
+                                     const std::vector<Extent> &extents);
+
+/// What one CTA has of `storage` on the target of `capability`: SMEM bytes
+/// (smemLimitForTarget), TMEM columns (kTmemColumns; 0 without TMEM).
+int64_t storageBudget(Storage storage, int capability);
+
+/// Under-utilisation advice: what the kernel's memory would be if some
+/// buffers stopped sharing bytes with the other children of a `shared`
+/// node. The candidates are each child of a `shared` node with two or more
+/// children, and each child of a `distinct` child of one.
+struct Split {
+  /// The `shared` node, as child indices from the root ({} is the root).
+  std::vector<int> sharedNode;
+  /// The buffers that would get bytes of their own, and the buffers of the
+  /// node's other children they share with now.
+  std::vector<int> buffers;
+  std::vector<int> sharedWith;
+  /// True: the buffers move to a region of their own (a spec, or a
+  /// local_alloc without reuse); false: they sit beside the node's other
+  /// children in this region. Whichever costs less is advised.
+  bool ownRegion = false;
+  /// Units of this spec's region afterwards and of the new region (0 when
+  /// !ownRegion).
+  int64_t regionUnits = 0;
+  int64_t ownRegionUnits = 0;
+  /// The kernel's units of the storage afterwards (the other regions
+  /// included) and the target's budget (storageBudget).
+  int64_t totalUnits = 0;
+  int64_t budgetUnits = 0;
+  bool fits() const { return totalUnits <= budgetUnits; }
+  /// What would be left of the budget (negative: over it).
+  int64_t leftUnits() const { return budgetUnits - totalUnits; }
+  /// In words, naming buffers as diagnostics do ({buffer:i}).
+  std::string message;
+};
+
+/// The splits of `tree` for `spec` (planned as the compiler sizes it: an
+/// explicit size is ignored), given the units the kernel's other regions
+/// of the same storage take. Empty when the plan itself fails.
+std::vector<Split> adviseSplits(const Spec &spec,
+                                const std::vector<Buffer> &buffers,
+                                const Group &tree, int64_t otherRegionsUnits);
+
 /// A memory map of `plan` for tutorials, reports and --debug output: a
 /// header with the region and its layout, one line per buffer (name,
-/// offset, size, slot formula, slots), the padding and the diagnostics,
-/// buffers named by Buffer::name.
+/// offset, size, stride, slot formula, slots), which buffers share units in
+/// each buffer group, the padding and the diagnostics, buffers named by
+/// Buffer::name.
 std::string describe(const Plan &plan, const std::vector<Buffer> &buffers,
                      const std::string &specName = "");
 
