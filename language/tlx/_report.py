@@ -14,6 +14,7 @@ Nothing here computes a size or an offset: every number is the planner's.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -49,6 +50,8 @@ class SpecPlan:
     ``backing_alignment`` is the alignment of the backing allocation (the
     plan's, or more when a joined buffer needs more; 0 when nothing is
     allocated). ``description`` names the spec as error messages do.
+    ``other_regions_units`` is what the kernel's other allocated regions of the
+    same storage take (bytes or TMEM columns): ``advice`` counts them.
     """
 
     description: str
@@ -62,6 +65,7 @@ class SpecPlan:
     plan: planner.Plan
     joined: tuple[JoinedBuffer, ...]
     backing_alignment: int
+    other_regions_units: int = 0
 
     @property
     def name(self) -> str:
@@ -78,6 +82,29 @@ class SpecPlan:
     def allocated(self) -> bool:
         """True when the kernel allocates the region (the spec was sealed)."""
         return self.sealed_by is not None
+
+    @property
+    def region_units(self) -> int:
+        """Bytes (SMEM) or TMEM columns the kernel allocates for this spec: the
+        region, or 0 when the spec was never sealed."""
+        return self.plan.region_size if self.allocated else 0
+
+    @functools.cached_property
+    def advice(self) -> tuple[planner.Split, ...]:
+        """Under-utilisation advice (``planner.advise_splits``): for every child of
+        a ``shared`` node of the tree (and every child of a ``distinct`` child of
+        one), whether the kernel would still fit the target if its buffers stopped
+        sharing, and what would be left. Empty without a tree or a valid plan."""
+        if self.tree is None or not self.plan.ok:
+            return ()
+        return planner.advise_splits(self.spec, self.buffers, self.tree, self.other_regions_units)
+
+    def to_svg(self) -> str:
+        """The plan as a standalone SVG picture: a ruler, one lane per buffer, each
+        buffer group in its own colour, shared units marked."""
+        from ._svg import plan_svg
+
+        return plan_svg(self)
 
     def describe(self) -> str:
         """The spec and what sealed it, then the planner's memory map of its
@@ -110,6 +137,29 @@ class SpecPlan:
             )
         spec = dataclasses.replace(self.spec, explicit_size_bytes=None)
         return planner.plan(spec, self.buffers, tree)
+
+
+def kernel_usage(spec_plans) -> dict[planner.Storage, int]:
+    """Units of each storage the kernel's tlx regions take (``region_units``
+    summed), for the storages it allocates."""
+    usage: dict[planner.Storage, int] = {}
+    for spec_plan in spec_plans:
+        if spec_plan.allocated:
+            storage = spec_plan.plan.storage
+            usage[storage] = usage.get(storage, 0) + spec_plan.region_units
+    return usage
+
+
+def with_other_regions(spec_plans: tuple[SpecPlan, ...]) -> tuple[SpecPlan, ...]:
+    """The plans of one kernel, each told what the others of its storage take."""
+    usage = kernel_usage(spec_plans)
+    return tuple(
+        dataclasses.replace(
+            spec_plan,
+            other_regions_units=usage.get(spec_plan.plan.storage, 0) - spec_plan.region_units,
+        )
+        for spec_plan in spec_plans
+    )
 
 
 _BARE_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*\Z")

@@ -23,7 +23,7 @@ from triton.experimental.gluon.language.nvidia import blackwell
 from . import compat, planner
 from ._errors import SourceLocation, TLXError, compilation_error, location_of_call, warn_at
 from ._kinds import storage_kind
-from ._report import JoinedBuffer, SpecPlan, dump_module_text
+from ._report import JoinedBuffer, SpecPlan, dump_module_text, with_other_regions
 
 DUMP_ENVIRONMENT_VARIABLE = "TLX_DUMP_ALIAS_IR"
 
@@ -305,7 +305,7 @@ class KernelTrace:
         for spec in self.specs:
             if not spec.sealed:
                 check_unsealed(spec)
-        self.spec_plans = tuple(spec.record() for spec in self.specs)
+        self.spec_plans = with_other_regions(tuple(spec.record() for spec in self.specs))
         if os.environ.get(DUMP_ENVIRONMENT_VARIABLE, "0") not in ("", "0"):
             sys.stderr.write(dump_module_text(self))
             sys.stderr.flush()

@@ -1,11 +1,18 @@
 """The complete example of README.md compiles for sm_90a (it runs on a Hopper
-GPU in test/gpu/test_tlx_docs_example.py)."""
+GPU in test/gpu/test_tlx_docs_example.py), and the plan reports README.md and
+docs/plan-report.md show (text and pictures) are what the tools print now."""
 
 import re
+import shlex
+import sys
+from pathlib import Path
 
 import pytest
 import tlx
-from _helpers import compile_kernel, constant_slots, load_api_example
+from _helpers import REPOSITORY, compile_kernel, constant_slots, load_api_example
+from tlx import _cli
+
+README = (REPOSITORY / "README.md").read_text()
 
 pytestmark = pytest.mark.usefixtures("always_compile")
 
@@ -26,3 +33,47 @@ def test_api_example_compiles_to_the_documented_plan(tmp_path):
     assert constant_slots(ttgir, "halves") == [0, 1, 2, 3]
     assert sorted(set(constant_slots(ttgir, "flags"))) == [64, 65]
     assert compiled.metadata.shared == region
+
+
+# --- the plan report as README.md and docs/plan-report.md show it ---------------------------------
+
+DOCS = REPOSITORY / "docs"
+same_plans_as_shown = pytest.mark.skipif(
+    tlx.compat.NEEDS_WHOLE_VIEWS,
+    reason="the documents show plans with views smaller than the region (not Triton 3.8)",
+)
+
+
+def text_blocks(document: Path):
+    return re.findall(r"```text\n(.*?)```", document.read_text(), re.DOTALL)
+
+
+@same_plans_as_shown
+def test_readme_shows_what_the_plan_cli_prints(tmp_path, monkeypatch, capsys):
+    (tmp_path / "share_bytes.py").write_text(
+        re.search(r"```python\n(.*?)```", (REPOSITORY / "README.md").read_text(), re.DOTALL)[1]
+    )
+    monkeypatch.chdir(tmp_path)
+    command = re.search(r"python -m tlx plan (share_bytes.py.*?)\n```", README, re.DOTALL)[1]
+    status = _cli.main(["plan", *shlex.split(command.replace("\\\n", " "))])
+    assert status == 0
+    (shown,) = text_blocks(REPOSITORY / "README.md")
+    assert capsys.readouterr().out == shown
+    picture = (tmp_path / "pictures" / "share_bytes.spec.svg").read_text()
+    assert picture == (DOCS / "images" / "share_bytes.spec.svg").read_text()
+
+
+@same_plans_as_shown
+def test_plan_report_document_shows_the_blackwell_advice():
+    sys.path.insert(0, str(REPOSITORY / "tutorials"))
+    import blackwell_flash_attention as blackwell
+
+    plans = blackwell.spec_plans(64, blackwell.num_stages(64))
+    printed = _cli.report("attention_fwd_kernel", "sm_100a", 4, tuple(plans.values()))
+    (shown,) = text_blocks(DOCS / "plan-report.md")
+    lines = printed.splitlines()
+    for line in shown.splitlines():
+        if line.strip() != "...":
+            assert line in lines
+    picture = (DOCS / "images" / "blackwell_attention.qk_storage.svg").read_text()
+    assert picture == plans["qk_storage"].to_svg()

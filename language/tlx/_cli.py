@@ -1,0 +1,246 @@
+"""``python -m tlx plan``: a kernel's memory plan, read before compiling it.
+
+Runs only Triton's front end (``tlx.kernel_plans``): no GPU, no PTX. Prints,
+for each spec, the planner's memory map (every buffer by its Python name, its
+size, offset and stride, which buffers share units in each buffer group, the
+padding and why), the under-utilisation advice, and the kernel's total against
+the target's budget; ``--svg DIR`` also writes ``DIR/<kernel>.<spec>.svg``.
+A plan the compiler rejects prints the compiler's error and exits with 1; bad
+arguments exit with 2. docs/plan-report.md shows the output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.util
+import sys
+from pathlib import Path
+
+from . import planner
+from ._report import kernel_usage
+
+USAGE_ERROR = 2
+PLAN_ERROR = 1
+
+_TARGETS = {"sm_90a": 90, "sm_100a": 100}
+
+
+class UsageError(Exception):
+    """A bad command line: printed and exit status 2."""
+
+
+def split_top_level(text: str, separator: str = ",") -> list[str]:
+    """``text`` split at ``separator`` outside brackets: a tensor descriptor type
+    (``tensordesc<fp16[64,64],...>``) keeps its commas."""
+    parts, depth, current = [], 0, []
+    for character in text:
+        if character in "<[({":
+            depth += 1
+        elif character in ">])}":
+            depth -= 1
+        if character == separator and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(character)
+    parts.append("".join(current))
+    return [part.strip() for part in parts if part.strip()]
+
+
+def parse_signature(entries: list[str]) -> dict[str, str]:
+    """``["a=*fp16,i=i32"]`` -> ``{"a": "*fp16", "i": "i32"}``."""
+    signature = {}
+    for entry in entries:
+        for item in split_top_level(entry):
+            name, equals, type_text = item.partition("=")
+            if not equals or not name.strip() or not type_text.strip():
+                raise UsageError(f"--signature entry {item!r} is not NAME=TYPE (e.g. a=*fp16)")
+            signature[name.strip()] = type_text.strip()
+    return signature
+
+
+def parse_constexpr(entries: list[str]) -> dict[str, object]:
+    """``["N=64", "CAUSAL=True", "MODE=fast"]`` -> ``{"N": 64, "CAUSAL": True,
+    "MODE": "fast"}``: Python literals, anything else a string."""
+    constexprs = {}
+    for entry in entries:
+        name, equals, value_text = entry.partition("=")
+        if not equals or not name.strip():
+            raise UsageError(f"--constexpr {entry!r} is not NAME=VALUE (e.g. BLOCK=64)")
+        try:
+            value = ast.literal_eval(value_text.strip())
+        except (ValueError, SyntaxError):
+            value = value_text.strip()
+        constexprs[name.strip()] = value
+    return constexprs
+
+
+def load_kernel(location: str):
+    """The ``@tlx.jit`` kernel ``KERNEL`` of ``FILE.py::KERNEL``."""
+    from ._jit import JITFunction
+
+    file_text, separator, kernel_name = location.rpartition("::")
+    if not separator or not file_text or not kernel_name:
+        raise UsageError(f"{location!r} is not FILE.py::KERNEL")
+    path = Path(file_text).resolve()
+    if not path.is_file():
+        raise UsageError(f"{file_text}: no such file")
+    # The kernel's file may import modules beside it (as the tutorials do).
+    sys.path.insert(0, str(path.parent))
+    module_name = f"_tlx_plan_{path.stem.replace('-', '_')}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    kernel = getattr(module, kernel_name, None)
+    if not isinstance(kernel, JITFunction):
+        kernels = sorted(
+            name for name, value in vars(module).items() if isinstance(value, JITFunction)
+        )
+        found = "is not a @tlx.jit function" if kernel is not None else "is not defined"
+        raise UsageError(
+            f"{kernel_name} {found} in {file_text}; its @tlx.jit kernels: "
+            f"{', '.join(kernels) or 'none'}"
+        )
+    return kernel
+
+
+def full_signature(kernel, signature: dict[str, str], constexprs: dict[str, object]):
+    """The signature of every parameter of ``kernel`` (constexprs as
+    ``"constexpr"``) and the constexpr values, defaults filled in."""
+    names = [param.name for param in kernel.params]
+    unknown = sorted(set(signature) - set(names)) + sorted(set(constexprs) - set(names))
+    if unknown:
+        raise UsageError(
+            f"{kernel.__name__} has no parameter {', '.join(unknown)} (its parameters: "
+            f"{', '.join(names)})"
+        )
+    constexprs = dict(constexprs)
+    full, missing = {}, []
+    for param in kernel.params:
+        if param.name in constexprs:
+            full[param.name] = "constexpr"
+        elif param.name in signature:
+            full[param.name] = signature[param.name]
+        elif param.is_constexpr and param.has_default:
+            full[param.name] = "constexpr"
+            constexprs[param.name] = param.default
+        else:
+            missing.append(param.name)
+    if missing:
+        raise UsageError(
+            f"parameter {', '.join(missing)} of {kernel.__name__} has no type: give "
+            "--signature NAME=TYPE (e.g. *fp16, i32) or --constexpr NAME=VALUE"
+        )
+    return full, constexprs
+
+
+def _units(storage: planner.Storage) -> str:
+    return "bytes" if storage == planner.Storage.SMEM else "columns"
+
+
+def kernel_totals(spec_plans, capability: int) -> list[str]:
+    """One line per storage the kernel allocates: its regions' units against the
+    target's budget."""
+    lines = []
+    for storage, used in kernel_usage(spec_plans).items():
+        budget = planner.storage_budget(storage, capability)
+        left = budget - used
+        verdict = f"{left} left" if left >= 0 else f"{-left} over"
+        parts = ", ".join(
+            f"{p.name} {p.region_units}"
+            for p in spec_plans
+            if p.allocated and p.plan.storage == storage
+        )
+        lines.append(f"{storage.value}: {used} of {budget} {_units(storage)} ({verdict}): {parts}")
+    return lines
+
+
+def report(kernel_name: str, target: str, num_warps: int, spec_plans) -> str:
+    """The text ``python -m tlx plan`` prints."""
+    lines = [f"kernel {kernel_name} for {target} (num_warps={num_warps})", ""]
+    for spec_plan in spec_plans:
+        lines.append(spec_plan.describe().rstrip("\n"))
+        if spec_plan.advice:
+            lines.append("advice:")
+            lines.extend(f"  {split.message}" for split in spec_plan.advice)
+        lines.append("")
+    totals = kernel_totals(spec_plans, _TARGETS[target])
+    if totals:
+        lines.append("total (the kernel's tlx regions):")
+        lines.extend(f"  {line}" for line in totals)
+    else:
+        lines.append("the kernel allocates no tlx region")
+    return "\n".join(lines) + "\n"
+
+
+def write_svgs(directory: Path, kernel_name: str, spec_plans) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for spec_plan in spec_plans:
+        path = directory / f"{kernel_name}.{spec_plan.name}.svg"
+        path.write_text(spec_plan.to_svg())
+        paths.append(path)
+    return paths
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m tlx", description="TLX storage aliasing tools."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    plan = commands.add_parser(
+        "plan",
+        help="print a kernel's memory plan (Triton's front end only; no GPU)",
+        description="Print the memory plan of every storage alias spec of a @tlx.jit kernel: "
+        "Triton's front end only, no GPU, no PTX.",
+    )
+    plan.add_argument("kernel", metavar="FILE.py::KERNEL", help="the @tlx.jit kernel")
+    plan.add_argument("--target", choices=sorted(_TARGETS), required=True)
+    plan.add_argument(
+        "--signature",
+        action="append",
+        default=[],
+        metavar="NAME=TYPE,...",
+        help='types of the non-constexpr parameters, e.g. "a=*fp16,n=i32"',
+    )
+    plan.add_argument(
+        "--constexpr",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a constexpr parameter's value (repeat for each)",
+    )
+    plan.add_argument("--num-warps", type=int, default=4)
+    plan.add_argument("--svg", type=Path, metavar="DIR", help="write DIR/<kernel>.<spec>.svg")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    arguments = _parser().parse_args(argv)
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler.errors import CompilationError
+
+    from ._jit import ASTSource, kernel_plans
+
+    try:
+        kernel = load_kernel(arguments.kernel)
+        signature, constexprs = full_signature(
+            kernel, parse_signature(arguments.signature), parse_constexpr(arguments.constexpr)
+        )
+    except UsageError as error:
+        print(f"python -m tlx plan: error: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    source = ASTSource(fn=kernel, signature=signature, constexprs=constexprs)
+    target = GPUTarget("cuda", _TARGETS[arguments.target], 32)
+    try:
+        spec_plans = kernel_plans(source, target, {"num_warps": arguments.num_warps})
+    except CompilationError as error:
+        print(error, file=sys.stderr)
+        return PLAN_ERROR
+    sys.stdout.write(report(kernel.__name__, arguments.target, arguments.num_warps, spec_plans))
+    if arguments.svg is not None:
+        for path in write_svgs(arguments.svg, kernel.__name__, spec_plans):
+            print(f"wrote {path}")
+    return 0
