@@ -12,7 +12,7 @@ SUDO=""
 # libmimalloc-dev: triton-opt links mimalloc, which MLIR's allocation-heavy
 # parser and printer run about a quarter faster on (bench/pass_speed.py).
 APT_PKGS=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools ninja-build
-  clang-format libmimalloc-dev)
+  libmimalloc-dev git)
 if ! dpkg -s "${APT_PKGS[@]}" >/dev/null 2>&1; then
   $SUDO apt-get update -q
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${APT_PKGS[@]}"
@@ -20,12 +20,18 @@ fi
 
 PYTHON=${PYTHON:-python3}
 TRITON_VERSION=${TRITON_VERSION:-3.9.0}
-COMMON_PKGS=(torch==2.13.0 pybind11 setuptools wheel pytest hypothesis lit numpy ruff)
+COMMON_PKGS=(torch==2.13.0 pybind11 setuptools wheel pytest hypothesis lit numpy)
+# The lint gates of scripts/test.sh (and .pre-commit-config.yaml), pinned so
+# that every machine formats alike.
+LINT_PKGS=(ruff==0.17.6 clang-format==19.1.7)
 
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q "triton==$TRITON_VERSION" "${COMMON_PKGS[@]}"
-.venv/bin/python -m pip install -q --no-build-isolation -e .
+.venv/bin/python -m pip install -q "triton==$TRITON_VERSION" "${COMMON_PKGS[@]}" "${LINT_PKGS[@]}"
+TLX_USE_MIMALLOC=1 .venv/bin/python -m pip install -q --no-build-isolation -e .
+# The editable install builds build/bin/triton-opt; the environment runs that
+# one, so that a rebuild (`cmake --build build`) is what triton-opt runs.
+ln -sf "$PWD/build/bin/triton-opt" .venv/bin/triton-opt
 
 # Older Triton releases (3.6 is what the GPU machine has): the Python suite
 # runs against each. The planner extension is built for the same Python, so

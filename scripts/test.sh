@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# Runs every test suite: lit + FileCheck over the MLIR half, then pytest over
-# the Python half with the newest Triton and with each older supported one.
+# Runs every test suite: the lint gates, lit + FileCheck over the MLIR half,
+# pytest over the Python half with the newest Triton and with each older
+# supported one, then the package test (the wheel built from a clean copy of
+# the repository, installed into a fresh virtual environment).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
 export PYTHONPATH="$PWD/language${PYTHONPATH:+:$PYTHONPATH}"
+
+echo "== lint (ruff, clang-format)"
+.venv/bin/ruff check --quiet .
+.venv/bin/ruff format --check --quiet .
+find dialect python -name '*.cpp' -o -name '*.h' | xargs .venv/bin/clang-format --dry-run -Werror
 
 echo "== lit (MLIR half)"
 .venv/bin/lit -sv build/test
@@ -13,3 +20,6 @@ for venv in .venv .venv-triton36 .venv-triton37 .venv-triton38; do
   echo "== pytest (Triton $("$venv/bin/python" -c 'import triton; print(triton.__version__)'))"
   "$venv/bin/python" -m pytest -q
 done
+
+echo "== package (wheel from a clean copy, fresh virtual environment)"
+.venv/bin/python -m pytest -q test/package
