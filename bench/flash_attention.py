@@ -1,6 +1,6 @@
 """Flash Attention forward on one Hopper GPU: the tutorial kernel vs. torch SDPA.
 
-    python bench/flash_attention.py [--sweep] [--runs 100]
+    python bench/flash_attention.py [--sweep] [--head-dim 64|128] [--runs 100]
 
 For every shape (B, H, N, D) in fp16, causal and non-causal, in one process on one GPU:
 the tutorial kernel with SMEM aliasing (its default configuration), the best configuration of
@@ -99,6 +99,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100, help="timed runs per measurement")
     parser.add_argument("--sweep", action="store_true", help="time every kernel configuration")
+    parser.add_argument(
+        "--head-dim", type=int, choices=fa.HEAD_DIMS, help="only the shapes of this head dim"
+    )
     args = parser.parse_args()
     if args.runs < 50:
         parser.error("--runs must be at least 50")
@@ -115,6 +118,8 @@ def main():
     print("-" * len(header))
     for shape in SHAPES:
         head_dim = shape[3]
+        if args.head_dim is not None and head_dim != args.head_dim:
+            continue
         aliased, unaliased = fa.benchmark_configs(head_dim)
         for causal in (False, True):
             torch.manual_seed(0)
@@ -142,9 +147,17 @@ def main():
                 flush=True,
             )
             if args.sweep:
-                configs = {repr(config): ours_with(config) for config in fa.all_configs(head_dim)}
-                for name, value in measure(configs, inputs, args.runs).items():
-                    print(f"    sweep {name}: {value:6.1f} TFLOP/s", flush=True)
+                configs = {repr(config): config for config in fa.all_configs(head_dim)}
+                errors = {
+                    name: max_error(fa.attention(q, k, v, causal, config=config), expected)
+                    for name, config in configs.items()
+                }
+                runs = {name: ours_with(config) for name, config in configs.items()}
+                for name, value in measure(runs, inputs, args.runs).items():
+                    print(
+                        f"    sweep {name}: {value:6.1f} TFLOP/s, max err {errors[name]:.1e}",
+                        flush=True,
+                    )
     print(
         "ours = tutorial kernel with SMEM aliasing (default configuration); no-alias = the best "
         "configuration of the same kernel that fits in SMEM without aliasing; TFLOP/s."

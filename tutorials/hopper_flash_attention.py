@@ -7,12 +7,13 @@ The kernel
 One CTA computes a BLOCK_M x HEAD_DIM tile of O = softmax(Q K^T * sm_scale) V for one
 (batch, head), with three warp-specialized partitions:
 
-* a loader warp issues TMA copies: the two Q halves once, then K_j and V_j into a ring of
-  NUM_STAGES stage buffers guarded by mbarriers (k_ready / v_ready: "the copy landed",
-  kv_empty: "both consumers are done with this stage");
-* two consumer warpgroups, each owning BLOCK_M / 2 rows of Q. Per K/V block a consumer issues
-  S_j = Q K_j^T and P_{j-1} V_{j-1} on the tensor cores (``warpgroup_mma``, P from registers)
-  and runs the online softmax of S_j (exp2 with the scale folded in) while P V is in flight.
+* a loader warp issues TMA copies: the consumers' Q tiles once, then K_j and V_j into a ring
+  of NUM_STAGES stage buffers guarded by mbarriers (k_ready / v_ready: "the copy landed",
+  kv_empty: "every consumer is done with this stage");
+* two consumer warpgroups (three at HEAD_DIM 64), each owning 64 rows of Q. Per K/V block a
+  consumer issues S_j = Q K_j^T and P_{j-1} V_{j-1} on the tensor cores (``warpgroup_mma``, P
+  from registers) and runs the online softmax of S_j (exp2 with the scale folded in) while
+  P V is in flight.
   The consumers are separate partitions that meet only at the K/V stage barriers, so they drift
   apart and one warpgroup's softmax overlaps the other's matrix products (explicit turn-taking
   through an mbarrier pair, as in FA3's ping-pong schedule, measured no faster on an H200);
@@ -135,7 +136,6 @@ def _attn_step(
 
 @gluon.jit
 def _consumer_partition(
-    consumer: gl.constexpr,
     desc_o,
     q_tiles,
     k_tiles,
@@ -151,6 +151,7 @@ def _consumer_partition(
     seq_len,
     n_unmasked,
     n_blocks,
+    consumer: gl.constexpr,
     SUB_M: gl.constexpr,
     BLOCK_N: gl.constexpr,
     HEAD_DIM: gl.constexpr,
@@ -169,6 +170,12 @@ def _consumer_partition(
     dtype: gl.constexpr = q_tiles.dtype
     q_smem = q_tiles.index(consumer)
     off_m = off_m + consumer * SUB_M
+    if CAUSAL:
+        # This warpgroup's own rows decide how far it reads along K: with three consumers
+        # per 128-key block, the first may stop a block or two before the CTA's last, which
+        # the loader has filled already (it waits for no consumer after the last block).
+        n_blocks = gl.cdiv(gl.minimum(seq_len, off_m + SUB_M), BLOCK_N)
+        n_unmasked = gl.minimum(off_m // BLOCK_N, n_blocks)
 
     m_i = gl.full([SUB_M], float("-inf"), gl.float32, gl.SliceLayout(1, s_layout))
     l_i = gl.full([SUB_M], 0.0, gl.float32, gl.SliceLayout(1, s_layout))
@@ -262,8 +269,16 @@ def attention_fwd_kernel(
     NUM_STAGES: gl.constexpr,
     CAUSAL: gl.constexpr,
     ALIAS_O: gl.constexpr,
+    CONSUMERS: gl.constexpr,
 ):
-    SUB_M: gl.constexpr = BLOCK_M // 2
+    SUB_M: gl.constexpr = BLOCK_M // CONSUMERS
+    # Causal: a consumer stops at its own last key block (_consumer_partition), up to this
+    # many blocks before the CTA's last, whose stages no one then releases; the loader must
+    # not wait for them.
+    gl.static_assert(
+        not CAUSAL or (BLOCK_M - SUB_M + BLOCK_N - 1) // BLOCK_N < NUM_STAGES,
+        "causal attention needs more K/V stages than key blocks a consumer may skip",
+    )
     off_bh, off_m, n_unmasked, n_blocks = block_range(seq_len, BLOCK_M, BLOCK_N, CAUSAL)
 
     dtype: gl.constexpr = desc_q.dtype
@@ -273,8 +288,8 @@ def attention_fwd_kernel(
     # All tiles live in one SMEM region planned by tlx. Q is dead once the last S = Q K^T has
     # been computed, so the O tile of the epilogue can take its bytes.
     smem = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
-    q_tiles = tlx.local_alloc((SUB_M, HEAD_DIM), dtype, 2, reuse=smem, layout=tile_layout)
-    o_tiles = tlx.local_alloc((SUB_M, HEAD_DIM), dtype, 2, reuse=smem, layout=tile_layout)
+    q_tiles = tlx.local_alloc((SUB_M, HEAD_DIM), dtype, CONSUMERS, reuse=smem, layout=tile_layout)
+    o_tiles = tlx.local_alloc((SUB_M, HEAD_DIM), dtype, CONSUMERS, reuse=smem, layout=tile_layout)
     k_tiles = tlx.local_alloc(
         (BLOCK_N, HEAD_DIM), dtype, NUM_STAGES, reuse=smem, layout=tile_layout
     )
@@ -283,11 +298,11 @@ def attention_fwd_kernel(
     )
     if ALIAS_O:
         q_and_o = tlx.reuse_group(
-            q_tiles, o_tiles, group_type=tlx.reuse_group_type.shared, group_size=2
+            q_tiles, o_tiles, group_type=tlx.reuse_group_type.shared, group_size=CONSUMERS
         )
     else:
         q_and_o = tlx.reuse_group(
-            q_tiles, o_tiles, group_type=tlx.reuse_group_type.distinct, group_size=2
+            q_tiles, o_tiles, group_type=tlx.reuse_group_type.distinct, group_size=CONSUMERS
         )
     smem.set_buffer_overlap(
         tlx.reuse_group(
@@ -299,99 +314,209 @@ def attention_fwd_kernel(
     )
 
     bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
-    q_ready = gl.allocate_shared_memory(gl.int64, [2, 1], bar_layout)
+    q_ready = gl.allocate_shared_memory(gl.int64, [CONSUMERS, 1], bar_layout)
     k_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
     v_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
     kv_empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
-    for c in gl.static_range(2):
+    for c in gl.static_range(CONSUMERS):
         mbarrier.init(q_ready.index(c), count=1)
     for i in gl.static_range(NUM_STAGES):
         mbarrier.init(k_ready.index(i), count=1)
         mbarrier.init(v_ready.index(i), count=1)
-        mbarrier.init(kv_empty.index(i), count=2)
+        mbarrier.init(kv_empty.index(i), count=CONSUMERS)
     fence_async_shared()
 
-    gl.warp_specialize(
-        [
-            (
-                _consumer_partition,
+    # Registers: a CTA has 64K. The loader warp needs few; the consumers share the rest.
+    if CONSUMERS == 3:
+        gl.warp_specialize(
+            [
                 (
-                    0,
-                    desc_o,
-                    q_tiles,
-                    k_tiles,
-                    v_tiles,
-                    o_tiles,
-                    q_ready,
-                    k_ready,
-                    v_ready,
-                    kv_empty,
-                    qk_scale,
-                    off_bh,
-                    off_m,
-                    seq_len,
-                    n_unmasked,
-                    n_blocks,
-                    SUB_M,
-                    BLOCK_N,
-                    HEAD_DIM,
-                    NUM_STAGES,
-                    CAUSAL,
+                    _consumer_partition,
+                    (
+                        desc_o,
+                        q_tiles,
+                        k_tiles,
+                        v_tiles,
+                        o_tiles,
+                        q_ready,
+                        k_ready,
+                        v_ready,
+                        kv_empty,
+                        qk_scale,
+                        off_bh,
+                        off_m,
+                        seq_len,
+                        n_unmasked,
+                        n_blocks,
+                        0,
+                        SUB_M,
+                        BLOCK_N,
+                        HEAD_DIM,
+                        NUM_STAGES,
+                        CAUSAL,
+                    ),
                 ),
-            ),
-            (
-                _consumer_partition,
                 (
-                    1,
-                    desc_o,
-                    q_tiles,
-                    k_tiles,
-                    v_tiles,
-                    o_tiles,
-                    q_ready,
-                    k_ready,
-                    v_ready,
-                    kv_empty,
-                    qk_scale,
-                    off_bh,
-                    off_m,
-                    seq_len,
-                    n_unmasked,
-                    n_blocks,
-                    SUB_M,
-                    BLOCK_N,
-                    HEAD_DIM,
-                    NUM_STAGES,
-                    CAUSAL,
+                    _consumer_partition,
+                    (
+                        desc_o,
+                        q_tiles,
+                        k_tiles,
+                        v_tiles,
+                        o_tiles,
+                        q_ready,
+                        k_ready,
+                        v_ready,
+                        kv_empty,
+                        qk_scale,
+                        off_bh,
+                        off_m,
+                        seq_len,
+                        n_unmasked,
+                        n_blocks,
+                        1,
+                        SUB_M,
+                        BLOCK_N,
+                        HEAD_DIM,
+                        NUM_STAGES,
+                        CAUSAL,
+                    ),
                 ),
-            ),
-            (
-                load_partition,
                 (
-                    desc_q,
-                    desc_k,
-                    desc_v,
-                    q_tiles,
-                    k_tiles,
-                    v_tiles,
-                    q_ready,
-                    k_ready,
-                    v_ready,
-                    kv_empty,
-                    off_bh,
-                    off_m,
-                    n_blocks,
-                    SUB_M,
-                    2,
-                    BLOCK_N,
-                    HEAD_DIM,
-                    NUM_STAGES,
+                    _consumer_partition,
+                    (
+                        desc_o,
+                        q_tiles,
+                        k_tiles,
+                        v_tiles,
+                        o_tiles,
+                        q_ready,
+                        k_ready,
+                        v_ready,
+                        kv_empty,
+                        qk_scale,
+                        off_bh,
+                        off_m,
+                        seq_len,
+                        n_unmasked,
+                        n_blocks,
+                        2,
+                        SUB_M,
+                        BLOCK_N,
+                        HEAD_DIM,
+                        NUM_STAGES,
+                        CAUSAL,
+                    ),
                 ),
-            ),
-        ],
-        [4, 1],
-        [240, 24],
-    )
+                (
+                    load_partition,
+                    (
+                        desc_q,
+                        desc_k,
+                        desc_v,
+                        q_tiles,
+                        k_tiles,
+                        v_tiles,
+                        q_ready,
+                        k_ready,
+                        v_ready,
+                        kv_empty,
+                        off_bh,
+                        off_m,
+                        n_blocks,
+                        SUB_M,
+                        CONSUMERS,
+                        BLOCK_N,
+                        HEAD_DIM,
+                        NUM_STAGES,
+                    ),
+                ),
+            ],
+            [4, 4, 1],
+            [160, 160, 24],
+        )
+    else:
+        gl.warp_specialize(
+            [
+                (
+                    _consumer_partition,
+                    (
+                        desc_o,
+                        q_tiles,
+                        k_tiles,
+                        v_tiles,
+                        o_tiles,
+                        q_ready,
+                        k_ready,
+                        v_ready,
+                        kv_empty,
+                        qk_scale,
+                        off_bh,
+                        off_m,
+                        seq_len,
+                        n_unmasked,
+                        n_blocks,
+                        0,
+                        SUB_M,
+                        BLOCK_N,
+                        HEAD_DIM,
+                        NUM_STAGES,
+                        CAUSAL,
+                    ),
+                ),
+                (
+                    _consumer_partition,
+                    (
+                        desc_o,
+                        q_tiles,
+                        k_tiles,
+                        v_tiles,
+                        o_tiles,
+                        q_ready,
+                        k_ready,
+                        v_ready,
+                        kv_empty,
+                        qk_scale,
+                        off_bh,
+                        off_m,
+                        seq_len,
+                        n_unmasked,
+                        n_blocks,
+                        1,
+                        SUB_M,
+                        BLOCK_N,
+                        HEAD_DIM,
+                        NUM_STAGES,
+                        CAUSAL,
+                    ),
+                ),
+                (
+                    load_partition,
+                    (
+                        desc_q,
+                        desc_k,
+                        desc_v,
+                        q_tiles,
+                        k_tiles,
+                        v_tiles,
+                        q_ready,
+                        k_ready,
+                        v_ready,
+                        kv_empty,
+                        off_bh,
+                        off_m,
+                        n_blocks,
+                        SUB_M,
+                        CONSUMERS,
+                        BLOCK_N,
+                        HEAD_DIM,
+                        NUM_STAGES,
+                    ),
+                ),
+            ],
+            [4, 1],
+            [240, 24],
+        )
 
 
 # Host side ---------------------------------------------------------------------------------
@@ -403,13 +528,16 @@ COMPILE_OPTIONS = {"num_warps": 4}
 
 
 class Config:
-    """Tile sizes and schedule of one compiled kernel."""
+    """Tile sizes and schedule of one compiled kernel: BLOCK_M rows of Q per CTA, split among
+    ``consumers`` warpgroups (2 or 3), BLOCK_N keys per K/V block, ``num_stages`` K/V stages,
+    and whether O aliases Q."""
 
-    def __init__(self, block_m, block_n, num_stages, alias_o):
+    def __init__(self, block_m, block_n, num_stages, alias_o, consumers=2):
         self.block_m = block_m
         self.block_n = block_n
         self.num_stages = num_stages
         self.alias_o = alias_o
+        self.consumers = consumers
 
     def replace(self, **changes):
         values = dict(
@@ -417,24 +545,28 @@ class Config:
             block_n=self.block_n,
             num_stages=self.num_stages,
             alias_o=self.alias_o,
+            consumers=self.consumers,
         )
         values.update(changes)
         return Config(**values)
 
     def __repr__(self):
+        consumers = "" if self.consumers == 2 else f" consumers={self.consumers}"
         return (
             f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} stages={self.num_stages} "
-            f"alias_o={self.alias_o}"
+            f"alias_o={self.alias_o}{consumers}"
         )
 
 
 def default_config(head_dim):
-    """The fastest configuration measured on an H100/H200 (bench/flash_attention.py --sweep):
-    BLOCK_M = BLOCK_N = 128 and as many K/V stages as fit with O aliasing Q (3 for
-    HEAD_DIM 128). HEAD_DIM 64 gains nothing past 4 stages."""
+    """The fastest configuration measured on an H100 (bench/flash_attention.py --sweep).
+    HEAD_DIM 128: BLOCK_M = BLOCK_N = 128 and as many K/V stages as fit with O aliasing Q (3).
+    HEAD_DIM 64: the exponentials of the softmax take about as long as both matrix products
+    of a block, so three consumer warpgroups (BLOCK_M = 192) keep the tensor cores busier
+    than two: about 15% faster without a causal mask, 6% with one; 4 stages."""
     if head_dim == 128:
         return Config(128, 128, 3, alias_o=True)
-    return Config(128, 128, 4, alias_o=True)
+    return Config(192, 128, 4, alias_o=True, consumers=3)
 
 
 @functools.cache
@@ -467,14 +599,20 @@ def benchmark_configs(head_dim):
 
 def all_configs(head_dim):
     """The configurations bench/flash_attention.py --sweep times (BLOCK_N = 256 for HEAD_DIM
-    64 was measured too: it spills registers and ran 10-30% slower)."""
+    64 was measured too: it spills registers and ran 10-30% slower; BLOCK_M = 256, 128 rows
+    per consumer, ran 1-7% slower on an H100)."""
     base = default_config(head_dim)
-    return [
+    configs = [
         base,
         base.replace(num_stages=2),
         best_unaliased_config(head_dim),
-        base.replace(block_n=64, num_stages=6),
+        Config(128, 64, 6, alias_o=True),
     ]
+    if head_dim == 64:
+        # Three consumer warpgroups of 64 rows: each K/V block feeds 192 rows of Q.
+        configs += [Config(192, 128, stages, alias_o=True, consumers=3) for stages in (2, 3, 4)]
+        configs.append(Config(192, 64, 4, alias_o=True, consumers=3))
+    return list({repr(config): config for config in configs}.values())
 
 
 def _check_inputs(q, k, v):
@@ -497,7 +635,9 @@ def attention(q, k, v, causal, sm_scale=None, config=None):
     batch, heads, seq_len, head_dim = q.shape
     config = config or default_config(head_dim)
     sm_scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(head_dim)
-    o, desc_q, desc_k, desc_v, desc_o = descriptors(q, k, v, config.block_m // 2, config.block_n)
+    o, desc_q, desc_k, desc_v, desc_o = descriptors(
+        q, k, v, config.block_m // config.consumers, config.block_n
+    )
     grid = (triton.cdiv(seq_len, config.block_m), batch * heads)
     attention_fwd_kernel[grid](
         desc_q,
@@ -512,6 +652,7 @@ def attention(q, k, v, causal, sm_scale=None, config=None):
         config.num_stages,
         causal,
         config.alias_o,
+        config.consumers,
         num_warps=4,
     )
     return o.view(batch, heads, seq_len, head_dim)
@@ -527,9 +668,10 @@ def kernel_source(config, head_dim, dtype="fp16", causal=False):
         "NUM_STAGES": config.num_stages,
         "CAUSAL": causal,
         "ALIAS_O": config.alias_o,
+        "CONSUMERS": config.consumers,
     }
     signature = {
-        **descriptor_signature(dtype, config.block_m // 2, config.block_n, head_dim),
+        **descriptor_signature(dtype, config.block_m // config.consumers, config.block_n, head_dim),
         "qk_scale": "fp32",
         "seq_len": "i32",
         **dict.fromkeys(constexprs, "constexpr"),
