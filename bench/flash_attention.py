@@ -13,48 +13,17 @@ defaults.
 
 import argparse
 import functools
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
+from gpu_timing import median_ms
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tutorials"))
 import hopper_flash_attention as fa  # noqa: E402
 
 SHAPES = [(4, 32, 4096, 128), (2, 32, 8192, 128), (4, 32, 4096, 64)]
-# Warm-up: at least this many calls of each contender and this long in all (clocks settle).
-WARMUP_RUNS = 10
-WARMUP_SECONDS = 1.0
-
-
-def time_ms(fn):
-    start = torch.cuda.Event(enable_timing=True)
-    end = torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end)
-
-
-def median_ms(fns, runs):
-    """Median time of each of `fns`, timed round-robin (one call of each in turn) so that
-    clock and temperature drift affects every contender alike."""
-    warmup_start = time.perf_counter()
-    warmup_runs = 0
-    while warmup_runs < WARMUP_RUNS or time.perf_counter() - warmup_start < WARMUP_SECONDS:
-        for fn in fns:
-            fn()
-        torch.cuda.synchronize()
-        warmup_runs += 1
-    times = [[] for _ in fns]
-    for _ in range(runs):
-        for fn, samples in zip(fns, times, strict=True):
-            samples.append(time_ms(fn))
-    return [statistics.median(samples) for samples in times]
 
 
 def tflops(shape, causal, ms):

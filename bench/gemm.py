@@ -13,52 +13,20 @@ start event is reached: the events time the GPU's work, not the host's launch ov
 
 import argparse
 import functools
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
+from gpu_timing import median_ms
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tutorials"))
 import hopper_gemm as gemm  # noqa: E402
 
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (16384, 4096, 4096)]
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
-# Warm-up: at least this many calls of each contender and this long in all (clocks settle).
-WARMUP_RUNS = 10
-WARMUP_SECONDS = 1.0
 # GPU cycles to sleep before each timed call (about 0.5 ms), longer than the host takes to
 # launch any contender.
 SLEEP_CYCLES = 1_000_000
-
-
-def time_ms(fn):
-    start = torch.cuda.Event(enable_timing=True)
-    end = torch.cuda.Event(enable_timing=True)
-    torch.cuda._sleep(SLEEP_CYCLES)
-    start.record()
-    fn()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end)
-
-
-def median_ms(fns, runs):
-    """Median time of each of `fns`, timed round-robin (one call of each in turn) so that
-    clock and temperature drift affects every contender alike."""
-    warmup_start = time.perf_counter()
-    warmup_runs = 0
-    while warmup_runs < WARMUP_RUNS or time.perf_counter() - warmup_start < WARMUP_SECONDS:
-        for fn in fns:
-            fn()
-        torch.cuda.synchronize()
-        warmup_runs += 1
-    times = [[] for _ in fns]
-    for _ in range(runs):
-        for fn, samples in zip(fns, times, strict=True):
-            samples.append(time_ms(fn))
-    return [statistics.median(samples) for samples in times]
 
 
 def tflops(shape, ms):
@@ -113,6 +81,7 @@ def main():
                     functools.partial(torch.matmul, a, b),
                 ],
                 args.runs,
+                sleep_cycles=SLEEP_CYCLES,
             )
             ours, no_alias, cublas = (tflops(shape, ms) for ms in times)
             print(

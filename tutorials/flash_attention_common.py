@@ -45,15 +45,15 @@ def load_partition(
     off_bh,
     off_m,
     n_blocks,
-    Q_ROWS: gl.constexpr,
-    NUM_Q_TILES: gl.constexpr,
-    BLOCK_N: gl.constexpr,
-    HEAD_DIM: gl.constexpr,
-    NUM_STAGES: gl.constexpr,
 ):
     """The loader warp: the NUM_Q_TILES tiles of Q_ROWS rows of Q once, then K_j and V_j into
     a ring of NUM_STAGES stages (k_ready / v_ready: the copy landed; kv_empty: the consumers
-    are done with the stage)."""
+    are done with the stage). The tile sizes are the buffers' own."""
+    NUM_Q_TILES: gl.constexpr = q_tiles.shape[0]
+    Q_ROWS: gl.constexpr = q_tiles.shape[1]
+    HEAD_DIM: gl.constexpr = q_tiles.shape[2]
+    NUM_STAGES: gl.constexpr = k_tiles.shape[0]
+    BLOCK_N: gl.constexpr = k_tiles.shape[1]
     for tile in gl.static_range(NUM_Q_TILES):
         mbarrier.expect(q_ready.index(tile), desc_q.block_type.nbytes)
         tma_load(

@@ -33,6 +33,7 @@ the region out while the kernel is traced; ``main()`` prints the plan the kernel
 configurations without aliasing that do not compile.
 """
 
+import dataclasses
 import functools
 import math
 import sys
@@ -136,21 +137,7 @@ def _attn_step(
 
 @gluon.jit
 def _consumer_partition(
-    desc_o,
-    q_tiles,
-    k_tiles,
-    v_tiles,
-    o_tiles,
-    q_ready,
-    k_ready,
-    v_ready,
-    kv_empty,
-    qk_scale,
-    off_bh,
-    off_m,
-    seq_len,
-    n_unmasked,
-    n_blocks,
+    state,
     consumer: gl.constexpr,
     SUB_M: gl.constexpr,
     BLOCK_N: gl.constexpr,
@@ -158,7 +145,10 @@ def _consumer_partition(
     NUM_STAGES: gl.constexpr,
     CAUSAL: gl.constexpr,
 ):
-    """Rows [consumer * SUB_M, (consumer + 1) * SUB_M) of the Q tile, one warpgroup."""
+    """Rows [consumer * SUB_M, (consumer + 1) * SUB_M) of the Q tile, one warpgroup. ``state``
+    holds the tensors and buffers every consumer takes (the kernel's ``consumer_state``)."""
+    (desc_o, q_tiles, k_tiles, v_tiles, o_tiles, q_ready, k_ready, v_ready, kv_empty) = state[:9]
+    (qk_scale, off_bh, off_m, seq_len, n_unmasked, n_blocks) = state[9:]
     num_warps: gl.constexpr = gl.num_warps()
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16]
@@ -326,111 +316,57 @@ def attention_fwd_kernel(
         mbarrier.init(kv_empty.index(i), count=CONSUMERS)
     fence_async_shared()
 
+    # What every consumer and the loader take (a tuple held in a variable keeps tensors only,
+    # so the constexprs go in each call).
+    consumer_state = (
+        desc_o,
+        q_tiles,
+        k_tiles,
+        v_tiles,
+        o_tiles,
+        q_ready,
+        k_ready,
+        v_ready,
+        kv_empty,
+        qk_scale,
+        off_bh,
+        off_m,
+        seq_len,
+        n_unmasked,
+        n_blocks,
+    )
+    loader_state = (
+        desc_q,
+        desc_k,
+        desc_v,
+        q_tiles,
+        k_tiles,
+        v_tiles,
+        q_ready,
+        k_ready,
+        v_ready,
+        kv_empty,
+        off_bh,
+        off_m,
+        n_blocks,
+    )
     # Registers: a CTA has 64K. The loader warp needs few; the consumers share the rest.
     if CONSUMERS == 3:
         gl.warp_specialize(
             [
                 (
                     _consumer_partition,
-                    (
-                        desc_o,
-                        q_tiles,
-                        k_tiles,
-                        v_tiles,
-                        o_tiles,
-                        q_ready,
-                        k_ready,
-                        v_ready,
-                        kv_empty,
-                        qk_scale,
-                        off_bh,
-                        off_m,
-                        seq_len,
-                        n_unmasked,
-                        n_blocks,
-                        0,
-                        SUB_M,
-                        BLOCK_N,
-                        HEAD_DIM,
-                        NUM_STAGES,
-                        CAUSAL,
-                    ),
+                    (consumer_state, 0, SUB_M, BLOCK_N, HEAD_DIM, NUM_STAGES, CAUSAL),
                 ),
                 (
                     _consumer_partition,
-                    (
-                        desc_o,
-                        q_tiles,
-                        k_tiles,
-                        v_tiles,
-                        o_tiles,
-                        q_ready,
-                        k_ready,
-                        v_ready,
-                        kv_empty,
-                        qk_scale,
-                        off_bh,
-                        off_m,
-                        seq_len,
-                        n_unmasked,
-                        n_blocks,
-                        1,
-                        SUB_M,
-                        BLOCK_N,
-                        HEAD_DIM,
-                        NUM_STAGES,
-                        CAUSAL,
-                    ),
+                    (consumer_state, 1, SUB_M, BLOCK_N, HEAD_DIM, NUM_STAGES, CAUSAL),
                 ),
                 (
                     _consumer_partition,
-                    (
-                        desc_o,
-                        q_tiles,
-                        k_tiles,
-                        v_tiles,
-                        o_tiles,
-                        q_ready,
-                        k_ready,
-                        v_ready,
-                        kv_empty,
-                        qk_scale,
-                        off_bh,
-                        off_m,
-                        seq_len,
-                        n_unmasked,
-                        n_blocks,
-                        2,
-                        SUB_M,
-                        BLOCK_N,
-                        HEAD_DIM,
-                        NUM_STAGES,
-                        CAUSAL,
-                    ),
+                    (consumer_state, 2, SUB_M, BLOCK_N, HEAD_DIM, NUM_STAGES, CAUSAL),
                 ),
-                (
-                    load_partition,
-                    (
-                        desc_q,
-                        desc_k,
-                        desc_v,
-                        q_tiles,
-                        k_tiles,
-                        v_tiles,
-                        q_ready,
-                        k_ready,
-                        v_ready,
-                        kv_empty,
-                        off_bh,
-                        off_m,
-                        n_blocks,
-                        SUB_M,
-                        CONSUMERS,
-                        BLOCK_N,
-                        HEAD_DIM,
-                        NUM_STAGES,
-                    ),
-                ),
+                (load_partition, loader_state),
             ],
             [4, 4, 1],
             [160, 160, 24],
@@ -440,79 +376,13 @@ def attention_fwd_kernel(
             [
                 (
                     _consumer_partition,
-                    (
-                        desc_o,
-                        q_tiles,
-                        k_tiles,
-                        v_tiles,
-                        o_tiles,
-                        q_ready,
-                        k_ready,
-                        v_ready,
-                        kv_empty,
-                        qk_scale,
-                        off_bh,
-                        off_m,
-                        seq_len,
-                        n_unmasked,
-                        n_blocks,
-                        0,
-                        SUB_M,
-                        BLOCK_N,
-                        HEAD_DIM,
-                        NUM_STAGES,
-                        CAUSAL,
-                    ),
+                    (consumer_state, 0, SUB_M, BLOCK_N, HEAD_DIM, NUM_STAGES, CAUSAL),
                 ),
                 (
                     _consumer_partition,
-                    (
-                        desc_o,
-                        q_tiles,
-                        k_tiles,
-                        v_tiles,
-                        o_tiles,
-                        q_ready,
-                        k_ready,
-                        v_ready,
-                        kv_empty,
-                        qk_scale,
-                        off_bh,
-                        off_m,
-                        seq_len,
-                        n_unmasked,
-                        n_blocks,
-                        1,
-                        SUB_M,
-                        BLOCK_N,
-                        HEAD_DIM,
-                        NUM_STAGES,
-                        CAUSAL,
-                    ),
+                    (consumer_state, 1, SUB_M, BLOCK_N, HEAD_DIM, NUM_STAGES, CAUSAL),
                 ),
-                (
-                    load_partition,
-                    (
-                        desc_q,
-                        desc_k,
-                        desc_v,
-                        q_tiles,
-                        k_tiles,
-                        v_tiles,
-                        q_ready,
-                        k_ready,
-                        v_ready,
-                        kv_empty,
-                        off_bh,
-                        off_m,
-                        n_blocks,
-                        SUB_M,
-                        CONSUMERS,
-                        BLOCK_N,
-                        HEAD_DIM,
-                        NUM_STAGES,
-                    ),
-                ),
+                (load_partition, loader_state),
             ],
             [4, 1],
             [240, 24],
@@ -527,28 +397,20 @@ SM90A = GPUTarget("cuda", 90, 32)
 COMPILE_OPTIONS = {"num_warps": 4}
 
 
+@dataclasses.dataclass(frozen=True)
 class Config:
     """Tile sizes and schedule of one compiled kernel: BLOCK_M rows of Q per CTA, split among
     ``consumers`` warpgroups (2 or 3), BLOCK_N keys per K/V block, ``num_stages`` K/V stages,
     and whether O aliases Q."""
 
-    def __init__(self, block_m, block_n, num_stages, alias_o, consumers=2):
-        self.block_m = block_m
-        self.block_n = block_n
-        self.num_stages = num_stages
-        self.alias_o = alias_o
-        self.consumers = consumers
+    block_m: int
+    block_n: int
+    num_stages: int
+    alias_o: bool
+    consumers: int = 2
 
     def replace(self, **changes):
-        values = dict(
-            block_m=self.block_m,
-            block_n=self.block_n,
-            num_stages=self.num_stages,
-            alias_o=self.alias_o,
-            consumers=self.consumers,
-        )
-        values.update(changes)
-        return Config(**values)
+        return dataclasses.replace(self, **changes)
 
     def __repr__(self):
         consumers = "" if self.consumers == 2 else f" consumers={self.consumers}"
@@ -612,7 +474,7 @@ def all_configs(head_dim):
         # Three consumer warpgroups of 64 rows: each K/V block feeds 192 rows of Q.
         configs += [Config(192, 128, stages, alias_o=True, consumers=3) for stages in (2, 3, 4)]
         configs.append(Config(192, 64, 4, alias_o=True, consumers=3))
-    return list({repr(config): config for config in configs}.values())
+    return list(dict.fromkeys(configs))
 
 
 def _check_inputs(q, k, v):

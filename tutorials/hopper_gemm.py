@@ -61,6 +61,7 @@ it compiles the kernel for sm_90a and prints the plan it uses (``tlx.kernel_plan
 the same buffers need without aliasing.
 """
 
+import dataclasses
 import functools
 import sys
 
@@ -127,23 +128,16 @@ def _load_partition(
 
 @gluon.jit
 def _mma_partition(
+    state,
     consumer: gl.constexpr,
-    desc_c,
-    a_ring,
-    b_ring,
-    c_tile,
-    ready,
-    empty,
-    mma_done,
-    off_m,
-    off_n,
-    k_steps,
     SUB_M: gl.constexpr,
     BLOCK_N: gl.constexpr,
     NUM_STAGES: gl.constexpr,
 ):
     """Rows [consumer * SUB_M, (consumer + 1) * SUB_M) of the tile, one warpgroup: the matrix
-    products, then this half of the epilogue."""
+    products, then this half of the epilogue. ``state`` holds the tensors and buffers both
+    consumers take (the kernel's ``consumer_state``)."""
+    desc_c, a_ring, b_ring, c_tile, ready, empty, mma_done, off_m, off_n, k_steps = state
     num_warps: gl.constexpr = gl.num_warps()
     acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16]
@@ -236,46 +230,24 @@ def gemm_kernel(
     mbarrier.init(mma_done.index(0), count=2)
     fence_async_shared()
 
+    # Both consumers take these (a tuple held in a variable keeps tensors only, so the
+    # constexprs go in each call).
+    consumer_state = (
+        desc_c,
+        a_ring,
+        b_ring,
+        c_tile,
+        ready,
+        empty,
+        mma_done.index(0),
+        off_m,
+        off_n,
+        k_steps,
+    )
     gl.warp_specialize(
         [
-            (
-                _mma_partition,
-                (
-                    0,
-                    desc_c,
-                    a_ring,
-                    b_ring,
-                    c_tile,
-                    ready,
-                    empty,
-                    mma_done.index(0),
-                    off_m,
-                    off_n,
-                    k_steps,
-                    SUB_M,
-                    BLOCK_N,
-                    NUM_STAGES,
-                ),
-            ),
-            (
-                _mma_partition,
-                (
-                    1,
-                    desc_c,
-                    a_ring,
-                    b_ring,
-                    c_tile,
-                    ready,
-                    empty,
-                    mma_done.index(0),
-                    off_m,
-                    off_n,
-                    k_steps,
-                    SUB_M,
-                    BLOCK_N,
-                    NUM_STAGES,
-                ),
-            ),
+            (_mma_partition, (consumer_state, 0, SUB_M, BLOCK_N, NUM_STAGES)),
+            (_mma_partition, (consumer_state, 1, SUB_M, BLOCK_N, NUM_STAGES)),
             (
                 _load_partition,
                 (
@@ -311,35 +283,20 @@ COMPILE_OPTIONS = {"num_warps": 4}
 TMA_ALIGNMENT = 16
 
 
+@dataclasses.dataclass(frozen=True)
 class Config:
     """Tile sizes and schedule of one compiled kernel. BLOCK_M is split between the two
     consumer warpgroups, so BLOCK_M / 2 must be a multiple of 64 (one warpgroup's MMA rows)."""
 
-    def __init__(self, block_m, block_n, block_k, num_stages, alias_c, group_m=8):
-        self.block_m = block_m
-        self.block_n = block_n
-        self.block_k = block_k
-        self.num_stages = num_stages
-        self.alias_c = alias_c
-        self.group_m = group_m
+    block_m: int
+    block_n: int
+    block_k: int
+    num_stages: int
+    alias_c: bool
+    group_m: int = 8
 
     def replace(self, **changes):
-        values = dict(
-            block_m=self.block_m,
-            block_n=self.block_n,
-            block_k=self.block_k,
-            num_stages=self.num_stages,
-            alias_c=self.alias_c,
-            group_m=self.group_m,
-        )
-        values.update(changes)
-        return Config(**values)
-
-    def __eq__(self, other):
-        return isinstance(other, Config) and repr(self) == repr(other)
-
-    def __hash__(self):
-        return hash(repr(self))
+        return dataclasses.replace(self, **changes)
 
     def __repr__(self):
         return (

@@ -3,19 +3,10 @@
 Runs only on a Hopper GPU (compute capability 9.x); skipped elsewhere.
 """
 
-import sys
-from pathlib import Path
-
 import pytest
 import torch
 
-TUTORIALS = Path(__file__).resolve().parents[2] / "tutorials"
-sys.path.insert(0, str(TUTORIALS))
-
-pytestmark = pytest.mark.skipif(
-    not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] != 9,
-    reason="needs a Hopper (sm_90) GPU",
-)
+pytestmark = pytest.mark.hopper
 
 # fp16 keeps 10 mantissa bits, bf16 7: P and O are rounded to them.
 TOLERANCE = {torch.float16: 1e-2, torch.bfloat16: 3e-2}

@@ -3,19 +3,10 @@
 Runs only on a Hopper GPU (compute capability 9.x); skipped elsewhere.
 """
 
-import sys
-from pathlib import Path
-
 import pytest
 import torch
 
-TUTORIALS = Path(__file__).resolve().parents[2] / "tutorials"
-sys.path.insert(0, str(TUTORIALS))
-
-pytestmark = pytest.mark.skipif(
-    not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] != 9,
-    reason="needs a Hopper (sm_90) GPU",
-)
+pytestmark = pytest.mark.hopper
 
 # The output is rounded to fp16 (11 significant bits) or bf16 (8): relative to the largest
 # entry, the error of a rounded entry is at most 2^-11 or 2^-8.
