@@ -7,7 +7,8 @@ the tutorial kernel with SMEM aliasing (its default configuration), the best con
 the same kernel that fits without aliasing, torch SDPA with the flash backend and with the cuDNN
 backend. TFLOP/s = 4*B*H*N*N*D (halved when causal) / median time of `--runs` timed calls after
 warm-up, each call timed with CUDA events; the contenders of a row are timed round-robin, one
-call each in turn. `--sweep` also times every configuration the kernel offers, to choose the
+call each in turn. Each timed call is queued behind a GPU sleep, so the events time the GPU's
+work, not the host's launch overhead (bench/gpu_timing.py). `--sweep` also times every configuration the kernel offers, to choose the
 defaults.
 """
 

@@ -7,8 +7,8 @@ SMEM aliasing (its default configuration: 128 x 256 x 64 tiles, four stages, C o
 the best configuration of the same kernel that fits without aliasing (three stages), and
 torch.matmul. TFLOP/s = 2*M*N*K / median time of `--runs` timed calls after warm-up, each call
 timed with CUDA events; the contenders of a row are timed round-robin, one call each in turn.
-Before each timed call the GPU sleeps for a moment, so that the call is queued before the
-start event is reached: the events time the GPU's work, not the host's launch overhead.
+Each timed call is queued behind a GPU sleep, so the events time the GPU's work, not the
+host's launch overhead (bench/gpu_timing.py).
 """
 
 import argparse
@@ -24,9 +24,6 @@ import hopper_gemm as gemm  # noqa: E402
 
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (16384, 4096, 4096)]
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
-# GPU cycles to sleep before each timed call (about 0.5 ms), longer than the host takes to
-# launch any contender.
-SLEEP_CYCLES = 1_000_000
 
 
 def tflops(shape, ms):
@@ -81,7 +78,6 @@ def main():
                     functools.partial(torch.matmul, a, b),
                 ],
                 args.runs,
-                sleep_cycles=SLEEP_CYCLES,
             )
             ours, no_alias, cublas = (tflops(shape, ms) for ms in times)
             print(

@@ -1,6 +1,11 @@
 """GPU timing shared by the benchmarks: the median time of several contenders, timed
 round-robin (one call of each in turn) with CUDA events after a warm-up, so that clock and
-temperature drift affects every contender alike."""
+temperature drift affects every contender alike.
+
+Before each timed call the GPU sleeps for a moment, so that the call is queued before the
+start event is reached: the events time the GPU's work, not the host's launch overhead (the
+Python launch of a Triton kernel and the descriptors it builds, torch's dispatch to cuBLAS or
+cuDNN), which would otherwise count for one contender more than another."""
 
 import statistics
 import time
@@ -10,16 +15,16 @@ import torch
 # Warm-up: at least this many calls of each contender and this long in all (clocks settle).
 WARMUP_RUNS = 10
 WARMUP_SECONDS = 1.0
+# GPU cycles to sleep before each timed call (about 0.5 ms), longer than the host takes to
+# launch any contender.
+SLEEP_CYCLES = 1_000_000
 
 
-def time_ms(fn, sleep_cycles=0):
-    """Milliseconds of one call of `fn` on the GPU. With `sleep_cycles`, the GPU first sleeps
-    that long, so that the call is queued before the start event is reached: the events then
-    time the GPU's work, not the host's launch overhead."""
+def time_ms(fn):
+    """Milliseconds of one call of `fn` on the GPU, queued behind a sleep (see above)."""
     start = torch.cuda.Event(enable_timing=True)
     end = torch.cuda.Event(enable_timing=True)
-    if sleep_cycles:
-        torch.cuda._sleep(sleep_cycles)
+    torch.cuda._sleep(SLEEP_CYCLES)
     start.record()
     fn()
     end.record()
@@ -27,7 +32,7 @@ def time_ms(fn, sleep_cycles=0):
     return start.elapsed_time(end)
 
 
-def median_ms(fns, runs, sleep_cycles=0):
+def median_ms(fns, runs):
     """Median milliseconds of each of `fns` over `runs` timed calls."""
     warmup_start = time.perf_counter()
     warmup_runs = 0
@@ -39,5 +44,5 @@ def median_ms(fns, runs, sleep_cycles=0):
     times = [[] for _ in fns]
     for _ in range(runs):
         for fn, samples in zip(fns, times, strict=True):
-            samples.append(time_ms(fn, sleep_cycles))
+            samples.append(time_ms(fn))
     return [statistics.median(samples) for samples in times]
