@@ -79,6 +79,22 @@ def _mask_scores(
 
 
 @gluon.jit
+def _to_mma_operand(p, dtype: gl.constexpr):
+    """``p.to(dtype)`` for fp16 or bf16, two elements per cvt into one 32-bit register: the
+    packed pair that ``warpgroup_mma`` reads from registers. Triton converts element by element
+    into 16-bit registers and packs them before the MMA, which ptxas turns into one PRMT (a
+    swap of the halves) per pair on top of the conversions."""
+    if dtype == gl.float16:
+        return gl.inline_asm_elementwise(
+            "cvt.rn.f16x2.f32 $0, $2, $1;", "=r,r,r", [p], dtype=gl.float16, is_pure=True, pack=2
+        )
+    else:
+        return gl.inline_asm_elementwise(
+            "cvt.rn.bf16x2.f32 $0, $2, $1;", "=r,r,r", [p], dtype=gl.bfloat16, is_pure=True, pack=2
+        )
+
+
+@gluon.jit
 def _online_softmax(s, m_i, l_i, qk_scale):
     m_new = gl.maximum(m_i, gl.max(s, 1) * qk_scale)
     alpha = gl.exp2(m_i - m_new)
@@ -127,7 +143,7 @@ def _attn_step(
     if MASKED:
         s = _mask_scores(s, off_m, j * BLOCK_N, seq_len, SUB_M, BLOCK_N, CAUSAL, s_layout)
     p_next, alpha, m_i, l_i = _online_softmax(s, m_i, l_i, qk_scale)
-    p_next = gl.convert_layout(p_next.to(p.dtype), p_layout)
+    p_next = gl.convert_layout(_to_mma_operand(p_next, p.dtype), p_layout)
     acc, p = warpgroup_mma_wait(0, deps=[acc_tok, p])
     mbarrier.arrive(kv_empty.index(prev))
     alpha = gl.convert_layout(alpha, gl.SliceLayout(1, o_layout))
@@ -179,7 +195,7 @@ def _consumer_partition(
     if n_unmasked == 0:
         s = _mask_scores(s, off_m, 0, seq_len, SUB_M, BLOCK_N, CAUSAL, s_layout)
     p, alpha, m_i, l_i = _online_softmax(s, m_i, l_i, qk_scale)
-    p = gl.convert_layout(p.to(dtype), p_layout)
+    p = gl.convert_layout(_to_mma_operand(p, dtype), p_layout)
 
     for j in range(1, n_unmasked):
         p, acc, m_i, l_i = _attn_step(
