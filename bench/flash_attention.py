@@ -8,8 +8,8 @@ the same kernel that fits without aliasing, torch SDPA with the flash backend an
 backend. TFLOP/s = 4*B*H*N*N*D (halved when causal) / median time of `--runs` timed calls after
 warm-up, each call timed with CUDA events; the contenders of a row are timed round-robin, one
 call each in turn. Each timed call is queued behind a GPU sleep, so the events time the GPU's
-work, not the host's launch overhead (bench/gpu_timing.py). `--sweep` also times every configuration the kernel offers, to choose the
-defaults.
+work, not the host's launch overhead (bench/gpu_timing.py). `--sweep` also times every
+configuration the kernel offers, to choose the defaults.
 """
 
 import argparse

@@ -11,9 +11,23 @@ from triton.experimental.gluon.language.nvidia.hopper import mbarrier
 
 
 @gluon.jit
+def key_blocks(seq_len, off_m, ROWS: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr):
+    """(n_unmasked, n_blocks) of the ROWS rows of Q from ``off_m`` on: how many K/V blocks
+    they visit and how many of those, from the first, need no mask."""
+    if CAUSAL:
+        n_blocks = gl.cdiv(gl.minimum(seq_len, off_m + ROWS), BLOCK_N)
+        n_unmasked = gl.minimum(off_m // BLOCK_N, n_blocks)
+    else:
+        n_blocks = gl.cdiv(seq_len, BLOCK_N)
+        n_unmasked = seq_len // BLOCK_N
+    return n_unmasked, n_blocks
+
+
+@gluon.jit
 def block_range(seq_len, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr):
-    """(off_bh, off_m, n_unmasked, n_blocks) of this CTA: its (batch, head), its first row, how
-    many K/V blocks need no causal mask and how many it visits."""
+    """(off_bh, off_m, n_unmasked, n_blocks) of this CTA (grid: (row blocks, batch * heads)):
+    its (batch, head), its first row, how many K/V blocks need no causal mask and how many it
+    visits."""
     off_bh = gl.program_id(1)
     if CAUSAL:
         # Longest rows first, so the short ones fill the tail of the grid.
@@ -21,13 +35,65 @@ def block_range(seq_len, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: g
     else:
         start_m = gl.program_id(0)
     off_m = start_m * BLOCK_M
-    if CAUSAL:
-        hi = gl.minimum(seq_len, off_m + BLOCK_M)
-        n_unmasked = off_m // BLOCK_N
-    else:
-        hi = seq_len
-        n_unmasked = seq_len // BLOCK_N
-    return off_bh, off_m, n_unmasked, gl.cdiv(hi, BLOCK_N)
+    n_unmasked, n_blocks = key_blocks(seq_len, off_m, BLOCK_M, BLOCK_N, CAUSAL)
+    return off_bh, off_m, n_unmasked, n_blocks
+
+
+@gluon.jit
+def load_q_tiles(desc_q, q_tiles, q_ready, first, COUNT: gl.constexpr, off_bh, off_m):
+    """TMA copies of ``COUNT`` consecutive tiles of Q rows from ``off_m`` on into buffers
+    ``first``, ``first + 1``, ... of ``q_tiles``, each landing on its ``q_ready`` barrier."""
+    Q_ROWS: gl.constexpr = q_tiles.shape[1]
+    HEAD_DIM: gl.constexpr = q_tiles.shape[2]
+    for tile in gl.static_range(COUNT):
+        mbarrier.expect(q_ready.index(first + tile), desc_q.block_type.nbytes)
+        tma_load(
+            desc_q,
+            [off_bh, off_m + tile * Q_ROWS, 0],
+            q_ready.index(first + tile),
+            q_tiles.index(first + tile).reshape([1, Q_ROWS, HEAD_DIM]),
+        )
+
+
+@gluon.jit
+def load_kv_blocks(
+    desc_k,
+    desc_v,
+    k_tiles,
+    v_tiles,
+    k_ready,
+    v_ready,
+    kv_empty,
+    off_bh,
+    first_block,
+    end_block,
+    ring_start,
+):
+    """TMA copies of K and V blocks first_block .. end_block - 1 of a head into the ring of
+    stages. ``ring_start`` counts the blocks the ring held before block 0 of this head (a
+    persistent CTA's earlier tiles): block j goes to stage (ring_start + j) % NUM_STAGES once
+    the consumers released it (kv_empty) and lands on k_ready / v_ready."""
+    NUM_STAGES: gl.constexpr = k_tiles.shape[0]
+    BLOCK_N: gl.constexpr = k_tiles.shape[1]
+    HEAD_DIM: gl.constexpr = k_tiles.shape[2]
+    for j in range(first_block, end_block):
+        index = ring_start + j
+        stage = index % NUM_STAGES
+        mbarrier.wait(kv_empty.index(stage), ((index // NUM_STAGES) & 1) ^ 1)
+        mbarrier.expect(k_ready.index(stage), desc_k.block_type.nbytes)
+        tma_load(
+            desc_k,
+            [off_bh, j * BLOCK_N, 0],
+            k_ready.index(stage),
+            k_tiles.index(stage).reshape([1, BLOCK_N, HEAD_DIM]),
+        )
+        mbarrier.expect(v_ready.index(stage), desc_v.block_type.nbytes)
+        tma_load(
+            desc_v,
+            [off_bh, j * BLOCK_N, 0],
+            v_ready.index(stage),
+            v_tiles.index(stage).reshape([1, BLOCK_N, HEAD_DIM]),
+        )
 
 
 @gluon.jit
@@ -46,39 +112,13 @@ def load_partition(
     off_m,
     n_blocks,
 ):
-    """The loader warp: the NUM_Q_TILES tiles of Q_ROWS rows of Q once, then K_j and V_j into
-    a ring of NUM_STAGES stages (k_ready / v_ready: the copy landed; kv_empty: the consumers
-    are done with the stage). The tile sizes are the buffers' own."""
-    NUM_Q_TILES: gl.constexpr = q_tiles.shape[0]
-    Q_ROWS: gl.constexpr = q_tiles.shape[1]
-    HEAD_DIM: gl.constexpr = q_tiles.shape[2]
-    NUM_STAGES: gl.constexpr = k_tiles.shape[0]
-    BLOCK_N: gl.constexpr = k_tiles.shape[1]
-    for tile in gl.static_range(NUM_Q_TILES):
-        mbarrier.expect(q_ready.index(tile), desc_q.block_type.nbytes)
-        tma_load(
-            desc_q,
-            [off_bh, off_m + tile * Q_ROWS, 0],
-            q_ready.index(tile),
-            q_tiles.index(tile).reshape([1, Q_ROWS, HEAD_DIM]),
-        )
-    for j in range(n_blocks):
-        stage = j % NUM_STAGES
-        mbarrier.wait(kv_empty.index(stage), ((j // NUM_STAGES) & 1) ^ 1)
-        mbarrier.expect(k_ready.index(stage), desc_k.block_type.nbytes)
-        tma_load(
-            desc_k,
-            [off_bh, j * BLOCK_N, 0],
-            k_ready.index(stage),
-            k_tiles.index(stage).reshape([1, BLOCK_N, HEAD_DIM]),
-        )
-        mbarrier.expect(v_ready.index(stage), desc_v.block_type.nbytes)
-        tma_load(
-            desc_v,
-            [off_bh, j * BLOCK_N, 0],
-            v_ready.index(stage),
-            v_tiles.index(stage).reshape([1, BLOCK_N, HEAD_DIM]),
-        )
+    """The loader warp of a CTA that computes one tile: every tile of Q in ``q_tiles`` once,
+    then K_j and V_j into the ring of stages (k_ready / v_ready: the copy landed; kv_empty:
+    the consumers are done with the stage). The tile sizes are the buffers' own."""
+    load_q_tiles(desc_q, q_tiles, q_ready, 0, q_tiles.shape[0], off_bh, off_m)
+    load_kv_blocks(
+        desc_k, desc_v, k_tiles, v_tiles, k_ready, v_ready, kv_empty, off_bh, 0, n_blocks, 0
+    )
 
 
 # Host side ---------------------------------------------------------------------------------

@@ -4,33 +4,41 @@
 
 The kernel
 ----------
-One CTA computes a BLOCK_M x HEAD_DIM tile of O = softmax(Q K^T * sm_scale) V for one
-(batch, head), with three warp-specialized partitions:
+O = softmax(Q K^T * sm_scale) V, tile by tile: a tile is BLOCK_M rows of Q of one (batch, head).
+The kernel is persistent: one CTA per SM takes work units round-robin (``_work_units``): a unit
+is one tile, or with a causal mask the pair of row blocks i and n - 1 - i of a head, whose work
+adds up to the same for every i, so that every CTA gets as much as the others. A CTA has three
+warp-specialized partitions:
 
-* a loader warp issues TMA copies: the consumers' Q tiles once, then K_j and V_j into a ring
-  of NUM_STAGES stage buffers guarded by mbarriers (k_ready / v_ready: "the copy landed",
-  kv_empty: "every consumer is done with this stage");
-* two consumer warpgroups (three at HEAD_DIM 64), each owning 64 rows of Q. Per K/V block a
-  consumer issues S_j = Q K_j^T and P_{j-1} V_{j-1} on the tensor cores (``warpgroup_mma``, P
-  from registers) and runs the online softmax of S_j (exp2 with the scale folded in) while
+* a loader warp issues TMA copies: each tile's Q tiles, and K_j and V_j into a ring of
+  NUM_STAGES stage buffers guarded by mbarriers (k_ready / v_ready: "the copy landed",
+  kv_empty: "every consumer is done with this stage"; q_ready / q_empty likewise for Q). The
+  ring runs on across tiles, so the next tile's first blocks load while this one finishes;
+* two consumer warpgroups (three at HEAD_DIM 64), each owning 64 rows of a tile. Per K/V block
+  a consumer issues S_j = Q K_j^T and P_{j-1} V_{j-1} on the tensor cores (``warpgroup_mma``,
+  P from registers) and runs the online softmax of S_j (exp2 with the scale folded in) while
   P V is in flight.
   The consumers are separate partitions that meet only at the K/V stage barriers, so they drift
   apart and one warpgroup's softmax overlaps the other's matrix products (explicit turn-taking
   through an mbarrier pair, as in FA3's ping-pong schedule, measured no faster on an H200);
-* causal masking touches only the blocks on the diagonal; rows and keys past the sequence end
-  come from the TMA's zero fill and are masked (keys) or clipped by the TMA store (rows).
+* causal masking touches only the blocks on the diagonal, and a consumer stops at its own last
+  block; rows and keys past the sequence end come from the TMA's zero fill and are masked
+  (keys) or skipped and clipped by the TMA store (rows).
 
 Where aliasing buys room
 ------------------------
-All tiles live in one ``tlx.storage_alias_spec``. Q is dead once the last S = Q K^T has been
-computed, and the O tile the epilogue hands to the TMA store is born after that, so O shares
-Q's bytes (``reuse_group(q, o, shared)``); K and V stages are ``distinct`` from both. For
-HEAD_DIM = 128, BLOCK_M = BLOCK_N = 128 that is 32 KB (Q = O) + 3 x (32 KB K + 32 KB V) = 224 KB,
-which fits the 227 KB of an sm_90a CTA; without aliasing the same three stages need 256 KB, so
-the best configuration without aliasing has only two stages. The planner (``tlx.planner``) lays
-the region out while the kernel is traced; ``main()`` prints the plan the kernel uses
-(``tlx.kernel_plans``), the size the planner gives the same buffers without aliasing, and the
-configurations without aliasing that do not compile.
+All tiles live in one ``tlx.storage_alias_spec``. A consumer's Q tile is dead once its last
+S = Q K^T has been computed, and the O tile its epilogue hands to the TMA store is born after
+that, so O shares Q's bytes (``reuse_group(q, o, shared)``); K and V stages are ``distinct``
+from both. For HEAD_DIM = 128, BLOCK_M = BLOCK_N = 128 that is 32 KB (Q = O) + 3 x (32 KB K +
+32 KB V) = 224 KB, which fits the 227 KB of an sm_90a CTA; without aliasing the same three
+stages need 256 KB, so the best configuration without aliasing has only two stages. At
+HEAD_DIM 64 each consumer has two Q buffers (the next tile's Q loads while this one is in use),
+each taken in turn by O: 48 KB + 5 x 32 KB = 208 KB, where without aliasing five stages need
+256 KB and only four fit. The planner (``tlx.planner``) lays the region out while the kernel is
+traced; ``main()`` prints the plan the kernel uses (``tlx.kernel_plans``), the size the planner
+gives the same buffers without aliasing, and the configurations without aliasing that do not
+compile.
 """
 
 import dataclasses
@@ -41,7 +49,13 @@ import sys
 import tlx
 import torch
 import triton
-from flash_attention_common import block_range, descriptor_signature, descriptors, load_partition
+from flash_attention_common import (
+    descriptor_signature,
+    descriptors,
+    key_blocks,
+    load_kv_blocks,
+    load_q_tiles,
+)
 from tlx.compat import tma_store
 from triton.backends.compiler import GPUTarget
 from triton.compiler.errors import CompilationError
@@ -69,12 +83,16 @@ def _mask_scores(
     CAUSAL: gl.constexpr,
     s_layout: gl.constexpr,
 ):
-    cols = off_n + gl.arange(0, BLOCK_N, gl.SliceLayout(0, s_layout))
     if CAUSAL:
+        cols = off_n + gl.arange(0, BLOCK_N, gl.SliceLayout(0, s_layout))
         rows = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(1, s_layout))
         keep = cols[None, :] <= rows[:, None]
     else:
-        keep = (cols < seq_len)[None, :]
+        # The block's own column numbers against how many keys are left: the register
+        # allocation of the persistent kernel fits in 160 registers this way, and spills
+        # when the block's offset is added to every column number.
+        cols = gl.arange(0, BLOCK_N, gl.SliceLayout(0, s_layout))
+        keep = (cols < seq_len - off_n)[None, :]
     return gl.where(keep, s, float("-inf"))
 
 
@@ -105,7 +123,8 @@ def _online_softmax(s, m_i, l_i, qk_scale):
 
 @gluon.jit
 def _attn_step(
-    j,
+    index,
+    first_index,
     q_smem,
     k_tiles,
     v_tiles,
@@ -129,42 +148,52 @@ def _attn_step(
     p_layout: gl.constexpr,
 ):
     """One software-pipelined iteration: S_j = Q K_j^T is issued together with P_{j-1} V_{j-1},
-    then softmax(S_j) runs while the tensor cores finish P V."""
-    stage = j % NUM_STAGES
-    prev = (j - 1) % NUM_STAGES
-    mbarrier.wait(k_ready.index(stage), (j // NUM_STAGES) & 1)
+    then softmax(S_j) runs while the tensor cores finish P V. Key block j of the tile is block
+    ``index = first_index + j`` of the K/V ring."""
+    stage = index % NUM_STAGES
+    prev = (index - 1) % NUM_STAGES
+    mbarrier.wait(k_ready.index(stage), (index // NUM_STAGES) & 1)
     s_zero = gl.zeros([SUB_M, BLOCK_N], gl.float32, s_layout)
     s_tok = warpgroup_mma(
         q_smem, k_tiles.index(stage).permute((1, 0)), s_zero, use_acc=False, is_async=True
     )
-    mbarrier.wait(v_ready.index(prev), ((j - 1) // NUM_STAGES) & 1)
+    mbarrier.wait(v_ready.index(prev), ((index - 1) // NUM_STAGES) & 1)
     acc_tok = warpgroup_mma(p, v_tiles.index(prev), acc, is_async=True)
     s = warpgroup_mma_wait(1, deps=[s_tok])
     if MASKED:
-        s = _mask_scores(s, off_m, j * BLOCK_N, seq_len, SUB_M, BLOCK_N, CAUSAL, s_layout)
+        off_n = (index - first_index) * BLOCK_N
+        s = _mask_scores(s, off_m, off_n, seq_len, SUB_M, BLOCK_N, CAUSAL, s_layout)
     p_next, alpha, m_i, l_i = _online_softmax(s, m_i, l_i, qk_scale)
-    p_next = gl.convert_layout(_to_mma_operand(p_next, p.dtype), p_layout)
+    # P_{j-1} V_{j-1} is done before P_j is converted to 16 bits: the registers of P_{j-1}
+    # then take P_j, and S_j, P_{j-1}, P_j and O are never all live at once.
     acc, p = warpgroup_mma_wait(0, deps=[acc_tok, p])
     mbarrier.arrive(kv_empty.index(prev))
+    p_next = gl.convert_layout(_to_mma_operand(p_next, p.dtype), p_layout)
     alpha = gl.convert_layout(alpha, gl.SliceLayout(1, o_layout))
     acc = acc * alpha[:, None]
     return p_next, acc, m_i, l_i
 
 
 @gluon.jit
-def _consumer_partition(
+def _attend_rows(
     state,
-    consumer: gl.constexpr,
+    q_index,
+    first_index,
+    off_bh,
+    off_m,
+    n_unmasked,
+    n_blocks,
     SUB_M: gl.constexpr,
     BLOCK_N: gl.constexpr,
     HEAD_DIM: gl.constexpr,
     NUM_STAGES: gl.constexpr,
     CAUSAL: gl.constexpr,
 ):
-    """Rows [consumer * SUB_M, (consumer + 1) * SUB_M) of the Q tile, one warpgroup. ``state``
-    holds the tensors and buffers every consumer takes (the kernel's ``consumer_state``)."""
-    (desc_o, q_tiles, k_tiles, v_tiles, o_tiles, q_ready, k_ready, v_ready, kv_empty) = state[:9]
-    (qk_scale, off_bh, off_m, seq_len, n_unmasked, n_blocks) = state[9:]
+    """O for the SUB_M rows of Q from ``off_m`` on, in Q buffer ``q_index``, over key blocks
+    0 .. n_blocks - 1 (at least one), which are blocks ``first_index`` on of the K/V ring; the
+    O tile goes out through O buffer ``q_index`` and a TMA store."""
+    (desc_o, q_tiles, k_tiles, v_tiles, o_tiles, _, _, k_ready, v_ready, kv_empty) = state[:10]
+    (qk_scale, seq_len) = state[10:12]
     num_warps: gl.constexpr = gl.num_warps()
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16]
@@ -174,32 +203,27 @@ def _consumer_partition(
     )
     p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
     dtype: gl.constexpr = q_tiles.dtype
-    q_smem = q_tiles.index(consumer)
-    off_m = off_m + consumer * SUB_M
-    if CAUSAL:
-        # This warpgroup's own rows decide how far it reads along K: with three consumers
-        # per 128-key block, the first may stop a block or two before the CTA's last, which
-        # the loader has filled already (it waits for no consumer after the last block).
-        n_blocks = gl.cdiv(gl.minimum(seq_len, off_m + SUB_M), BLOCK_N)
-        n_unmasked = gl.minimum(off_m // BLOCK_N, n_blocks)
+    q_smem = q_tiles.index(q_index)
 
     m_i = gl.full([SUB_M], float("-inf"), gl.float32, gl.SliceLayout(1, s_layout))
     l_i = gl.full([SUB_M], 0.0, gl.float32, gl.SliceLayout(1, s_layout))
     acc = gl.zeros([SUB_M, HEAD_DIM], gl.float32, o_layout)
 
     # Block 0 is peeled: there is no P V product to overlap with yet.
-    mbarrier.wait(q_ready.index(consumer), 0)
-    mbarrier.wait(k_ready.index(0), 0)
+    first_stage = first_index % NUM_STAGES
+    mbarrier.wait(k_ready.index(first_stage), (first_index // NUM_STAGES) & 1)
     s = gl.zeros([SUB_M, BLOCK_N], gl.float32, s_layout)
-    s = warpgroup_mma(q_smem, k_tiles.index(0).permute((1, 0)), s, use_acc=False)
+    s = warpgroup_mma(q_smem, k_tiles.index(first_stage).permute((1, 0)), s, use_acc=False)
     if n_unmasked == 0:
         s = _mask_scores(s, off_m, 0, seq_len, SUB_M, BLOCK_N, CAUSAL, s_layout)
     p, alpha, m_i, l_i = _online_softmax(s, m_i, l_i, qk_scale)
     p = gl.convert_layout(_to_mma_operand(p, dtype), p_layout)
 
-    for j in range(1, n_unmasked):
+    # The loops run over the blocks' indices in the ring.
+    for index in range(first_index + 1, first_index + n_unmasked):
         p, acc, m_i, l_i = _attn_step(
-            j,
+            index,
+            first_index,
             q_smem,
             k_tiles,
             v_tiles,
@@ -222,9 +246,10 @@ def _consumer_partition(
             o_layout,
             p_layout,
         )
-    for j in range(gl.maximum(n_unmasked, 1), n_blocks):
+    for index in range(first_index + gl.maximum(n_unmasked, 1), first_index + n_blocks):
         p, acc, m_i, l_i = _attn_step(
-            j,
+            index,
+            first_index,
             q_smem,
             k_tiles,
             v_tiles,
@@ -248,17 +273,161 @@ def _consumer_partition(
             p_layout,
         )
 
-    last = n_blocks - 1
-    mbarrier.wait(v_ready.index(last % NUM_STAGES), (last // NUM_STAGES) & 1)
-    acc = warpgroup_mma(p, v_tiles.index(last % NUM_STAGES), acc)
+    last = (first_index + n_blocks - 1) % NUM_STAGES
+    mbarrier.wait(v_ready.index(last), ((first_index + n_blocks - 1) // NUM_STAGES) & 1)
+    acc = warpgroup_mma(p, v_tiles.index(last), acc)
+    mbarrier.arrive(kv_empty.index(last))
 
     l_i = gl.convert_layout(l_i, gl.SliceLayout(1, o_layout))
     o = (acc / l_i[:, None]).to(dtype)
-    o_smem = o_tiles.index(consumer)
+    o_smem = o_tiles.index(q_index)
     o_smem.store(o)
     fence_async_shared()
     tma_store(desc_o, [off_bh, off_m, 0], o_smem.reshape([1, SUB_M, HEAD_DIM]))
+    # O may take Q's bytes (ALIAS_O): the loader refills the buffer once the store has read it.
     tma.store_wait(0)
+
+
+@gluon.jit
+def _work_units(seq_len, batch_heads, BLOCK_M: gl.constexpr, CAUSAL: gl.constexpr):
+    """(row blocks per head, work units per head, work units): the grid's CTAs take work units
+    round-robin. A unit is one row block of a head; causal, it is the pair of row blocks i and
+    n - 1 - i (n row blocks), whose key blocks add up to about n + 1 whatever i, so that every
+    CTA gets as much work as the others (the middle block of an odd n is a unit alone)."""
+    n_row_blocks = gl.cdiv(seq_len, BLOCK_M)
+    if CAUSAL:
+        units_per_head = (n_row_blocks + 1) // 2
+    else:
+        units_per_head = n_row_blocks
+    return n_row_blocks, units_per_head, units_per_head * batch_heads
+
+
+@gluon.jit
+def _unit_tiles(unit, n_row_blocks, units_per_head, CAUSAL: gl.constexpr):
+    """(off_bh, first row block, row block step, tiles) of a work unit (_work_units): its
+    tiles are row blocks first, first + step, ..., the longest first when causal."""
+    off_bh = unit // units_per_head
+    i = unit % units_per_head
+    if CAUSAL:
+        first = n_row_blocks - 1 - i
+        step = i - first
+        n_tiles = gl.minimum(first - i, 1) + 1
+    else:
+        first = i
+        step = 0
+        n_tiles = 1
+    return off_bh, first, step, n_tiles
+
+
+@gluon.jit
+def _consumer_partition(
+    state,
+    consumer: gl.constexpr,
+    CONSUMERS: gl.constexpr,
+    SUB_M: gl.constexpr,
+    BLOCK_N: gl.constexpr,
+    HEAD_DIM: gl.constexpr,
+    NUM_STAGES: gl.constexpr,
+    Q_BUFFERS: gl.constexpr,
+    CAUSAL: gl.constexpr,
+):
+    """Rows [consumer * SUB_M, (consumer + 1) * SUB_M) of every tile of this CTA, one
+    warpgroup. ``state`` holds the tensors and buffers every partition takes (the kernel's
+    ``partition_state``)."""
+    (q_ready, q_empty, k_ready, v_ready, kv_empty) = state[5:10]
+    (seq_len, batch_heads) = state[11:13]
+    BLOCK_M: gl.constexpr = CONSUMERS * SUB_M
+    n_row_blocks, units_per_head, n_units = _work_units(seq_len, batch_heads, BLOCK_M, CAUSAL)
+    tile_count = 0  # tiles of this CTA so far: which Q buffer, which phase
+    kv_count = 0  # K/V blocks of this CTA so far: which stage, which phase
+    for unit in range(gl.program_id(0), n_units, gl.num_programs(0)):
+        off_bh, first_row_block, step, n_tiles = _unit_tiles(
+            unit, n_row_blocks, units_per_head, CAUSAL
+        )
+        for tile in range(n_tiles):
+            off_m = (first_row_block + tile * step) * BLOCK_M
+            _, n_blocks = key_blocks(seq_len, off_m, BLOCK_M, BLOCK_N, CAUSAL)
+            rows = off_m + consumer * SUB_M
+            n_unmasked, own_blocks = key_blocks(seq_len, rows, SUB_M, BLOCK_N, CAUSAL)
+            if rows >= seq_len:
+                own_blocks = 0  # rows past the end of the sequence: nothing to compute
+            q_index = (tile_count % Q_BUFFERS) * CONSUMERS + consumer
+            mbarrier.wait(q_ready.index(q_index), (tile_count // Q_BUFFERS) & 1)
+            if own_blocks > 0:
+                _attend_rows(
+                    state,
+                    q_index,
+                    kv_count,
+                    off_bh,
+                    rows,
+                    n_unmasked,
+                    own_blocks,
+                    SUB_M,
+                    BLOCK_N,
+                    HEAD_DIM,
+                    NUM_STAGES,
+                    CAUSAL,
+                )
+            mbarrier.arrive(q_empty.index(q_index))
+            # The CTA's other rows read further along K (causal) or these rows are past the
+            # end: release the blocks this warpgroup skips once they have landed (so that the
+            # release counts for this round of the ring, not the last).
+            for j in range(own_blocks, n_blocks):
+                index = kv_count + j
+                mbarrier.wait(v_ready.index(index % NUM_STAGES), (index // NUM_STAGES) & 1)
+                mbarrier.arrive(kv_empty.index(index % NUM_STAGES))
+            tile_count += 1
+            kv_count += n_blocks
+
+
+@gluon.jit
+def _load_partition(
+    state,
+    desc_q,
+    desc_k,
+    desc_v,
+    CONSUMERS: gl.constexpr,
+    Q_BUFFERS: gl.constexpr,
+    CAUSAL: gl.constexpr,
+):
+    """The loader warp: for every tile of this CTA, in the consumers' order, its Q tiles once
+    their buffers are free (q_empty) and its K/V blocks into the ring (load_kv_blocks).
+
+    With one Q buffer per consumer, a tile's Q can load only once the last tile's O (in the
+    same bytes) has been stored: the first NUM_STAGES - 1 K/V blocks go first, into the stages
+    the consumers free as they finish the last tile, so that only Q's copy stands between two
+    tiles. With two, Q goes first: its buffer was freed a tile ago."""
+    (q_tiles, k_tiles, v_tiles) = state[1:4]
+    (q_ready, q_empty, k_ready, v_ready, kv_empty) = state[5:10]
+    (seq_len, batch_heads) = state[11:13]
+    SUB_M: gl.constexpr = q_tiles.shape[1]
+    NUM_STAGES: gl.constexpr = k_tiles.shape[0]
+    BLOCK_N: gl.constexpr = k_tiles.shape[1]
+    BLOCK_M: gl.constexpr = CONSUMERS * SUB_M
+    if Q_BUFFERS == 1:
+        KV_BEFORE_Q: gl.constexpr = NUM_STAGES - 1
+    else:
+        KV_BEFORE_Q: gl.constexpr = 0
+    n_row_blocks, units_per_head, n_units = _work_units(seq_len, batch_heads, BLOCK_M, CAUSAL)
+    tile_count = 0
+    kv_count = 0
+    for unit in range(gl.program_id(0), n_units, gl.num_programs(0)):
+        off_bh, first_row_block, step, n_tiles = _unit_tiles(
+            unit, n_row_blocks, units_per_head, CAUSAL
+        )
+        for tile in range(n_tiles):
+            off_m = (first_row_block + tile * step) * BLOCK_M
+            _, n_blocks = key_blocks(seq_len, off_m, BLOCK_M, BLOCK_N, CAUSAL)
+            n_early = gl.minimum(n_blocks, KV_BEFORE_Q)
+            kv = (desc_k, desc_v, k_tiles, v_tiles, k_ready, v_ready, kv_empty, off_bh)
+            load_kv_blocks(*kv, 0, n_early, kv_count)
+            first_q = (tile_count % Q_BUFFERS) * CONSUMERS
+            for c in gl.static_range(CONSUMERS):
+                mbarrier.wait(q_empty.index(first_q + c), ((tile_count // Q_BUFFERS) & 1) ^ 1)
+            load_q_tiles(desc_q, q_tiles, q_ready, first_q, CONSUMERS, off_bh, off_m)
+            load_kv_blocks(*kv, n_early, n_blocks, kv_count)
+            tile_count += 1
+            kv_count += n_blocks
 
 
 @tlx.jit
@@ -269,6 +438,7 @@ def attention_fwd_kernel(
     desc_o,
     qk_scale,
     seq_len,
+    batch_heads,
     BLOCK_M: gl.constexpr,
     BLOCK_N: gl.constexpr,
     HEAD_DIM: gl.constexpr,
@@ -276,26 +446,26 @@ def attention_fwd_kernel(
     CAUSAL: gl.constexpr,
     ALIAS_O: gl.constexpr,
     CONSUMERS: gl.constexpr,
+    Q_BUFFERS: gl.constexpr,
 ):
+    """A persistent kernel: each CTA computes the work units (_work_units) program_id,
+    program_id + num_programs, ... of the batch_heads x seq_len rows of Q."""
     SUB_M: gl.constexpr = BLOCK_M // CONSUMERS
-    # Causal: a consumer stops at its own last key block (_consumer_partition), up to this
-    # many blocks before the CTA's last, whose stages no one then releases; the loader must
-    # not wait for them.
-    gl.static_assert(
-        not CAUSAL or (BLOCK_M - SUB_M + BLOCK_N - 1) // BLOCK_N < NUM_STAGES,
-        "causal attention needs more K/V stages than key blocks a consumer may skip",
-    )
-    off_bh, off_m, n_unmasked, n_blocks = block_range(seq_len, BLOCK_M, BLOCK_N, CAUSAL)
-
     dtype: gl.constexpr = desc_q.dtype
     tile_layout: gl.constexpr = gl.NVMMASharedLayout(
         swizzle_byte_width=128, element_bitwidth=dtype.primitive_bitwidth, rank=2
     )
-    # All tiles live in one SMEM region planned by tlx. Q is dead once the last S = Q K^T has
-    # been computed, so the O tile of the epilogue can take its bytes.
+    # All tiles live in one SMEM region planned by tlx. A consumer's Q tile is dead once its
+    # last S = Q K^T has been computed, so the O tile of its epilogue can take Q's bytes. With
+    # two Q buffers per consumer, the loader fills one with the next tile's Q while the other
+    # holds this tile's Q and then its O.
     smem = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
-    q_tiles = tlx.local_alloc((SUB_M, HEAD_DIM), dtype, CONSUMERS, reuse=smem, layout=tile_layout)
-    o_tiles = tlx.local_alloc((SUB_M, HEAD_DIM), dtype, CONSUMERS, reuse=smem, layout=tile_layout)
+    q_tiles = tlx.local_alloc(
+        (SUB_M, HEAD_DIM), dtype, Q_BUFFERS * CONSUMERS, reuse=smem, layout=tile_layout
+    )
+    o_tiles = tlx.local_alloc(
+        (SUB_M, HEAD_DIM), dtype, Q_BUFFERS * CONSUMERS, reuse=smem, layout=tile_layout
+    )
     k_tiles = tlx.local_alloc(
         (BLOCK_N, HEAD_DIM), dtype, NUM_STAGES, reuse=smem, layout=tile_layout
     )
@@ -304,11 +474,17 @@ def attention_fwd_kernel(
     )
     if ALIAS_O:
         q_and_o = tlx.reuse_group(
-            q_tiles, o_tiles, group_type=tlx.reuse_group_type.shared, group_size=CONSUMERS
+            q_tiles,
+            o_tiles,
+            group_type=tlx.reuse_group_type.shared,
+            group_size=Q_BUFFERS * CONSUMERS,
         )
     else:
         q_and_o = tlx.reuse_group(
-            q_tiles, o_tiles, group_type=tlx.reuse_group_type.distinct, group_size=CONSUMERS
+            q_tiles,
+            o_tiles,
+            group_type=tlx.reuse_group_type.distinct,
+            group_size=Q_BUFFERS * CONSUMERS,
         )
     smem.set_buffer_overlap(
         tlx.reuse_group(
@@ -320,69 +496,89 @@ def attention_fwd_kernel(
     )
 
     bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
-    q_ready = gl.allocate_shared_memory(gl.int64, [CONSUMERS, 1], bar_layout)
+    q_ready = gl.allocate_shared_memory(gl.int64, [Q_BUFFERS * CONSUMERS, 1], bar_layout)
+    q_empty = gl.allocate_shared_memory(gl.int64, [Q_BUFFERS * CONSUMERS, 1], bar_layout)
     k_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
     v_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
     kv_empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
-    for c in gl.static_range(CONSUMERS):
-        mbarrier.init(q_ready.index(c), count=1)
+    for i in gl.static_range(Q_BUFFERS * CONSUMERS):
+        mbarrier.init(q_ready.index(i), count=1)
+        mbarrier.init(q_empty.index(i), count=1)
     for i in gl.static_range(NUM_STAGES):
         mbarrier.init(k_ready.index(i), count=1)
         mbarrier.init(v_ready.index(i), count=1)
         mbarrier.init(kv_empty.index(i), count=CONSUMERS)
     fence_async_shared()
 
-    # What every consumer and the loader take (a tuple held in a variable keeps tensors only,
-    # so the constexprs go in each call).
-    consumer_state = (
+    # What every partition takes (a tuple held in a variable keeps tensors only, so the
+    # constexprs go in each call).
+    partition_state = (
         desc_o,
         q_tiles,
         k_tiles,
         v_tiles,
         o_tiles,
         q_ready,
+        q_empty,
         k_ready,
         v_ready,
         kv_empty,
         qk_scale,
-        off_bh,
-        off_m,
         seq_len,
-        n_unmasked,
-        n_blocks,
+        batch_heads,
     )
-    loader_state = (
-        desc_q,
-        desc_k,
-        desc_v,
-        q_tiles,
-        k_tiles,
-        v_tiles,
-        q_ready,
-        k_ready,
-        v_ready,
-        kv_empty,
-        off_bh,
-        off_m,
-        n_blocks,
-    )
-    # Registers: a CTA has 64K. The loader warp needs few; the consumers share the rest.
+    # The first consumer is the default partition (the kernel's 4 warps), the others and the
+    # loader warp are workers. Registers: a CTA has 64K; the loader warp needs few and the
+    # consumers share the rest.
     if CONSUMERS == 3:
         gl.warp_specialize(
             [
                 (
                     _consumer_partition,
-                    (consumer_state, 0, SUB_M, BLOCK_N, HEAD_DIM, NUM_STAGES, CAUSAL),
+                    (
+                        partition_state,
+                        0,
+                        3,
+                        SUB_M,
+                        BLOCK_N,
+                        HEAD_DIM,
+                        NUM_STAGES,
+                        Q_BUFFERS,
+                        CAUSAL,
+                    ),
                 ),
                 (
                     _consumer_partition,
-                    (consumer_state, 1, SUB_M, BLOCK_N, HEAD_DIM, NUM_STAGES, CAUSAL),
+                    (
+                        partition_state,
+                        1,
+                        3,
+                        SUB_M,
+                        BLOCK_N,
+                        HEAD_DIM,
+                        NUM_STAGES,
+                        Q_BUFFERS,
+                        CAUSAL,
+                    ),
                 ),
                 (
                     _consumer_partition,
-                    (consumer_state, 2, SUB_M, BLOCK_N, HEAD_DIM, NUM_STAGES, CAUSAL),
+                    (
+                        partition_state,
+                        2,
+                        3,
+                        SUB_M,
+                        BLOCK_N,
+                        HEAD_DIM,
+                        NUM_STAGES,
+                        Q_BUFFERS,
+                        CAUSAL,
+                    ),
                 ),
-                (load_partition, loader_state),
+                (
+                    _load_partition,
+                    (partition_state, desc_q, desc_k, desc_v, 3, Q_BUFFERS, CAUSAL),
+                ),
             ],
             [4, 4, 1],
             [160, 160, 24],
@@ -392,13 +588,36 @@ def attention_fwd_kernel(
             [
                 (
                     _consumer_partition,
-                    (consumer_state, 0, SUB_M, BLOCK_N, HEAD_DIM, NUM_STAGES, CAUSAL),
+                    (
+                        partition_state,
+                        0,
+                        2,
+                        SUB_M,
+                        BLOCK_N,
+                        HEAD_DIM,
+                        NUM_STAGES,
+                        Q_BUFFERS,
+                        CAUSAL,
+                    ),
                 ),
                 (
                     _consumer_partition,
-                    (consumer_state, 1, SUB_M, BLOCK_N, HEAD_DIM, NUM_STAGES, CAUSAL),
+                    (
+                        partition_state,
+                        1,
+                        2,
+                        SUB_M,
+                        BLOCK_N,
+                        HEAD_DIM,
+                        NUM_STAGES,
+                        Q_BUFFERS,
+                        CAUSAL,
+                    ),
                 ),
-                (load_partition, loader_state),
+                (
+                    _load_partition,
+                    (partition_state, desc_q, desc_k, desc_v, 2, Q_BUFFERS, CAUSAL),
+                ),
             ],
             [4, 1],
             [240, 24],
@@ -415,36 +634,41 @@ COMPILE_OPTIONS = {"num_warps": 4}
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """Tile sizes and schedule of one compiled kernel: BLOCK_M rows of Q per CTA, split among
+    """Tile sizes and schedule of one compiled kernel: BLOCK_M rows of Q per tile, split among
     ``consumers`` warpgroups (2 or 3), BLOCK_N keys per K/V block, ``num_stages`` K/V stages,
-    and whether O aliases Q."""
+    whether O aliases Q, and ``q_buffers`` Q tiles per consumer (2: the next tile's Q loads
+    while this one's is in use)."""
 
     block_m: int
     block_n: int
     num_stages: int
     alias_o: bool
     consumers: int = 2
+    q_buffers: int = 1
 
     def replace(self, **changes):
         return dataclasses.replace(self, **changes)
 
     def __repr__(self):
         consumers = "" if self.consumers == 2 else f" consumers={self.consumers}"
+        q_buffers = "" if self.q_buffers == 1 else f" q_buffers={self.q_buffers}"
         return (
             f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} stages={self.num_stages} "
-            f"alias_o={self.alias_o}{consumers}"
+            f"alias_o={self.alias_o}{consumers}{q_buffers}"
         )
 
 
 def default_config(head_dim):
     """The fastest configuration measured on an H100 (bench/flash_attention.py --sweep).
-    HEAD_DIM 128: BLOCK_M = BLOCK_N = 128 and as many K/V stages as fit with O aliasing Q (3).
-    HEAD_DIM 64: the exponentials of the softmax take about as long as both matrix products
-    of a block, so three consumer warpgroups (BLOCK_M = 192) keep the tensor cores busier
-    than two: about 15% faster without a causal mask, 6% with one; 4 stages."""
+    HEAD_DIM 128: BLOCK_M = BLOCK_N = 128 and as many K/V stages as fit with O aliasing Q (3);
+    a second Q buffer does not fit beside them. HEAD_DIM 64: the exponentials of the softmax
+    take about as long as both matrix products of a block, so three consumer warpgroups
+    (BLOCK_M = 192) keep the tensor cores busier than two; two Q buffers per consumer (5-6%
+    faster than one: the next tile's Q is there when this one ends) and 5 stages (within 1% of
+    4)."""
     if head_dim == 128:
         return Config(128, 128, 3, alias_o=True)
-    return Config(192, 128, 4, alias_o=True, consumers=3)
+    return Config(192, 128, 5, alias_o=True, consumers=3, q_buffers=2)
 
 
 @functools.cache
@@ -476,9 +700,11 @@ def benchmark_configs(head_dim):
 
 
 def all_configs(head_dim):
-    """The configurations bench/flash_attention.py --sweep times (BLOCK_N = 256 for HEAD_DIM
-    64 was measured too: it spills registers and ran 10-30% slower; BLOCK_M = 256, 128 rows
-    per consumer, ran 1-7% slower on an H100)."""
+    """The configurations bench/flash_attention.py --sweep times. Measured too on an H100, at
+    HEAD_DIM 64: BLOCK_N = 256 spills registers and ran 10-30% slower; BLOCK_M = 256, 128 rows
+    per consumer, ran 1-7% slower; computing 1 to 5 of every 8 exponentials by a polynomial on
+    the FMA units instead of the MUFU unit ran 2% to 21% slower (the softmax is bound by the
+    instructions it issues, not by the MUFU unit)."""
     base = default_config(head_dim)
     configs = [
         base,
@@ -488,8 +714,10 @@ def all_configs(head_dim):
     ]
     if head_dim == 64:
         # Three consumer warpgroups of 64 rows: each K/V block feeds 192 rows of Q.
-        configs += [Config(192, 128, stages, alias_o=True, consumers=3) for stages in (2, 3, 4)]
-        configs.append(Config(192, 64, 4, alias_o=True, consumers=3))
+        configs += [base.replace(num_stages=stages) for stages in (3, 4)]
+        configs.append(base.replace(q_buffers=1))
+        configs.append(base.replace(block_n=64))
+        configs.append(Config(128, 128, 5, alias_o=True, q_buffers=2))
     return list(dict.fromkeys(configs))
 
 
@@ -507,6 +735,11 @@ def _check_inputs(q, k, v):
         raise ValueError(f"head_dim must be one of {HEAD_DIMS}, got {q.shape[3]}")
 
 
+@functools.cache
+def _sm_count(device):
+    return torch.cuda.get_device_properties(device).multi_processor_count
+
+
 def attention(q, k, v, causal, sm_scale=None, config=None):
     """softmax(q k^T * sm_scale) v for (batch, heads, seq_len, head_dim) CUDA tensors."""
     _check_inputs(q, k, v)
@@ -516,7 +749,9 @@ def attention(q, k, v, causal, sm_scale=None, config=None):
     o, desc_q, desc_k, desc_v, desc_o = descriptors(
         q, k, v, config.block_m // config.consumers, config.block_n
     )
-    grid = (triton.cdiv(seq_len, config.block_m), batch * heads)
+    # Persistent: at most one CTA per SM (a CTA takes most of an SM's shared memory), and no
+    # more than there are row blocks; a CTA with no work unit left returns at once.
+    grid = (min(_sm_count(q.device), batch * heads * triton.cdiv(seq_len, config.block_m)),)
     attention_fwd_kernel[grid](
         desc_q,
         desc_k,
@@ -524,6 +759,7 @@ def attention(q, k, v, causal, sm_scale=None, config=None):
         desc_o,
         sm_scale * LOG2E,
         seq_len,
+        batch * heads,
         config.block_m,
         config.block_n,
         head_dim,
@@ -531,7 +767,8 @@ def attention(q, k, v, causal, sm_scale=None, config=None):
         causal,
         config.alias_o,
         config.consumers,
-        num_warps=4,
+        config.q_buffers,
+        num_warps=COMPILE_OPTIONS["num_warps"],
     )
     return o.view(batch, heads, seq_len, head_dim)
 
@@ -547,11 +784,13 @@ def kernel_source(config, head_dim, dtype="fp16", causal=False):
         "CAUSAL": causal,
         "ALIAS_O": config.alias_o,
         "CONSUMERS": config.consumers,
+        "Q_BUFFERS": config.q_buffers,
     }
     signature = {
         **descriptor_signature(dtype, config.block_m // config.consumers, config.block_n, head_dim),
         "qk_scale": "fp32",
         "seq_len": "i32",
+        "batch_heads": "i32",
         **dict.fromkeys(constexprs, "constexpr"),
     }
     return tlx.ASTSource(fn=attention_fwd_kernel, signature=signature, constexprs=constexprs)

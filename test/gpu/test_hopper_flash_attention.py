@@ -66,3 +66,26 @@ def test_every_swept_configuration_agrees(causal):
         torch.testing.assert_close(
             out, expected, atol=1e-2, rtol=1e-2, msg=lambda m, c=config: f"{c}: {m}"
         )
+
+
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+def test_every_work_unit_of_a_persistent_grid(head_dim, causal):
+    """More work units than the GPU has SMs: each CTA of the persistent grid computes several
+    tiles (with a causal mask, pairs of row blocks), its K/V ring and Q buffers running on from
+    one tile to the next. Every head must match the reference."""
+    import hopper_flash_attention as fa
+
+    config = fa.default_config(head_dim)
+    batch, heads, seq_len = 2, 48, 1000
+    row_blocks = -(-seq_len // config.block_m)
+    units = batch * heads * (-(-row_blocks // 2) if causal else row_blocks)
+    assert units >= 2 * torch.cuda.get_device_properties(0).multi_processor_count
+
+    torch.manual_seed(1)
+    q, k, v = (
+        torch.randn(batch, heads, seq_len, head_dim, device="cuda", dtype=torch.float16)
+        for _ in range(3)
+    )
+    out = fa.attention(q, k, v, causal)
+    torch.testing.assert_close(out, reference(q, k, v, causal), atol=1e-2, rtol=1e-2)
