@@ -324,18 +324,19 @@ def _consumer_partition(
     state,
     consumer: gl.constexpr,
     CONSUMERS: gl.constexpr,
-    SUB_M: gl.constexpr,
-    BLOCK_N: gl.constexpr,
-    HEAD_DIM: gl.constexpr,
-    NUM_STAGES: gl.constexpr,
     Q_BUFFERS: gl.constexpr,
     CAUSAL: gl.constexpr,
 ):
     """Rows [consumer * SUB_M, (consumer + 1) * SUB_M) of every tile of this CTA, one
     warpgroup. ``state`` holds the tensors and buffers every partition takes (the kernel's
     ``partition_state``)."""
+    (q_tiles, k_tiles) = state[1:3]
     (q_ready, q_empty, k_ready, v_ready, kv_empty) = state[5:10]
     (seq_len, batch_heads) = state[11:13]
+    SUB_M: gl.constexpr = q_tiles.shape[1]
+    HEAD_DIM: gl.constexpr = q_tiles.shape[2]
+    NUM_STAGES: gl.constexpr = k_tiles.shape[0]
+    BLOCK_N: gl.constexpr = k_tiles.shape[1]
     BLOCK_M: gl.constexpr = CONSUMERS * SUB_M
     n_row_blocks, units_per_head, n_units = _work_units(seq_len, batch_heads, BLOCK_M, CAUSAL)
     tile_count = 0  # tiles of this CTA so far: which Q buffer, which phase
@@ -533,52 +534,10 @@ def attention_fwd_kernel(
     if CONSUMERS == 3:
         gl.warp_specialize(
             [
-                (
-                    _consumer_partition,
-                    (
-                        partition_state,
-                        0,
-                        3,
-                        SUB_M,
-                        BLOCK_N,
-                        HEAD_DIM,
-                        NUM_STAGES,
-                        Q_BUFFERS,
-                        CAUSAL,
-                    ),
-                ),
-                (
-                    _consumer_partition,
-                    (
-                        partition_state,
-                        1,
-                        3,
-                        SUB_M,
-                        BLOCK_N,
-                        HEAD_DIM,
-                        NUM_STAGES,
-                        Q_BUFFERS,
-                        CAUSAL,
-                    ),
-                ),
-                (
-                    _consumer_partition,
-                    (
-                        partition_state,
-                        2,
-                        3,
-                        SUB_M,
-                        BLOCK_N,
-                        HEAD_DIM,
-                        NUM_STAGES,
-                        Q_BUFFERS,
-                        CAUSAL,
-                    ),
-                ),
-                (
-                    _load_partition,
-                    (partition_state, desc_q, desc_k, desc_v, 3, Q_BUFFERS, CAUSAL),
-                ),
+                (_consumer_partition, (partition_state, 0, 3, Q_BUFFERS, CAUSAL)),
+                (_consumer_partition, (partition_state, 1, 3, Q_BUFFERS, CAUSAL)),
+                (_consumer_partition, (partition_state, 2, 3, Q_BUFFERS, CAUSAL)),
+                (_load_partition, (partition_state, desc_q, desc_k, desc_v, 3, Q_BUFFERS, CAUSAL)),
             ],
             [4, 4, 1],
             [160, 160, 24],
@@ -586,38 +545,9 @@ def attention_fwd_kernel(
     else:
         gl.warp_specialize(
             [
-                (
-                    _consumer_partition,
-                    (
-                        partition_state,
-                        0,
-                        2,
-                        SUB_M,
-                        BLOCK_N,
-                        HEAD_DIM,
-                        NUM_STAGES,
-                        Q_BUFFERS,
-                        CAUSAL,
-                    ),
-                ),
-                (
-                    _consumer_partition,
-                    (
-                        partition_state,
-                        1,
-                        2,
-                        SUB_M,
-                        BLOCK_N,
-                        HEAD_DIM,
-                        NUM_STAGES,
-                        Q_BUFFERS,
-                        CAUSAL,
-                    ),
-                ),
-                (
-                    _load_partition,
-                    (partition_state, desc_q, desc_k, desc_v, 2, Q_BUFFERS, CAUSAL),
-                ),
+                (_consumer_partition, (partition_state, 0, 2, Q_BUFFERS, CAUSAL)),
+                (_consumer_partition, (partition_state, 1, 2, Q_BUFFERS, CAUSAL)),
+                (_load_partition, (partition_state, desc_q, desc_k, desc_v, 2, Q_BUFFERS, CAUSAL)),
             ],
             [4, 1],
             [240, 24],
