@@ -28,17 +28,19 @@ warp-specialized partitions:
 Where aliasing buys room
 ------------------------
 All tiles live in one ``tlx.storage_alias_spec``. A consumer's Q tile is dead once its last
-S = Q K^T has been computed, and the O tile its epilogue hands to the TMA store is born after
-that, so O shares Q's bytes (``reuse_group(q, o, shared)``); K and V stages are ``distinct``
-from both. For HEAD_DIM = 128, BLOCK_M = BLOCK_N = 128 that is 32 KB (Q = O) + 3 x (32 KB K +
-32 KB V) = 224 KB, which fits the 227 KB of an sm_90a CTA; without aliasing the same three
-stages need 256 KB, so the best configuration without aliasing has only two stages. At
-HEAD_DIM 64 each consumer has two Q buffers (the next tile's Q loads while this one is in use),
-each taken in turn by O: 48 KB + 5 x 32 KB = 208 KB, where without aliasing five stages need
-256 KB and only four fit. The planner (``tlx.planner``) lays the region out while the kernel is
-traced; ``main()`` prints the plan the kernel uses (``tlx.kernel_plans``), the size the planner
-gives the same buffers without aliasing, and the configurations without aliasing that do not
-compile.
+S = Q K^T has been computed, and the K/V stage of a tile's last key block once every consumer
+has read it; the O tile an epilogue hands to the TMA store is born after both. For HEAD_DIM =
+128, BLOCK_M = BLOCK_N = 128, the two consumers' O tiles take the bytes of that stage's V tile
+(``distinct(k, shared(v, o))`` per stage), so Q is free after the last S and the next tile's
+Q loads while this one ends: 32 KB (Q) + 3 x (32 KB K + 32 KB V) = 224 KB, which fits the
+227 KB of an sm_90a CTA; without aliasing the same three stages need 256 KB, so the best
+configuration without aliasing has only two stages. At HEAD_DIM 64 each consumer has two Q
+buffers (the next tile's Q loads while this one is in use), each taken in turn by O
+(``reuse_group(q, o, shared)``): 48 KB + 5 x 32 KB = 208 KB, where without aliasing five stages
+need 256 KB and only four fit. The planner (``tlx.planner``) lays the region out while the
+kernel is traced; ``main()`` prints the plan the kernel uses (``tlx.kernel_plans``), the size
+the planner gives the same buffers without aliasing, and the configurations without aliasing
+that do not compile.
 """
 
 import dataclasses
@@ -183,17 +185,30 @@ def _attend_rows(
     off_m,
     n_unmasked,
     n_blocks,
+    o_index,
+    tile_last,
+    tile_count,
     SUB_M: gl.constexpr,
     BLOCK_N: gl.constexpr,
     HEAD_DIM: gl.constexpr,
     NUM_STAGES: gl.constexpr,
     CAUSAL: gl.constexpr,
+    O_OVER_KV: gl.constexpr,
 ):
     """O for the SUB_M rows of Q from ``off_m`` on, in Q buffer ``q_index``, over key blocks
     0 .. n_blocks - 1 (at least one), which are blocks ``first_index`` on of the K/V ring; the
-    O tile goes out through O buffer ``q_index`` and a TMA store."""
-    (desc_o, q_tiles, k_tiles, v_tiles, o_tiles, _, _, k_ready, v_ready, kv_empty) = state[:10]
+    O tile goes out through O buffer ``o_index`` and a TMA store.
+
+    With O over Q, O buffer ``o_index`` is Q buffer ``q_index``: the caller frees it once
+    this returns. With O over the K/V stage of the tile's last block (O_OVER_KV; that block is
+    ``tile_last`` of the ring), Q is freed after the last S, and O waits until every consumer
+    is done reading that stage (``tile_done``, one phase per tile); the stage is released only
+    once O has been read out of it, so the loader cannot refill it under O."""
+    (desc_o, q_tiles, k_tiles, v_tiles, o_tiles, _, q_empty, k_ready, v_ready, kv_empty) = state[
+        :10
+    ]
     (qk_scale, seq_len) = state[10:12]
+    tile_done = state[13]
     num_warps: gl.constexpr = gl.num_warps()
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16]
@@ -273,19 +288,29 @@ def _attend_rows(
             p_layout,
         )
 
+    if O_OVER_KV:
+        mbarrier.arrive(q_empty.index(q_index))  # the last S = Q K^T has completed
     last = (first_index + n_blocks - 1) % NUM_STAGES
     mbarrier.wait(v_ready.index(last), ((first_index + n_blocks - 1) // NUM_STAGES) & 1)
     acc = warpgroup_mma(p, v_tiles.index(last), acc)
-    mbarrier.arrive(kv_empty.index(last))
+    if O_OVER_KV:
+        mbarrier.arrive(kv_empty.index(last), pred=first_index + n_blocks - 1 != tile_last)
+    else:
+        mbarrier.arrive(kv_empty.index(last))
 
     l_i = gl.convert_layout(l_i, gl.SliceLayout(1, o_layout))
     o = (acc / l_i[:, None]).to(dtype)
-    o_smem = o_tiles.index(q_index)
+    if O_OVER_KV:
+        mbarrier.arrive(tile_done)
+        mbarrier.wait(tile_done, tile_count & 1)
+    o_smem = o_tiles.index(o_index)
     o_smem.store(o)
     fence_async_shared()
     tma_store(desc_o, [off_bh, off_m, 0], o_smem.reshape([1, SUB_M, HEAD_DIM]))
-    # O may take Q's bytes (ALIAS_O): the loader refills the buffer once the store has read it.
+    # O may take Q's or a K/V stage's bytes: they are released once the store has read them.
     tma.store_wait(0)
+    if O_OVER_KV:
+        mbarrier.arrive(kv_empty.index(last), pred=first_index + n_blocks - 1 == tile_last)
 
 
 @gluon.jit
@@ -326,13 +351,14 @@ def _consumer_partition(
     CONSUMERS: gl.constexpr,
     Q_BUFFERS: gl.constexpr,
     CAUSAL: gl.constexpr,
+    O_OVER_KV: gl.constexpr,
 ):
     """Rows [consumer * SUB_M, (consumer + 1) * SUB_M) of every tile of this CTA, one
     warpgroup. ``state`` holds the tensors and buffers every partition takes (the kernel's
     ``partition_state``)."""
     (q_tiles, k_tiles) = state[1:3]
     (q_ready, q_empty, k_ready, v_ready, kv_empty) = state[5:10]
-    (seq_len, batch_heads) = state[11:13]
+    (seq_len, batch_heads, tile_done) = state[11:14]
     SUB_M: gl.constexpr = q_tiles.shape[1]
     HEAD_DIM: gl.constexpr = q_tiles.shape[2]
     NUM_STAGES: gl.constexpr = k_tiles.shape[0]
@@ -354,6 +380,11 @@ def _consumer_partition(
                 own_blocks = 0  # rows past the end of the sequence: nothing to compute
             q_index = (tile_count % Q_BUFFERS) * CONSUMERS + consumer
             mbarrier.wait(q_ready.index(q_index), (tile_count // Q_BUFFERS) & 1)
+            tile_last = kv_count + n_blocks - 1
+            if O_OVER_KV:
+                o_index = (tile_last % NUM_STAGES) * CONSUMERS + consumer
+            else:
+                o_index = q_index
             if own_blocks > 0:
                 _attend_rows(
                     state,
@@ -363,13 +394,22 @@ def _consumer_partition(
                     rows,
                     n_unmasked,
                     own_blocks,
+                    o_index,
+                    tile_last,
+                    tile_count,
                     SUB_M,
                     BLOCK_N,
                     HEAD_DIM,
                     NUM_STAGES,
                     CAUSAL,
+                    O_OVER_KV,
                 )
-            mbarrier.arrive(q_empty.index(q_index))
+            # Q is free (with O over a K/V stage, _attend_rows freed it after the last S).
+            if O_OVER_KV:
+                if own_blocks == 0:
+                    mbarrier.arrive(q_empty.index(q_index))
+            else:
+                mbarrier.arrive(q_empty.index(q_index))
             # The CTA's other rows read further along K (causal) or these rows are past the
             # end: release the blocks this warpgroup skips once they have landed (so that the
             # release counts for this round of the ring, not the last).
@@ -377,6 +417,11 @@ def _consumer_partition(
                 index = kv_count + j
                 mbarrier.wait(v_ready.index(index % NUM_STAGES), (index // NUM_STAGES) & 1)
                 mbarrier.arrive(kv_empty.index(index % NUM_STAGES))
+            if O_OVER_KV:
+                if own_blocks == 0:
+                    # No O to store, but every consumer meets at tile_done once per tile.
+                    mbarrier.arrive(tile_done)
+                    mbarrier.wait(tile_done, tile_count & 1)
             tile_count += 1
             kv_count += n_blocks
 
@@ -390,6 +435,7 @@ def _load_partition(
     CONSUMERS: gl.constexpr,
     Q_BUFFERS: gl.constexpr,
     CAUSAL: gl.constexpr,
+    O_OVER_KV: gl.constexpr,
 ):
     """The loader warp: for every tile of this CTA, in the consumers' order, its Q tiles once
     their buffers are free (q_empty) and its K/V blocks into the ring (load_kv_blocks).
@@ -405,7 +451,7 @@ def _load_partition(
     NUM_STAGES: gl.constexpr = k_tiles.shape[0]
     BLOCK_N: gl.constexpr = k_tiles.shape[1]
     BLOCK_M: gl.constexpr = CONSUMERS * SUB_M
-    if Q_BUFFERS == 1:
+    if Q_BUFFERS == 1 and not O_OVER_KV:
         KV_BEFORE_Q: gl.constexpr = NUM_STAGES - 1
     else:
         KV_BEFORE_Q: gl.constexpr = 0
@@ -448,6 +494,7 @@ def attention_fwd_kernel(
     ALIAS_O: gl.constexpr,
     CONSUMERS: gl.constexpr,
     Q_BUFFERS: gl.constexpr,
+    O_OVER_KV: gl.constexpr,
 ):
     """A persistent kernel: each CTA computes the work units (_work_units) program_id,
     program_id + num_programs, ... of the batch_heads x seq_len rows of Q."""
@@ -459,42 +506,70 @@ def attention_fwd_kernel(
     # All tiles live in one SMEM region planned by tlx. A consumer's Q tile is dead once its
     # last S = Q K^T has been computed, so the O tile of its epilogue can take Q's bytes. With
     # two Q buffers per consumer, the loader fills one with the next tile's Q while the other
-    # holds this tile's Q and then its O.
+    # holds this tile's Q and then its O. With one, O rather takes the bytes of the K/V stage
+    # of the tile's last block (O_OVER_KV: one O tile per consumer over each stage), so that
+    # the next tile's Q can load while this tile ends.
     smem = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
     q_tiles = tlx.local_alloc(
         (SUB_M, HEAD_DIM), dtype, Q_BUFFERS * CONSUMERS, reuse=smem, layout=tile_layout
     )
-    o_tiles = tlx.local_alloc(
-        (SUB_M, HEAD_DIM), dtype, Q_BUFFERS * CONSUMERS, reuse=smem, layout=tile_layout
-    )
+    if O_OVER_KV:
+        O_COUNT: gl.constexpr = NUM_STAGES * CONSUMERS
+    else:
+        O_COUNT: gl.constexpr = Q_BUFFERS * CONSUMERS
+    o_tiles = tlx.local_alloc((SUB_M, HEAD_DIM), dtype, O_COUNT, reuse=smem, layout=tile_layout)
     k_tiles = tlx.local_alloc(
         (BLOCK_N, HEAD_DIM), dtype, NUM_STAGES, reuse=smem, layout=tile_layout
     )
     v_tiles = tlx.local_alloc(
         (BLOCK_N, HEAD_DIM), dtype, NUM_STAGES, reuse=smem, layout=tile_layout
     )
-    if ALIAS_O:
-        q_and_o = tlx.reuse_group(
-            q_tiles,
-            o_tiles,
-            group_type=tlx.reuse_group_type.shared,
-            group_size=Q_BUFFERS * CONSUMERS,
+    if O_OVER_KV:
+        # Stage s is the buffer group of k_tiles[s], v_tiles[s] and o_tiles[s * CONSUMERS ..]:
+        # the O tiles lie over V where they fit in it (BLOCK_M <= BLOCK_N), else over K and V.
+        o_group = tlx.reuse_group(o_tiles, group_size=CONSUMERS)
+        if BLOCK_M <= BLOCK_N:
+            stages = tlx.reuse_group(
+                k_tiles,
+                tlx.reuse_group(v_tiles, o_group, group_type=tlx.reuse_group_type.shared),
+                group_type=tlx.reuse_group_type.distinct,
+            )
+        else:
+            stages = tlx.reuse_group(
+                tlx.reuse_group(k_tiles, v_tiles, group_type=tlx.reuse_group_type.distinct),
+                o_group,
+                group_type=tlx.reuse_group_type.shared,
+            )
+        smem.set_buffer_overlap(
+            tlx.reuse_group(
+                tlx.reuse_group(q_tiles, group_size=Q_BUFFERS * CONSUMERS),
+                stages,
+                group_type=tlx.reuse_group_type.distinct,
+            )
         )
     else:
-        q_and_o = tlx.reuse_group(
-            q_tiles,
-            o_tiles,
-            group_type=tlx.reuse_group_type.distinct,
-            group_size=Q_BUFFERS * CONSUMERS,
+        if ALIAS_O:
+            q_and_o = tlx.reuse_group(
+                q_tiles,
+                o_tiles,
+                group_type=tlx.reuse_group_type.shared,
+                group_size=Q_BUFFERS * CONSUMERS,
+            )
+        else:
+            q_and_o = tlx.reuse_group(
+                q_tiles,
+                o_tiles,
+                group_type=tlx.reuse_group_type.distinct,
+                group_size=Q_BUFFERS * CONSUMERS,
+            )
+        smem.set_buffer_overlap(
+            tlx.reuse_group(
+                q_and_o,
+                tlx.reuse_group(k_tiles, group_size=NUM_STAGES),
+                tlx.reuse_group(v_tiles, group_size=NUM_STAGES),
+                group_type=tlx.reuse_group_type.distinct,
+            )
         )
-    smem.set_buffer_overlap(
-        tlx.reuse_group(
-            q_and_o,
-            tlx.reuse_group(k_tiles, group_size=NUM_STAGES),
-            tlx.reuse_group(v_tiles, group_size=NUM_STAGES),
-            group_type=tlx.reuse_group_type.distinct,
-        )
-    )
 
     bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
     q_ready = gl.allocate_shared_memory(gl.int64, [Q_BUFFERS * CONSUMERS, 1], bar_layout)
@@ -502,6 +577,8 @@ def attention_fwd_kernel(
     k_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
     v_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
     kv_empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
+    tile_done = gl.allocate_shared_memory(gl.int64, [1, 1], bar_layout)
+    mbarrier.init(tile_done.index(0), count=CONSUMERS)
     for i in gl.static_range(Q_BUFFERS * CONSUMERS):
         mbarrier.init(q_ready.index(i), count=1)
         mbarrier.init(q_empty.index(i), count=1)
@@ -527,6 +604,7 @@ def attention_fwd_kernel(
         qk_scale,
         seq_len,
         batch_heads,
+        tile_done.index(0),
     )
     # The first consumer is the default partition (the kernel's 4 warps), the others and the
     # loader warp are workers. Registers: a CTA has 64K; the loader warp needs few and the
@@ -534,10 +612,13 @@ def attention_fwd_kernel(
     if CONSUMERS == 3:
         gl.warp_specialize(
             [
-                (_consumer_partition, (partition_state, 0, 3, Q_BUFFERS, CAUSAL)),
-                (_consumer_partition, (partition_state, 1, 3, Q_BUFFERS, CAUSAL)),
-                (_consumer_partition, (partition_state, 2, 3, Q_BUFFERS, CAUSAL)),
-                (_load_partition, (partition_state, desc_q, desc_k, desc_v, 3, Q_BUFFERS, CAUSAL)),
+                (_consumer_partition, (partition_state, 0, 3, Q_BUFFERS, CAUSAL, O_OVER_KV)),
+                (_consumer_partition, (partition_state, 1, 3, Q_BUFFERS, CAUSAL, O_OVER_KV)),
+                (_consumer_partition, (partition_state, 2, 3, Q_BUFFERS, CAUSAL, O_OVER_KV)),
+                (
+                    _load_partition,
+                    (partition_state, desc_q, desc_k, desc_v, 3, Q_BUFFERS, CAUSAL, O_OVER_KV),
+                ),
             ],
             [4, 4, 1],
             [160, 160, 24],
@@ -545,9 +626,12 @@ def attention_fwd_kernel(
     else:
         gl.warp_specialize(
             [
-                (_consumer_partition, (partition_state, 0, 2, Q_BUFFERS, CAUSAL)),
-                (_consumer_partition, (partition_state, 1, 2, Q_BUFFERS, CAUSAL)),
-                (_load_partition, (partition_state, desc_q, desc_k, desc_v, 2, Q_BUFFERS, CAUSAL)),
+                (_consumer_partition, (partition_state, 0, 2, Q_BUFFERS, CAUSAL, O_OVER_KV)),
+                (_consumer_partition, (partition_state, 1, 2, Q_BUFFERS, CAUSAL, O_OVER_KV)),
+                (
+                    _load_partition,
+                    (partition_state, desc_q, desc_k, desc_v, 2, Q_BUFFERS, CAUSAL, O_OVER_KV),
+                ),
             ],
             [4, 1],
             [240, 24],
@@ -566,8 +650,9 @@ COMPILE_OPTIONS = {"num_warps": 4}
 class Config:
     """Tile sizes and schedule of one compiled kernel: BLOCK_M rows of Q per tile, split among
     ``consumers`` warpgroups (2 or 3), BLOCK_N keys per K/V block, ``num_stages`` K/V stages,
-    whether O aliases Q, and ``q_buffers`` Q tiles per consumer (2: the next tile's Q loads
-    while this one's is in use)."""
+    ``q_buffers`` Q tiles per consumer (2: the next tile's Q loads while this one's is in use),
+    and where the epilogue's O tiles live: in bytes of their own (``alias_o=False``), over the
+    consumers' Q tiles, or (``o_over_kv``) over the K/V stage of the tile's last key block."""
 
     block_m: int
     block_n: int
@@ -575,6 +660,11 @@ class Config:
     alias_o: bool
     consumers: int = 2
     q_buffers: int = 1
+    o_over_kv: bool = False
+
+    def __post_init__(self):
+        if self.o_over_kv and not self.alias_o:
+            raise ValueError("o_over_kv places O over a K/V stage: it needs alias_o=True")
 
     def replace(self, **changes):
         return dataclasses.replace(self, **changes)
@@ -582,22 +672,25 @@ class Config:
     def __repr__(self):
         consumers = "" if self.consumers == 2 else f" consumers={self.consumers}"
         q_buffers = "" if self.q_buffers == 1 else f" q_buffers={self.q_buffers}"
+        o_over_kv = " o_over_kv" if self.o_over_kv else ""
         return (
             f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} stages={self.num_stages} "
-            f"alias_o={self.alias_o}{consumers}{q_buffers}"
+            f"alias_o={self.alias_o}{consumers}{q_buffers}{o_over_kv}"
         )
 
 
 def default_config(head_dim):
     """The fastest configuration measured on an H100 (bench/flash_attention.py --sweep).
-    HEAD_DIM 128: BLOCK_M = BLOCK_N = 128 and as many K/V stages as fit with O aliasing Q (3);
-    a second Q buffer does not fit beside them. HEAD_DIM 64: the exponentials of the softmax
-    take about as long as both matrix products of a block, so three consumer warpgroups
-    (BLOCK_M = 192) keep the tensor cores busier than two; two Q buffers per consumer (5-6%
-    faster than one: the next tile's Q is there when this one ends) and 5 stages (within 1% of
-    4)."""
+    HEAD_DIM 128: BLOCK_M = BLOCK_N = 128 and as many K/V stages as fit with O aliasing (3).
+    A second Q buffer does not fit beside them, so O takes the K/V stage of the tile's last
+    block rather than Q: Q is free after the tile's last S and the next tile's Q loads while
+    this one finishes (1-2.5% faster than O over Q). HEAD_DIM 64: the exponentials of the
+    softmax take about as long as both matrix products of a block, so three consumer
+    warpgroups (BLOCK_M = 192) keep the tensor cores busier than two; two Q buffers per
+    consumer, O over Q (5-6% faster than one Q buffer, with O over Q or over the last stage:
+    the next tile's Q is there when this one ends) and 5 stages (within 1% of 4)."""
     if head_dim == 128:
-        return Config(128, 128, 3, alias_o=True)
+        return Config(128, 128, 3, alias_o=True, o_over_kv=True)
     return Config(192, 128, 5, alias_o=True, consumers=3, q_buffers=2)
 
 
@@ -608,7 +701,9 @@ def unaliased_search(head_dim):
     not: their region does not fit, and the planner's message states the bytes it needs)."""
     rejected = []
     for num_stages in range(default_config(head_dim).num_stages, 0, -1):
-        config = default_config(head_dim).replace(num_stages=num_stages, alias_o=False)
+        config = default_config(head_dim).replace(
+            num_stages=num_stages, alias_o=False, o_over_kv=False
+        )
         try:
             smem_plan(config, head_dim)
         except CompilationError as error:
@@ -634,7 +729,8 @@ def all_configs(head_dim):
     HEAD_DIM 64: BLOCK_N = 256 spills registers and ran 10-30% slower; BLOCK_M = 256, 128 rows
     per consumer, ran 1-7% slower; computing 1 to 5 of every 8 exponentials by a polynomial on
     the FMA units instead of the MUFU unit ran 2% to 21% slower (the softmax is bound by the
-    instructions it issues, not by the MUFU unit)."""
+    instructions it issues, not by the MUFU unit). At HEAD_DIM 128: BLOCK_N = 64 with four to
+    six stages (and one or two Q buffers) ran 7-12% slower."""
     base = default_config(head_dim)
     configs = [
         base,
@@ -648,6 +744,9 @@ def all_configs(head_dim):
         configs.append(base.replace(q_buffers=1))
         configs.append(base.replace(block_n=64))
         configs.append(Config(128, 128, 5, alias_o=True, q_buffers=2))
+        configs.append(base.replace(q_buffers=1, o_over_kv=True))
+    else:
+        configs.append(base.replace(o_over_kv=False))
     return list(dict.fromkeys(configs))
 
 
@@ -698,6 +797,7 @@ def attention(q, k, v, causal, sm_scale=None, config=None):
         config.alias_o,
         config.consumers,
         config.q_buffers,
+        config.o_over_kv,
         num_warps=COMPILE_OPTIONS["num_warps"],
     )
     return o.view(batch, heads, seq_len, head_dim)
@@ -715,6 +815,7 @@ def kernel_source(config, head_dim, dtype="fp16", causal=False):
         "ALIAS_O": config.alias_o,
         "CONSUMERS": config.consumers,
         "Q_BUFFERS": config.q_buffers,
+        "O_OVER_KV": config.o_over_kv,
     }
     signature = {
         **descriptor_signature(dtype, config.block_m // config.consumers, config.block_n, head_dim),

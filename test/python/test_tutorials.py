@@ -101,19 +101,31 @@ def test_hopper_kernel_allocates_its_plan(head_dim):
 def test_hopper_aliasing_is_what_makes_three_stages_fit():
     fa = importlib.import_module("hopper_flash_attention")
     aliased, unaliased = fa.benchmark_configs(128)
-    assert aliased.num_stages == 3 and aliased.alias_o
+    assert aliased.num_stages == 3 and aliased.alias_o and aliased.o_over_kv
     assert unaliased.num_stages == 2 and not unaliased.alias_o
     smem = fa.smem_plan(aliased, 128)
-    offsets = {name: view.offset for name, view in views_by_name(smem).items()}
+    views = views_by_name(smem)
     assert smem.plan.size_bytes == 224 * 1024
-    assert offsets == {"q_tiles": 0, "o_tiles": 0, "k_tiles": 32 * 1024, "v_tiles": 128 * 1024}
+    # Q first; then per stage K and V, with the stage's two O tiles (one per consumer) over V.
+    offsets = {name: view.offset for name, view in views.items()}
+    assert offsets == {
+        "q_tiles": 0,
+        "o_tiles": 64 * 1024,
+        "k_tiles": 32 * 1024,
+        "v_tiles": 64 * 1024,
+    }
+    assert views["k_tiles"].buffer_size == views["v_tiles"].buffer_size == 32 * 1024
+    assert views["o_tiles"].buffer_size == 16 * 1024
     without_aliasing = smem.plan_without_aliasing()
-    assert not without_aliasing.ok and without_aliasing.size_bytes == 256 * 1024
+    assert not without_aliasing.ok
+    unaliased_3_stages = aliased.replace(alias_o=False, o_over_kv=False)
     too_big = "needs 262144 bytes of shared memory, more than the target's limit of 232448 bytes"
     with pytest.raises(CompilationError, match=too_big):
-        fa.smem_plan(aliased.replace(alias_o=False), 128)
+        fa.smem_plan(unaliased_3_stages, 128)
     with pytest.raises(CompilationError, match=too_big):
-        fa.compile_for_hopper(aliased.replace(alias_o=False), 128)
+        fa.compile_for_hopper(unaliased_3_stages, 128)
+    with pytest.raises(ValueError, match="o_over_kv places O over a K/V stage"):
+        aliased.replace(alias_o=False)
     best, rejected = fa.unaliased_search(128)
     assert best is unaliased
     assert [(config.num_stages, config.alias_o) for config, _ in rejected] == [(3, False)]
