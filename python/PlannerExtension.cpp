@@ -44,6 +44,15 @@ void bindEnums(py::module_ &m) {
       .value("LAYOUT", PaddingKind::Layout)
       .value("REGION_ROUNDING", PaddingKind::RegionRounding)
       .value("EXPLICIT_SIZE", PaddingKind::ExplicitSize);
+  py::enum_<IndexOpcode>(m, "IndexOpcode")
+      .value("DIVIDE_UNSIGNED", IndexOpcode::DivideUnsigned)
+      .value("REMAINDER_UNSIGNED", IndexOpcode::RemainderUnsigned)
+      .value("MULTIPLY", IndexOpcode::Multiply)
+      .value("ADD", IndexOpcode::Add);
+  py::enum_<IndexOperand::Kind>(m, "IndexOperandKind")
+      .value("BUFFER_INDEX", IndexOperand::Kind::BufferIndex)
+      .value("CONSTANT", IndexOperand::Kind::Constant)
+      .value("RESULT", IndexOperand::Kind::Result);
   py::enum_<BackingKind>(m, "BackingKind")
       .value("SHARED_BYTES", BackingKind::SharedBytes)
       .value("TENSOR_MEMORY_WORDS", BackingKind::TensorMemoryWords);
@@ -128,6 +137,19 @@ void bindOutputs(py::module_ &m) {
       .def_readwrite("step", &View::step)
       .def_readwrite("shape", &View::shape)
       .def_readwrite("indexed", &View::indexed);
+  py::class_<IndexOperand>(m, "IndexOperand")
+      .def(py::init<>())
+      .def_readwrite("kind", &IndexOperand::kind)
+      .def_readwrite("value", &IndexOperand::value);
+  py::class_<IndexOperation>(m, "IndexOperation")
+      .def(py::init<>())
+      .def_readwrite("opcode", &IndexOperation::opcode)
+      .def_readwrite("lhs", &IndexOperation::lhs)
+      .def_readwrite("rhs", &IndexOperation::rhs);
+  py::class_<IndexProgram>(m, "IndexProgram")
+      .def(py::init<>())
+      .def_readwrite("operations", &IndexProgram::operations)
+      .def_readwrite("result", &IndexProgram::result);
   py::class_<Placement>(m, "Placement")
       .def(py::init<>())
       .def_readwrite("slots", &Placement::slots)
@@ -231,6 +253,10 @@ void bindFunctions(py::module_ &m) {
         "Plans one storage alias spec; problems are in Plan.diagnostics.");
   m.def("slot_of", &slotOf, py::arg("view"), py::arg("index"),
         "The slot buffer `index` occupies in the view.");
+  m.def("index_program_of", &indexProgramOf, py::arg("view"),
+        "The view's slot arithmetic with the identity steps dropped.");
+  m.def("evaluate_index_program", &evaluateIndexProgram, py::arg("program"),
+        py::arg("index"), "What an index program computes for an index.");
   m.def("placement_of", &placementOf, py::arg("view"),
         "The slot coefficients of a view.");
   m.def("view_of", &viewOf, py::arg("buffer"), py::arg("placement"),

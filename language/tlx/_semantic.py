@@ -234,25 +234,31 @@ def emit_index(
     return descriptor(handle, element_ty, shape[1:], layout, storage)
 
 
+_INDEX_OPCODES = {
+    "divide_unsigned": "create_udiv",
+    "remainder_unsigned": "create_urem",
+    "multiply": "create_mul",
+    "add": "create_add",
+}
+
+
 def _slot_arithmetic(builder, index, view: planner.View):
-    """scale * (i // period) + offset_slots + step * (i % period), without the
-    operations that are identities."""
-    if view.identity_index:
-        return index
-    slot, within_period = index, None
-    if view.period > 1:
-        period = builder.get_int32(view.period)
-        slot = builder.create_udiv(index, period)
-        within_period = builder.create_urem(index, period)
-    if view.scale == 0:
-        slot = None
-    elif view.scale != 1:
-        slot = builder.create_mul(slot, builder.get_int32(view.scale))
-    if view.offset_slots != 0 or (slot is None and within_period is None):
-        offset = builder.get_int32(view.offset_slots)
-        slot = offset if slot is None else builder.create_add(slot, offset)
-    if within_period is not None:
-        if view.step != 1:
-            within_period = builder.create_mul(within_period, builder.get_int32(view.step))
-        slot = within_period if slot is None else builder.create_add(slot, within_period)
-    return slot
+    """The view's index program (``View.index_program``: the planner's slot
+    arithmetic, identities dropped), emitted operation by operation."""
+    program = view.index_program
+    results = []
+    constants = {}
+
+    def read(operand):
+        if operand.kind == "buffer_index":
+            return index
+        if operand.kind == "constant":
+            if operand.value not in constants:
+                constants[operand.value] = builder.get_int32(operand.value)
+            return constants[operand.value]
+        return results[operand.value]
+
+    for operation in program.operations:
+        create = getattr(builder, _INDEX_OPCODES[operation.opcode])
+        results.append(create(read(operation.lhs), read(operation.rhs)))
+    return read(program.result)

@@ -1,6 +1,6 @@
 """Typed Python face of the TLX storage alias planner.
 
-The planner (C++, ``dialect/lib/Planner``) owns every number of a plan: sizes,
+The planner (C++, ``planner/``) owns every number of a plan: sizes,
 alignment, where each buffer sits, the slot formula of every view, the backing
 allocation's shape and the diagnostics. ``tlx._planner`` is its pybind11
 extension; this module wraps it in frozen dataclasses. It imports neither Triton
@@ -46,6 +46,9 @@ __all__ = [
     "ElementKind",
     "Extent",
     "Group",
+    "IndexOperand",
+    "IndexOperation",
+    "IndexProgram",
     "Layout",
     "LayoutFamily",
     "LayoutKind",
@@ -217,6 +220,44 @@ class Placement:
 
 
 @dataclass(frozen=True)
+class IndexOperand:
+    """What an operation of an index program reads: ``kind`` ``"buffer_index"``,
+    ``"constant"`` (``value`` is the constant) or ``"result"`` (``value`` is the
+    position of an earlier operation)."""
+
+    kind: str
+    value: int
+
+
+@dataclass(frozen=True)
+class IndexOperation:
+    """``lhs opcode rhs``: ``opcode`` is ``"divide_unsigned"``,
+    ``"remainder_unsigned"``, ``"multiply"`` or ``"add"``."""
+
+    opcode: str
+    lhs: IndexOperand
+    rhs: IndexOperand
+
+
+@dataclass(frozen=True)
+class IndexProgram:
+    """A view's slot arithmetic with every identity step dropped (``View.index_program``):
+    the operations in order, and the operand that is the slot."""
+
+    operations: tuple[IndexOperation, ...]
+    result: IndexOperand
+
+    def evaluate(self, index: int) -> int:
+        """The slot this program computes for buffer ``index``."""
+        native = _native.IndexProgram()
+        native.operations = [
+            _native_index_operation(operation) for operation in self.operations
+        ]
+        native.result = _native_index_operand(self.result)
+        return _native.evaluate_index_program(native, index)
+
+
+@dataclass(frozen=True)
 class View:
     """Where one user's buffers live and how its view represents them: the view is
     ``shape`` (``[slots, *one buffer]``) of the user's own element type and layout,
@@ -247,9 +288,26 @@ class View:
         return _native.slot_of(_native_view(self), index)
 
     @property
+    def index_program(self) -> IndexProgram:
+        """The slot arithmetic of this view with the identity steps dropped: what
+        the front doors emit for a runtime buffer index."""
+        native = _native.index_program_of(_native_view(self))
+        return IndexProgram(
+            tuple(
+                IndexOperation(
+                    operation.opcode.name.lower(),
+                    _index_operand(operation.lhs),
+                    _index_operand(operation.rhs),
+                )
+                for operation in native.operations
+            ),
+            _index_operand(native.result),
+        )
+
+    @property
     def identity_index(self) -> bool:
         """True when slot_of(i) == i for every index (no index arithmetic)."""
-        return self.offset_slots == 0 and self.step == 1 and self.scale == self.period
+        return self.index_program.result.kind == "buffer_index"
 
     @property
     def placement(self) -> Placement:
@@ -453,6 +511,25 @@ def _native_view(view: View):
 
 def _view(native) -> View:
     return View(*(getattr(native, name) for name in _VIEW_FIELDS))
+
+
+def _index_operand(native) -> IndexOperand:
+    return IndexOperand(native.kind.name.lower(), native.value)
+
+
+def _native_index_operand(operand: IndexOperand):
+    native = _native.IndexOperand()
+    native.kind = _native.IndexOperandKind.__members__[operand.kind.upper()]
+    native.value = operand.value
+    return native
+
+
+def _native_index_operation(operation: IndexOperation):
+    native = _native.IndexOperation()
+    native.opcode = _native.IndexOpcode.__members__[operation.opcode.upper()]
+    native.lhs = _native_index_operand(operation.lhs)
+    native.rhs = _native_index_operand(operation.rhs)
+    return native
 
 
 def _diagnostic(native, spec_name: str, names: Sequence[str]) -> Diagnostic:

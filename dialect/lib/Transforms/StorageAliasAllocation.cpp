@@ -79,15 +79,17 @@ class SlotBuilder {
 public:
   /// Makes `op` index slot(i) of `view` instead of buffer i.
   void rewrite(triton::gpu::MemDescIndexOp op, const planner::View &view) {
-    if (view.identityIndex())
+    planner::IndexProgram program = planner::indexProgramOf(view);
+    if (program.result.kind == planner::IndexOperand::Kind::BufferIndex)
       return;
     Value index = op.getIndex();
     APInt constant;
     Value slot;
     if (matchPattern(index, m_ConstantInt(&constant)))
-      slot = constantFor(index, planner::slotOf(view, constant.getSExtValue()));
+      slot = constantFor(index, planner::evaluateIndexProgram(
+                                    program, constant.getSExtValue()));
     else
-      slot = slotOf(index, view);
+      slot = emit(index, program);
     op.getIndexMutable().assign(slot);
   }
 
@@ -99,7 +101,7 @@ public:
 
 private:
   using ConstantKey = std::tuple<Block *, Type, int64_t>;
-  using SlotKey = std::tuple<Value, int64_t, int64_t, int64_t, int64_t>;
+  using OperationKey = std::tuple<unsigned, Value, Value>;
 
   /// The entry block of the nearest region around `region` that no value
   /// crosses: constants there are visible wherever values of `region` are.
@@ -157,43 +159,49 @@ private:
     return op.getResult();
   }
 
-  /// scale * (i / period) + offsetSlots + step * (i % period), with only
-  /// the operations that are not identities.
-  Value slotOf(Value index, const planner::View &view) {
-    Value &known = slots[SlotKey{index, view.period, view.scale,
-                                 view.offsetSlots, view.step}];
-    if (known)
-      return known;
-    Value slot = index;
-    Value withinPeriod;
-    if (view.period > 1) {
-      Value period = constantFor(index, view.period);
-      slot = buildAfter<arith::DivUIOp>(index, index, period);
-      withinPeriod = buildAfter<arith::RemUIOp>(index, index, period);
+  /// A view's index program (planner::indexProgramOf), emitted after
+  /// `index`: an operation already built for the same operands is reused.
+  Value emit(Value index, const planner::IndexProgram &program) {
+    SmallVector<Value> results;
+    auto read = [&](const planner::IndexOperand &operand) -> Value {
+      switch (operand.kind) {
+      case planner::IndexOperand::Kind::BufferIndex:
+        return index;
+      case planner::IndexOperand::Kind::Constant:
+        return constantFor(index, operand.value);
+      case planner::IndexOperand::Kind::Result:
+        return results[operand.value];
+      }
+      llvm_unreachable("an index operand is the index, a constant or a result");
+    };
+    for (const planner::IndexOperation &operation : program.operations) {
+      Value lhs = read(operation.lhs), rhs = read(operation.rhs);
+      Value &known = operations[OperationKey{
+          static_cast<unsigned>(operation.opcode), lhs, rhs}];
+      if (!known)
+        known = build(index, operation.opcode, lhs, rhs);
+      results.push_back(known);
     }
-    if (view.scale == 0)
-      slot = Value();
-    else if (view.scale != 1)
-      slot = buildAfter<arith::MulIOp>(index, slot,
-                                       constantFor(index, view.scale));
-    if (view.offsetSlots != 0 || (!slot && !withinPeriod)) {
-      Value offset = constantFor(index, view.offsetSlots);
-      slot = slot ? buildAfter<arith::AddIOp>(index, slot, offset) : offset;
+    return read(program.result);
+  }
+
+  Value build(Value index, planner::IndexOpcode opcode, Value lhs, Value rhs) {
+    switch (opcode) {
+    case planner::IndexOpcode::DivideUnsigned:
+      return buildAfter<arith::DivUIOp>(index, lhs, rhs);
+    case planner::IndexOpcode::RemainderUnsigned:
+      return buildAfter<arith::RemUIOp>(index, lhs, rhs);
+    case planner::IndexOpcode::Multiply:
+      return buildAfter<arith::MulIOp>(index, lhs, rhs);
+    case planner::IndexOpcode::Add:
+      return buildAfter<arith::AddIOp>(index, lhs, rhs);
     }
-    if (withinPeriod) {
-      if (view.step != 1)
-        withinPeriod = buildAfter<arith::MulIOp>(index, withinPeriod,
-                                                 constantFor(index, view.step));
-      slot = slot ? buildAfter<arith::AddIOp>(index, slot, withinPeriod)
-                  : withinPeriod;
-    }
-    known = slot;
-    return slot;
+    llvm_unreachable("every index opcode is built");
   }
 
   llvm::DenseMap<ConstantKey, Value> constants;
   llvm::DenseMap<Block *, Operation *> lastConstant;
-  llvm::DenseMap<SlotKey, Value> slots;
+  llvm::DenseMap<OperationKey, Value> operations;
   llvm::DenseMap<Value, Operation *> lastBuilt;
 };
 

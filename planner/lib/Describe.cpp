@@ -12,29 +12,6 @@ using namespace detail;
 
 namespace {
 
-std::string slotFormula(const View &view) {
-  if (view.identityIndex())
-    return "i";
-  std::string text;
-  auto term = [&](int64_t factor, const std::string &what) {
-    if (factor == 0)
-      return;
-    if (!text.empty())
-      text += " + ";
-    text += (factor == 1 ? "" : std::to_string(factor) + " ") + what;
-  };
-  term(view.scale,
-       view.period == 1 ? "i" : "(i / " + std::to_string(view.period) + ")");
-  if (view.offsetSlots != 0 || text.empty()) {
-    if (!text.empty())
-      text += " + ";
-    text += std::to_string(view.offsetSlots);
-  }
-  if (view.period > 1)
-    term(view.step, "(i % " + std::to_string(view.period) + ")");
-  return text;
-}
-
 /// The header line about the region.
 std::string describeRegion(const Plan &plan) {
   Storage storage = plan.storage;
@@ -92,7 +69,7 @@ std::string describeViews(const Plan &plan,
     const View &view = plan.views[i];
     rows.push_back({"\"" + names[i] + "\"", number(view.offset),
                     number(view.bufferSize), strideText(view),
-                    slotFormula(view), number(view.slots())});
+                    indexFormula(indexProgramOf(view)), number(view.slots())});
   }
   return columns(rows) + "  (offset, size and stride in " +
          unitName(plan.storage) + ")\n";

@@ -2,7 +2,7 @@
 //
 // Saturating arithmetic (absurd shapes end in a "too large" diagnostic, not
 // an overflow), diagnostic construction, and the flattened reuse tree the
-// layout search works on. Private to dialect/lib/Planner.
+// layout search works on. Private to planner/lib.
 //
 //===----------------------------------------------------------------------===//
 

@@ -366,6 +366,45 @@ Plan plan(const Spec &spec, const std::vector<Buffer> &buffers,
 /// The slot buffer `index` of a user occupies in its view.
 int64_t slotOf(const View &view, int64_t index);
 
+/// One operation of an index program: unsigned division, remainder,
+/// multiplication or addition of two operands.
+enum class IndexOpcode { DivideUnsigned, RemainderUnsigned, Multiply, Add };
+
+/// What an index program's operation reads: the buffer index, a constant, or
+/// the result of an earlier operation (`value` is then its position).
+struct IndexOperand {
+  enum class Kind { BufferIndex, Constant, Result };
+  Kind kind = Kind::BufferIndex;
+  int64_t value = 0;
+};
+
+struct IndexOperation {
+  IndexOpcode opcode = IndexOpcode::Add;
+  IndexOperand lhs;
+  IndexOperand rhs;
+};
+
+/// The slot arithmetic of a view (docs/planner.md, "The slot of a buffer")
+/// with every identity step dropped: what both front doors emit for a
+/// runtime buffer index, operation by operation, in order. `result` is the
+/// slot: the buffer index itself when the view needs no arithmetic, a
+/// constant when every index maps to one slot, else the last operation.
+struct IndexProgram {
+  std::vector<IndexOperation> operations;
+  IndexOperand result;
+};
+
+/// The index program of `view`: evaluateIndexProgram(indexProgramOf(view), i)
+/// == slotOf(view, i) for every buffer index i.
+IndexProgram indexProgramOf(const View &view);
+
+/// What `program` computes for buffer index `index`.
+int64_t evaluateIndexProgram(const IndexProgram &program, int64_t index);
+
+/// The program as a formula of the buffer index `i` ("2 (i / 4) + 64 + (i %
+/// 4)"), as describe() writes it.
+std::string indexFormula(const IndexProgram &program);
+
 /// The slot coefficients of a view as a front door records them between
 /// passes (the `placement` attribute of tlx.storage_alias_local_alloc).
 struct Placement {
