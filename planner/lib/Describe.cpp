@@ -120,6 +120,26 @@ std::vector<Extent> bufferExtents(const Plan &plan,
   return extents;
 }
 
+int64_t sharedBytes(const Plan &plan, const std::vector<Buffer> &buffers) {
+  std::vector<Extent> extents = bufferExtents(plan, buffers);
+  std::sort(extents.begin(), extents.end(),
+            [](const Extent &a, const Extent &b) { return a.start < b.start; });
+  // Units every buffer takes, minus the units of their union.
+  int64_t taken = 0, occupied = 0, coveredTo = 0;
+  for (const Extent &extent : extents) {
+    taken = satAdd(taken, extent.end - extent.start);
+    if (extent.end > coveredTo) {
+      occupied += extent.end - std::max(extent.start, coveredTo);
+      coveredTo = extent.end;
+    }
+  }
+  int64_t units = taken - occupied;
+  if (plan.storage == Storage::Smem || plan.regionSize <= 0)
+    return units;
+  // TMEM units are columns of all the region's lanes.
+  return satMul(units, plan.sizeBytes / plan.regionSize);
+}
+
 Stride bufferStride(const View &view) {
   Stride stride;
   stride.period = view.period;

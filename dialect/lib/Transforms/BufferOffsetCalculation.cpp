@@ -1,12 +1,13 @@
 //===- BufferOffsetCalculation.cpp - Step 2: placements ------------------===//
 //
-// Records where the planner places each tlx.storage_alias_local_alloc
+// Records where the plan places each tlx.storage_alias_local_alloc
 // (#tlx.placement), then drops the overlap definitions that are now encoded
 // in those attributes.
 //
 //===----------------------------------------------------------------------===//
 
-#include "PlannerBridge.h"
+#include "PassStatistics.h"
+#include "tlx/Analysis/ModulePlan.h"
 #include "tlx/Transforms/Passes.h"
 
 using namespace mlir;
@@ -19,53 +20,33 @@ namespace mlir::tlx {
 
 namespace {
 
-struct SpecPlacement {
-  SpecUses *uses;
-  std::vector<planner::View> views;
-};
-
 struct BufferOffsetCalculationPass
     : mlir::tlx::impl::TLXBufferOffsetCalculationBase<
           BufferOffsetCalculationPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (failed(calculateBufferOffsets(getOperation(), wholeViews)))
-      signalPassFailure();
+    FailureOr<ModulePlan> plan =
+        ModulePlan::build(getOperation(), wholeViews, PlanWarnings::Report);
+    if (failed(plan))
+      return signalPassFailure();
+    calculateBufferOffsets(*plan);
+    countPlans(*plan, specsPlanned, bytesShared, paddingBytes);
   }
 };
 
 } // namespace
 
-LogicalResult mlir::tlx::calculateBufferOffsets(ModuleOp module,
-                                                bool wholeViews) {
-  FailureOr<StorageAliasOps> ops = collectStorageAliasOps(module);
-  if (failed(ops))
-    return failure();
-  SmallVector<SpecPlacement> placements;
-  SmallVector<StorageAliasSpecOp> unused = takeSpecsWithoutUsers(ops->specs);
-  bool valid = true;
-  for (SpecUses &uses : ops->specs) {
-    FailureOr<planner::Plan> plan =
-        planStorageAliasSpec(uses, PlanWarnings::Report, wholeViews);
-    if (failed(plan)) {
-      valid = false;
-      continue;
-    }
-    placements.push_back(SpecPlacement{&uses, std::move(plan->views)});
-  }
-  if (!valid)
-    return failure();
-  for (StorageAliasSpecOp spec : unused)
+void mlir::tlx::calculateBufferOffsets(ModulePlan &plan) {
+  for (StorageAliasSpecOp spec : plan.unusedSpecs())
     spec.erase();
-  SmallVector<ReuseGroupOp> deadGroups = reuseGroupsToErase(ops->reuseGroups);
-  for (const SpecPlacement &placement : placements) {
+  SmallVector<ReuseGroupOp> deadGroups = reuseGroupsToErase(plan.reuseGroups());
+  for (PlannedSpec &planned : plan.specs()) {
     for (auto [alloc, view] :
-         llvm::zip_equal(placement.uses->allocs, placement.views))
+         llvm::zip_equal(planned.uses.allocs, planned.plan.views))
       alloc.setPlacementAttr(placementAttrOf(alloc.getContext(), view));
-    for (SetBufferOverlapOp overlap : placement.uses->overlaps)
+    for (SetBufferOverlapOp overlap : planned.uses.overlaps)
       overlap.erase();
   }
   for (ReuseGroupOp group : deadGroups)
     group.erase();
-  return success();
 }

@@ -12,7 +12,7 @@
 #ifndef TLX_TRANSFORMS_STORAGEALIASALLOCATION_H
 #define TLX_TRANSFORMS_STORAGEALIASALLOCATION_H
 
-#include "PlannerBridge.h"
+#include "tlx/Analysis/PlannerBridge.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"

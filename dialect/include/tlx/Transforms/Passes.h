@@ -2,38 +2,40 @@
 //
 // The storage alias lowering pipeline (see Passes.td for what each pass does
 // and which attributes it leaves in the IR): the function of each step and
-// of the combined pass.
+// of the combined pass. The steps that plan read the module's plan
+// (tlx/Analysis/ModulePlan.h).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TLX_TRANSFORMS_PASSES_H
 #define TLX_TRANSFORMS_PASSES_H
 
+#include "tlx/Analysis/ModulePlan.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::tlx {
 
-/// Step 1: sizes every tlx.storage_alias_spec (type, buffer_size_bytes,
-/// #tlx.backing) and erases specs without users. Emits diagnostics and
-/// leaves the module untouched on failure. `wholeViews`: see the passes'
-/// `whole-views` option.
-LogicalResult defineStorageAliasSizes(ModuleOp module, bool wholeViews);
+/// Step 1: sizes every planned tlx.storage_alias_spec (type,
+/// buffer_size_bytes, #tlx.backing) and erases the specs without users.
+void defineStorageAliasSizes(ModulePlan &plan);
 
 /// Step 2: records #tlx.placement on every tlx.storage_alias_local_alloc,
-/// then erases tlx.set_buffer_overlap and dead tlx.reuse_group ops. Leaves
-/// the module untouched on failure.
-LogicalResult calculateBufferOffsets(ModuleOp module, bool wholeViews);
+/// then erases the specs without users, tlx.set_buffer_overlap and the dead
+/// tlx.reuse_group ops.
+void calculateBufferOffsets(ModulePlan &plan);
 
 /// Step 3: one backing allocation per spec, one tlx.local_alias per user,
-/// every reachable ttg.memdesc_index rewritten. Leaves the module untouched
-/// on failure.
+/// every reachable ttg.memdesc_index rewritten, from the #tlx.backing and
+/// #tlx.placement attributes steps 1 and 2 recorded. Leaves the module
+/// untouched on failure.
 LogicalResult allocateStorageAliases(ModuleOp module);
 
-/// Steps 1 to 3 in one go, with the same result and diagnostics: plans every
-/// spec once and changes the IR only when every step succeeds for every
+/// Steps 1 to 3 in one go from `plan`, with the same result and
+/// diagnostics: changes the IR only when allocation succeeds for every
 /// spec, so that the module is untouched on failure.
-LogicalResult lowerStorageAliases(ModuleOp module, bool wholeViews);
+LogicalResult lowerStorageAliases(ModulePlan &plan);
 
 #define GEN_PASS_DECL
 #include "tlx/Transforms/Passes.h.inc"

@@ -29,6 +29,13 @@ def TLXStorageAliasSizeDefinition
     sub-tiles) are reported by --tlx-buffer-offset-calculation only, so that
     the pipeline reports them once.
   }];
+  let statistics = [
+    Statistic<"specsPlanned", "specs-planned", "Storage alias specs planned">,
+    Statistic<"bytesShared", "bytes-shared",
+              "Bytes the planned buffers would add if none shared">,
+    Statistic<"paddingBytes", "padding-bytes",
+              "Bytes of the planned regions beyond their ideal footprint">
+  ];
   let options = [
     Option<"wholeViews", "whole-views", "bool", /*default=*/"true",
            "Round every region so that each view covers it in whole slots, "
@@ -49,6 +56,13 @@ def TLXBufferOffsetCalculation
     Without tlx.set_buffer_overlap every user sits at offset 0, its buffers
     one after the other.
   }];
+  let statistics = [
+    Statistic<"specsPlanned", "specs-planned", "Storage alias specs planned">,
+    Statistic<"bytesShared", "bytes-shared",
+              "Bytes the planned buffers would add if none shared">,
+    Statistic<"paddingBytes", "padding-bytes",
+              "Bytes of the planned regions beyond their ideal footprint">
+  ];
   let options = [
     Option<"wholeViews", "whole-views", "bool", /*default=*/"true",
            "Round every region so that each view covers it in whole slots, "
@@ -91,6 +105,13 @@ def TLXStorageAliasLowering
     fails, for any spec, the pass fails and the module is left exactly as it
     came in.
   }];
+  let statistics = [
+    Statistic<"specsPlanned", "specs-planned", "Storage alias specs planned">,
+    Statistic<"bytesShared", "bytes-shared",
+              "Bytes the planned buffers would add if none shared">,
+    Statistic<"paddingBytes", "padding-bytes",
+              "Bytes of the planned regions beyond their ideal footprint">
+  ];
   let options = [
     Option<"wholeViews", "whole-views", "bool", /*default=*/"true",
            "Round every region so that each view covers it in whole slots, "

@@ -481,6 +481,11 @@ struct Segment {
 std::vector<Segment> sharingSegments(const Plan &plan,
                                      const std::vector<Extent> &extents);
 
+/// The bytes sharing saves in `plan`: what every buffer of every user takes,
+/// minus the bytes of the region that at least one of them occupies (0 when
+/// the plan has no views).
+int64_t sharedBytes(const Plan &plan, const std::vector<Buffer> &buffers);
+
 /// What one CTA has of `storage` on the target of `capability`: SMEM bytes
 /// (smemLimitForTarget), TMEM columns (kTmemColumns; 0 without TMEM).
 int64_t storageBudget(Storage storage, int capability);

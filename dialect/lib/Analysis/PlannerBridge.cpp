@@ -1,6 +1,6 @@
 //===- PlannerBridge.cpp - IR <-> planner translation ---------------------===//
 
-#include "PlannerBridge.h"
+#include "tlx/Analysis/PlannerBridge.h"
 
 #include "tlx/Dialect/Encoding.h"
 #include "tlx/Dialect/Triton/Dialect.h"
@@ -373,18 +373,6 @@ mlir::tlx::reportPlannerDiagnostics(SpecUses &uses,
     }
   }
   return failure(hasError);
-}
-
-FailureOr<planner::Plan> mlir::tlx::planStorageAliasSpec(SpecUses &uses,
-                                                         PlanWarnings warnings,
-                                                         bool wholeViews) {
-  FailureOr<PlannerInput> input = toPlannerInput(uses, wholeViews);
-  if (failed(input))
-    return failure();
-  planner::Plan plan = planner::plan(input->spec, input->buffers, input->tree);
-  if (failed(reportPlannerDiagnostics(uses, plan.diagnostics, warnings)))
-    return failure();
-  return plan;
 }
 
 BackingRecipe mlir::tlx::backingOf(const planner::Plan &plan) {

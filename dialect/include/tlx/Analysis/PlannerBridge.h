@@ -1,14 +1,14 @@
 //===- PlannerBridge.h - IR <-> planner translation -------------*- C++ -*-===//
 //
-// The one place where the passes turn IR into planner structs (memdesc types,
+// The one place where IR turns into planner structs (memdesc types,
 // encodings, storage_alias_spec ops, reuse_group trees) and planner results
 // back into diagnostics at the ops they name. The passes never compute sizes,
-// offsets or slots themselves: they ask tlx::planner.
+// offsets or slots themselves: they read the module's plan (ModulePlan.h).
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TLX_TRANSFORMS_PLANNERBRIDGE_H
-#define TLX_TRANSFORMS_PLANNERBRIDGE_H
+#ifndef TLX_ANALYSIS_PLANNERBRIDGE_H
+#define TLX_ANALYSIS_PLANNERBRIDGE_H
 
 #include "tlx/Dialect/TLX/Dialect.h"
 #include "tlx/Planner/Planner.h"
@@ -88,10 +88,6 @@ reportPlannerDiagnostics(SpecUses &uses,
                          ArrayRef<planner::Diagnostic> diagnostics,
                          PlanWarnings warnings);
 
-/// Translates and plans one spec, reporting every diagnostic.
-FailureOr<planner::Plan>
-planStorageAliasSpec(SpecUses &uses, PlanWarnings warnings, bool wholeViews);
-
 /// The backing allocation of a plan, as a front door emits it.
 struct BackingRecipe {
   SmallVector<int64_t> shape;
@@ -125,4 +121,4 @@ reuseGroupsToErase(ArrayRef<ReuseGroupOp> reuseGroups);
 
 } // namespace mlir::tlx
 
-#endif // TLX_TRANSFORMS_PLANNERBRIDGE_H
+#endif // TLX_ANALYSIS_PLANNERBRIDGE_H

@@ -1,0 +1,96 @@
+//===- TestPrintPlanPass.cpp - Remarks of the module's plan ---------------===//
+//
+// --test-print-tlx-plan: builds the module's plan (ModulePlan) as the
+// lowering does and remarks it without changing the IR: at each spec its
+// region, layout and backing; at each tlx.storage_alias_local_alloc its
+// buffer's offset, size, stride and index program. Lit tests check the plan
+// through these remarks (test/TLX/print-plan.mlir).
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestPrintPlanPass.h"
+
+#include "tlx/Analysis/ModulePlan.h"
+
+#include "mlir/Pass/Pass.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::tlx;
+
+namespace {
+
+std::string unitName(const planner::Plan &plan) {
+  return plan.storage == planner::Storage::Smem ? "bytes" : "columns";
+}
+
+std::string strideText(const planner::View &view) {
+  planner::Stride stride = planner::bufferStride(view);
+  if (stride.even())
+    return std::to_string(stride.withinPeriod);
+  return std::to_string(stride.withinPeriod) + " within " +
+         std::to_string(stride.period) + ", then " +
+         std::to_string(stride.afterPeriod);
+}
+
+struct TestPrintPlanPass
+    : public PassWrapper<TestPrintPlanPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TestPrintPlanPass)
+
+  TestPrintPlanPass() = default;
+  TestPrintPlanPass(const TestPrintPlanPass &other) : PassWrapper(other) {}
+
+  StringRef getArgument() const override { return "test-print-tlx-plan"; }
+  StringRef getDescription() const override {
+    return "Remark every storage alias plan of the module";
+  }
+
+  Option<bool> wholeViews{
+      *this, "whole-views",
+      llvm::cl::desc("Plan as --tlx-storage-alias-lowering's whole-views"),
+      llvm::cl::init(true)};
+
+  void runOnOperation() override {
+    FailureOr<ModulePlan> plan =
+        ModulePlan::build(getOperation(), wholeViews, PlanWarnings::Report);
+    if (failed(plan))
+      return signalPassFailure();
+    for (const PlannedSpec &spec : plan->specs())
+      remark(spec);
+  }
+
+  void remark(const PlannedSpec &spec) {
+    const planner::Plan &plan = spec.plan;
+    std::string units = unitName(plan);
+    StorageAliasSpecOp specOp = spec.uses.spec;
+    InFlightDiagnostic remark = specOp.emitRemark();
+    remark << "storage_alias_spec \"" << spec.name() << "\": "
+           << (plan.storage == planner::Storage::Smem ? "smem" : "tmem")
+           << " region " << plan.regionSize << " " << units;
+    if (plan.storage == planner::Storage::Tmem)
+      remark << " (" << plan.sizeBytes << " bytes)";
+    remark << ", ideal " << plan.idealBytes << " bytes, padding "
+           << plan.paddingBytes << " bytes, " << plan.layout << ", backing ["
+           << llvm::join(
+                  llvm::map_range(plan.backingShape,
+                                  [](int64_t n) { return llvm::itostr(n); }),
+                  ", ")
+           << "] x i" << plan.backingElementBits << ", alignment "
+           << plan.alignment;
+    remark.report();
+    std::vector<std::string> names = spec.userNames();
+    for (auto [user, view, name] :
+         llvm::zip_equal(spec.uses.allocs, plan.views, names))
+      StorageAliasLocalAllocOp(user).emitRemark()
+          << "buffer \"" << name << "\": offset " << view.offset << ", size "
+          << view.bufferSize << ", stride " << strideText(view) << " " << units
+          << ", slot " << planner::indexFormula(planner::indexProgramOf(view))
+          << " of " << view.slots() << " slots";
+  }
+};
+
+} // namespace
+
+void mlir::tlx::registerTestPrintPlanPass() {
+  PassRegistration<TestPrintPlanPass>();
+}
