@@ -34,7 +34,6 @@ IndexProgram indexProgramOf(const View &view) {
   program.result = index;
   if (view.identityIndex())
     return program;
-  // slot(i) = scale * (i / period) + offsetSlots + step * (i % period)
   IndexOperand major = index;
   std::optional<IndexOperand> minor;
   if (view.period > 1) {

@@ -5,8 +5,8 @@
 // child-major. Placement is greedy at absolute addresses: a subtree starts at
 // the first address after the cursor where the buffers at its start may
 // start, and its buffers follow in the order written. A candidate counts
-// when every user's buffers can be written as slots of one view
-// (scale * (i / period) + offset + step * (i % period)) and the layout
+// when every user's buffers can be written as slots of one view (slot(i),
+// docs/planner.md) and the layout
 // passes the checks of `isValid`; the one whose last buffer ends first wins,
 // the simplest on a tie.
 //

@@ -50,8 +50,8 @@ def TLXBufferOffsetCalculation
   let description = [{
     Plans every spec and records on each tlx.storage_alias_local_alloc its
     `placement` (#tlx.placement): its view has `slots` buffers of its own
-    type from the region's start, and buffer i is slot
-    `scale * (i / period) + offset + step * (i % period)`. Then erases
+    type from the region's start, and its coefficients give buffer i's slot
+    (docs/planner.md, "The slot of a buffer"). Then erases
     tlx.set_buffer_overlap and the tlx.reuse_group ops left without uses.
     Without tlx.set_buffer_overlap every user sits at offset 0, its buffers
     one after the other.
@@ -83,8 +83,8 @@ def TLXStorageAliasAllocation
     tlx.local_alias of the backing with `slots` buffers of its type. Every
     ttg.memdesc_index reached from a user (also through
     ttg.memdesc_reinterpret, tlx.local_alias and ttg.warp_specialize
-    captures) is rewritten to the slot of the placement:
-    slot(i) = scale * (i / period) + offset + step * (i % period); the types
+    captures) is rewritten to the slot of the placement: a constant folds, a
+    runtime index gets the planner's index program; the types
     of reinterpreted views and partition arguments follow. A user written as
     one TMEM [M, N] tile becomes its slot of the view and keeps its type. Any
     other use of a user's buffers, a view that changes their memory space,

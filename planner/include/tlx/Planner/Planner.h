@@ -41,9 +41,8 @@
 //    repeats every P buffer groups (P = 1: group-major at the root; P = all
 //    groups: no repetition). A leaf under a child-major `shared` node sits at
 //    the start of its largest sibling's bytes in each group. Every buffer of
-//    user u then sits at slot
-//      slot(i) = scale * (i / period) + offsetSlots + step * (i % period)
-//    of a view of u's own buffer type that starts at the region's start.
+//    user u then sits at slot(i) (docs/planner.md, "The slot of a buffer") of
+//    a view of u's own buffer type that starts at the region's start.
 // 5. Region. The end of the last buffer, rounded up to 128 bytes (SMEM) and,
 //    when Spec::wholeViews (Triton 3.8 reinterprets only to equal sizes), to
 //    a multiple of every user's size. TMEM: the next power of two >= 32
@@ -232,9 +231,8 @@ struct View {
   int64_t groupSize = 1;
   /// Start of buffer 0 in the region, in units.
   int64_t offset = 0;
-  /// Buffer i occupies slot
-  ///   scale * (i / period) + offsetSlots + step * (i % period)
-  /// of the view.
+  /// The coefficients of slot(i), the slot buffer i occupies in the view
+  /// (docs/planner.md, "The slot of a buffer").
   int64_t period = 1;
   int64_t scale = 1;
   int64_t offsetSlots = 0;

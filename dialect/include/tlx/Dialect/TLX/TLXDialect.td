@@ -107,8 +107,8 @@ def TLX_PlacementAttr : AttrDef<TLX_Dialect, "Placement"> {
   let description = [{
     `#tlx.placement<slots = 12, period = 1, scale = 1, offset = 4, step = 1>`:
     the user's view has `slots` buffers of its own type from the region's
-    start, and its buffer i is slot
-    `scale * (i / period) + offset + step * (i % period)` of it. Recorded by
+    start, and these coefficients give its buffer i's slot of it
+    (docs/planner.md, "The slot of a buffer"). Recorded by
     --tlx-buffer-offset-calculation, read by --tlx-storage-alias-allocation.
   }];
   let parameters = (ins
