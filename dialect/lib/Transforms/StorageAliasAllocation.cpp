@@ -79,17 +79,20 @@ class SlotBuilder {
 public:
   /// Makes `op` index slot(i) of `view` instead of buffer i.
   void rewrite(triton::gpu::MemDescIndexOp op, const planner::View &view) {
-    planner::IndexProgram program = planner::indexProgramOf(view);
-    if (program.result.kind == planner::IndexOperand::Kind::BufferIndex)
+    if (view.identityIndex())
       return;
     Value index = op.getIndex();
     APInt constant;
     Value slot;
-    if (matchPattern(index, m_ConstantInt(&constant)))
-      slot = constantFor(index, planner::evaluateIndexProgram(
-                                    program, constant.getSExtValue()));
-    else
-      slot = emit(index, program);
+    if (matchPattern(index, m_ConstantInt(&constant))) {
+      slot = constantFor(index, planner::slotOf(view, constant.getSExtValue()));
+    } else {
+      Value &known = slots[SlotKey{index, view.period, view.scale,
+                                   view.offsetSlots, view.step}];
+      if (!known)
+        known = emit(index, planner::indexProgramOf(view));
+      slot = known;
+    }
     op.getIndexMutable().assign(slot);
   }
 
@@ -101,7 +104,7 @@ public:
 
 private:
   using ConstantKey = std::tuple<Block *, Type, int64_t>;
-  using OperationKey = std::tuple<unsigned, Value, Value>;
+  using SlotKey = std::tuple<Value, int64_t, int64_t, int64_t, int64_t>;
 
   /// The entry block of the nearest region around `region` that no value
   /// crosses: constants there are visible wherever values of `region` are.
@@ -160,7 +163,7 @@ private:
   }
 
   /// A view's index program (planner::indexProgramOf), emitted after
-  /// `index`: an operation already built for the same operands is reused.
+  /// `index`.
   Value emit(Value index, const planner::IndexProgram &program) {
     SmallVector<Value> results;
     auto read = [&](const planner::IndexOperand &operand) -> Value {
@@ -175,12 +178,8 @@ private:
       llvm_unreachable("an index operand is the index, a constant or a result");
     };
     for (const planner::IndexOperation &operation : program.operations) {
-      Value lhs = read(operation.lhs), rhs = read(operation.rhs);
-      Value &known = operations[OperationKey{
-          static_cast<unsigned>(operation.opcode), lhs, rhs}];
-      if (!known)
-        known = build(index, operation.opcode, lhs, rhs);
-      results.push_back(known);
+      results.push_back(build(index, operation.opcode, read(operation.lhs),
+                              read(operation.rhs)));
     }
     return read(program.result);
   }
@@ -201,7 +200,7 @@ private:
 
   llvm::DenseMap<ConstantKey, Value> constants;
   llvm::DenseMap<Block *, Operation *> lastConstant;
-  llvm::DenseMap<OperationKey, Value> operations;
+  llvm::DenseMap<SlotKey, Value> slots;
   llvm::DenseMap<Value, Operation *> lastBuilt;
 };
 
