@@ -82,7 +82,8 @@ void bindEnums(py::module_ &m) {
       .value("EXPLICIT_SIZE_NOT_USABLE", DiagnosticKind::ExplicitSizeNotUsable)
       .value("TOO_MANY_COLUMNS", DiagnosticKind::TooManyColumns)
       .value("OVER_SMEM_LIMIT", DiagnosticKind::OverSmemLimit)
-      .value("UNSOUND_VIEW", DiagnosticKind::UnsoundView);
+      .value("UNSOUND_VIEW", DiagnosticKind::UnsoundView)
+      .value("OVER_STORAGE_BUDGET", DiagnosticKind::OverStorageBudget);
 }
 
 void bindInputs(py::module_ &m) {
@@ -220,6 +221,9 @@ void bindReport(py::module_ &m) {
   m.def("storage_budget", &storageBudget, py::arg("storage"),
         py::arg("capability"),
         "SMEM bytes or TMEM columns one CTA has on the target.");
+  m.def("over_storage_budget", &overStorageBudget, py::arg("storage"),
+        py::arg("capability"), py::arg("used_units"),
+        "The error when a kernel's regions of a storage exceed the budget.");
   m.def("advise_splits", &adviseSplits, py::arg("spec"), py::arg("buffers"),
         py::arg("tree"), py::arg("other_regions_units"),
         "What the kernel would use if buffers stopped sharing.");

@@ -38,7 +38,6 @@ import sys
 import tlx
 import triton
 from flash_attention_common import block_range, descriptor_signature, descriptors, load_partition
-from tlx import planner
 from tlx.compat import tma_store, tmem_reg_layout
 from triton.backends.compiler import GPUTarget
 from triton.compiler.errors import CompilationError
@@ -59,7 +58,6 @@ GROUP_M = gl.constexpr(128)  # rows of one MMA group: one TMEM lane per row
 NUM_MMA_GROUPS = gl.constexpr(2)
 NUM_MMA_SLICES = gl.constexpr(2)
 HEAD_DIMS = (64, 128)
-TMEM_COLUMNS = planner.TMEM_COLUMNS
 
 
 @gluon.jit
@@ -652,10 +650,10 @@ def print_plans(head_dim):
             f"    {buffer.name:11s} {buffer.shape[0]} x {list(buffer.shape[1:])}: column offset "
             f"{view.offset:3d}, {view.buffer_size:3d} columns per buffer"
         )
-    total = region_columns + o_region.plan.region_size
+    tmem = tlx.kernel_budget(plans.values(), SM100A).storage(tlx.storage_kind.tmem)
     print(
-        f"    o_tiles (own region): {o_region.plan.region_size} columns; CTA total {total} of "
-        f"{TMEM_COLUMNS} columns"
+        f"    o_tiles (own region): {o_region.plan.region_size} columns; CTA total "
+        f"{tmem.used_units} of {tmem.capacity_units} columns"
     )
     offsets = ", ".join(
         f"{b.name} at {v.offset}" for b, v in zip(smem.buffers, smem.plan.views, strict=True)

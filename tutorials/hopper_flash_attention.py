@@ -858,16 +858,16 @@ def print_smem_plans():
                 f"{buffer.element_bits}-bit: "
                 f"offset {view.offset:6d}, {view.buffer_size} bytes per buffer"
             )
-        # The planner's plan of the kernel's own buffers with no two sharing bytes.
-        unaliased = smem.plan_without_aliasing()
-        if unaliased.ok:
-            verdict = "fits"
-        else:
-            verdict = "does not fit: " + "; ".join(e.message for e in unaliased.errors)
+        # The planner's plan of the kernel's own buffers with no two sharing bytes, against
+        # the target's budget.
+        unaliased = tlx.kernel_budget(
+            [dataclasses.replace(smem, plan=smem.plan_without_aliasing())], SM90A
+        )
+        need = unaliased.storage(tlx.storage_kind.smem).used_units
+        verdict = "fits" if unaliased.fits else "does not fit: " + "; ".join(unaliased.reasons)
         print(
             f"    without aliasing (the planner's plan of the same buffers, none sharing bytes) "
-            f"they need {unaliased.size_bytes} bytes ({unaliased.size_bytes / 1024:.0f} KB): "
-            f"{verdict}"
+            f"they need {need} bytes ({need / 1024:.0f} KB): {verdict}"
         )
         best, rejected = unaliased_search(head_dim)
         for rejected_config, message in rejected:

@@ -485,22 +485,23 @@ def print_smem_plans(dtype="fp16"):
         f"SMEM region {plan.size_bytes} bytes ({plan.size_bytes / 1024:.0f} KiB, aligned to "
         f"{plan.alignment}); the ideal footprint of the tree is {plan.ideal_bytes} bytes"
     )
-    for buffer, view in zip(smem.buffers, plan.views, strict=True):
-        slots = [view.slot_of(i) for i in range(buffer.shape[0])]
+    extents = tlx.planner.buffer_extents(plan, smem.buffers)
+    for user, buffer in enumerate(smem.buffers):
+        starts = [extent.start for extent in extents if extent.user == user]
         print(
             f"    {buffer.name:7s} {buffer.shape[0]} x {list(buffer.shape[1:])} "
-            f"{buffer.element_bits}-bit: buffers at bytes "
-            f"{[slot * view.buffer_size for slot in slots]}"
+            f"{buffer.element_bits}-bit: buffers at bytes {starts}"
         )
-    # The planner's plan of the kernel's own buffers with no two sharing bytes.
-    unaliased = smem.plan_without_aliasing()
-    if unaliased.ok:
-        verdict = "fits"
-    else:
-        verdict = "does not fit: " + "; ".join(e.message for e in unaliased.errors)
+    # The planner's plan of the kernel's own buffers with no two sharing bytes, against the
+    # target's budget.
+    unaliased = tlx.kernel_budget(
+        [dataclasses.replace(smem, plan=smem.plan_without_aliasing())], SM90A
+    )
+    need = unaliased.storage(tlx.storage_kind.smem).used_units
+    verdict = "fits" if unaliased.fits else "does not fit: " + "; ".join(unaliased.reasons)
     print(
         f"    without aliasing (the planner's plan of the same buffers, none sharing bytes) they "
-        f"need {unaliased.size_bytes} bytes ({unaliased.size_bytes / 1024:.0f} KiB): {verdict}"
+        f"need {need} bytes ({need / 1024:.0f} KiB): {verdict}"
     )
     best, rejected = unaliased_search(dtype)
     for rejected_config, message in rejected:

@@ -20,9 +20,11 @@ lowering emits stock Triton IR (one backing allocation per spec, typed views,
 rewritten buffer indices). ``TLX_DUMP_ALIAS_IR=1`` prints each compiled
 kernel's specs as a TLX-dialect module for ``triton-opt``;
 ``tlx.kernel_plans(tlx.ASTSource(...), target)`` returns the plans a kernel
-uses (``SpecPlan``), without compiling it to the end.
+uses (``SpecPlan``), without compiling it to the end, and
+``tlx.kernel_budget(plans, target)`` what they use of the target's SMEM and TMEM.
 """
 
+from ._budget import KernelBudget, StorageBudget, kernel_budget
 from ._core import (
     buffered_tensor,
     buffered_tensor_type,
@@ -43,13 +45,16 @@ __all__ = [
     "ASTSource",
     "JITFunction",
     "JoinedBuffer",
+    "KernelBudget",
     "SpecPlan",
+    "StorageBudget",
     "TLXError",
     "TLXWarning",
     "buffered_tensor",
     "buffered_tensor_type",
     "default_layout",
     "jit",
+    "kernel_budget",
     "kernel_plans",
     "local_alloc",
     "local_view",

@@ -17,8 +17,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from . import planner
-from ._report import kernel_usage
+from ._budget import kernel_budget
 
 USAGE_ERROR = 2
 PLAN_ERROR = 1
@@ -136,27 +135,6 @@ def full_signature(kernel, signature: dict[str, str], constexprs: dict[str, obje
     return full, constexprs
 
 
-def _units(storage: planner.Storage) -> str:
-    return "bytes" if storage == planner.Storage.SMEM else "columns"
-
-
-def kernel_totals(spec_plans, capability: int) -> list[str]:
-    """One line per storage the kernel allocates: its regions' units against the
-    target's budget."""
-    lines = []
-    for storage, used in kernel_usage(spec_plans).items():
-        budget = planner.storage_budget(storage, capability)
-        left = budget - used
-        verdict = f"{left} left" if left >= 0 else f"{-left} over"
-        parts = ", ".join(
-            f"{p.name} {p.region_units}"
-            for p in spec_plans
-            if p.allocated and p.plan.storage == storage
-        )
-        lines.append(f"{storage.value}: {used} of {budget} {_units(storage)} ({verdict}): {parts}")
-    return lines
-
-
 def report(kernel_name: str, target: str, num_warps: int, spec_plans) -> str:
     """The text ``python -m tlx plan`` prints."""
     lines = [f"kernel {kernel_name} for {target} (num_warps={num_warps})", ""]
@@ -166,10 +144,10 @@ def report(kernel_name: str, target: str, num_warps: int, spec_plans) -> str:
             lines.append("advice:")
             lines.extend(f"  {split.message}" for split in spec_plan.advice)
         lines.append("")
-    totals = kernel_totals(spec_plans, _TARGETS[target])
-    if totals:
+    budget = kernel_budget(spec_plans, _TARGETS[target])
+    if budget.storages:
         lines.append("total (the kernel's tlx regions):")
-        lines.extend(f"  {line}" for line in totals)
+        lines.extend(f"  {line}" for line in budget.describe().splitlines())
     else:
         lines.append("the kernel allocates no tlx region")
     return "\n".join(lines) + "\n"

@@ -1,14 +1,10 @@
 """What the planner made of a kernel's specs, for people and tools.
 
-* ``SpecPlan``: one immutable record per spec (and per ``local_alloc`` without
-  ``reuse``), what tlx passed to the planner and what came back, as
-  ``tlx.kernel_plans`` returns them;
-* ``dump_module_text``: the kernel's specs as a TLX-dialect module
-  (``TLX_DUMP_ALIAS_IR=1``), with the users typed by the ``!ttg.memdesc`` text
-  Triton prints, so that ``triton-opt --tlx-storage-alias-lowering`` reproduces
-  the kernel's plan.
-
-Nothing here computes a size or an offset: every number is the planner's.
+``SpecPlan`` is one immutable record per spec (and per ``local_alloc`` without
+``reuse``): what tlx passed to the planner and what came back, as
+``tlx.kernel_plans`` returns them, with its advice; ``JoinedBuffer`` a legacy
+``reuse=buffer`` user placed after sealing. Nothing here computes a size or an
+offset: every number is the planner's.
 """
 
 from __future__ import annotations
@@ -16,10 +12,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-import re
 from dataclasses import dataclass
 
 from . import planner
+from ._budget import kernel_budget
 from ._kinds import storage_kind
 
 
@@ -139,122 +135,14 @@ class SpecPlan:
         return planner.plan(spec, self.buffers, tree)
 
 
-def kernel_usage(spec_plans) -> dict[planner.Storage, int]:
-    """Units of each storage the kernel's tlx regions take (``region_units``
-    summed), for the storages it allocates."""
-    usage: dict[planner.Storage, int] = {}
-    for spec_plan in spec_plans:
-        if spec_plan.allocated:
-            storage = spec_plan.plan.storage
-            usage[storage] = usage.get(storage, 0) + spec_plan.region_units
-    return usage
-
-
-def with_other_regions(spec_plans: tuple[SpecPlan, ...]) -> tuple[SpecPlan, ...]:
+def with_other_regions(spec_plans: tuple[SpecPlan, ...], capability: int) -> tuple[SpecPlan, ...]:
     """The plans of one kernel, each told what the others of its storage take."""
-    usage = kernel_usage(spec_plans)
+    budget = kernel_budget(spec_plans, capability)
     return tuple(
         dataclasses.replace(
             spec_plan,
-            other_regions_units=usage.get(spec_plan.plan.storage, 0) - spec_plan.region_units,
+            other_regions_units=budget.storage(spec_plan.plan.storage).used_units
+            - spec_plan.region_units,
         )
         for spec_plan in spec_plans
     )
-
-
-_BARE_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*\Z")
-_NOT_IN_SSA_NAME = re.compile(r"[^A-Za-z0-9_$.]")
-
-
-class _Names:
-    """Unique SSA names within one function."""
-
-    def __init__(self):
-        self.used: set[str] = set()
-
-    def fresh(self, wanted: str) -> str:
-        base = _NOT_IN_SSA_NAME.sub("_", wanted) or "v"
-        if base[0].isdigit():
-            base = f"v{base}"
-        name, suffix = base, 1
-        while name in self.used:
-            name = f"{base}_{suffix}"
-            suffix += 1
-        self.used.add(name)
-        return f"%{name}"
-
-
-def _symbol(name: str) -> str:
-    if _BARE_IDENTIFIER.match(name):
-        return f"@{name}"
-    escaped = name.replace("\\", "\\\\").replace('"', '\\"')
-    return f'@"{escaped}"'
-
-
-def _spec_type(spec) -> str:
-    size = "" if spec.explicit_size_bytes is None else f", {spec.explicit_size_bytes}"
-    return f"!tlx.storage_alias_spec<{spec.storage.value}{size}>"
-
-
-def _spec_lines(spec, names: _Names) -> list[str]:
-    spec_type = _spec_type(spec)
-    spec_name = names.fresh(spec.name)
-    size = "" if spec.explicit_size_bytes is None else f", size = {spec.explicit_size_bytes}"
-    lines = [
-        f"{spec_name} = tlx.storage_alias_spec storage = {spec.storage.value}{size} : {spec_type}"
-    ]
-    user_values = []
-    for user in (*spec.users, *spec.followers):
-        value = names.fresh(user.name)
-        user_values.append((value, user.type_text))
-        lines.append(
-            f"{value} = tlx.storage_alias_local_alloc {spec_name} : {spec_type} -> {user.type_text}"
-        )
-    if spec.overlap_tree is not None:
-        root, root_type = _group_lines(spec.overlap_tree, user_values, names, lines)
-        lines.append(
-            f"tlx.set_buffer_overlap({spec_name}, {root}) : ({spec_type}, {root_type}) -> ()"
-        )
-    return lines
-
-
-def _group_lines(group, user_values, names: _Names, lines: list[str]) -> tuple[str, str]:
-    operands = []
-    for child in group.children:
-        if isinstance(child, int):
-            operands.append(user_values[child])
-        else:
-            operands.append(_group_lines(child, user_values, names, lines))
-    value = names.fresh("group")
-    group_type = f"!tlx.reuse_group<{group.kind}>"
-    group_size = "" if group.group_size == 1 else f", group_size = {group.group_size}"
-    values = ", ".join(operand for operand, _ in operands)
-    types = ", ".join(operand_type for _, operand_type in operands)
-    lines.append(
-        f"{value} = tlx.reuse_group({values}) group_kind = {group.kind}{group_size} : "
-        f"({types}) -> {group_type}"
-    )
-    return value, group_type
-
-
-def dump_module_text(trace) -> str:
-    """The TLX-dialect module of every spec ``trace`` recorded."""
-    functions: dict[str, list] = {}
-    for spec in trace.specs:
-        functions.setdefault(spec.function_name, []).append(spec)
-    options = trace.options
-    lines = [
-        f"// TLX storage alias specs of kernel {trace.kernel_name} ({trace.target_name})",
-        f'module attributes {{"ttg.num-ctas" = {options.num_ctas} : i32, '
-        f'"ttg.num-warps" = {options.num_warps} : i32, ttg.target = "{trace.target_name}", '
-        f'"ttg.threads-per-warp" = {options.warp_size} : i32}} {{',
-    ]
-    for function_name, specs in functions.items():
-        lines.append(f"  tt.func {_symbol(function_name)}() {{")
-        names = _Names()
-        for spec in specs:
-            lines.extend(f"    {line}" for line in _spec_lines(spec, names))
-        lines.append("    tt.return")
-        lines.append("  }")
-    lines.append("}")
-    return "\n".join(lines) + "\n"

@@ -11,9 +11,10 @@ at that point:
 * per buffer one ``ttg.memdesc_reinterpret`` to ``View.shape`` of the buffer's own
   element type and layout;
 
-and each use of a buffer is ``ttg.memdesc_index`` at the view's slot
-``scale * (i // period) + offset_slots + step * (i % period)``. Every number is the
-planner's; this module only emits.
+and each use of a buffer is ``ttg.memdesc_index`` at the view's slot: a constant
+index folds to ``View.slot_of``, a runtime one gets the planner's index program
+(``View.index_program``). Every number and rule is the planner's; this module only
+emits.
 """
 
 from __future__ import annotations

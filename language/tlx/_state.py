@@ -6,63 +6,20 @@ kernel. A spec is *sealed* by ``set_buffer_overlap`` or by the first use of any
 of its buffers: ``plan_for_sealing`` asks the planner for the plan, reports its
 diagnostics and records it; ``_semantic`` then emits it. When tracing is done,
 ``KernelTrace.finish`` checks the specs never sealed, records every plan
-(``SpecPlan``) and, with ``TLX_DUMP_ALIAS_IR=1``, prints the TLX-dialect module of
-the kernel's specs. This module translates Gluon's values into the planner's
-inputs; every number comes from the planner.
+(``SpecPlan``, ``_report``) and hands the trace to the dump (``_dump``).
+``_translate`` turns Gluon's values into the planner's inputs; every number
+comes from the planner.
 """
 
 from __future__ import annotations
 
-import os
-import sys
 import threading
 
-from triton.experimental.gluon import language as ttgl
-from triton.experimental.gluon.language.nvidia import blackwell
-
 from . import compat, planner
+from ._dump import dump_if_asked
 from ._errors import SourceLocation, TLXError, compilation_error, location_of_call, warn_at
-from ._kinds import storage_kind
-from ._report import JoinedBuffer, SpecPlan, dump_module_text, with_other_regions
-
-DUMP_ENVIRONMENT_VARIABLE = "TLX_DUMP_ALIAS_IR"
-
-_PLANNER_STORAGE = {
-    storage_kind.smem: planner.Storage.SMEM,
-    storage_kind.tmem: planner.Storage.TMEM,
-}
-
-
-def planner_storage(storage: storage_kind) -> planner.Storage:
-    """The planner's name of a storage kind (smem or tmem)."""
-    return _PLANNER_STORAGE[storage]
-
-
-def stored_element_bits(dtype) -> int:
-    """Bits one element of ``dtype`` occupies in memory (the planner's rule)."""
-    if dtype.is_ptr():
-        return planner.stored_element_bits(planner.ElementKind.POINTER, 64)
-    kind = planner.ElementKind.FLOAT if dtype.is_floating() else planner.ElementKind.INTEGER
-    return planner.stored_element_bits(kind, dtype.primitive_bitwidth)
-
-
-def planner_layout(layout) -> planner.Layout:
-    """The parts of a Gluon layout that decide size and alignment."""
-    split_m, split_n = planner.cta_split_of_cga_bases(compat.cga_bases(layout))
-    split = {"cta_split_m": split_m, "cta_split_n": split_n}
-    if isinstance(layout, ttgl.NVMMASharedLayout):
-        return planner.Layout(
-            planner.LayoutKind.NVMMA_SHARED, swizzle_bytes=layout.swizzle_byte_width, **split
-        )
-    if isinstance(layout, blackwell.TensorMemoryLayout):
-        return planner.Layout(
-            planner.LayoutKind.TENSOR_MEMORY,
-            block_m=layout.block[0],
-            block_n=layout.block[1],
-            unpacked=layout.col_stride != 1,
-            **split,
-        )
-    return planner.Layout(planner.LayoutKind.SWIZZLED_SHARED, **split)
+from ._report import JoinedBuffer, SpecPlan, with_other_regions
+from ._translate import planner_buffer, planner_spec, planner_storage
 
 
 class AllocationState:
@@ -90,13 +47,7 @@ class AllocationState:
         return f'buffer "{self.name}" (tlx.local_alloc at {self.location})'
 
     def planner_buffer(self) -> planner.Buffer:
-        return planner.Buffer(
-            self.name,
-            self.shape,
-            stored_element_bits(self.element_ty),
-            _PLANNER_STORAGE[self.storage],
-            planner_layout(self.layout),
-        )
+        return planner_buffer(self.name, self.shape, self.element_ty, self.layout, self.storage)
 
 
 class SpecState:
@@ -152,13 +103,7 @@ class SpecState:
 
     def planner_spec(self, explicit_size_bytes=None) -> planner.Spec:
         size = self.explicit_size_bytes if explicit_size_bytes is None else explicit_size_bytes
-        return planner.Spec(
-            self.name,
-            _PLANNER_STORAGE[self.storage],
-            size,
-            self.capability,
-            whole_views=compat.NEEDS_WHOLE_VIEWS,
-        )
+        return planner_spec(self.name, self.storage, size, self.capability)
 
     def add_user(self, name, location, element_ty, shape, layout, storage, type_text):
         user = AllocationState(self, name, location, element_ty, shape, layout, storage, type_text)
@@ -305,10 +250,10 @@ class KernelTrace:
         for spec in self.specs:
             if not spec.sealed:
                 check_unsealed(spec)
-        self.spec_plans = with_other_regions(tuple(spec.record() for spec in self.specs))
-        if os.environ.get(DUMP_ENVIRONMENT_VARIABLE, "0") not in ("", "0"):
-            sys.stderr.write(dump_module_text(self))
-            sys.stderr.flush()
+        self.spec_plans = with_other_regions(
+            tuple(spec.record() for spec in self.specs), self.capability
+        )
+        dump_if_asked(self)
 
 
 _active = threading.local()

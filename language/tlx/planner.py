@@ -6,6 +6,12 @@ allocation's shape and the diagnostics. ``tlx._planner`` is its pybind11
 extension; this module wraps it in frozen dataclasses. It imports neither Triton
 nor MLIR. ``docs/planner.md`` states the rules.
 
+Each planner struct is defined once, in ``planner/include/tlx/Planner/Planner.h``:
+the extension binds its fields, and the dataclasses here take their fields (in
+declaration order), their defaults and their conversions from that binding
+(``_value_type``). Native enumerations become ``enum.Enum`` classes (``Storage``,
+...) or lowercase strings (``Diagnostic.kind == "over_smem_limit"``).
+
 Units: SMEM plans are in bytes, TMEM plans in 32-bit columns of one CTA
 (``Plan.size_bytes``, ``Plan.ideal_bytes`` and ``Plan.padding_bytes`` are always
 bytes). ``Plan.ideal_bytes`` is the ideal footprint of the tree (per buffer group,
@@ -25,7 +31,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 try:
     from . import _planner as _native
@@ -71,6 +77,7 @@ __all__ = [
     "distinct",
     "has_buffer_dimension",
     "has_tensor_memory",
+    "over_storage_budget",
     "plan",
     "required_alignment",
     "shared",
@@ -87,92 +94,204 @@ GROUP_KINDS = ("shared", "distinct")
 #: The columns of tensor memory one CTA has, and the lanes (rows) of a TMEM block.
 TMEM_COLUMNS: int = _native.TMEM_COLUMNS
 TMEM_LANES: int = _native.TMEM_LANES
-_DEFAULT_LAYOUT = _native.Layout()
-_DEFAULT_SPEC = _native.Spec()
 
 
-class Storage(enum.Enum):
-    SMEM = "smem"
-    TMEM = "tmem"
+# --- One definition of every struct: the native binding ----------------------------------------
+
+#: The extension's enumerations, and the Python enum of those that have one (the others
+#: are lowercase strings: ``Diagnostic.severity == "error"``).
+_NATIVE_ENUMS = frozenset(
+    value
+    for value in vars(_native).values()
+    if isinstance(value, type) and hasattr(value, "__members__")
+)
+_PYTHON_ENUMS: dict[type, type[enum.Enum]] = {}
+#: Native struct -> its dataclass.
+_PYTHON_TYPES: dict[type, type] = {}
 
 
-class ElementKind(enum.Enum):
-    INTEGER = "integer"
-    FLOAT = "float"
-    POINTER = "pointer"
+def _python_enum(native_enum: type, doc: str) -> type[enum.Enum]:
+    """A Python enum with the members of ``native_enum``, valued by their lowercase names."""
+    python_enum = enum.Enum(
+        native_enum.__name__,
+        [(name, name.lower()) for name in native_enum.__members__],
+        module=__name__,
+        qualname=native_enum.__name__,
+    )
+    python_enum.__doc__ = doc
+    _PYTHON_ENUMS[native_enum] = python_enum
+    return python_enum
 
 
-class LayoutKind(enum.Enum):
-    NVMMA_SHARED = "nvmma_shared"
-    SWIZZLED_SHARED = "swizzled_shared"
-    TENSOR_MEMORY = "tensor_memory"
+def _native_enum(native_enum: type, value):
+    """``value`` (a Python enum member, or a lowercase string) as a member of ``native_enum``."""
+    name = value.name if isinstance(value, enum.Enum) else str(value).upper()
+    return native_enum.__members__[name]
 
 
-class LayoutFamily(enum.Enum):
+def _format(text: str, names) -> str:
+    """``text`` with ``{spec}`` and ``{buffer:i}`` replaced by the names (spec name,
+    buffer names), as the planner formats its diagnostics; unchanged without names."""
+    if names is None:
+        return text
+    native = _native.Diagnostic()
+    native.message = text
+    spec_name, buffer_names = names
+    return _native.format_diagnostic(native, spec_name, list(buffer_names))
+
+
+def _to_native(value, like=None):
+    """``value`` as the extension takes it: a dataclass as its native struct, a tuple as
+    a list, a Python enum member or lowercase string as the native enum of ``like``
+    (a native value of the field it goes to)."""
+    native_class = getattr(type(value), "_native_class", None)
+    if native_class is not None:
+        native = native_class()
+        for name, source, field_like in type(value)._native_sources:
+            setattr(native, name, _to_native(getattr(value, source), field_like))
+        return native
+    if type(like) in _NATIVE_ENUMS:
+        return _native_enum(type(like), value)
+    if isinstance(value, tuple | list):
+        return [_to_native(item) for item in value]
+    return value
+
+
+def _from_native(value, names=None):
+    """A native value as this module's: a struct as its dataclass, an enum as its Python
+    enum or lowercase name, a list as a tuple. ``names`` (spec name, buffer names) fill
+    in the texts that name them."""
+    python_class = _PYTHON_TYPES.get(type(value))
+    if python_class is not None:
+        values = {
+            name: _from_native(getattr(value, name), names) for name in python_class._native_names
+        }
+        for name, raw_name in python_class._named_texts.items():
+            if raw_name is not None:
+                values[raw_name] = values[name]
+            values[name] = _format(values[name], names)
+        return python_class(**values)
+    if type(value) in _NATIVE_ENUMS:
+        python_enum = _PYTHON_ENUMS.get(type(value))
+        return python_enum[value.name] if python_enum is not None else value.name.lower()
+    if isinstance(value, list):
+        return tuple(_from_native(item, names) for item in value)
+    return value
+
+
+def _field_type(like):
+    if type(like) in _PYTHON_ENUMS:
+        return _PYTHON_ENUMS[type(like)]
+    if type(like) in _NATIVE_ENUMS:
+        return str
+    if like is None:
+        return int | None
+    if isinstance(like, list):
+        return tuple
+    return _PYTHON_TYPES.get(type(like), type(like))
+
+
+def _value_type(native_class, *, required=None, order=None, named_texts=None):
+    """Makes the class a frozen dataclass of the fields of the native struct
+    ``native_class``, in the order the extension binds them (or ``order``). The first
+    ``required`` fields have no default (all when None); the others default to a
+    default-constructed native struct's values. ``named_texts`` maps a text field that
+    names the spec and buffers (``{spec}``, ``{buffer:i}``) to the field that keeps the
+    planner's raw text (None: not kept). Fields the class annotates itself follow."""
+
+    def make(cls):
+        like = native_class()
+        bound = [name for name, value in vars(native_class).items() if isinstance(value, property)]
+        names = list(order) if order is not None else bound
+        if sorted(names) != sorted(bound):
+            raise TypeError(f"{cls.__name__}: order {names} is not the fields {bound}")
+        texts = dict(named_texts or {})
+        own = dict(cls.__dict__.get("__annotations__", {}))
+        annotations = {}
+        for position, name in enumerate(names):
+            value = getattr(like, name)
+            annotations[name] = _field_type(value)
+            if required is not None and position >= required:
+                setattr(cls, name, _from_native(value))
+        annotations.update(own)
+        cls.__annotations__ = annotations
+        cls._native_class = native_class
+        cls._native_names = tuple(names)
+        cls._named_texts = texts
+        cls._native_sources = tuple(
+            (name, texts.get(name) or name, getattr(like, name)) for name in names
+        )
+        coercions = []
+        for name in names:
+            value = getattr(like, name)
+            if type(value) in _PYTHON_ENUMS:
+                coercions.append((name, _PYTHON_ENUMS[type(value)]))
+            elif isinstance(value, list):
+                coercions.append((name, tuple))
+        check = cls.__dict__.get("__post_init__")
+
+        def __post_init__(self):
+            for name, coerce in coercions:
+                object.__setattr__(self, name, coerce(getattr(self, name)))
+            if check is not None:
+                check(self)
+
+        cls.__post_init__ = __post_init__
+        made = dataclass(frozen=True)(cls)
+        _PYTHON_TYPES[native_class] = made
+        return made
+
+    return make
+
+
+# --- Enumerations --------------------------------------------------------------------------------
+
+Storage = _python_enum(_native.Storage, "Where a region lives: shared memory or tensor memory.")
+ElementKind = _python_enum(_native.ElementKind, "What an element type is, as far as its size goes.")
+LayoutKind = _python_enum(
+    _native.LayoutKind, "The kinds of memory layout that decide size and alignment."
+)
+LayoutFamily = _python_enum(
+    _native.LayoutFamily,
     """Which layouts ``plan`` chooses among: ``BEST`` is what kernels get;
     ``GROUP_MAJOR`` (every buffer group together, the first planner's layout) and
     ``NODE_BY_NODE`` (group-major or child-major per reuse group) are the simpler
-    layouts it is measured against."""
-
-    GROUP_MAJOR = "group_major"
-    NODE_BY_NODE = "node_by_node"
-    BEST = "best"
+    layouts it is measured against.""",
+)
 
 
-@dataclass(frozen=True)
+# --- Inputs --------------------------------------------------------------------------------------
+
+
+@_value_type(_native.Layout, required=0)
 class Layout:
-    """The parts of a memory layout that decide size and alignment. ``cta_split_m``
+    """The parts of a memory layout that decide size and alignment: ``kind``,
+    ``swizzle_bytes``, ``block_m``, ``block_n``, ``unpacked``; ``cta_split_m``
     and ``cta_split_n`` say how many CTAs of a cluster the tile is split over."""
 
-    kind: LayoutKind = LayoutKind.SWIZZLED_SHARED
-    swizzle_bytes: int = _DEFAULT_LAYOUT.swizzle_bytes
-    block_m: int = _DEFAULT_LAYOUT.block_m
-    block_n: int = _DEFAULT_LAYOUT.block_n
-    unpacked: bool = _DEFAULT_LAYOUT.unpacked
-    cta_split_m: int = _DEFAULT_LAYOUT.cta_split_m
-    cta_split_n: int = _DEFAULT_LAYOUT.cta_split_n
 
-    def __post_init__(self):
-        object.__setattr__(self, "kind", LayoutKind(self.kind))
-
-
-@dataclass(frozen=True)
+@_value_type(_native.Buffer, required=3)
 class Buffer:
-    """One user of a region: ``shape[0]`` buffers of ``shape[1:]`` elements (a TMEM
-    ``[M, N]`` shape is one buffer). ``element_bits`` is what one element occupies in
-    memory (``stored_element_bits``)."""
-
-    name: str
-    shape: tuple[int, ...]
-    element_bits: int
-    storage: Storage = Storage.SMEM
-    layout: Layout = Layout()
-
-    def __post_init__(self):
-        object.__setattr__(self, "shape", tuple(self.shape))
-        object.__setattr__(self, "storage", Storage(self.storage))
+    """One user of a region (``name``, ``shape``, ``element_bits``, ``storage``,
+    ``layout``): ``shape[0]`` buffers of ``shape[1:]`` elements (a TMEM ``[M, N]``
+    shape is one buffer). ``element_bits`` is what one element occupies in memory
+    (``stored_element_bits``)."""
 
 
-@dataclass(frozen=True)
+@_value_type(_native.Group, required=2, order=("kind", "children", "group_size"))
 class Group:
     """A reuse group: children are buffer indices (into the plan's buffer list)
     or nested groups; ``kind`` is ``"shared"`` or ``"distinct"``."""
 
-    kind: str
-    children: tuple[int | Group, ...]
-    group_size: int = 1
-
     def __post_init__(self):
         if self.kind not in GROUP_KINDS:
             raise ValueError(f'reuse group kind must be "shared" or "distinct", got {self.kind!r}')
-        children = tuple(self.children)
-        for child in children:
+        for child in self.children:
             if isinstance(child, bool) or not isinstance(child, int | Group):
                 raise TypeError(
                     "reuse group children must be buffer indices (int) or Group, "
                     f"got {type(child).__name__} {child!r}"
                 )
-        object.__setattr__(self, "children", children)
 
 
 def shared(*children: int | Group, group_size: int = 1) -> Group:
@@ -185,22 +304,15 @@ def distinct(*children: int | Group, group_size: int = 1) -> Group:
     return Group("distinct", children, group_size)
 
 
-@dataclass(frozen=True)
+@_value_type(_native.Spec, required=1)
 class Spec:
-    """A storage alias spec: the region several buffers alias. ``capability`` is the
-    CUDA compute capability compiled for (90: sm_90a, 100: sm_100a; 0: unknown), which
-    decides the SMEM limit and whether tensor memory exists. ``whole_views`` rounds
-    the region so that every view covers it in whole slots, which Triton 3.8 needs
-    (its memdesc_reinterpret keeps the byte size); other releases take smaller views."""
-
-    name: str
-    storage: Storage = Storage.SMEM
-    explicit_size_bytes: int | None = None
-    capability: int = _DEFAULT_SPEC.capability
-    whole_views: bool = _DEFAULT_SPEC.whole_views
-
-    def __post_init__(self):
-        object.__setattr__(self, "storage", Storage(self.storage))
+    """A storage alias spec (``name``, ``storage``, ``explicit_size_bytes``,
+    ``capability``, ``whole_views``): the region several buffers alias.
+    ``capability`` is the CUDA compute capability compiled for (90: sm_90a, 100:
+    sm_100a; 0: unknown), which decides the SMEM limit and whether tensor memory
+    exists. ``whole_views`` rounds the region so that every view covers it in whole
+    slots, which Triton 3.8 needs (its memdesc_reinterpret keeps the byte size);
+    other releases take smaller views."""
 
     @property
     def smem_limit_bytes(self) -> int:
@@ -208,101 +320,60 @@ class Spec:
         return smem_limit_for_target(self.capability)
 
 
-@dataclass(frozen=True)
+# --- The recipe ----------------------------------------------------------------------------------
+
+
+@_value_type(_native.Placement)
 class Placement:
-    """The slot coefficients of a view (what the MLIR passes record between steps)."""
-
-    slots: int
-    period: int
-    scale: int
-    offset_slots: int
-    step: int
+    """The slot coefficients of a view (what the MLIR passes record between steps):
+    ``slots``, ``period``, ``scale``, ``offset_slots``, ``step``."""
 
 
-@dataclass(frozen=True)
+@_value_type(_native.IndexOperand)
 class IndexOperand:
     """What an operation of an index program reads: ``kind`` ``"buffer_index"``,
     ``"constant"`` (``value`` is the constant) or ``"result"`` (``value`` is the
     position of an earlier operation)."""
 
-    kind: str
-    value: int
 
-
-@dataclass(frozen=True)
+@_value_type(_native.IndexOperation)
 class IndexOperation:
     """``lhs opcode rhs``: ``opcode`` is ``"divide_unsigned"``,
     ``"remainder_unsigned"``, ``"multiply"`` or ``"add"``."""
 
-    opcode: str
-    lhs: IndexOperand
-    rhs: IndexOperand
 
-
-@dataclass(frozen=True)
+@_value_type(_native.IndexProgram)
 class IndexProgram:
     """A view's slot arithmetic with every identity step dropped (``View.index_program``):
-    the operations in order, and the operand that is the slot."""
-
-    operations: tuple[IndexOperation, ...]
-    result: IndexOperand
+    the ``operations`` in order, and the operand that is the slot (``result``)."""
 
     def evaluate(self, index: int) -> int:
         """The slot this program computes for buffer ``index``."""
-        native = _native.IndexProgram()
-        native.operations = [
-            _native_index_operation(operation) for operation in self.operations
-        ]
-        native.result = _native_index_operand(self.result)
-        return _native.evaluate_index_program(native, index)
+        return _native.evaluate_index_program(_to_native(self), index)
 
 
-@dataclass(frozen=True)
+@_value_type(_native.View, required=9)
 class View:
     """Where one user's buffers live and how its view represents them: the view is
     ``shape`` (``[slots, *one buffer]``) of the user's own element type and layout,
     starting at the region's start, and buffer ``i`` is slot ``scale * (i // period) +
     offset_slots + step * (i % period)``. ``indexed`` is False for a user that is one
     buffer without a buffer dimension (a TMEM ``[M, N]`` tile): it is slot
-    ``slot_of(0)``. ``offset`` (units) is where buffer 0 starts; ``group_size`` is K."""
-
-    buffer_size: int
-    alignment: int
-    group_size: int
-    offset: int
-    period: int
-    scale: int
-    offset_slots: int
-    step: int
-    shape: tuple[int, ...]
-    indexed: bool = True
-
-    def __post_init__(self):
-        object.__setattr__(self, "shape", tuple(self.shape))
+    ``slot_of(0)``. ``offset`` (units) is where buffer 0 starts; ``group_size`` is K;
+    ``buffer_size`` and ``alignment`` are in units."""
 
     @property
     def slots(self) -> int:
         return self.shape[0] if self.shape else 0
 
     def slot_of(self, index: int) -> int:
-        return _native.slot_of(_native_view(self), index)
+        return _native.slot_of(_to_native(self), index)
 
     @property
     def index_program(self) -> IndexProgram:
         """The slot arithmetic of this view with the identity steps dropped: what
         the front doors emit for a runtime buffer index."""
-        native = _native.index_program_of(_native_view(self))
-        return IndexProgram(
-            tuple(
-                IndexOperation(
-                    operation.opcode.name.lower(),
-                    _index_operand(operation.lhs),
-                    _index_operand(operation.rhs),
-                )
-                for operation in native.operations
-            ),
-            _index_operand(native.result),
-        )
+        return _from_native(_native.index_program_of(_to_native(self)))
 
     @property
     def identity_index(self) -> bool:
@@ -311,10 +382,10 @@ class View:
 
     @property
     def placement(self) -> Placement:
-        return Placement(self.slots, self.period, self.scale, self.offset_slots, self.step)
+        return _from_native(_native.placement_of(_to_native(self)))
 
 
-@dataclass(frozen=True)
+@_value_type(_native.Diagnostic, named_texts={"message": "template"})
 class Diagnostic:
     """``severity`` is ``"error"`` or ``"warning"``; ``kind`` says what it is about
     (``"over_smem_limit"``, ...), ``buffer`` the index of the buffer it is about (-1:
@@ -322,55 +393,29 @@ class Diagnostic:
     ``message`` names them by the names ``plan`` was given; ``template`` is the
     planner's text with ``{spec}`` and ``{buffer:i}`` for the names."""
 
-    severity: str
-    kind: str
-    buffer: int
-    buffers: tuple[int, ...]
-    numbers: tuple[int, ...]
-    message: str
     template: str
 
     def format(self, spec_name: str, buffer_names: Sequence[str]) -> str:
         """The message with other names for the spec and the buffers."""
-        native = _native.Diagnostic()
-        native.message = self.template
-        return _native.format_diagnostic(native, spec_name, list(buffer_names))
+        return _format(self.template, (spec_name, buffer_names))
 
 
-@dataclass(frozen=True)
+@_value_type(_native.Padding, named_texts={"reason": None})
 class Padding:
     """A share of ``Plan.padding_bytes``: ``kind`` (``"aligned_start"``, ``"layout"``,
-    ``"region_rounding"``, ``"explicit_size"``), the buffers it names, its bytes and
-    the reason in words."""
-
-    kind: str
-    buffers: tuple[int, ...]
-    bytes: int
-    reason: str
+    ``"region_rounding"``, ``"explicit_size"``), the ``buffers`` it names, its
+    ``bytes`` and the ``reason`` in words."""
 
 
-@dataclass(frozen=True)
+@_value_type(_native.Plan)
 class Plan:
     """The planned region and the recipe the front doors emit. ``views`` follow the
     order of the input buffers (empty when the input itself is invalid).
-    ``backing_shape`` is the backing allocation's shape (``[rows, 128]`` of i8 for
+    ``backing_kind`` (``"shared_bytes"``, ``"tensor_memory_words"``) and
+    ``backing_shape`` are the backing allocation's (``[rows, 128]`` of i8 for
     SMEM, ``[rows, columns]`` of i32 for TMEM times the CTA split) and
     ``backing_block`` what one CTA holds of it; ``region_size`` is in the plan's
     unit; ``layout`` names the chosen layout."""
-
-    storage: Storage
-    size_bytes: int
-    region_size: int
-    backing_shape: tuple[int, ...]
-    backing_block: tuple[int, ...]
-    backing_element_bits: int
-    alignment: int
-    ideal_bytes: int
-    padding_bytes: int
-    padding: tuple[Padding, ...]
-    layout: str
-    views: tuple[View, ...]
-    diagnostics: tuple[Diagnostic, ...]
 
     @property
     def ok(self) -> bool:
@@ -388,46 +433,34 @@ class Plan:
         return describe(self, buffers, spec_name)
 
 
-@dataclass(frozen=True)
+# --- The report's data ---------------------------------------------------------------------------
+
+
+@_value_type(_native.Extent)
 class Extent:
     """Buffer ``index`` of user ``user`` occupies units ``[start, end)`` of the region
     and belongs to buffer group ``buffer_group``."""
 
-    user: int
-    index: int
-    buffer_group: int
-    start: int
-    end: int
 
-
-@dataclass(frozen=True)
+@_value_type(_native.Stride)
 class Stride:
     """Units from buffer i to buffer i + 1 of a view: ``within_period`` inside a
     period, ``after_period`` from the last buffer of a period to the next one."""
-
-    within_period: int
-    after_period: int
-    period: int
 
     @property
     def even(self) -> bool:
         return self.period == 1 or self.within_period == self.after_period
 
 
-@dataclass(frozen=True)
+@_value_type(_native.Segment)
 class Segment:
     """Units ``[start, end)`` of a region, occupied by the extents ``occupants``
     (indices into ``buffer_extents``) of buffer group ``buffer_group`` (-1 when
     there are none, padding, or when they are of several groups: a user outside
     the tree sits at offset 0)."""
 
-    start: int
-    end: int
-    buffer_group: int
-    occupants: tuple[int, ...]
 
-
-@dataclass(frozen=True)
+@_value_type(_native.Split, named_texts={"message": None})
 class Split:
     """Under-utilisation advice: ``buffers`` stop sharing with ``shared_with`` (the
     other children of the ``shared`` node at ``shared_node``, child indices from the
@@ -435,16 +468,6 @@ class Split:
     or beside them in the spec's region (``region_units`` afterwards). The kernel
     would then use ``total_units`` of ``budget_units``; ``message`` says it in
     words."""
-
-    shared_node: tuple[int, ...]
-    buffers: tuple[int, ...]
-    shared_with: tuple[int, ...]
-    own_region: bool
-    region_units: int
-    own_region_units: int
-    total_units: int
-    budget_units: int
-    message: str
 
     @property
     def fits(self) -> bool:
@@ -456,142 +479,11 @@ class Split:
         return self.budget_units - self.total_units
 
 
-def _native_layout(layout: Layout):
-    native = _native.Layout()
-    native.kind = _native.LayoutKind.__members__[layout.kind.name]
-    native.swizzle_bytes = layout.swizzle_bytes
-    native.block_m = layout.block_m
-    native.block_n = layout.block_n
-    native.unpacked = layout.unpacked
-    native.cta_split_m = layout.cta_split_m
-    native.cta_split_n = layout.cta_split_n
-    return native
+# --- Functions -----------------------------------------------------------------------------------
 
 
-def _native_buffer(buffer: Buffer):
-    native = _native.Buffer()
-    native.name = buffer.name
-    native.shape = list(buffer.shape)
-    native.element_bits = buffer.element_bits
-    native.storage = _native.Storage.__members__[buffer.storage.name]
-    native.layout = _native_layout(buffer.layout)
-    return native
-
-
-def _native_group(group: Group):
-    native = _native.Group()
-    native.kind = _native.GroupKind.__members__[group.kind.upper()]
-    native.group_size = group.group_size
-    native.children = [
-        child if isinstance(child, int) else _native_group(child) for child in group.children
-    ]
-    return native
-
-
-def _native_spec(spec: Spec):
-    native = _native.Spec()
-    native.name = spec.name
-    native.storage = _native.Storage.__members__[spec.storage.name]
-    native.explicit_size_bytes = spec.explicit_size_bytes
-    native.capability = spec.capability
-    native.whole_views = spec.whole_views
-    return native
-
-
-_VIEW_FIELDS = tuple(f.name for f in fields(View))
-
-
-def _native_view(view: View):
-    native = _native.View()
-    for name in _VIEW_FIELDS:
-        value = getattr(view, name)
-        setattr(native, name, list(value) if name == "shape" else value)
-    return native
-
-
-def _view(native) -> View:
-    return View(*(getattr(native, name) for name in _VIEW_FIELDS))
-
-
-def _index_operand(native) -> IndexOperand:
-    return IndexOperand(native.kind.name.lower(), native.value)
-
-
-def _native_index_operand(operand: IndexOperand):
-    native = _native.IndexOperand()
-    native.kind = _native.IndexOperandKind.__members__[operand.kind.upper()]
-    native.value = operand.value
-    return native
-
-
-def _native_index_operation(operation: IndexOperation):
-    native = _native.IndexOperation()
-    native.opcode = _native.IndexOpcode.__members__[operation.opcode.upper()]
-    native.lhs = _native_index_operand(operation.lhs)
-    native.rhs = _native_index_operand(operation.rhs)
-    return native
-
-
-def _diagnostic(native, spec_name: str, names: Sequence[str]) -> Diagnostic:
-    return Diagnostic(
-        native.severity.name.lower(),
-        native.kind.name.lower(),
-        native.buffer,
-        tuple(native.buffers),
-        tuple(native.numbers),
-        _native.format_diagnostic(native, spec_name, list(names)),
-        native.message,
-    )
-
-
-def _padding(native, spec_name: str, names: Sequence[str]) -> Padding:
-    text = _native.Diagnostic()
-    text.message = native.reason
-    return Padding(
-        native.kind.name.lower(),
-        tuple(native.buffers),
-        native.bytes,
-        _native.format_diagnostic(text, spec_name, list(names)),
-    )
-
-
-def _native_plan(plan_: Plan):
-    native = _native.Plan()
-    native.storage = _native.Storage.__members__[plan_.storage.name]
-    for name in (
-        "size_bytes",
-        "region_size",
-        "backing_element_bits",
-        "alignment",
-        "ideal_bytes",
-        "padding_bytes",
-        "layout",
-    ):
-        setattr(native, name, getattr(plan_, name))
-    native.backing_shape = list(plan_.backing_shape)
-    native.backing_block = list(plan_.backing_block)
-    native.views = [_native_view(view) for view in plan_.views]
-    diagnostics = []
-    for diagnostic in plan_.diagnostics:
-        native_diagnostic = _native.Diagnostic()
-        native_diagnostic.severity = _native.Severity.__members__[diagnostic.severity.upper()]
-        native_diagnostic.kind = _native.DiagnosticKind.__members__[diagnostic.kind.upper()]
-        native_diagnostic.buffer = diagnostic.buffer
-        native_diagnostic.buffers = list(diagnostic.buffers)
-        native_diagnostic.numbers = list(diagnostic.numbers)
-        native_diagnostic.message = diagnostic.template
-        diagnostics.append(native_diagnostic)
-    native.diagnostics = diagnostics
-    shares = []
-    for share in plan_.padding:
-        native_share = _native.Padding()
-        native_share.kind = _native.PaddingKind.__members__[share.kind.upper()]
-        native_share.buffers = list(share.buffers)
-        native_share.bytes = share.bytes
-        native_share.reason = share.reason
-        shares.append(native_share)
-    native.padding = shares
-    return native
+def _names(spec_name: str, buffers: Sequence[Buffer]):
+    return spec_name, [buffer.name for buffer in buffers]
 
 
 def plan(
@@ -605,32 +497,17 @@ def plan(
     bad sizes or trees: problems are ``Plan.diagnostics``, their messages naming the
     spec and buffers by ``spec.name`` and ``Buffer.name``."""
     native = _native.plan(
-        _native_spec(spec),
-        [_native_buffer(buffer) for buffer in buffers],
-        None if tree is None else _native_group(tree),
-        _native.LayoutFamily.__members__[LayoutFamily(family).name],
+        _to_native(spec),
+        _to_native(tuple(buffers)),
+        None if tree is None else _to_native(tree),
+        _native_enum(_native.LayoutFamily, LayoutFamily(family)),
     )
-    names = [buffer.name for buffer in buffers]
-    return Plan(
-        storage=Storage[native.storage.name],
-        size_bytes=native.size_bytes,
-        region_size=native.region_size,
-        backing_shape=tuple(native.backing_shape),
-        backing_block=tuple(native.backing_block),
-        backing_element_bits=native.backing_element_bits,
-        alignment=native.alignment,
-        ideal_bytes=native.ideal_bytes,
-        padding_bytes=native.padding_bytes,
-        padding=tuple(_padding(share, spec.name, names) for share in native.padding),
-        layout=native.layout,
-        views=tuple(_view(view) for view in native.views),
-        diagnostics=tuple(_diagnostic(d, spec.name, names) for d in native.diagnostics),
-    )
+    return _from_native(native, _names(spec.name, buffers))
 
 
 def buffer_size(buffer: Buffer) -> int:
     """Bytes (SMEM) or 32-bit columns (TMEM, per CTA) of one buffer of ``buffer``."""
-    return _native.buffer_size(_native_buffer(buffer))
+    return _native.buffer_size(_to_native(buffer))
 
 
 def smem_limit_for_target(capability: int) -> int:
@@ -659,35 +536,30 @@ def target_name(capability: int) -> str:
 def storage_unavailable(storage: Storage, capability: int) -> str:
     """Why ``storage`` cannot be used on the target of ``capability`` (TMEM before
     Blackwell); an empty string when it can."""
-    return _native.storage_unavailable(
-        _native.Storage.__members__[Storage(storage).name], capability
-    )
+    return _native.storage_unavailable(_native_enum(_native.Storage, Storage(storage)), capability)
 
 
 def stored_element_bits(kind: ElementKind, bit_width: int) -> int:
     """Bits one element occupies in SMEM and TMEM, as Triton stores it: a pointer 64
     bits, ``i1`` one byte, any other integer or float type its width."""
     return _native.stored_element_bits(
-        _native.ElementKind.__members__[ElementKind(kind).name], bit_width
+        _native_enum(_native.ElementKind, ElementKind(kind)), bit_width
     )
 
 
 def has_buffer_dimension(buffer: Buffer) -> bool:
     """False for a TMEM buffer written as one ``[M, N]`` tile (one buffer)."""
-    return _native.has_buffer_dimension(_native_buffer(buffer))
+    return _native.has_buffer_dimension(_to_native(buffer))
 
 
 def required_alignment(buffer: Buffer) -> int:
     """Alignment ``buffer`` needs: bytes for SMEM, columns for TMEM."""
-    return _native.required_alignment(_native_buffer(buffer))
+    return _native.required_alignment(_to_native(buffer))
 
 
 def view_of(buffer: Buffer, placement: Placement) -> View:
     """The view of ``buffer`` that ``placement``'s slot coefficients give."""
-    native = _native.Placement()
-    for name in ("slots", "period", "scale", "offset_slots", "step"):
-        setattr(native, name, getattr(placement, name))
-    return _view(_native.view_of(_native_buffer(buffer), native))
+    return _from_native(_native.view_of(_to_native(buffer), _to_native(placement)))
 
 
 def check_view(
@@ -696,50 +568,48 @@ def check_view(
     """The planner's self-check of one view against a region; empty when every
     buffer index maps to an aligned slot of its own inside the view and the view
     inside the region."""
-    problems = _native.check_view(
-        _native_view(view), _native_buffer(buffer), buffer_index, region_size
-    )
-    names = [""] * buffer_index + [buffer.name]
-    return tuple(_diagnostic(problem, "", names) for problem in problems)
+    problems = _native.check_view(_to_native(view), _to_native(buffer), buffer_index, region_size)
+    return _from_native(problems, ("", [""] * buffer_index + [buffer.name]))
 
 
 def describe(plan_: Plan, buffers: Sequence[Buffer], spec_name: str = "") -> str:
     """A memory map of ``plan_``: the region and its layout, one line per buffer
     (offset, size, slot formula, slots), the padding and the diagnostics."""
-    return _native.describe(_native_plan(plan_), [_native_buffer(b) for b in buffers], spec_name)
+    return _native.describe(_to_native(plan_), _to_native(tuple(buffers)), spec_name)
 
 
 def buffer_extents(plan_: Plan, buffers: Sequence[Buffer]) -> tuple[Extent, ...]:
     """Every buffer of every user of ``plan_`` (user by user, index by index) and the
     units it occupies."""
-    native = _native.buffer_extents(_native_plan(plan_), [_native_buffer(b) for b in buffers])
-    return tuple(Extent(e.user, e.index, e.buffer_group, e.start, e.end) for e in native)
+    return _from_native(_native.buffer_extents(_to_native(plan_), _to_native(tuple(buffers))))
 
 
 def buffer_stride(view: View) -> Stride:
     """The distance in units between consecutive buffers of ``view``."""
-    native = _native.buffer_stride(_native_view(view))
-    return Stride(native.within_period, native.after_period, native.period)
+    return _from_native(_native.buffer_stride(_to_native(view)))
 
 
 def sharing_segments(plan_: Plan, extents: Sequence[Extent]) -> tuple[Segment, ...]:
     """The region of ``plan_`` from 0 to its end, cut where the extents that occupy
     it change."""
-    native_extents = []
-    for extent in extents:
-        native = _native.Extent()
-        for name in ("user", "index", "buffer_group", "start", "end"):
-            setattr(native, name, getattr(extent, name))
-        native_extents.append(native)
-    return tuple(
-        Segment(s.start, s.end, s.buffer_group, tuple(s.occupants))
-        for s in _native.sharing_segments(_native_plan(plan_), native_extents)
-    )
+    native = _native.sharing_segments(_to_native(plan_), _to_native(tuple(extents)))
+    return _from_native(native)
 
 
 def storage_budget(storage: Storage, capability: int) -> int:
     """SMEM bytes or TMEM columns one CTA has on the target of ``capability``."""
-    return _native.storage_budget(_native.Storage.__members__[Storage(storage).name], capability)
+    return _native.storage_budget(_native_enum(_native.Storage, Storage(storage)), capability)
+
+
+def over_storage_budget(storage: Storage, capability: int, used_units: int) -> Diagnostic | None:
+    """The planner's error (kind ``"over_storage_budget"``, numbers: the units used
+    and the budget) when a kernel whose regions of ``storage`` take ``used_units``
+    (bytes or TMEM columns) does not fit the target of ``capability``; None when it
+    fits (``storage_budget``)."""
+    native = _native.over_storage_budget(
+        _native_enum(_native.Storage, Storage(storage)), capability, used_units
+    )
+    return None if native is None else _from_native(native, ("", []))
 
 
 def advise_splits(
@@ -749,28 +619,7 @@ def advise_splits(
     ``distinct`` child of one): what the kernel would use if its buffers stopped
     sharing, given the units the kernel's other regions of the same storage take.
     Empty when the plan itself fails."""
-    names = [buffer.name for buffer in buffers]
     splits = _native.advise_splits(
-        _native_spec(spec),
-        [_native_buffer(buffer) for buffer in buffers],
-        _native_group(tree),
-        other_regions_units,
+        _to_native(spec), _to_native(tuple(buffers)), _to_native(tree), other_regions_units
     )
-    text = _native.Diagnostic()
-    result = []
-    for split in splits:
-        text.message = split.message
-        result.append(
-            Split(
-                tuple(split.shared_node),
-                tuple(split.buffers),
-                tuple(split.shared_with),
-                split.own_region,
-                split.region_units,
-                split.own_region_units,
-                split.total_units,
-                split.budget_units,
-                _native.format_diagnostic(text, spec.name, names),
-            )
-        )
-    return tuple(result)
+    return _from_native(splits, _names(spec.name, buffers))

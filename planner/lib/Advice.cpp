@@ -139,12 +139,6 @@ TreeElement takeOut(Group &node, const Path &below) {
 
 } // namespace
 
-int64_t storageBudget(Storage storage, int capability) {
-  if (storage == Storage::Smem)
-    return smemLimitForTarget(capability);
-  return hasTensorMemory(capability) ? kTmemColumns : 0;
-}
-
 std::vector<Split> adviseSplits(const Spec &spec,
                                 const std::vector<Buffer> &buffers,
                                 const Group &tree, int64_t otherRegionsUnits) {

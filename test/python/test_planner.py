@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from tlx import _planner as _native
+from tlx import planner
 from tlx.planner import (
     TMEM_COLUMNS,
     Buffer,
@@ -34,6 +36,7 @@ from tlx.planner import (
     distinct,
     has_buffer_dimension,
     has_tensor_memory,
+    over_storage_budget,
     plan,
     required_alignment,
     shared,
@@ -1034,3 +1037,69 @@ def test_advice_skips_children_the_layout_already_separates():
 def test_no_advice_for_a_failed_plan():
     big = Buffer("big", (4, 128, 256), 32)
     assert advise_splits(Spec("s", capability=90), [big, A], shared(0, 1)) == ()
+
+
+def test_regions_within_the_budget_are_no_error():
+    assert over_storage_budget(SMEM, 90, 232448) is None
+    assert over_storage_budget(TMEM, 100, TMEM_COLUMNS) is None
+    assert over_storage_budget(SMEM, 90, 0) is None
+
+
+def test_regions_over_the_budget_are_the_planners_error_with_both_numbers():
+    error = over_storage_budget(SMEM, 90, 245760)
+    assert (error.severity, error.kind, error.buffer) == ("error", "over_storage_budget", -1)
+    assert error.numbers == (245760, 232448)
+    assert error.message == (
+        "the kernel's smem regions take 245760 bytes, 13312 bytes more than the 232448 bytes "
+        "one CTA has on sm_90a"
+    )
+    tmem_error = over_storage_budget(TMEM, 100, 640)
+    assert tmem_error.numbers == (640, 512)
+    assert "640 columns, 128 columns more than the 512 columns" in tmem_error.message
+    # A target without tensor memory has none to spare.
+    hopper = over_storage_budget(TMEM, 90, 128)
+    assert hopper.numbers == (128, 0)
+    assert hopper.message == "the kernel's tmem regions take 128 columns, but sm_90a has no tmem"
+
+
+NATIVE_STRUCTS = [
+    (Layout, _native.Layout),
+    (Buffer, _native.Buffer),
+    (Group, _native.Group),
+    (Spec, _native.Spec),
+    (View, _native.View),
+    (Placement, _native.Placement),
+    (Diagnostic, _native.Diagnostic),
+    (Plan, _native.Plan),
+    (Stride, _native.Stride),
+]
+
+
+@pytest.mark.parametrize(("python", "native"), NATIVE_STRUCTS)
+def test_each_struct_is_defined_once_by_the_binding(python, native):
+    bound = [name for name, value in vars(native).items() if isinstance(value, property)]
+    names = [field.name for field in dataclasses.fields(python)]
+    # Group keeps the positional order Group(kind, children, group_size); Diagnostic
+    # adds the planner's raw text.
+    expected = ["kind", "children", "group_size"] if python is Group else bound
+    assert names[: len(bound)] == expected
+    assert names[len(bound) :] == (["template"] if python is Diagnostic else [])
+
+
+def test_value_types_are_frozen_hashable_and_round_trip_through_the_planner():
+    spec = Spec("ring", capability=90)
+    buffers = [Buffer("a", (4, 128, 64), 16, layout=nvmma(128)), Buffer("b", (4, 64, 256), 16)]
+    result = plan(spec, buffers, distinct(0, 1))
+    assert result == plan(spec, buffers, distinct(0, 1))
+    assert hash(result) == hash(plan(spec, buffers, distinct(0, 1)))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.size_bytes = 0
+    # Defaults come from the native structs; strings and lists become enums and tuples.
+    assert Buffer("x", [2, 8], 8, "smem") == Buffer("x", (2, 8), 8, Storage.SMEM, Layout())
+    assert Spec("s").whole_views is True and Spec("s").explicit_size_bytes is None
+    assert result.backing_kind == "shared_bytes"
+    assert describe(result, buffers) == _native.describe(
+        planner._to_native(result), planner._to_native(tuple(buffers)), ""
+    )
+    view = result.views[1]
+    assert view_of(buffers[1], view.placement) == view

@@ -196,6 +196,9 @@ enum class DiagnosticKind {
   TooManyColumns,
   OverSmemLimit,
   UnsoundView,
+  /// A kernel's regions of one storage together exceed what one CTA has
+  /// (overStorageBudget); numbers: the units used, the budget.
+  OverStorageBudget,
 };
 
 /// A diagnostic as data: the front doors add names and locations. `message`
@@ -487,6 +490,14 @@ int64_t sharedBytes(const Plan &plan, const std::vector<Buffer> &buffers);
 /// What one CTA has of `storage` on the target of `capability`: SMEM bytes
 /// (smemLimitForTarget), TMEM columns (kTmemColumns; 0 without TMEM).
 int64_t storageBudget(Storage storage, int capability);
+
+/// The error when a kernel whose regions of `storage` take `usedUnits` (SMEM
+/// bytes, TMEM columns; every region it allocates, summed) does not fit the
+/// target of `capability`: kind OverStorageBudget, numbers {usedUnits,
+/// budget}, a message that names the storage, both amounts, the excess and
+/// the target. nullopt when they fit (usedUnits <= storageBudget).
+std::optional<Diagnostic> overStorageBudget(Storage storage, int capability,
+                                            int64_t usedUnits);
 
 /// Under-utilisation advice: what the kernel's memory would be if some
 /// buffers stopped sharing bytes with the other children of a `shared`
