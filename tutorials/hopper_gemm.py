@@ -1,6 +1,6 @@
 """Matrix multiplication C = A @ B for Hopper (sm_90a): Gluon + tlx storage aliasing.
 
-    python tutorials/hopper_gemm.py     (PYTHONPATH=language, or the package installed)
+    python tutorials/hopper_gemm.py [--plans]   (PYTHONPATH=language, or the package installed)
 
 A is [M, K], B is [K, N] (both row-major, as ``torch.matmul`` takes them), C is [M, N]; the
 inputs are float16 or bfloat16, the products are accumulated in float32 and C has the inputs'
@@ -350,10 +350,12 @@ def _triton_dtype(dtype):
     return name
 
 
+@functools.cache
 def _tile_layout(bits):
     return gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=bits, rank=2)
 
 
+@functools.cache
 def _block_shapes(config):
     """Block shapes of the A, B and C descriptors: C is stored a consumer's half at a time."""
     return (
@@ -430,21 +432,28 @@ def _check_inputs(a, b):
         raise ValueError(f"a and b must both be float16 or bfloat16, got {a.dtype} and {b.dtype}")
 
 
+def _operands(a, b):
+    """(a, b, c, (M, N, K)): the operands as the TMA can address them and the output, or c
+    None when the product is empty."""
+    _check_inputs(a, b)
+    if not (a.is_cuda and b.is_cuda):
+        raise ValueError(f"a and b must be CUDA tensors, got {a.device} and {b.device}")
+    (M, K), N = a.shape, b.shape[1]
+    if M == 0 or N == 0 or K == 0:
+        return a, b, None, (M, N, K)
+    return _tma_operand(a), _tma_operand(b), _tma_operand(a.new_empty(M, N)), (M, N, K)
+
+
 def matmul(a, b, config=None):
     """a @ b for CUDA tensors a [M, K] and b [K, N] of one dtype (float16 or bfloat16),
     accumulated in float32; the result has the inputs' dtype. Operands whose rows the TMA
     cannot address (a row not a multiple of 16 bytes) are first copied into padded rows."""
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
-    _check_inputs(a, b)
-    if not (a.is_cuda and b.is_cuda):
-        raise ValueError(f"a and b must be CUDA tensors, got {a.device} and {b.device}")
     config = config or default_config(a.dtype)
-    (M, K), N = a.shape, b.shape[1]
-    if M == 0 or N == 0 or K == 0:
+    a, b, c, (M, N, K) = _operands(a, b)
+    if c is None:
         return torch.zeros(M, N, device=a.device, dtype=a.dtype)
-    a, b = _tma_operand(a), _tma_operand(b)
-    c = _tma_operand(a.new_empty(M, N))
     layout = _tile_layout(a.element_size() * 8)
     block_a, block_b, block_c = _block_shapes(config)
     desc_a = TensorDescriptor.from_tensor(a, block_a, layout)
@@ -467,6 +476,121 @@ def matmul(a, b, config=None):
         **COMPILE_OPTIONS,
     )
     return c if c.is_contiguous() else c.contiguous()
+
+
+# Autotuning ---------------------------------------------------------------------------------
+
+
+def autotune_configs():
+    """The space ``autotuned_matmul`` searches (tlx.autotune): 64, 128 or 256 columns per
+    tile (a narrow tile gives a small matrix more CTAs), 2 to 6 stages, C over the ring or
+    beside it. The planner drops, before compiling, those whose SMEM does not fit: 256
+    columns fit 3 stages with C beside the ring and 4 with C over it (a tiles-times-stages
+    formula would drop that one too); 64 and 128 columns fit all six."""
+    return [
+        triton.Config(
+            {
+                "BLOCK_M": 128,
+                "BLOCK_N": block_n,
+                "BLOCK_K": 64,
+                "NUM_STAGES": stages,
+                "GROUP_M": 8,
+                "ALIAS_C": alias_c,
+            },
+            pre_hook=_set_block_shapes,
+            **COMPILE_OPTIONS,
+        )
+        for block_n in (64, 128, 256)
+        for stages in (2, 3, 4, 5, 6)
+        for alias_c in (True, False)
+    ]
+
+
+def config_of(triton_config):
+    """The tutorial's ``Config`` of a ``triton.Config`` of ``autotune_configs()``."""
+    kwargs = triton_config.kwargs
+    return Config(
+        kwargs["BLOCK_M"],
+        kwargs["BLOCK_N"],
+        kwargs["BLOCK_K"],
+        kwargs["NUM_STAGES"],
+        kwargs["ALIAS_C"],
+        kwargs["GROUP_M"],
+    )
+
+
+def _set_block_shapes(arguments):
+    """The configuration's tiles on the descriptors: the autotuner runs this before each
+    launch, and the plan pruner before it types the arguments."""
+    config = Config(
+        arguments["BLOCK_M"],
+        arguments["BLOCK_N"],
+        arguments["BLOCK_K"],
+        arguments["NUM_STAGES"],
+        arguments["ALIAS_C"],
+        arguments["GROUP_M"],
+    )
+    for name, shape in zip(("desc_a", "desc_b", "desc_c"), _block_shapes(config), strict=True):
+        arguments[name].block_shape = list(shape)
+
+
+@functools.cache
+def autotuned_kernel(dtype):
+    """The kernel under ``tlx.autotune`` for one dtype, keyed on the shape (the dtype has a
+    tuner of its own)."""
+    _triton_dtype(dtype)
+    return tlx.autotune(configs=autotune_configs(), key=["M", "N", "K"])(gemm_kernel)
+
+
+def _grid(meta):
+    return (triton.cdiv(meta["M"], meta["BLOCK_M"]) * triton.cdiv(meta["N"], meta["BLOCK_N"]),)
+
+
+def autotuned_matmul(a, b):
+    """``matmul`` with the configuration tlx.autotune finds fastest for the shape and dtype
+    (the first call of a shape times every configuration that fits)."""
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    a, b, c, (M, N, K) = _operands(a, b)
+    if c is None:
+        return torch.zeros(M, N, device=a.device, dtype=a.dtype)
+    layout = _tile_layout(a.element_size() * 8)
+    # The configuration's pre_hook sets each descriptor's block shape.
+    desc_a, desc_b, desc_c = (
+        TensorDescriptor.from_tensor(t, shape, layout)
+        for t, shape in zip((a, b, c), _block_shapes(default_config()), strict=True)
+    )
+    autotuned_kernel(_triton_dtype(a.dtype))[_grid](desc_a, desc_b, desc_c, M, N, K)
+    return c if c.is_contiguous() else c.contiguous()
+
+
+def chosen_config(dtype):
+    """The configuration the last ``autotuned_matmul`` of ``dtype`` ran (a ``Config``)."""
+    return config_of(autotuned_kernel(_triton_dtype(dtype)).best_config)
+
+
+def print_autotune_plans(dtype="fp16"):
+    """What the plan pruner says of every configuration of the space, on the CPU."""
+    pruner = tlx.PlanPruner(gemm_kernel, target=SM90A)
+    t = torch.empty(16, 16, dtype=torch.float16 if dtype == "fp16" else torch.bfloat16)
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    layout = _tile_layout(16)
+    arguments = {
+        name: TensorDescriptor(t, [4096, 4096], [4096, 1], list(shape), layout)
+        for name, shape in zip(
+            ("desc_a", "desc_b", "desc_c"), _block_shapes(default_config()), strict=True
+        )
+    }
+    arguments.update(M=4096, N=4096, K=4096)
+    for triton_config in autotune_configs():
+        verdict = pruner.verdict(triton_config, arguments)
+        config = config_of(triton_config)
+        if verdict.fits:
+            smem = verdict.budget.storage(tlx.storage_kind.smem).used_units
+            print(f"    {config}: fits, {smem} bytes of SMEM region ({verdict.seconds:.2f} s)")
+        else:
+            print(f"    {config}: pruned: {'; '.join(verdict.reasons)}")
 
 
 # The script ---------------------------------------------------------------------------------
@@ -553,13 +677,39 @@ def benchmark():
             )
 
 
+def check_autotuned():
+    """autotuned_matmul against torch at each check shape, with the configuration chosen."""
+    failures = 0
+    for dtype, name in TORCH_TO_TRITON_DTYPE.items():
+        for M, N, K in CHECK_SHAPES:
+            torch.manual_seed(M + N + K)
+            a = torch.randn(M, K, device="cuda", dtype=dtype)
+            b = torch.randn(K, N, device="cuda", dtype=dtype)
+            expected = a.float() @ b.float()
+            out = autotuned_matmul(a, b).float()
+            error = ((out - expected).abs().max() / expected.abs().max()).item()
+            ok = error <= (1e-2 if dtype is torch.float16 else 2e-2)
+            failures += not ok
+            print(
+                f"    {name} {M}x{N}x{K}: {chosen_config(dtype)}, max relative error "
+                f"{error:.1e} {'ok' if ok else 'FAILED'}"
+            )
+    return failures
+
+
 def main():
     print("SMEM plan of the kernel for sm_90a (tlx.kernel_plans):")
     print_smem_plans()
+    if "--plans" in sys.argv[1:]:
+        print("The autotuning space, pruned by the planner before compiling (sm_90a):")
+        print_autotune_plans()
+        return 0
     if torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 9:
         name = torch.cuda.get_device_name()
         print(f"Correctness against torch.matmul (fp32 reference) on {name}:")
         failures = check_against_torch()
+        print("Autotuned (tlx.autotune: the configuration chosen for each shape and dtype):")
+        failures += check_autotuned()
         print(f"Benchmark on {name} (bench/gemm.py compares more carefully):")
         benchmark()
         return 1 if failures else 0

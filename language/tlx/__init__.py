@@ -21,9 +21,12 @@ rewritten buffer indices). ``TLX_DUMP_ALIAS_IR=1`` prints each compiled
 kernel's specs as a TLX-dialect module for ``triton-opt``;
 ``tlx.kernel_plans(tlx.ASTSource(...), target)`` returns the plans a kernel
 uses (``SpecPlan``), without compiling it to the end, and
-``tlx.kernel_budget(plans, target)`` what they use of the target's SMEM and TMEM.
+``tlx.kernel_budget(plans, target)`` what they use of the target's SMEM and TMEM;
+``tlx.autotune`` is ``triton.autotune`` that drops, before compiling, the
+configurations whose plans do not fit (docs/autotune.md).
 """
 
+from ._autotune import ConfigVerdict, PlanPruner, autotune
 from ._budget import KernelBudget, StorageBudget, kernel_budget
 from ._core import (
     buffered_tensor,
@@ -43,13 +46,16 @@ from ._report import JoinedBuffer, SpecPlan
 
 __all__ = [
     "ASTSource",
+    "ConfigVerdict",
     "JITFunction",
     "JoinedBuffer",
     "KernelBudget",
+    "PlanPruner",
     "SpecPlan",
     "StorageBudget",
     "TLXError",
     "TLXWarning",
+    "autotune",
     "buffered_tensor",
     "buffered_tensor_type",
     "default_layout",

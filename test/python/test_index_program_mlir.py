@@ -5,7 +5,7 @@ On random reuse trees (test_planner_properties.scenarios), a module with one
 ``triton-opt --tlx-storage-alias-lowering``; the arith the pass emitted is then
 evaluated for every buffer index of every user and must give the planner's slot
 (``View.slot_of``), which ``View.index_program`` computes too. The Python door's
-counterpart is in test_planner_properties.py.
+counterpart is test_index_program_properties.py.
 """
 
 from __future__ import annotations

@@ -1,0 +1,204 @@
+"""Plan-aware autotuning: configurations pruned by their plans before any is compiled.
+
+Triton's autotuner compiles and times every configuration; a tuner that wants to skip
+those that cannot fit estimates shared memory with a formula (operand tiles times
+stages) that knows nothing of aliasing: it drops configurations whose buffers share
+bytes and fit, and compiles ones that do not. Here each configuration is traced by
+Triton's front end alone (``tlx.kernel_plans``: no optimisation, no PTX, no GPU), the
+planner plans every spec, and ``tlx.kernel_budget`` says whether the kernel's regions fit
+the target. A configuration the planner rejects, or whose regions exceed the target, is
+dropped with the planner's reason before the autotuner compiles anything.
+
+``tlx.autotune`` is ``triton.autotune`` with this pruning in front of the user's own
+``early_config_prune``; ``tlx.PlanPruner`` is the pruner alone, for
+``triton.autotune(..., prune_configs_by={"early_config_prune": tlx.PlanPruner(kernel)})``.
+What was pruned and why is ``PlanPruner.pruned`` (``autotuner.pruned``) and, with
+``TLX_AUTOTUNE_LOG=1``, one line per configuration on standard error.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import triton
+from triton.compiler.errors import CompilationError
+from triton.runtime.jit import mangle_type
+
+from ._budget import KernelBudget, kernel_budget
+from ._errors import TLXError
+from ._jit import ASTSource, JITFunction, kernel_plans
+
+LOG_ENVIRONMENT_VARIABLE = "TLX_AUTOTUNE_LOG"
+
+# Config.all_kwargs() entries that are compile options, not kernel arguments.
+_OPTION_NAMES = ("num_warps", "num_ctas", "num_stages", "maxnreg")
+
+
+@dataclass(frozen=True)
+class ConfigVerdict:
+    """What the planner says of one configuration for one set of arguments: whether
+    it ``fits``, the planner's ``reasons`` when it does not, the kernel's ``budget``
+    (None when tracing failed before every spec was planned) and the ``seconds`` the
+    verdict took (a front-end trace)."""
+
+    config: triton.Config
+    fits: bool
+    reasons: tuple[str, ...]
+    budget: KernelBudget | None
+    seconds: float
+
+
+def config_text(config: triton.Config) -> str:
+    """``BLOCK_N=256, NUM_STAGES=4, num_warps=4``: the configuration's arguments and the
+    compile options it sets."""
+    options = {name: getattr(config, name, None) for name in ("num_warps", "num_ctas")}
+    items = [*config.kwargs.items(), *((k, v) for k, v in options.items() if v is not None)]
+    return ", ".join(f"{name}={value}" for name, value in items)
+
+
+def _config_key(config: triton.Config) -> tuple:
+    return tuple(sorted((name, repr(value)) for name, value in config.all_kwargs().items()))
+
+
+def current_target():
+    """The GPU target of the current device (what Triton compiles for)."""
+    return triton.runtime.driver.active.get_current_target()
+
+
+class PlanPruner:
+    """An ``early_config_prune`` for ``triton.autotune`` that keeps the configurations
+    whose plans fit: ``PlanPruner(kernel)(configs, named_args, **kwargs)``.
+
+    ``kernel`` is the ``@tlx.jit`` kernel; ``target`` the ``GPUTarget`` compiled for
+    (default: the current device's); ``then`` the user's own ``early_config_prune``,
+    applied to what is left. A configuration's ``pre_hook`` runs on the arguments before
+    they are typed, as the autotuner runs it before a launch (it may set a tensor
+    descriptor's block shape). Verdicts are cached per configuration and argument types.
+    ``pruned`` maps each set of argument types to the configurations dropped for it,
+    ``(config, reasons)`` in order; ``verdicts`` keeps every verdict."""
+
+    def __init__(self, kernel: JITFunction, *, target=None, then: Callable | None = None):
+        if not isinstance(kernel, JITFunction):
+            raise TypeError(f"tlx.PlanPruner takes a @tlx.jit kernel, got {type(kernel).__name__}")
+        self.kernel = kernel
+        self.target = target
+        self.then = then
+        self.pruned: dict[tuple, tuple[tuple[triton.Config, tuple[str, ...]], ...]] = {}
+        self.verdicts: dict[tuple, ConfigVerdict] = {}
+
+    def source(self, config: triton.Config, arguments: Mapping) -> tuple[ASTSource, dict]:
+        """The kernel as ``tlx.kernel_plans`` traces it for ``config``: its AST source
+        (argument types, constexprs) and its compile options."""
+        values = {**arguments, **config.all_kwargs()}
+        if config.pre_hook is not None:
+            config.pre_hook(values)
+        signature, constexprs = {}, {}
+        for param in self.kernel.params:
+            name = param.name
+            if name in values:
+                value = values[name]
+            elif param.has_default:
+                value = param.default
+            else:
+                raise TLXError(
+                    f"tlx.autotune of {self.kernel.__name__}: no value for parameter "
+                    f'"{name}" in the call or in the configuration {config_text(config)}'
+                )
+            if param.is_constexpr or value is None:
+                signature[name] = "constexpr"
+                constexprs[name] = value
+            else:
+                signature[name] = mangle_type(value)
+        options = {name: values[name] for name in _OPTION_NAMES if values.get(name) is not None}
+        return ASTSource(fn=self.kernel, signature=signature, constexprs=constexprs), options
+
+    def verdict(self, config: triton.Config, arguments: Mapping) -> ConfigVerdict:
+        """Traces the kernel for ``config`` and asks the planner and the budget."""
+        target = self.target or current_target()
+        source, options = self.source(config, arguments)
+        key = (_config_key(config), tuple(sorted(source.signature.items())), repr(target))
+        known = self.verdicts.get(key)
+        if known is not None:
+            return known
+        start = time.perf_counter()
+        try:
+            plans = kernel_plans(source, target, options)
+        except CompilationError as error:
+            message = getattr(error, "error_message", None) or str(error)
+            budget, reasons = None, (message.strip(),)
+        else:
+            budget = kernel_budget(plans, target)
+            reasons = budget.reasons
+        elapsed = time.perf_counter() - start
+        verdict = ConfigVerdict(config, not reasons, reasons, budget, elapsed)
+        self.verdicts[key] = verdict
+        return verdict
+
+    def __call__(self, configs: Sequence[triton.Config], named_args: Mapping, **kwargs):
+        arguments = {**named_args, **kwargs}
+        kept, dropped = [], []
+        for config in configs:
+            verdict = self.verdict(config, arguments)
+            if verdict.fits:
+                kept.append(config)
+            else:
+                dropped.append((config, verdict.reasons))
+        types = tuple(
+            (name, mangle_type(value))
+            for name, value in arguments.items()
+            if value is not None and not isinstance(value, triton.language.constexpr)
+        )
+        self.pruned[types] = tuple(dropped)
+        if os.environ.get(LOG_ENVIRONMENT_VARIABLE, "0") not in ("", "0"):
+            self._log(kept, dropped)
+        if not kept:
+            reasons = "\n".join(
+                f"  {config_text(config)}: {'; '.join(why)}" for config, why in dropped
+            )
+            raise TLXError(
+                f"tlx.autotune of {self.kernel.__name__}: every configuration was pruned "
+                f"by its plan:\n{reasons}"
+            )
+        if self.then is not None:
+            kept = list(self.then(kept, named_args, **kwargs))
+        return kept
+
+    def _log(self, kept, dropped) -> None:
+        name = self.kernel.__name__
+        for config, reasons in dropped:
+            sys.stderr.write(
+                f"tlx.autotune {name}: pruned {config_text(config)}: {'; '.join(reasons)}\n"
+            )
+        sys.stderr.write(
+            f"tlx.autotune {name}: {len(kept)} of {len(kept) + len(dropped)} configurations "
+            "fit their plans\n"
+        )
+        sys.stderr.flush()
+
+
+def autotune(configs, key, *, target=None, prune_configs_by=None, **autotune_options):
+    """``triton.autotune`` for a ``@tlx.jit`` kernel, whose configurations are first
+    pruned by their plans (``PlanPruner``): only those the planner accepts and whose
+    regions fit the target are compiled and timed.
+
+    Takes what ``triton.autotune`` takes (``configs``, ``key``, ``prune_configs_by``,
+    ``warmup``, ``rep``, ``do_bench``, ...); an ``early_config_prune`` in
+    ``prune_configs_by`` runs on what the plans leave. ``target`` fixes the
+    ``GPUTarget`` (default: the current device's). The returned autotuner has
+    ``pruned`` (the configurations dropped and why, per set of argument types) and
+    ``plan_pruner``."""
+
+    def decorator(kernel):
+        prune = dict(prune_configs_by or {})
+        pruner = PlanPruner(kernel, target=target, then=prune.get("early_config_prune"))
+        prune["early_config_prune"] = pruner
+        tuner = triton.autotune(configs, key, prune_configs_by=prune, **autotune_options)(kernel)
+        tuner.plan_pruner = pruner
+        tuner.pruned = pruner.pruned
+        return tuner
+
+    return decorator

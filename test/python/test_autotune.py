@@ -1,0 +1,156 @@
+"""Plan-aware autotuning (``tlx.autotune``, ``tlx.PlanPruner``): configurations are kept or
+dropped by their plans, traced by Triton's front end alone, before anything is compiled."""
+
+import pytest
+import tlx
+import torch
+import triton
+from _helpers import SM90
+from triton.experimental.gluon import language as ttgl
+
+NVMMA = ttgl.constexpr(ttgl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2))
+SHARED = ttgl.constexpr(tlx.reuse_group_type.shared)
+DISTINCT = ttgl.constexpr(tlx.reuse_group_type.distinct)
+SMEM_LIMIT = 232448  # sm_90a
+
+
+@tlx.jit
+def ring_kernel(x_ptr, n, BLOCK: ttgl.constexpr, STAGES: ttgl.constexpr, ALIAS: ttgl.constexpr):
+    """A GEMM's SMEM: an A/B ring of STAGES stages and a C tile that, with ALIAS, takes
+    the ring's bytes (its epilogue comes after the ring's last use)."""
+    smem = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+    a = tlx.local_alloc((BLOCK, 64), ttgl.float16, STAGES, reuse=smem, layout=NVMMA)
+    b = tlx.local_alloc((64, BLOCK), ttgl.float16, STAGES, reuse=smem, layout=NVMMA)
+    c = tlx.local_alloc((BLOCK, BLOCK), ttgl.float16, 1, reuse=smem, layout=NVMMA)
+    ring = tlx.reuse_group(tlx.reuse_group(a, b, group_type=DISTINCT), group_size=STAGES)
+    smem.set_buffer_overlap(tlx.reuse_group(c, ring, group_type=SHARED if ALIAS else DISTINCT))
+
+
+def configs():
+    return [
+        triton.Config({"BLOCK": block, "STAGES": stages, "ALIAS": alias}, num_warps=4)
+        for block in (128, 256)
+        for stages in (2, 3, 4, 5, 6, 7)
+        for alias in (True, False)
+    ]
+
+
+def arguments():
+    return {"x_ptr": torch.empty(16, dtype=torch.float16), "n": 1024}
+
+
+def tiles_times_stages_bytes(config):
+    """What a tuner's shared memory formula says: every operand tile of every stage, plus
+    the epilogue tile, none sharing bytes."""
+    block, stages = config.kwargs["BLOCK"], config.kwargs["STAGES"]
+    return (block * 64 + 64 * block) * 2 * stages + block * block * 2
+
+
+def planned_fits(config):
+    """The planner's verdict, asked directly: the kernel's plans and its budget."""
+    constexprs = dict(config.kwargs)
+    source = tlx.ASTSource(
+        fn=ring_kernel,
+        signature={"x_ptr": "*fp16", "n": "i32", **dict.fromkeys(constexprs, "constexpr")},
+        constexprs=constexprs,
+    )
+    try:
+        plans = tlx.kernel_plans(source, target=SM90, options={"num_warps": 4})
+    except triton.compiler.errors.CompilationError:
+        return False
+    return tlx.kernel_budget(plans, SM90).fits
+
+
+def test_the_pruner_keeps_exactly_what_the_planner_fits():
+    pruner = tlx.PlanPruner(ring_kernel, target=SM90)
+    kept = pruner(configs(), arguments())
+    expected = [config for config in configs() if planned_fits(config)]
+    assert [config.kwargs for config in kept] == [config.kwargs for config in expected]
+    (dropped,) = pruner.pruned.values()
+    assert len(kept) + len(dropped) == len(configs())
+    assert kept and dropped
+
+
+def test_aliased_rings_a_tiles_times_stages_formula_would_drop_are_kept():
+    kept = tlx.PlanPruner(ring_kernel, target=SM90)(configs(), arguments())
+    wrongly_dropped = [c for c in kept if tiles_times_stages_bytes(c) > SMEM_LIMIT]
+    # 32 KiB stages and a 32 KiB C: 7 stages fit only because C takes the ring's bytes;
+    # 64 KiB stages and a 128 KiB C: 2 and 3 stages.
+    assert {(c.kwargs["BLOCK"], c.kwargs["STAGES"]) for c in wrongly_dropped} == {
+        (128, 7),
+        (256, 2),
+        (256, 3),
+    }
+    assert all(c.kwargs["ALIAS"] for c in wrongly_dropped)
+
+
+def test_each_pruned_configuration_carries_the_planners_reason():
+    pruner = tlx.PlanPruner(ring_kernel, target=SM90)
+    pruner(configs(), arguments())
+    (dropped,) = pruner.pruned.values()
+    for config, reasons in dropped:
+        assert reasons, config
+        text = " ".join(reasons)
+        assert "232448" in text and "smem" in text.lower(), text
+    verdict = pruner.verdict(configs()[-1], arguments())  # 256-wide, 7 stages, distinct
+    assert not verdict.fits and verdict.seconds >= 0
+    assert verdict.budget is None or not verdict.budget.fits
+
+
+def test_verdicts_are_cached_per_configuration_and_argument_types():
+    pruner = tlx.PlanPruner(ring_kernel, target=SM90)
+    first = pruner.verdict(configs()[0], arguments())
+    assert pruner.verdict(configs()[0], arguments()) is first
+    other = pruner.verdict(configs()[0], {"x_ptr": torch.empty(16, dtype=torch.float32), "n": 1})
+    assert other is not first
+
+
+def test_every_configuration_pruned_is_an_error_that_lists_the_reasons():
+    too_large = [triton.Config({"BLOCK": 256, "STAGES": 7, "ALIAS": False}, num_warps=4)]
+    with pytest.raises(tlx.TLXError, match="every configuration was pruned") as error:
+        tlx.PlanPruner(ring_kernel, target=SM90)(too_large, arguments())
+    assert "BLOCK=256, STAGES=7, ALIAS=False, num_warps=4, num_ctas=1:" in str(error.value)
+
+
+def test_the_log_names_each_pruned_configuration(monkeypatch, capfd):
+    monkeypatch.setenv("TLX_AUTOTUNE_LOG", "1")
+    tlx.PlanPruner(ring_kernel, target=SM90)(configs(), arguments())
+    err = capfd.readouterr().err
+    assert "tlx.autotune ring_kernel: pruned" in err
+    assert f"of {len(configs())} configurations fit their plans" in err
+
+
+def test_the_users_own_pruner_runs_on_what_the_plans_leave():
+    seen = []
+
+    def keep_alias(configs, named_args, **kwargs):
+        seen.extend(configs)
+        return [c for c in configs if c.kwargs["ALIAS"]]
+
+    pruner = tlx.PlanPruner(ring_kernel, target=SM90, then=keep_alias)
+    kept = pruner(configs(), arguments())
+    assert all(c.kwargs["ALIAS"] for c in kept)
+    assert all(planned_fits(c) for c in seen)
+
+
+def test_a_missing_argument_names_the_parameter():
+    with pytest.raises(tlx.TLXError, match='parameter "n"'):
+        tlx.PlanPruner(ring_kernel, target=SM90)(configs()[:1], {"x_ptr": arguments()["x_ptr"]})
+
+
+def test_autotune_is_triton_autotune_with_the_plan_pruner_in_front():
+    tuner = tlx.autotune(configs(), key=["n"], target=SM90)(ring_kernel)
+    assert isinstance(tuner, triton.runtime.Autotuner)
+    assert tuner.early_config_prune is tuner.plan_pruner
+    assert tuner.pruned is tuner.plan_pruner.pruned
+    kept = tuner.early_config_prune(tuner.configs, arguments())
+    assert kept and all(planned_fits(c) for c in kept)
+
+
+def test_the_pruner_takes_only_tlx_kernels():
+    @triton.jit
+    def plain(x):
+        pass
+
+    with pytest.raises(TypeError, match="@tlx.jit"):
+        tlx.PlanPruner(plain)
