@@ -1,6 +1,7 @@
 """Flash Attention forward on one Hopper GPU: the tutorial kernel vs. torch SDPA.
 
     python bench/flash_attention.py [--sweep] [--head-dim 64|128] [--runs 100]
+    python bench/flash_attention.py --grid [--runs 100]
 
 For every shape (B, H, N, D) in fp16, causal and non-causal, in one process on one GPU:
 the tutorial kernel with SMEM aliasing (its default configuration), the best configuration of
@@ -10,6 +11,12 @@ warm-up, each call timed with CUDA events; the contenders of a row are timed rou
 call each in turn. Each timed call is queued behind a GPU sleep, so the events time the GPU's
 work, not the host's launch overhead (bench/gpu_timing.py). `--sweep` also times every
 configuration the kernel offers, to choose the defaults.
+
+`--grid` times the autotuned kernel (``autotuned_attention``: tlx.autotune, keyed on the
+shape and mask, one tuner per dtype and head dim) against cuDNN over N in 512 ... 16384 at
+B x N = 32768 tokens, H = 16, D in {64, 128}, causal and not, fp16 and bf16, on fresh random
+inputs per row: GPU time as above, and the time as a user calls it (`triton.testing.do_bench`,
+launch included); each row prints the configuration the tuner chose.
 """
 
 import argparse
@@ -18,13 +25,17 @@ import sys
 from pathlib import Path
 
 import torch
-from gpu_timing import median_ms
+from gpu_timing import called_ms, median_ms
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tutorials"))
 import hopper_flash_attention as fa  # noqa: E402
 
 SHAPES = [(4, 32, 4096, 128), (2, 32, 8192, 128), (4, 32, 4096, 64)]
+GRID_TOKENS = 32768
+GRID_HEADS = 16
+GRID_SEQ_LENS = (512, 1024, 2048, 4096, 8192, 16384)
+GRID_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 
 
 def tflops(shape, causal, ms):
@@ -65,16 +76,63 @@ def max_error(out, expected):
     return (out.float() - expected.float()).abs().max().item()
 
 
+def autotuned(q, k, v, causal):
+    return fa.autotuned_attention(q, k, v, causal)
+
+
+def grid(runs):
+    """The autotuned kernel against cuDNN over the shape grid (see the module's doc)."""
+    header = (
+        f"{'dtype':>5} {'B':>3} {'N':>5} {'D':>4} {'causal':>6} | GPU: {'ours':>6} {'cuDNN':>6} "
+        f"{'ratio':>5} | called: {'ours':>6} {'cuDNN':>6} {'ratio':>5} | {'max err':>7} | chosen"
+    )
+    print(header)
+    print("-" * len(header))
+    cudnn = sdpa(SDPBackend.CUDNN_ATTENTION)
+    below = 0
+    for dtype_name, dtype in GRID_DTYPES.items():
+        for head_dim in fa.HEAD_DIMS:
+            for causal in (False, True):
+                for seq_len in GRID_SEQ_LENS:
+                    shape = (GRID_TOKENS // seq_len, GRID_HEADS, seq_len, head_dim)
+                    q, k, v = (torch.randn(shape, device="cuda", dtype=dtype) for _ in range(3))
+                    inputs = (q, k, v, causal)
+                    err = max_error(autotuned(*inputs), cudnn(*inputs))
+                    gpu = measure({"ours": autotuned, "cuDNN": cudnn}, inputs, runs)
+                    called = {
+                        name: tflops(shape, causal, called_ms(functools.partial(run, *inputs)))
+                        for name, run in (("ours", autotuned), ("cuDNN", cudnn))
+                    }
+                    ratio, called_ratio = (t["ours"] / t["cuDNN"] for t in (gpu, called))
+                    below += ratio < 1.0
+                    print(
+                        f"{dtype_name:>5} {shape[0]:>3} {seq_len:>5} {head_dim:>4} "
+                        f"{str(causal):>6} | GPU: {gpu['ours']:6.1f} {gpu['cuDNN']:6.1f} "
+                        f"{ratio:5.2f} | called: {called['ours']:6.1f} {called['cuDNN']:6.1f} "
+                        f"{called_ratio:5.2f} | {err:7.1e} | {fa.chosen_config(dtype, head_dim)}",
+                        flush=True,
+                    )
+    print(f"TFLOP/s; {below} rows below cuDNN in GPU time.")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100, help="timed runs per measurement")
     parser.add_argument("--sweep", action="store_true", help="time every kernel configuration")
+    parser.add_argument("--grid", action="store_true", help="the autotuned kernel, shape grid")
     parser.add_argument(
         "--head-dim", type=int, choices=fa.HEAD_DIMS, help="only the shapes of this head dim"
     )
     args = parser.parse_args()
     if args.runs < 50:
         parser.error("--runs must be at least 50")
+    if args.grid:
+        print(
+            f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+            f"triton {fa.triton.__version__}, median of {args.runs} runs"
+        )
+        grid(args.runs)
+        return
 
     print(
         f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "

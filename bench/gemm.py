@@ -1,6 +1,7 @@
 """Matrix multiplication on one Hopper GPU: the tutorial kernel vs. torch.matmul (cuBLAS).
 
     python bench/gemm.py [--runs 100]
+    python bench/gemm.py --grid [--runs 100]
 
 For every shape (M, N, K) in fp16 and bf16, in one process on one GPU: the tutorial kernel with
 SMEM aliasing (its default configuration: 128 x 256 x 64 tiles, four stages, C over the ring),
@@ -9,6 +10,12 @@ torch.matmul. TFLOP/s = 2*M*N*K / median time of `--runs` timed calls after warm
 timed with CUDA events; the contenders of a row are timed round-robin, one call each in turn.
 Each timed call is queued behind a GPU sleep, so the events time the GPU's work, not the
 host's launch overhead (bench/gpu_timing.py).
+
+`--grid` times the autotuned kernel (``autotuned_matmul``: tlx.autotune keyed on the shape,
+one tuner per dtype) against cuBLAS for M = N = K in {1024, 2048, 4096, 8192} and (16384,
+1024, 1024), (1024, 16384, 1024), (8192, 8192, 512), fp16 and bf16, on fresh random inputs per
+row: GPU time as above, the time as a user calls it (`triton.testing.do_bench`, launch
+included), and the host's microseconds per call; each row prints the configuration chosen.
 """
 
 import argparse
@@ -17,13 +24,22 @@ import sys
 from pathlib import Path
 
 import torch
-from gpu_timing import median_ms
+from gpu_timing import called_ms, host_us, median_ms
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tutorials"))
 import hopper_gemm as gemm  # noqa: E402
 
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (16384, 4096, 4096)]
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+GRID_SHAPES = [
+    (1024, 1024, 1024),
+    (2048, 2048, 2048),
+    (4096, 4096, 4096),
+    (8192, 8192, 8192),
+    (16384, 1024, 1024),
+    (1024, 16384, 1024),
+    (8192, 8192, 512),
+]
 
 
 def tflops(shape, ms):
@@ -35,9 +51,44 @@ def relative_error(out, expected):
     return ((out.float() - expected).abs().max() / expected.abs().max()).item()
 
 
+def grid(runs):
+    """The autotuned kernel against cuBLAS over the shape grid (see the module's doc)."""
+    header = (
+        f"{'M':>5} {'N':>5} {'K':>5} {'dtype':>5} | GPU: {'ours':>6} {'cuBLAS':>6} {'ratio':>5} | "
+        f"called: {'ours':>6} {'cuBLAS':>6} {'ratio':>5} | host us: {'ours':>5} {'cuBLAS':>6} | "
+        f"{'rel err':>7} | chosen"
+    )
+    print(header)
+    print("-" * len(header))
+    below = 0
+    for dtype_name, dtype in DTYPES.items():
+        for shape in GRID_SHAPES:
+            M, N, K = shape
+            a = torch.randn(M, K, device="cuda", dtype=dtype)
+            b = torch.randn(K, N, device="cuda", dtype=dtype)
+            error = relative_error(gemm.autotuned_matmul(a, b), a.float() @ b.float())
+            calls = [
+                functools.partial(gemm.autotuned_matmul, a, b),
+                functools.partial(torch.matmul, a, b),
+            ]
+            gpu = [tflops(shape, ms) for ms in median_ms(calls, runs)]
+            called = [tflops(shape, called_ms(call)) for call in calls]
+            host = [host_us(call) for call in calls]
+            below += gpu[0] < gpu[1]
+            print(
+                f"{M:>5} {N:>5} {K:>5} {dtype_name:>5} | GPU: {gpu[0]:6.1f} {gpu[1]:6.1f} "
+                f"{gpu[0] / gpu[1]:5.2f} | called: {called[0]:6.1f} {called[1]:6.1f} "
+                f"{called[0] / called[1]:5.2f} | host us: {host[0]:5.1f} {host[1]:6.1f} | "
+                f"{error:7.1e} | {gemm.chosen_config(dtype)}",
+                flush=True,
+            )
+    print(f"TFLOP/s; {below} rows below cuBLAS in GPU time.")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100, help="timed runs per measurement")
+    parser.add_argument("--grid", action="store_true", help="the autotuned kernel, shape grid")
     args = parser.parse_args()
     if args.runs < 50:
         parser.error("--runs must be at least 50")
@@ -52,6 +103,9 @@ def main():
         f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
         f"triton {gemm.triton.__version__}, median of {args.runs} runs"
     )
+    if args.grid:
+        grid(args.runs)
+        return
     header = (
         f"{'M':>6} {'N':>6} {'K':>6} {'dtype':>5} | {'ours':>6} {'no-alias':>8} {'cuBLAS':>6} | "
         f"{'ours/cuBLAS':>11} {'no-alias/cuBLAS':>15} | {'max rel err':>11}"

@@ -5,12 +5,14 @@ temperature drift affects every contender alike.
 Before each timed call the GPU sleeps for a moment, so that the call is queued before the
 start event is reached: the events time the GPU's work, not the host's launch overhead (the
 Python launch of a Triton kernel and the descriptors it builds, torch's dispatch to cuBLAS or
-cuDNN), which would otherwise count for one contender more than another."""
+cuDNN), which would otherwise count for one contender more than another. `called_ms` times the other
+way, as a user calls a function, launch included."""
 
 import statistics
 import time
 
 import torch
+import triton
 
 # Warm-up: at least this many calls of each contender and this long in all (clocks settle).
 WARMUP_RUNS = 10
@@ -46,3 +48,24 @@ def median_ms(fns, runs):
         for fn, samples in zip(fns, times, strict=True):
             samples.append(time_ms(fn))
     return [statistics.median(samples) for samples in times]
+
+
+def called_ms(fn):
+    """Median milliseconds of `fn` as a user calls it: `triton.testing.do_bench`, which times
+    calls back to back (the L2 cleared between them), the host's launch included wherever it
+    takes longer than the GPU's work."""
+    return triton.testing.do_bench(fn, return_mode="median")
+
+
+def host_us(fn, calls=200):
+    """Microseconds the host spends in one call of `fn`: `calls` calls queued back to back
+    (fewer than the GPU's launch queue holds, so none waits for the GPU), then one wait."""
+    for _ in range(10):
+        fn()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    elapsed = time.perf_counter() - start
+    torch.cuda.synchronize()
+    return elapsed / calls * 1e6

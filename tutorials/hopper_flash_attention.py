@@ -477,7 +477,9 @@ def _load_partition(
             kv_count += n_blocks
 
 
-@tlx.jit
+# The shapes vary from call to call and the TMA clips at the edges: specializing on their
+# divisibility would buy nothing and compile every configuration again for each new one.
+@tlx.jit(do_not_specialize=["seq_len", "batch_heads"])
 def attention_fwd_kernel(
     desc_q,
     desc_k,
@@ -801,6 +803,118 @@ def attention(q, k, v, causal, sm_scale=None, config=None):
         num_warps=COMPILE_OPTIONS["num_warps"],
     )
     return o.view(batch, heads, seq_len, head_dim)
+
+
+# Autotuning ---------------------------------------------------------------------------------
+
+
+def autotune_space(head_dim):
+    """The configurations ``autotuned_attention`` searches for ``head_dim`` (tlx.autotune):
+    the sweep's (``all_configs``), and for short sequences, where a CTA's tiles are few and
+    short, narrower tiles: 128 rows in two consumers with 64- or 128-key blocks (O over the
+    last K/V stage) and 192 rows in three with 64-key blocks. Each compiles in a few seconds
+    on first use, so the space stays small; the planner drops those whose SMEM does not fit
+    before any is compiled (at HEAD_DIM 128, four 128-key stages)."""
+    short = [
+        Config(128, 128, 3, alias_o=True, o_over_kv=True),
+        Config(128, 128, 4, alias_o=True, o_over_kv=True),
+        Config(128, 64, 4, alias_o=True, o_over_kv=True),
+        Config(128, 64, 6, alias_o=True, o_over_kv=True),
+        Config(192, 64, 4, alias_o=True, consumers=3),
+    ]
+    return list(dict.fromkeys([*all_configs(head_dim), *short]))
+
+
+def _triton_config(config):
+    return triton.Config(
+        {
+            "BLOCK_M": config.block_m,
+            "BLOCK_N": config.block_n,
+            "NUM_STAGES": config.num_stages,
+            "ALIAS_O": config.alias_o,
+            "CONSUMERS": config.consumers,
+            "Q_BUFFERS": config.q_buffers,
+            "O_OVER_KV": config.o_over_kv,
+        },
+        pre_hook=_set_block_shapes,
+        **COMPILE_OPTIONS,
+    )
+
+
+def autotune_configs(head_dim):
+    """``autotune_space(head_dim)`` as ``triton.Config``s."""
+    return [_triton_config(config) for config in autotune_space(head_dim)]
+
+
+def config_of(triton_config):
+    """The tutorial's ``Config`` of a ``triton.Config`` of ``autotune_configs``."""
+    kwargs = triton_config.kwargs
+    return Config(
+        kwargs["BLOCK_M"],
+        kwargs["BLOCK_N"],
+        kwargs["NUM_STAGES"],
+        kwargs["ALIAS_O"],
+        kwargs["CONSUMERS"],
+        kwargs["Q_BUFFERS"],
+        kwargs["O_OVER_KV"],
+    )
+
+
+def _set_block_shapes(arguments):
+    """The configuration's tiles on the descriptors (run by the autotuner before each launch
+    and by the plan pruner before it types the arguments)."""
+    q_rows = arguments["BLOCK_M"] // arguments["CONSUMERS"]
+    head_dim = arguments["HEAD_DIM"]
+    for name, rows in (
+        ("desc_q", q_rows),
+        ("desc_o", q_rows),
+        ("desc_k", arguments["BLOCK_N"]),
+        ("desc_v", arguments["BLOCK_N"]),
+    ):
+        arguments[name].block_shape = [1, rows, head_dim]
+
+
+@functools.cache
+def autotuned_kernel(dtype, head_dim):
+    """The kernel under ``tlx.autotune`` for one dtype and head dim, keyed on the sequence
+    length, the number of heads and the mask."""
+    return tlx.autotune(
+        configs=autotune_configs(head_dim), key=["seq_len", "batch_heads", "CAUSAL"]
+    )(attention_fwd_kernel)
+
+
+def autotuned_attention(q, k, v, causal, sm_scale=None):
+    """``attention`` with the configuration tlx.autotune finds fastest for the shape, dtype
+    and mask (the first call of a key times every configuration that fits)."""
+    _check_inputs(q, k, v)
+    batch, heads, seq_len, head_dim = q.shape
+    sm_scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(head_dim)
+    base = default_config(head_dim)
+    o, desc_q, desc_k, desc_v, desc_o = descriptors(
+        q, k, v, base.block_m // base.consumers, base.block_n
+    )
+    sm_count = _sm_count(q.device)
+
+    def grid(meta):
+        return (min(sm_count, meta["batch_heads"] * triton.cdiv(meta["seq_len"], meta["BLOCK_M"])),)
+
+    autotuned_kernel(q.dtype, head_dim)[grid](
+        desc_q,
+        desc_k,
+        desc_v,
+        desc_o,
+        sm_scale * LOG2E,
+        seq_len,
+        batch * heads,
+        HEAD_DIM=head_dim,
+        CAUSAL=causal,
+    )
+    return o.view(batch, heads, seq_len, head_dim)
+
+
+def chosen_config(dtype, head_dim):
+    """The configuration the last ``autotuned_attention`` of ``dtype`` and ``head_dim`` ran."""
+    return config_of(autotuned_kernel(dtype, head_dim).best_config)
 
 
 def kernel_source(config, head_dim, dtype="fp16", causal=False):

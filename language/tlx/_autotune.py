@@ -148,9 +148,9 @@ class PlanPruner:
             else:
                 dropped.append((config, verdict.reasons))
         types = tuple(
-            (name, mangle_type(value))
-            for name, value in arguments.items()
-            if value is not None and not isinstance(value, triton.language.constexpr)
+            (param.name, mangle_type(arguments[param.name]))
+            for param in self.kernel.params
+            if not param.is_constexpr and arguments.get(param.name) is not None
         )
         self.pruned[types] = tuple(dropped)
         if os.environ.get(LOG_ENVIRONMENT_VARIABLE, "0") not in ("", "0"):
