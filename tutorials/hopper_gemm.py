@@ -69,6 +69,7 @@ import tlx
 import torch
 import triton
 from tlx.compat import cta_barrier, tma_load, tma_store
+from triton import knobs
 from triton.backends.compiler import GPUTarget
 from triton.compiler.errors import CompilationError
 from triton.experimental import gluon
@@ -80,6 +81,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma,
     warpgroup_mma_wait,
 )
+from triton.runtime.driver import driver as _driver
 
 # Kernel side -------------------------------------------------------------------------------
 
@@ -275,6 +277,7 @@ def gemm_kernel(
 # Host side ---------------------------------------------------------------------------------
 
 TORCH_TO_TRITON_DTYPE = {torch.float16: "fp16", torch.bfloat16: "bf16"}
+_TORCH_DTYPE = {name: dtype for dtype, name in TORCH_TO_TRITON_DTYPE.items()}
 TRITON_DTYPE_BITS = {"fp16": 16, "bf16": 16}
 SM90A = GPUTarget("cuda", 90, 32)
 # The default partition is one consumer warpgroup; the other consumer (4 warps) and the loader
@@ -548,10 +551,86 @@ def _grid(meta):
     return (triton.cdiv(meta["M"], meta["BLOCK_M"]) * triton.cdiv(meta["N"], meta["BLOCK_N"]),)
 
 
+@dataclasses.dataclass
+class _Launch:
+    """What a call of ``autotuned_matmul`` needs once its key is tuned: the compiled kernel of
+    the chosen configuration, its grid and constexprs, and descriptors to copy. Launching it
+    directly skips the autotuner's and the JIT's argument handling (binding, specializing,
+    looking up), which cost the host some 50 us a call, more than the GPU's work below 4096
+    cubed: the kernel does not specialize on M, N and K, and its descriptors' types are fixed
+    by the dtype and the configuration."""
+
+    config: Config
+    kernel: object
+    grid: int
+    constexprs: tuple
+    templates: tuple
+
+
+# (device, dtypes, shapes) -> _Launch, and dtype -> the configuration last run.
+_launches = {}
+_last_config = {}
+
+
+def _template(descriptor):
+    """A copy of ``descriptor`` without its tensor (a launch must not keep one alive)."""
+    template = object.__new__(type(descriptor))
+    template.__dict__.update(descriptor.__dict__)
+    template.base = None
+    return template
+
+
+def _copy_descriptor(template, tensor):
+    """``template`` (a validated descriptor of the same dtype, block and layout) for
+    ``tensor``, which ``_direct_operand`` checked as the TMA needs it, without validating
+    again: a copy of its fields, with the tensor's own."""
+    descriptor = object.__new__(type(template))
+    descriptor.__dict__.update(template.__dict__)
+    descriptor.base = tensor
+    descriptor.shape = list(tensor.shape)
+    descriptor.strides = [tensor.shape[1], 1]
+    return descriptor
+
+
+def _direct_operand(t):
+    """True when ``t`` is a CUDA matrix the TMA addresses as it is: contiguous rows of a
+    multiple of 16 bytes, from a 16-byte aligned start."""
+    return (
+        t.is_cuda
+        and t.is_contiguous()
+        and (t.shape[1] * t.element_size()) % TMA_ALIGNMENT == 0
+        and t.data_ptr() % TMA_ALIGNMENT == 0
+    )
+
+
+def _launch_direct(launch, a, b):
+    M, K = a.shape
+    N = b.shape[1]
+    c = torch.empty((M, N), device=a.device, dtype=a.dtype)
+    descriptors = [_copy_descriptor(t, x) for t, x in zip(launch.templates, (a, b, c), strict=True)]
+    kernel = launch.kernel
+    stream = _driver.active.get_current_stream(a.device.index)
+    arguments = (*descriptors, M, N, K, *launch.constexprs)
+    # As Triton's JIT launches a compiled kernel, with its launch hooks (profilers).
+    kernel.run(
+        launch.grid, 1, 1, stream, kernel.function, kernel.packed_metadata,
+        kernel.launch_metadata((launch.grid, 1, 1), stream, *arguments),
+        knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook, *arguments,
+    )  # fmt: skip
+    return c
+
+
 def autotuned_matmul(a, b):
     """``matmul`` with the configuration tlx.autotune finds fastest for the shape and dtype
-    (the first call of a shape times every configuration that fits)."""
+    (the first call of a shape times every configuration that fits, later ones launch the
+    chosen kernel directly)."""
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    key = (a.device, a.dtype, b.dtype, *a.shape, *b.shape)
+    launch = _launches.get(key)
+    if launch is not None and _direct_operand(a) and _direct_operand(b):
+        _last_config[a.dtype] = launch.config
+        return _launch_direct(launch, a, b)
 
     a, b, c, (M, N, K) = _operands(a, b)
     if c is None:
@@ -562,13 +641,31 @@ def autotuned_matmul(a, b):
         TensorDescriptor.from_tensor(t, shape, layout)
         for t, shape in zip((a, b, c), _block_shapes(default_config()), strict=True)
     )
-    autotuned_kernel(_triton_dtype(a.dtype))[_grid](desc_a, desc_b, desc_c, M, N, K)
+    tuner = autotuned_kernel(_triton_dtype(a.dtype))
+    tuner[_grid](desc_a, desc_b, desc_c, M, N, K)
+    config = config_of(tuner.best_config)
+    _last_config[a.dtype] = config
+    if launch is None and c.is_contiguous():
+        grid = _grid({"M": M, "N": N, "BLOCK_M": config.block_m, "BLOCK_N": config.block_n})
+        constexprs = tuner.best_config.kwargs
+        kernel = gemm_kernel.warmup(
+            desc_a, desc_b, desc_c, M, N, K, **constexprs, **COMPILE_OPTIONS, grid=grid
+        )
+        # The kernel's parameters after M, N and K, in order.
+        names = [param.name for param in gemm_kernel.params][6:]
+        _launches[key] = _Launch(
+            config,
+            kernel,
+            grid[0],
+            tuple(constexprs[name] for name in names),
+            tuple(_template(descriptor) for descriptor in (desc_a, desc_b, desc_c)),
+        )
     return c if c.is_contiguous() else c.contiguous()
 
 
 def chosen_config(dtype):
     """The configuration the last ``autotuned_matmul`` of ``dtype`` ran (a ``Config``)."""
-    return config_of(autotuned_kernel(_triton_dtype(dtype)).best_config)
+    return _last_config[dtype if isinstance(dtype, torch.dtype) else _TORCH_DTYPE[dtype]]
 
 
 def print_autotune_plans(dtype="fp16"):
