@@ -76,12 +76,10 @@ def test_aliased_rings_a_tiles_times_stages_formula_would_drop_are_kept():
     kept = tlx.PlanPruner(ring_kernel, target=SM90)(configs(), arguments())
     wrongly_dropped = [c for c in kept if tiles_times_stages_bytes(c) > SMEM_LIMIT]
     # 32 KiB stages and a 32 KiB C: 7 stages fit only because C takes the ring's bytes;
-    # 64 KiB stages and a 128 KiB C: 2 and 3 stages.
-    assert {(c.kwargs["BLOCK"], c.kwargs["STAGES"]) for c in wrongly_dropped} == {
-        (128, 7),
-        (256, 2),
-        (256, 3),
-    }
+    # 64 KiB stages and a 128 KiB C: 2 and 3 stages (where views must cover the region in
+    # whole buffers, Triton 3.8, 3 stages round up to two whole Cs, 256 KiB, and do not fit).
+    expected = {(128, 7), (256, 2)} | (set() if tlx.compat.NEEDS_WHOLE_VIEWS else {(256, 3)})
+    assert {(c.kwargs["BLOCK"], c.kwargs["STAGES"]) for c in wrongly_dropped} == expected
     assert all(c.kwargs["ALIAS"] for c in wrongly_dropped)
 
 
