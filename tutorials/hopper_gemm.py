@@ -87,10 +87,10 @@ from triton.runtime.driver import driver as _driver
 
 
 @gluon.jit
-def _tile_offsets(M, N, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, GROUP_M: gl.constexpr):
-    """(first row, first column) of this CTA's tile of C. Consecutive CTAs walk down a group of
+def _tile_offsets(tile, M, N, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, GROUP_M: gl.constexpr):
+    """(first row, first column) of tile ``tile`` of C. Consecutive tiles walk down a group of
     GROUP_M tile rows before moving one tile column right."""
-    pid = gl.program_id(0)
+    pid = tile
     tiles_m = gl.cdiv(M, BLOCK_M)
     tiles_n = gl.cdiv(N, BLOCK_N)
     tiles_per_group = GROUP_M * tiles_n
@@ -110,22 +110,29 @@ def _load_partition(
     b_ring,
     ready,
     empty,
-    off_m,
-    off_n,
-    k_steps,
+    schedule,
+    BLOCK_M: gl.constexpr,
+    BLOCK_N: gl.constexpr,
     BLOCK_K: gl.constexpr,
+    GROUP_M: gl.constexpr,
     NUM_STAGES: gl.constexpr,
 ):
-    """The loader warp: A and B tiles of K step k into stage k % NUM_STAGES once both consumers
-    have released that stage's previous contents."""
+    """The loader warp: for each of the CTA's tiles (``schedule``), the A and B tiles of K step
+    k into the next stage of the ring once both consumers have released that stage's previous
+    contents. The ring runs on from one tile to the next."""
+    M, N, k_steps, first_tile, end_tile, tile_step = schedule
     step_bytes: gl.constexpr = desc_a.block_type.nbytes + desc_b.block_type.nbytes
-    for k in range(k_steps):
-        stage = k % NUM_STAGES
-        # Phase ^ 1: the first pass over the ring finds every stage free.
-        mbarrier.wait(empty.index(stage), ((k // NUM_STAGES) & 1) ^ 1)
-        mbarrier.expect(ready.index(stage), step_bytes)
-        tma_load(desc_a, [off_m, k * BLOCK_K], ready.index(stage), a_ring.index(stage))
-        tma_load(desc_b, [k * BLOCK_K, off_n], ready.index(stage), b_ring.index(stage))
+    step = 0
+    for tile in range(first_tile, end_tile, tile_step):
+        off_m, off_n = _tile_offsets(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+        for k in range(k_steps):
+            stage = step % NUM_STAGES
+            # Phase ^ 1: the first pass over the ring finds every stage free.
+            mbarrier.wait(empty.index(stage), ((step // NUM_STAGES) & 1) ^ 1)
+            mbarrier.expect(ready.index(stage), step_bytes)
+            tma_load(desc_a, [off_m, k * BLOCK_K], ready.index(stage), a_ring.index(stage))
+            tma_load(desc_b, [k * BLOCK_K, off_n], ready.index(stage), b_ring.index(stage))
+            step += 1
 
 
 @gluon.jit
@@ -134,39 +141,50 @@ def _mma_partition(
     consumer: gl.constexpr,
     SUB_M: gl.constexpr,
     BLOCK_N: gl.constexpr,
+    GROUP_M: gl.constexpr,
     NUM_STAGES: gl.constexpr,
+    ALIAS_C: gl.constexpr,
 ):
-    """Rows [consumer * SUB_M, (consumer + 1) * SUB_M) of the tile, one warpgroup: the matrix
-    products, then this half of the epilogue. ``state`` holds the tensors and buffers both
-    consumers take (the kernel's ``consumer_state``)."""
-    desc_c, a_ring, b_ring, c_tile, ready, empty, mma_done, off_m, off_n, k_steps = state
+    """Rows [consumer * SUB_M, (consumer + 1) * SUB_M) of each of the CTA's tiles, one
+    warpgroup: the matrix products, then this half of the tile's epilogue. ``state`` holds
+    the tensors and buffers both consumers take (the kernel's ``consumer_state``)."""
+    desc_c, a_ring, b_ring, c_tile, ready, empty, mma_done, schedule = state
+    M, N, k_steps, first_tile, end_tile, tile_step = schedule
     num_warps: gl.constexpr = gl.num_warps()
     acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16]
     )
-    acc = gl.zeros([SUB_M, BLOCK_N], gl.float32, acc_layout)
-    for k in range(k_steps):
-        stage = k % NUM_STAGES
-        mbarrier.wait(ready.index(stage), (k // NUM_STAGES) & 1)
-        a = a_ring.index(stage).slice(consumer * SUB_M, SUB_M)
-        acc = warpgroup_mma(a, b_ring.index(stage), acc, is_async=True)
-        # At most this step's product in flight: the previous step's has read its stage.
-        acc = warpgroup_mma_wait(1, deps=[acc])
-        mbarrier.arrive(empty.index((k + NUM_STAGES - 1) % NUM_STAGES), pred=k > 0)
-    acc = warpgroup_mma_wait(0, deps=[acc])
-
-    # C lies over A stages the other consumer may still be reading: meet it at mma_done (one
-    # arrival per consumer, made once all four warps of this one are past their last wait).
-    # Without aliasing the meeting is not needed; it is kept so that the two variants differ
-    # in their SMEM plan alone.
-    cta_barrier()
-    mbarrier.arrive(mma_done)
-    mbarrier.wait(mma_done, 0)
-
     c_half = c_tile.index(0).slice(consumer * SUB_M, SUB_M)
-    c_half.store(acc.to(c_tile.dtype))
-    fence_async_shared()
-    tma_store(desc_c, [off_m + consumer * SUB_M, off_n], c_half)
+    step = 0
+    for tile in range(first_tile, end_tile, tile_step):
+        off_m, off_n = _tile_offsets(tile, M, N, 2 * SUB_M, BLOCK_N, GROUP_M)
+        acc = gl.zeros([SUB_M, BLOCK_N], gl.float32, acc_layout)
+        for k in range(k_steps):
+            stage = step % NUM_STAGES
+            mbarrier.wait(ready.index(stage), (step // NUM_STAGES) & 1)
+            a = a_ring.index(stage).slice(consumer * SUB_M, SUB_M)
+            acc = warpgroup_mma(a, b_ring.index(stage), acc, is_async=True)
+            # At most this step's product in flight: the previous step's has read its stage.
+            acc = warpgroup_mma_wait(1, deps=[acc])
+            mbarrier.arrive(empty.index((step + NUM_STAGES - 1) % NUM_STAGES), pred=k > 0)
+            step += 1
+        acc = warpgroup_mma_wait(0, deps=[acc])
+        # The tile's last stage is read: the loader may refill it (with the next tile's steps).
+        mbarrier.arrive(empty.index((step + NUM_STAGES - 1) % NUM_STAGES))
+
+        if ALIAS_C:
+            # C lies over A stages the other consumer may still be reading: meet it at
+            # mma_done (one arrival per consumer, made once all four warps of this one are past
+            # their last wait). A kernel whose C aliases the ring has one tile per CTA.
+            cta_barrier()
+            mbarrier.arrive(mma_done)
+            mbarrier.wait(mma_done, 0)
+
+        # The previous tile's store has read this half of C.
+        tma.store_wait(0)
+        c_half.store(acc.to(c_tile.dtype))
+        fence_async_shared()
+        tma_store(desc_c, [off_m + consumer * SUB_M, off_n], c_half)
     tma.store_wait(0)
 
 
@@ -186,10 +204,22 @@ def gemm_kernel(
     NUM_STAGES: gl.constexpr,
     GROUP_M: gl.constexpr,
     ALIAS_C: gl.constexpr,
+    PERSISTENT: gl.constexpr,
 ):
+    # A persistent CTA's next tile loads into the ring while this one's C is stored: C cannot
+    # lie over the ring then.
+    gl.static_assert(not (PERSISTENT and ALIAS_C), "a persistent kernel's C cannot alias the ring")
     SUB_M: gl.constexpr = BLOCK_M // 2
-    off_m, off_n = _tile_offsets(M, N, BLOCK_M, BLOCK_N, GROUP_M)
     k_steps = gl.cdiv(K, BLOCK_K)
+    # The tiles this CTA computes: its own, or (persistent) every num_programs-th from it.
+    first_tile = gl.program_id(0)
+    if PERSISTENT:
+        end_tile = gl.cdiv(M, BLOCK_M) * gl.cdiv(N, BLOCK_N)
+        tile_step = gl.num_programs(0)
+    else:
+        end_tile = first_tile + 1
+        tile_step = 1
+    schedule = (M, N, k_steps, first_tile, end_tile, tile_step)
 
     dtype: gl.constexpr = desc_a.dtype
     # One SMEM region planned by tlx for the ring and the epilogue tile. The layouts are the
@@ -244,14 +274,18 @@ def gemm_kernel(
         ready,
         empty,
         mma_done.index(0),
-        off_m,
-        off_n,
-        k_steps,
+        schedule,
     )
     gl.warp_specialize(
         [
-            (_mma_partition, (consumer_state, 0, SUB_M, BLOCK_N, NUM_STAGES)),
-            (_mma_partition, (consumer_state, 1, SUB_M, BLOCK_N, NUM_STAGES)),
+            (
+                _mma_partition,
+                (consumer_state, 0, SUB_M, BLOCK_N, GROUP_M, NUM_STAGES, ALIAS_C),
+            ),
+            (
+                _mma_partition,
+                (consumer_state, 1, SUB_M, BLOCK_N, GROUP_M, NUM_STAGES, ALIAS_C),
+            ),
             (
                 _load_partition,
                 (
@@ -261,10 +295,11 @@ def gemm_kernel(
                     b_ring,
                     ready,
                     empty,
-                    off_m,
-                    off_n,
-                    k_steps,
+                    schedule,
+                    BLOCK_M,
+                    BLOCK_N,
                     BLOCK_K,
+                    GROUP_M,
                     NUM_STAGES,
                 ),
             ),
@@ -299,14 +334,23 @@ class Config:
     num_stages: int
     alias_c: bool
     group_m: int = 8
+    persistent: bool = False
+
+    def __post_init__(self):
+        if self.persistent and self.alias_c:
+            raise ValueError(
+                "a persistent kernel loads a CTA's next tile while it stores C: C cannot alias "
+                "the ring (alias_c=False)"
+            )
 
     def replace(self, **changes):
         return dataclasses.replace(self, **changes)
 
     def __repr__(self):
+        persistent = " persistent" if self.persistent else ""
         return (
             f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} BLOCK_K={self.block_k} "
-            f"stages={self.num_stages} alias_c={self.alias_c} GROUP_M={self.group_m}"
+            f"stages={self.num_stages} alias_c={self.alias_c} GROUP_M={self.group_m}{persistent}"
         )
 
 
@@ -375,14 +419,7 @@ def kernel_source(config, dtype="fp16"):
     take it."""
     dtype = _triton_dtype(dtype)
     layout = _tile_layout(TRITON_DTYPE_BITS[dtype])
-    constexprs = {
-        "BLOCK_M": config.block_m,
-        "BLOCK_N": config.block_n,
-        "BLOCK_K": config.block_k,
-        "NUM_STAGES": config.num_stages,
-        "GROUP_M": config.group_m,
-        "ALIAS_C": config.alias_c,
-    }
+    arguments = constexprs(config)
     descriptors = {
         name: f"tensordesc<{dtype}[{shape[0]},{shape[1]}],{layout!r}>"
         for name, shape in zip(("desc_a", "desc_b", "desc_c"), _block_shapes(config), strict=True)
@@ -392,9 +429,9 @@ def kernel_source(config, dtype="fp16"):
         "M": "i32",
         "N": "i32",
         "K": "i32",
-        **dict.fromkeys(constexprs, "constexpr"),
+        **dict.fromkeys(arguments, "constexpr"),
     }
-    return tlx.ASTSource(fn=gemm_kernel, signature=signature, constexprs=constexprs)
+    return tlx.ASTSource(fn=gemm_kernel, signature=signature, constexprs=arguments)
 
 
 def compile_for_hopper(config, dtype="fp16"):
@@ -464,23 +501,20 @@ def matmul(a, b, config=None):
     desc_a = TensorDescriptor.from_tensor(a, block_a, layout)
     desc_b = TensorDescriptor.from_tensor(b, block_b, layout)
     desc_c = TensorDescriptor.from_tensor(c, block_c, layout)
-    grid = (triton.cdiv(M, config.block_m) * triton.cdiv(N, config.block_n),)
-    gemm_kernel[grid](
-        desc_a,
-        desc_b,
-        desc_c,
-        M,
-        N,
-        K,
-        config.block_m,
-        config.block_n,
-        config.block_k,
-        config.num_stages,
-        config.group_m,
-        config.alias_c,
-        **COMPILE_OPTIONS,
-    )
+    grid = _launch_grid(M, N, config, a.device)
+    gemm_kernel[grid](desc_a, desc_b, desc_c, M, N, K, **constexprs(config), **COMPILE_OPTIONS)
     return c if c.is_contiguous() else c.contiguous()
+
+
+@functools.cache
+def _sm_count(device):
+    return torch.cuda.get_device_properties(device).multi_processor_count
+
+
+def _launch_grid(M, N, config, device):
+    """One CTA per tile of C, or (persistent) one per SM while there are more tiles."""
+    tiles = triton.cdiv(M, config.block_m) * triton.cdiv(N, config.block_n)
+    return (min(tiles, _sm_count(device)) if config.persistent else tiles,)
 
 
 # Autotuning ---------------------------------------------------------------------------------
@@ -489,53 +523,60 @@ def matmul(a, b, config=None):
 def autotune_configs():
     """The space ``autotuned_matmul`` searches (tlx.autotune): 64, 128 or 256 columns per
     tile (a narrow tile gives a small matrix more CTAs), 2 to 6 stages, C over the ring or
-    beside it. The planner drops, before compiling, those whose SMEM does not fit: 256
-    columns fit 3 stages with C beside the ring and 4 with C over it (a tiles-times-stages
+    beside it, and persistent kernels (C beside the ring) whose next tile loads while this
+    one's C is stored. The planner drops, before compiling, those whose SMEM does not fit:
+    256 columns fit 3 stages with C beside the ring and 4 with C over it (a tiles-times-stages
     formula would drop that one too); 64 and 128 columns fit all six."""
-    return [
-        triton.Config(
-            {
-                "BLOCK_M": 128,
-                "BLOCK_N": block_n,
-                "BLOCK_K": 64,
-                "NUM_STAGES": stages,
-                "GROUP_M": 8,
-                "ALIAS_C": alias_c,
-            },
-            pre_hook=_set_block_shapes,
-            **COMPILE_OPTIONS,
-        )
+    configs = [
+        Config(128, block_n, 64, stages, alias_c)
         for block_n in (64, 128, 256)
         for stages in (2, 3, 4, 5, 6)
         for alias_c in (True, False)
     ]
+    configs += [
+        Config(128, block_n, 64, stages, alias_c=False, persistent=True)
+        for block_n in (128, 256)
+        for stages in (3, 4, 5, 6)
+    ]
+    return [
+        triton.Config(constexprs(config), pre_hook=_set_block_shapes, **COMPILE_OPTIONS)
+        for config in configs
+    ]
 
 
-def config_of(triton_config):
-    """The tutorial's ``Config`` of a ``triton.Config`` of ``autotune_configs()``."""
-    kwargs = triton_config.kwargs
+def constexprs(config):
+    """The kernel's constexpr arguments for ``config``."""
+    return {
+        "BLOCK_M": config.block_m,
+        "BLOCK_N": config.block_n,
+        "BLOCK_K": config.block_k,
+        "NUM_STAGES": config.num_stages,
+        "GROUP_M": config.group_m,
+        "ALIAS_C": config.alias_c,
+        "PERSISTENT": config.persistent,
+    }
+
+
+def config_of(arguments):
+    """The ``Config`` of the kernel's constexpr arguments (a ``triton.Config``'s kwargs, or
+    the arguments the autotuner hands a hook)."""
+    arguments = getattr(arguments, "kwargs", arguments)
     return Config(
-        kwargs["BLOCK_M"],
-        kwargs["BLOCK_N"],
-        kwargs["BLOCK_K"],
-        kwargs["NUM_STAGES"],
-        kwargs["ALIAS_C"],
-        kwargs["GROUP_M"],
-    )
-
-
-def _set_block_shapes(arguments):
-    """The configuration's tiles on the descriptors: the autotuner runs this before each
-    launch, and the plan pruner before it types the arguments."""
-    config = Config(
         arguments["BLOCK_M"],
         arguments["BLOCK_N"],
         arguments["BLOCK_K"],
         arguments["NUM_STAGES"],
         arguments["ALIAS_C"],
         arguments["GROUP_M"],
+        arguments["PERSISTENT"],
     )
-    for name, shape in zip(("desc_a", "desc_b", "desc_c"), _block_shapes(config), strict=True):
+
+
+def _set_block_shapes(arguments):
+    """The configuration's tiles on the descriptors: the autotuner runs this before each
+    launch, and the plan pruner before it types the arguments."""
+    shapes = _block_shapes(config_of(arguments))
+    for name, shape in zip(("desc_a", "desc_b", "desc_c"), shapes, strict=True):
         arguments[name].block_shape = list(shape)
 
 
@@ -548,7 +589,7 @@ def autotuned_kernel(dtype):
 
 
 def _grid(meta):
-    return (triton.cdiv(meta["M"], meta["BLOCK_M"]) * triton.cdiv(meta["N"], meta["BLOCK_N"]),)
+    return _launch_grid(meta["M"], meta["N"], config_of(meta), meta["desc_a"].base.device)
 
 
 @dataclasses.dataclass
@@ -646,10 +687,10 @@ def autotuned_matmul(a, b):
     config = config_of(tuner.best_config)
     _last_config[a.dtype] = config
     if launch is None and c.is_contiguous():
-        grid = _grid({"M": M, "N": N, "BLOCK_M": config.block_m, "BLOCK_N": config.block_n})
-        constexprs = tuner.best_config.kwargs
+        grid = _launch_grid(M, N, config, a.device)
+        arguments = constexprs(config)
         kernel = gemm_kernel.warmup(
-            desc_a, desc_b, desc_c, M, N, K, **constexprs, **COMPILE_OPTIONS, grid=grid
+            desc_a, desc_b, desc_c, M, N, K, **arguments, **COMPILE_OPTIONS, grid=grid
         )
         # The kernel's parameters after M, N and K, in order.
         names = [param.name for param in gemm_kernel.params][6:]
@@ -657,7 +698,7 @@ def autotuned_matmul(a, b):
             config,
             kernel,
             grid[0],
-            tuple(constexprs[name] for name in names),
+            tuple(arguments[name] for name in names),
             tuple(_template(descriptor) for descriptor in (desc_a, desc_b, desc_c)),
         )
     return c if c.is_contiguous() else c.contiguous()

@@ -37,11 +37,16 @@ def assert_matches_reference(out, a, b):
 def configs(dtype):
     import hopper_gemm as gemm
 
-    return {"aliased": gemm.default_config(dtype), "unaliased": gemm.best_unaliased_config(dtype)}
+    return {
+        "aliased": gemm.default_config(dtype),
+        "unaliased": gemm.best_unaliased_config(dtype),
+        # Every CTA takes several tiles at the grid's sizes: the ring runs on across tiles.
+        "persistent": gemm.Config(128, 128, 64, 5, alias_c=False, persistent=True),
+    }
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-@pytest.mark.parametrize("config_name", ["aliased", "unaliased"])
+@pytest.mark.parametrize("config_name", ["aliased", "unaliased", "persistent"])
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda shape: "x".join(map(str, shape)))
 def test_matches_reference(dtype, config_name, shape):
     import hopper_gemm as gemm
