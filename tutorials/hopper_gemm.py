@@ -524,7 +524,7 @@ def autotune_configs():
     """The space ``autotuned_matmul`` searches (tlx.autotune): 64, 128 or 256 columns per
     tile (a narrow tile gives a small matrix more CTAs), 2 to 6 stages, C over the ring or
     beside it, and persistent kernels (C beside the ring) whose next tile loads while this
-    one's C is stored. The planner drops, before compiling, those whose SMEM does not fit:
+    one's C is stored. The planner drops, before compiling, the 8 whose SMEM does not fit:
     256 columns fit 3 stages with C beside the ring and 4 with C over it (a tiles-times-stages
     formula would drop that one too); 64 and 128 columns fit all six."""
     configs = [
