@@ -48,8 +48,18 @@ The sharing is a promise the kernel keeps with its synchronization: C overlaps A
 the other consumer may still be reading, so each consumer, after its own last product, waits
 at an mbarrier (``mma_done``) until both consumers' products are complete before it writes
 its half of C. By then every TMA copy has landed too: each consumer waited for every stage's
-``ready`` barrier, and the loader issues no copy the consumers do not wait for (the kernel is
-not persistent, so no load of a next tile can be in flight).
+``ready`` barrier, and the loader issues no copy the consumers do not wait for (with C over
+the ring a CTA computes one tile, so no load of a next tile can be in flight).
+
+Persistent, C beside the ring
+-----------------------------
+``persistent=True`` makes each CTA take every num_programs-th tile, the ring running on from
+one tile to the next, and the loader fills the next tile's stages while the consumers store
+this one's C. C then cannot lie over the ring: the tree is ``distinct(c_tile, ring)`` and the
+kernel refuses ``ALIAS_C`` with ``PERSISTENT``. Each consumer waits for its previous TMA store
+only before it rewrites its half of C. On short K loops and skinny shapes, where a tile's
+epilogue and the ring's fill are a large share of its time, the autotuner picks it
+(``bench/gemm.py --grid``).
 
 Measured on an H100 with Triton 3.6 (``bench/gemm.py``, M = N = K = 4096 and 8192 and
 16384 x 4096 x 4096): 96-99% of cuBLAS (``torch.matmul``) in fp16 and bf16. The fourth stage
