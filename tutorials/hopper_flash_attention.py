@@ -771,19 +771,20 @@ def _sm_count(device):
     return torch.cuda.get_device_properties(device).multi_processor_count
 
 
-def attention(q, k, v, causal, sm_scale=None, config=None):
-    """softmax(q k^T * sm_scale) v for (batch, heads, seq_len, head_dim) CUDA tensors."""
-    _check_inputs(q, k, v)
-    batch, heads, seq_len, head_dim = q.shape
-    config = config or default_config(head_dim)
-    sm_scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(head_dim)
-    o, desc_q, desc_k, desc_v, desc_o = descriptors(
-        q, k, v, config.block_m // config.consumers, config.block_n
-    )
+def _persistent_grid(device, batch_heads, seq_len, block_m):
     # Persistent: at most one CTA per SM (a CTA takes most of an SM's shared memory), and no
     # more than there are row blocks; a CTA with no work unit left returns at once.
-    grid = (min(_sm_count(q.device), batch * heads * triton.cdiv(seq_len, config.block_m)),)
-    attention_fwd_kernel[grid](
+    return (min(_sm_count(device), batch_heads * triton.cdiv(seq_len, block_m)),)
+
+
+def _launch(kernel, q, k, v, causal, sm_scale, grid, block_m, block_n, **constexprs):
+    """Launches ``kernel`` (the JIT kernel or its autotuner) for (batch, heads, seq_len,
+    head_dim) tensors, with descriptors of ``block_m`` Q rows and ``block_n`` K/V rows (the
+    autotuner's hook sets its configuration's own), and returns O."""
+    batch, heads, seq_len, head_dim = q.shape
+    sm_scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(head_dim)
+    o, desc_q, desc_k, desc_v, desc_o = descriptors(q, k, v, block_m, block_n)
+    kernel[grid](
         desc_q,
         desc_k,
         desc_v,
@@ -791,18 +792,37 @@ def attention(q, k, v, causal, sm_scale=None, config=None):
         sm_scale * LOG2E,
         seq_len,
         batch * heads,
-        config.block_m,
-        config.block_n,
-        head_dim,
-        config.num_stages,
-        causal,
-        config.alias_o,
-        config.consumers,
-        config.q_buffers,
-        config.o_over_kv,
-        num_warps=COMPILE_OPTIONS["num_warps"],
+        HEAD_DIM=head_dim,
+        CAUSAL=causal,
+        **constexprs,
     )
     return o.view(batch, heads, seq_len, head_dim)
+
+
+def attention(q, k, v, causal, sm_scale=None, config=None):
+    """softmax(q k^T * sm_scale) v for (batch, heads, seq_len, head_dim) CUDA tensors."""
+    _check_inputs(q, k, v)
+    config = config or default_config(q.shape[-1])
+    batch, heads, seq_len, _ = q.shape
+    return _launch(
+        attention_fwd_kernel,
+        q,
+        k,
+        v,
+        causal,
+        sm_scale,
+        _persistent_grid(q.device, batch * heads, seq_len, config.block_m),
+        config.block_m // config.consumers,
+        config.block_n,
+        BLOCK_M=config.block_m,
+        BLOCK_N=config.block_n,
+        NUM_STAGES=config.num_stages,
+        ALIAS_O=config.alias_o,
+        CONSUMERS=config.consumers,
+        Q_BUFFERS=config.q_buffers,
+        O_OVER_KV=config.o_over_kv,
+        **COMPILE_OPTIONS,
+    )
 
 
 # Autotuning ---------------------------------------------------------------------------------
@@ -887,29 +907,23 @@ def autotuned_attention(q, k, v, causal, sm_scale=None):
     """``attention`` with the configuration tlx.autotune finds fastest for the shape, dtype
     and mask (the first call of a key times every configuration that fits)."""
     _check_inputs(q, k, v)
-    batch, heads, seq_len, head_dim = q.shape
-    sm_scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(head_dim)
+    head_dim = q.shape[-1]
     base = default_config(head_dim)
-    o, desc_q, desc_k, desc_v, desc_o = descriptors(
-        q, k, v, base.block_m // base.consumers, base.block_n
-    )
-    sm_count = _sm_count(q.device)
 
     def grid(meta):
-        return (min(sm_count, meta["batch_heads"] * triton.cdiv(meta["seq_len"], meta["BLOCK_M"])),)
+        return _persistent_grid(q.device, meta["batch_heads"], meta["seq_len"], meta["BLOCK_M"])
 
-    autotuned_kernel(q.dtype, head_dim)[grid](
-        desc_q,
-        desc_k,
-        desc_v,
-        desc_o,
-        sm_scale * LOG2E,
-        seq_len,
-        batch * heads,
-        HEAD_DIM=head_dim,
-        CAUSAL=causal,
+    return _launch(
+        autotuned_kernel(q.dtype, head_dim),
+        q,
+        k,
+        v,
+        causal,
+        sm_scale,
+        grid,
+        base.block_m // base.consumers,
+        base.block_n,
     )
-    return o.view(batch, heads, seq_len, head_dim)
 
 
 def chosen_config(dtype, head_dim):

@@ -289,16 +289,6 @@ mlir::tlx::toPlannerBuffer(Operation *op, MemDescType type,
   return buffer;
 }
 
-bool mlir::tlx::hasBufferDimension(MemDescType type) {
-  planner::Buffer buffer;
-  buffer.storage =
-      isa<triton::nvidia_gpu::TensorMemorySpaceAttr>(type.getMemorySpace())
-          ? planner::Storage::Tmem
-          : planner::Storage::Smem;
-  buffer.shape.assign(type.getShape().begin(), type.getShape().end());
-  return planner::hasBufferDimension(buffer);
-}
-
 FailureOr<PlannerInput> mlir::tlx::toPlannerInput(SpecUses &uses,
                                                   bool wholeViews) {
   PlannerInput input;

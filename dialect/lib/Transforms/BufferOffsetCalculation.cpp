@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "PassStatistics.h"
+#include "PlanningPass.h"
 #include "tlx/Analysis/ModulePlan.h"
 #include "tlx/Transforms/Passes.h"
 
@@ -25,18 +25,16 @@ struct BufferOffsetCalculationPass
           BufferOffsetCalculationPass> {
   using Base::Base;
   void runOnOperation() override {
-    FailureOr<ModulePlan> plan =
-        ModulePlan::build(getOperation(), wholeViews, PlanWarnings::Report);
-    if (failed(plan))
-      return signalPassFailure();
-    calculateBufferOffsets(*plan);
-    countPlans(*plan, specsPlanned, bytesShared, paddingBytes);
+    if (failed(runOnModulePlan(getOperation(), wholeViews, PlanWarnings::Report,
+                               calculateBufferOffsets,
+                               {specsPlanned, bytesShared, paddingBytes})))
+      signalPassFailure();
   }
 };
 
 } // namespace
 
-void mlir::tlx::calculateBufferOffsets(ModulePlan &plan) {
+LogicalResult mlir::tlx::calculateBufferOffsets(ModulePlan &plan) {
   for (StorageAliasSpecOp spec : plan.unusedSpecs())
     spec.erase();
   SmallVector<ReuseGroupOp> deadGroups = reuseGroupsToErase(plan.reuseGroups());
@@ -49,4 +47,5 @@ void mlir::tlx::calculateBufferOffsets(ModulePlan &plan) {
   }
   for (ReuseGroupOp group : deadGroups)
     group.erase();
+  return success();
 }

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "PassStatistics.h"
+#include "PlanningPass.h"
 #include "StorageAliasAllocation.h"
 #include "tlx/Transforms/Passes.h"
 
@@ -29,11 +29,10 @@ struct StorageAliasLoweringPass
     : mlir::tlx::impl::TLXStorageAliasLoweringBase<StorageAliasLoweringPass> {
   using Base::Base;
   void runOnOperation() override {
-    FailureOr<ModulePlan> plan =
-        ModulePlan::build(getOperation(), wholeViews, PlanWarnings::Report);
-    if (failed(plan) || failed(lowerStorageAliases(*plan)))
-      return signalPassFailure();
-    countPlans(*plan, specsPlanned, bytesShared, paddingBytes);
+    if (failed(runOnModulePlan(getOperation(), wholeViews, PlanWarnings::Report,
+                               lowerStorageAliases,
+                               {specsPlanned, bytesShared, paddingBytes})))
+      signalPassFailure();
   }
 };
 

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "PassStatistics.h"
+#include "PlanningPass.h"
 #include "tlx/Analysis/ModulePlan.h"
 #include "tlx/Transforms/Passes.h"
 
@@ -26,18 +26,16 @@ struct StorageAliasSizeDefinitionPass
           StorageAliasSizeDefinitionPass> {
   using Base::Base;
   void runOnOperation() override {
-    FailureOr<ModulePlan> plan =
-        ModulePlan::build(getOperation(), wholeViews, PlanWarnings::Skip);
-    if (failed(plan))
-      return signalPassFailure();
-    defineStorageAliasSizes(*plan);
-    countPlans(*plan, specsPlanned, bytesShared, paddingBytes);
+    if (failed(runOnModulePlan(getOperation(), wholeViews, PlanWarnings::Skip,
+                               defineStorageAliasSizes,
+                               {specsPlanned, bytesShared, paddingBytes})))
+      signalPassFailure();
   }
 };
 
 } // namespace
 
-void mlir::tlx::defineStorageAliasSizes(ModulePlan &plan) {
+LogicalResult mlir::tlx::defineStorageAliasSizes(ModulePlan &plan) {
   for (StorageAliasSpecOp spec : plan.unusedSpecs())
     spec.erase();
   for (PlannedSpec &planned : plan.specs()) {
@@ -50,4 +48,5 @@ void mlir::tlx::defineStorageAliasSizes(ModulePlan &plan) {
     spec.setBackingAttr(
         backingAttrOf(spec.getContext(), backingOf(planned.plan)));
   }
+  return success();
 }

@@ -59,10 +59,6 @@ FailureOr<planner::Buffer> toPlannerBuffer(Operation *op,
                                            triton::gpu::MemDescType type,
                                            function_ref<std::string()> nameOf);
 
-/// False for a user that is one buffer with no buffer dimension (a TMEM
-/// [M, N] tile; planner::hasBufferDimension).
-bool hasBufferDimension(triton::gpu::MemDescType type);
-
 /// Everything plan() needs about one spec.
 struct PlannerInput {
   planner::Spec spec;

@@ -19,12 +19,13 @@ namespace mlir::tlx {
 
 /// Step 1: sizes every planned tlx.storage_alias_spec (type,
 /// buffer_size_bytes, #tlx.backing) and erases the specs without users.
-void defineStorageAliasSizes(ModulePlan &plan);
+/// Succeeds: a plan that was made can be recorded.
+LogicalResult defineStorageAliasSizes(ModulePlan &plan);
 
 /// Step 2: records #tlx.placement on every tlx.storage_alias_local_alloc,
 /// then erases the specs without users, tlx.set_buffer_overlap and the dead
-/// tlx.reuse_group ops.
-void calculateBufferOffsets(ModulePlan &plan);
+/// tlx.reuse_group ops. Succeeds: a plan that was made can be recorded.
+LogicalResult calculateBufferOffsets(ModulePlan &plan);
 
 /// Step 3: one backing allocation per spec, one tlx.local_alias per user,
 /// every reachable ttg.memdesc_index rewritten, from the #tlx.backing and
