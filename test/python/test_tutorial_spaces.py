@@ -1,0 +1,86 @@
+"""Every configuration of the tutorials' autotuning spaces either compiles for sm_90a or is
+pruned by its plan with the planner's reason: the pruner drops nothing that would compile
+and keeps nothing that would not (tlx.autotune, docs/autotune.md)."""
+
+import importlib
+import sys
+from pathlib import Path
+
+import pytest
+import tlx
+import torch
+from triton.compiler.errors import CompilationError
+from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tutorials"))
+
+SMEM_LIMIT = 232448
+# Compiling every configuration to cubin takes minutes: the newest supported Triton does it,
+# the older ones trace the same spaces (test_autotune.py, the tutorials' --plans).
+NEWEST_TRITON = (3, 9)
+pytestmark = [
+    pytest.mark.usefixtures("always_compile"),
+    pytest.mark.skipif(
+        tlx.compat.TRITON_VERSION != NEWEST_TRITON,
+        reason="compiles every configuration: run on the newest supported Triton only",
+    ),
+]
+
+
+def gemm_arguments(gemm):
+    tensor = torch.empty(16, 16, dtype=torch.float16)
+    shapes = gemm._block_shapes(gemm.default_config())
+    arguments = {
+        name: TensorDescriptor(tensor, [4096, 4096], [4096, 1], list(shape), gemm._tile_layout(16))
+        for name, shape in zip(("desc_a", "desc_b", "desc_c"), shapes, strict=True)
+    }
+    return {**arguments, "M": 4096, "N": 4096, "K": 4096}
+
+
+def attention_arguments(fa, head_dim):
+    from flash_attention_common import tile_layout
+
+    tensor = torch.empty(16, 16, 16, dtype=torch.float16)
+    arguments = {
+        name: TensorDescriptor(
+            tensor, [64, 4096, head_dim], [4096 * head_dim, head_dim, 1], [1, 64, head_dim],
+            tile_layout(16),
+        )
+        for name in ("desc_q", "desc_k", "desc_v", "desc_o")
+    }  # fmt: skip
+    return {**arguments, "qk_scale": 1.0, "seq_len": 4096, "batch_heads": 64}
+
+
+def assert_compiles_or_is_pruned(verdict, compile_config):
+    if verdict.fits:
+        compiled = compile_config()
+        assert compiled.metadata.shared <= SMEM_LIMIT
+    else:
+        assert verdict.reasons and all(verdict.reasons)
+        with pytest.raises(CompilationError, match="more than the target's limit"):
+            compile_config()
+
+
+def test_every_gemm_configuration_compiles_or_is_pruned():
+    gemm = importlib.import_module("hopper_gemm")
+    pruner = tlx.PlanPruner(gemm.gemm_kernel, target=gemm.SM90A)
+    arguments = gemm_arguments(gemm)
+    verdicts = [(c, pruner.verdict(c, arguments)) for c in gemm.autotune_configs()]
+    assert any(v.fits for _, v in verdicts) and not all(v.fits for _, v in verdicts)
+    for triton_config, verdict in verdicts:
+        config = gemm.config_of(triton_config)
+        assert_compiles_or_is_pruned(verdict, lambda config=config: gemm.compile_for_hopper(config))
+
+
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_every_attention_configuration_compiles_or_is_pruned(head_dim):
+    fa = importlib.import_module("hopper_flash_attention")
+    pruner = tlx.PlanPruner(fa.attention_fwd_kernel, target=fa.SM90A)
+    arguments = {**attention_arguments(fa, head_dim), "HEAD_DIM": head_dim, "CAUSAL": True}
+    for triton_config in fa.autotune_configs(head_dim):
+        config = fa.config_of(triton_config)
+        verdict = pruner.verdict(triton_config, arguments)
+        assert_compiles_or_is_pruned(
+            verdict,
+            lambda config=config: fa.compile_for_hopper(config, head_dim, causal=True),
+        )
