@@ -1053,12 +1053,40 @@ def benchmark():
             )
 
 
+def check_autotuned():
+    """autotuned_attention against torch SDPA for each head dim and mask, with the
+    configuration chosen for each key."""
+    failures = 0
+    for head_dim in HEAD_DIMS:
+        for causal in (False, True):
+            for seq_len in (1000, 4096):
+                q, k, v = (
+                    torch.randn(2, 4, seq_len, head_dim, device="cuda", dtype=torch.float16)
+                    for _ in range(3)
+                )
+                expected = torch.nn.functional.scaled_dot_product_attention(
+                    q.float(), k.float(), v.float(), is_causal=causal
+                )
+                out = autotuned_attention(q, k, v, causal)
+                error = (out.float() - expected).abs().max().item()
+                ok = error <= 1e-2
+                failures += not ok
+                print(
+                    f"    fp16 D={head_dim:3d} causal={causal!s:5} N={seq_len:4d}: "
+                    f"{chosen_config(torch.float16, head_dim)}, max |error| {error:.1e} "
+                    f"{'ok' if ok else 'FAILED'}"
+                )
+    return failures
+
+
 def main():
     print("SMEM plans of the kernel for sm_90a (tlx.kernel_plans):")
     print_smem_plans()
     if torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 9:
         print(f"Correctness against torch SDPA (fp32 reference) on {torch.cuda.get_device_name()}:")
         failures = check_against_torch()
+        print("Autotuned (tlx.autotune: the configuration chosen for each shape and mask):")
+        failures += check_autotuned()
         print(f"Benchmark, B=4 H=32 N=4096 fp16 on {torch.cuda.get_device_name()}:")
         benchmark()
         return 1 if failures else 0

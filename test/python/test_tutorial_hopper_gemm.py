@@ -164,3 +164,21 @@ def test_bench_needs_a_hopper_gpu(monkeypatch, capsys):
     with pytest.raises(SystemExit):
         bench.main()
     assert "--runs must be at least 50" in capsys.readouterr().err
+
+
+def test_plans_prints_the_pruners_verdict_on_every_configuration(gemm, monkeypatch, capsys):
+    """``--plans``: the autotuning space, each configuration with its SMEM footprint or the
+    planner's reason, without a GPU."""
+    monkeypatch.setattr(sys, "argv", ["hopper_gemm.py", "--plans"])
+    assert gemm.main() == 0
+    out = capsys.readouterr().out
+    space = gemm.autotune_configs()
+    fits = out.count(": fits, ")
+    pruned = out.count(": pruned: ")
+    assert fits + pruned == len(space) and fits and pruned
+    assert (
+        "BLOCK_M=128 BLOCK_N=256 BLOCK_K=64 stages=4 alias_c=True GROUP_M=8: fits, "
+        "196608 bytes of SMEM region" in out
+    )
+    assert "stages=4 alias_c=False GROUP_M=8: pruned: " in out
+    assert "needs 262144 bytes of shared memory" in out
