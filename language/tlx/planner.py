@@ -356,8 +356,9 @@ class IndexProgram:
 class View:
     """Where one user's buffers live and how its view represents them: the view is
     ``shape`` (``[slots, *one buffer]``) of the user's own element type and layout,
-    starting at the region's start, and buffer ``i`` is slot ``scale * (i // period) +
-    offset_slots + step * (i % period)``. ``indexed`` is False for a user that is one
+    starting at the region's start, and ``period``, ``scale``, ``offset_slots`` and
+    ``step`` give buffer ``i``'s slot (docs/planner.md, "The slot of a buffer"; ``slot_of``,
+    ``index_program``). ``indexed`` is False for a user that is one
     buffer without a buffer dimension (a TMEM ``[M, N]`` tile): it is slot
     ``slot_of(0)``. ``offset`` (units) is where buffer 0 starts; ``group_size`` is K;
     ``buffer_size`` and ``alignment`` are in units."""
