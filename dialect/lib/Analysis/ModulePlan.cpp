@@ -21,7 +21,7 @@ std::vector<std::string> PlannedSpec::userNames() const {
 }
 
 FailureOr<ModulePlan> ModulePlan::build(ModuleOp module, bool wholeViews,
-                                        PlanWarnings warnings) {
+                                        PlanWarnings warnings, Totals *totals) {
   FailureOr<StorageAliasOps> ops = collectStorageAliasOps(module);
   if (failed(ops))
     return failure();
@@ -29,9 +29,15 @@ FailureOr<ModulePlan> ModulePlan::build(ModuleOp module, bool wholeViews,
   result.planned = module;
   result.unused = takeSpecsWithoutUsers(ops->specs);
   result.groups = std::move(ops->reuseGroups);
-  result.plannedSpecs.reserve(ops->specs.size());
+  result.specUses = std::move(ops->specs);
+  result.plannedSpecs.reserve(result.specUses.size());
+  // The totals need each spec's buffers, which are dropped once it is planned
+  // (keeping every spec's input alive cost the lowering cache misses).
+  bool count = totals != nullptr;
+  LLVM_DEBUG(count = true);
+  Totals counted;
   bool valid = true;
-  for (SpecUses &uses : ops->specs) {
+  for (SpecUses &uses : result.specUses) {
     FailureOr<PlannerInput> input = toPlannerInput(uses, wholeViews);
     if (failed(input)) {
       valid = false;
@@ -42,39 +48,34 @@ FailureOr<ModulePlan> ModulePlan::build(ModuleOp module, bool wholeViews,
     if (failed(reportPlannerDiagnostics(uses, plan.diagnostics,
                                         PlanWarnings::Skip)))
       valid = false;
-    result.plannedSpecs.push_back(
-        PlannedSpec{std::move(uses), std::move(*input), std::move(plan)});
+    if (count) {
+      ++counted.specs;
+      counted.sharedBytes += planner::sharedBytes(plan, input->buffers);
+      counted.paddingBytes += plan.paddingBytes;
+    }
+    result.plannedSpecs.push_back(PlannedSpec{uses, std::move(plan)});
     LLVM_DEBUG({
       const PlannedSpec &planned = result.plannedSpecs.back();
-      std::vector<planner::Buffer> named = planned.input.buffers;
-      for (auto [buffer, name] : llvm::zip_equal(named, planned.userNames()))
+      for (auto [buffer, name] :
+           llvm::zip_equal(input->buffers, planned.userNames()))
         buffer.name = name;
       llvm::dbgs() << "[" DEBUG_TYPE "] storage_alias_spec \"" << planned.name()
                    << "\":\n"
-                   << planner::describe(planned.plan, named, planned.name());
+                   << planner::describe(planned.plan, input->buffers,
+                                        planned.name());
     });
   }
   if (!valid)
     return failure();
-  LLVM_DEBUG({
-    Totals totals = result.totals();
-    llvm::dbgs() << "[" DEBUG_TYPE "] " << totals.specs << " specs planned, "
-                 << totals.sharedBytes << " bytes shared, "
-                 << totals.paddingBytes << " padding bytes\n";
-  });
+  LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] " << counted.specs
+                          << " specs planned, " << counted.sharedBytes
+                          << " bytes shared, " << counted.paddingBytes
+                          << " padding bytes\n");
+  if (totals)
+    *totals = counted;
   if (warnings == PlanWarnings::Report)
     for (PlannedSpec &spec : result.plannedSpecs)
       (void)reportPlannerDiagnostics(spec.uses, spec.plan.diagnostics,
                                      PlanWarnings::Report);
   return result;
-}
-
-ModulePlan::Totals ModulePlan::totals() const {
-  Totals totals;
-  for (const PlannedSpec &spec : plannedSpecs) {
-    ++totals.specs;
-    totals.sharedBytes += planner::sharedBytes(spec.plan, spec.input.buffers);
-    totals.paddingBytes += spec.plan.paddingBytes;
-  }
-  return totals;
 }

@@ -212,7 +212,7 @@ std::optional<int64_t> storedElementBits(Type type) {
 
 FailureOr<StorageAliasOps> mlir::tlx::collectStorageAliasOps(ModuleOp module) {
   StorageAliasOps ops;
-  SmallVector<SpecUses> &specs = ops.specs;
+  std::vector<SpecUses> &specs = ops.specs;
   llvm::DenseMap<Value, unsigned> specIndex;
   bool valid = true;
   auto usesOf = [&](Operation *user, Value spec) -> SpecUses * {
@@ -399,7 +399,7 @@ planner::Placement mlir::tlx::placementOf(PlacementAttr attr) {
 }
 
 SmallVector<StorageAliasSpecOp>
-mlir::tlx::takeSpecsWithoutUsers(SmallVector<SpecUses> &specs) {
+mlir::tlx::takeSpecsWithoutUsers(std::vector<SpecUses> &specs) {
   SmallVector<StorageAliasSpecOp> unused;
   llvm::erase_if(specs, [&](SpecUses &uses) {
     if (!uses.allocs.empty() || !uses.overlaps.empty())

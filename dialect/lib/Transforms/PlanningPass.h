@@ -31,14 +31,22 @@ inline LogicalResult
 runOnModulePlan(ModuleOp module, bool wholeViews, PlanWarnings warnings,
                 function_ref<LogicalResult(ModulePlan &)> step,
                 PlanStatistics statistics) {
-  FailureOr<ModulePlan> plan = ModulePlan::build(module, wholeViews, warnings);
+#if LLVM_ENABLE_STATS
+  ModulePlan::Totals totals;
+  ModulePlan::Totals *counted = &totals;
+#else
+  ModulePlan::Totals *counted = nullptr;
+#endif
+  FailureOr<ModulePlan> plan =
+      ModulePlan::build(module, wholeViews, warnings, counted);
   if (failed(plan) || failed(step(*plan)))
     return failure();
 #if LLVM_ENABLE_STATS
-  ModulePlan::Totals totals = plan->totals();
   statistics.specsPlanned += totals.specs;
   statistics.bytesShared += totals.sharedBytes;
   statistics.paddingBytes += totals.paddingBytes;
+#else
+  (void)statistics;
 #endif
   return success();
 }

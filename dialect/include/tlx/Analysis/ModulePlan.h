@@ -14,10 +14,9 @@
 
 namespace mlir::tlx {
 
-/// One spec of a module: its ops, what the planner was asked and its plan.
+/// One spec of a module: its ops (held by the ModulePlan) and its plan.
 struct PlannedSpec {
-  SpecUses uses;
-  PlannerInput input;
+  SpecUses &uses;
   planner::Plan plan;
   /// The names diagnostics and the debug trace use.
   std::string name() const;
@@ -26,15 +25,26 @@ struct PlannedSpec {
 
 class ModulePlan {
 public:
+  /// What the plans amount to (the passes' statistics, and the debug trace).
+  struct Totals {
+    int64_t specs = 0;
+    /// Bytes the buffers would take beyond their regions' ideal footprint if
+    /// none shared (planner::sharedBytes).
+    int64_t sharedBytes = 0;
+    /// Bytes of the regions beyond their ideal footprint.
+    int64_t paddingBytes = 0;
+  };
+
   /// Collects the storage alias ops of `module`, sets aside the specs
   /// without users (with a warning) and plans every other spec. Every error,
   /// of every spec, is reported before it fails; with PlanWarnings::Report
   /// the plans' warnings follow, once every spec is planned. Under
   /// -debug-only=tlx-storage-alias-plan each plan is printed as the
-  /// planner's memory map, then the totals(). `wholeViews`:
-  /// planner::Spec::wholeViews.
+  /// planner's memory map, then the totals. `wholeViews`:
+  /// planner::Spec::wholeViews. `totals`, when given, receives the totals.
   static FailureOr<ModulePlan> build(ModuleOp module, bool wholeViews,
-                                     PlanWarnings warnings);
+                                     PlanWarnings warnings,
+                                     Totals *totals = nullptr);
 
   ModuleOp module() const { return planned; }
   /// The planned specs, in program order.
@@ -45,19 +55,11 @@ public:
   /// Every tlx.reuse_group of the module, in pre-order.
   ArrayRef<ReuseGroupOp> reuseGroups() const { return groups; }
 
-  /// What the plans amount to (the passes' statistics, and the debug trace).
-  struct Totals {
-    int64_t specs = 0;
-    /// Bytes the buffers would take beyond their regions' ideal footprint if
-    /// none shared (planner::sharedBytes).
-    int64_t sharedBytes = 0;
-    /// Bytes of the regions beyond their ideal footprint.
-    int64_t paddingBytes = 0;
-  };
-  Totals totals() const;
-
 private:
   ModuleOp planned;
+  /// Every spec's ops; a std::vector keeps their addresses when the plan
+  /// moves.
+  std::vector<SpecUses> specUses;
   std::vector<PlannedSpec> plannedSpecs;
   SmallVector<StorageAliasSpecOp> unused;
   SmallVector<ReuseGroupOp> groups;

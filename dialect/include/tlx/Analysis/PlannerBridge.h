@@ -35,7 +35,7 @@ struct SpecUses {
 
 /// The storage alias ops of a module.
 struct StorageAliasOps {
-  SmallVector<SpecUses> specs;
+  std::vector<SpecUses> specs;
   /// Every tlx.reuse_group, in pre-order (operands before their users).
   SmallVector<ReuseGroupOp> reuseGroups;
 };
@@ -106,7 +106,7 @@ planner::Placement placementOf(PlacementAttr attr);
 /// tlx.set_buffer_overlap users, with a warning, and returns them: the step
 /// erases them once it knows it succeeds.
 SmallVector<StorageAliasSpecOp>
-takeSpecsWithoutUsers(SmallVector<SpecUses> &specs);
+takeSpecsWithoutUsers(std::vector<SpecUses> &specs);
 
 /// The tlx.reuse_group ops of `reuseGroups` (all of a module's, in
 /// pre-order) that are left without uses once every tlx.set_buffer_overlap
