@@ -13,7 +13,7 @@ from triton.backends.compiler import GPUTarget
 pytestmark = pytest.mark.usefixtures("always_compile")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def plans():
     source = tlx.ASTSource(fn=several_specs, signature={}, constexprs={})
     return tlx.kernel_plans(source, target=SM100)
