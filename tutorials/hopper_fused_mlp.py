@@ -40,12 +40,13 @@ H row block again: the kernel performs 2 * tokens * d_model * hidden * (d_model 
 FLOPs of phase 1 for the 2 * tokens * d_model * hidden that are needed, plus the
 2 * tokens * hidden * d_model of phase 2. At d_model = 1024 and BLOCK_N = 256 that is
 5 units of work for 2 useful ones (40%); at d_model = 4096, 17 for 2 (12%). What it saves
-is H's round trip through global memory, 2 * tokens * hidden * 2 bytes (512 MiB at 16384
-tokens x hidden 16384), which two cuBLAS GEMMs at ~600 TFLOP/s hide easily: at these sizes
-the unfused ``torch`` MLP is compute-bound and the fused kernel loses by about the recompute
-factor (``bench/fused_mlp.py`` measures it). Fusion pays where recomputing is cheap: d_model
-no wider than one or two Y tiles (BLOCK_N), where the H round trip is a larger share. The
-tutorial is about what two phases do to shared memory, at the sizes of real MLP blocks.
+is H's round trip through global memory, 2 * tokens * hidden * 2 bytes (1 GiB at 16384 tokens
+x hidden 16384, some 0.3 ms at 3.3 TB/s), small beside the 7 ms the two products of that
+shape take at 600 TFLOP/s. So at these sizes the unfused ``torch`` MLP is compute-bound and
+the fused kernel should lose to it by about the recompute factor (``bench/fused_mlp.py``
+measures it). Fusion pays where recomputing is cheap: d_model no wider than one or two Y
+tiles (BLOCK_N), where the H round trip is a larger share. The tutorial is about what two
+phases do to shared memory, at the sizes of real MLP blocks.
 
 Two phases, one region
 ----------------------
@@ -92,8 +93,12 @@ product, which read it, has completed; it writes its Y tile over its own H tile 
 group c) after its last product completed, so neither needs the other consumer.
 
 When the planner learns phases (issue 20: ``spec.set_buffer_overlap(tlx.reuse_phases(...))``),
-``_smem_buffers`` is the one place that says what the shared layout shares. A phase form
-must keep what the barriers above protect: stage i of W2 over stage i of the X/W1 ring only.
+``_smem_buffers`` is the one place to change. The phases here alternate per stage, not per
+buffer: the loader fills a stage with the next chunk's X and W1 while the consumers' phase-2
+products still read W2 in another stage, so the X/W1 ring and the W2 ring are alive at the
+same time as whole buffers. A phase form fits this kernel only if it keeps stage i of W2 over
+stage i of the X/W1 ring (buffer group i in both phases) and nowhere else; with placements
+free across phases, the kernel would have to drain the ring at every change of phase.
 
 ``main()`` checks the kernel against torch and times it on a Hopper GPU; without one it
 compiles the kernel for sm_90a and prints both layouts' plans (``tlx.kernel_plans``);
