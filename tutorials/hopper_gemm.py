@@ -78,12 +78,7 @@ import sys
 import tlx
 import torch
 import triton
-from hopper_common import (
-    SM90A,
-    TMA_ALIGNMENT,
-    TORCH_TO_TRITON_DTYPE,
-    TRITON_DTYPE_BITS,
-)
+from hopper_common import SM90A, TMA_ALIGNMENT, TORCH_TO_TRITON_DTYPE, TRITON_DTYPE_BITS
 from hopper_common import tile_layout as _tile_layout
 from hopper_common import tma_operand as _tma_operand
 from hopper_common import triton_dtype as _triton_dtype
