@@ -78,9 +78,12 @@ import sys
 import tlx
 import torch
 import triton
+from hopper_common import SM90A, TMA_ALIGNMENT, TORCH_TO_TRITON_DTYPE, TRITON_DTYPE_BITS
+from hopper_common import tile_layout as _tile_layout
+from hopper_common import tma_operand as _tma_operand
+from hopper_common import triton_dtype as _triton_dtype
 from tlx.compat import cta_barrier, tma_load, tma_store
 from triton import knobs
-from triton.backends.compiler import GPUTarget
 from triton.compiler.errors import CompilationError
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
@@ -320,16 +323,10 @@ def gemm_kernel(
 
 # Host side ---------------------------------------------------------------------------------
 
-TORCH_TO_TRITON_DTYPE = {torch.float16: "fp16", torch.bfloat16: "bf16"}
 _TORCH_DTYPE = {name: dtype for dtype, name in TORCH_TO_TRITON_DTYPE.items()}
-TRITON_DTYPE_BITS = {"fp16": 16, "bf16": 16}
-SM90A = GPUTarget("cuda", 90, 32)
 # The default partition is one consumer warpgroup; the other consumer (4 warps) and the loader
 # (1 warp) are workers.
 COMPILE_OPTIONS = {"num_warps": 4}
-# The TMA reads and writes rows whose byte stride is a multiple of this, from an address that
-# is a multiple of it.
-TMA_ALIGNMENT = 16
 
 
 @dataclasses.dataclass(frozen=True)
@@ -400,19 +397,6 @@ def benchmark_configs(dtype="fp16"):
     return default_config(dtype), best_unaliased_config(dtype)
 
 
-def _triton_dtype(dtype):
-    """The Triton name of a torch dtype, "fp16" or "bf16" (either name is returned as is)."""
-    name = TORCH_TO_TRITON_DTYPE.get(dtype, dtype)
-    if name not in TRITON_DTYPE_BITS:
-        raise ValueError(f"dtype must be float16 or bfloat16, got {dtype}")
-    return name
-
-
-@functools.cache
-def _tile_layout(bits):
-    return gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=bits, rank=2)
-
-
 @functools.cache
 def _block_shapes(config):
     """Block shapes of the A, B and C descriptors: C is stored a consumer's half at a time."""
@@ -455,24 +439,6 @@ def smem_plan(config, dtype="fp16"):
     PTX). A configuration that does not fit raises the CompilationError compiling it raises."""
     (smem,) = tlx.kernel_plans(kernel_source(config, dtype), target=SM90A, options=COMPILE_OPTIONS)
     return smem
-
-
-def _tma_operand(t):
-    """``t`` if the TMA can address it (unit column stride, row stride and start aligned to
-    16 bytes), else a copy whose rows are padded to 16 bytes (a view of the same shape)."""
-    row_bytes = t.stride(0) * t.element_size()
-    if (
-        t.stride(1) == 1
-        and row_bytes % TMA_ALIGNMENT == 0
-        and t.data_ptr() % TMA_ALIGNMENT == 0
-        and t.stride(0) >= t.shape[1]
-    ):
-        return t
-    per_row = TMA_ALIGNMENT // t.element_size()
-    padded = t.new_empty(t.shape[0], triton.cdiv(t.shape[1], per_row) * per_row)
-    view = padded[:, : t.shape[1]]
-    view.copy_(t)
-    return view
 
 
 def _check_inputs(a, b):
