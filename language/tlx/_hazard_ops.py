@@ -59,7 +59,9 @@ _TABLE = {
         what="tcgen05_mma_scaled",
         more_barriers=True,
     ),
-    "ttng.tmem_copy": OpModel(("read", "write"), "tcgen05", what="tcgen05_copy", more_barriers=True),
+    "ttng.tmem_copy": OpModel(
+        ("read", "write"), "tcgen05", what="tcgen05_copy", more_barriers=True
+    ),
     # Synchronisation.
     "ttng.init_barrier": OpModel(("barrier",), sync="init"),
     "ttng.inval_barrier": OpModel(("barrier",), sync="none"),

@@ -55,7 +55,8 @@ class Access:
         where = f"{os.path.basename(self.file_name)}:{self.line}"
         for file_name, line in self.callers[:1]:
             where += f" (called at {os.path.basename(file_name)}:{line})"
-        return f'{self.operation} {self.kind}s "{self.buffer}"[{self.index}] at {where} ({self.partition})'
+        buffer = f'"{self.buffer}"[{self.index}]'
+        return f"{self.operation} {self.kind}s {buffer} at {where} ({self.partition})"
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,8 @@ class HazardReport:
         return self.result == CLEAN
 
     def describe(self) -> str:
-        lines = [f"kernel {self.kernel} for {self.target}: {self.result}"]
+        target = f" for {self.target}" if self.target else ""
+        lines = [f"kernel {self.kernel}{target}: {self.result}"]
         given = ", ".join(f"{name}={value}" for name, value in sorted(self.values.items()))
         lines.append(
             f"executed {self.operations} operations of one CTA ({given or 'no values given'}), "
@@ -388,7 +390,9 @@ class Execution:
         return f"{operation.name} at {os.path.basename(file_name)}:{line}"
 
     def unmodelled_operation(self, operation, why: str) -> None:
-        self.unmodelled.setdefault(operation.name + why, f"{self.describe_operation(operation)}{why}")
+        self.unmodelled.setdefault(
+            operation.name + why, f"{self.describe_operation(operation)}{why}"
+        )
 
     # Values.
     def value(self, thread: Thread, name: str):
@@ -537,7 +541,11 @@ class Execution:
         if agent is not None:
             component, epoch, clock = agent.component, 1, agent.clock
         else:
-            component, epoch, clock = thread.component, thread.clock.get(thread.component, 0), thread.clock
+            component, epoch, clock = (
+                thread.component,
+                thread.clock.get(thread.component, 0),
+                thread.clock,
+            )
         new = RecordedAccess(
             component,
             epoch,
@@ -600,8 +608,9 @@ class Execution:
                 )
         if new.agent is not None and earlier.thread is not new.thread:
             return (
-                f"{earlier.thread.name} arrives on no mbarrier after its {earlier.access.operation} "
-                f"that {reader} waits on before issuing the {new.access.operation}"
+                f"{earlier.thread.name} arrives on no mbarrier after its "
+                f"{earlier.access.operation} that {reader} waits on before issuing the "
+                f"{new.access.operation}"
             )
         if earlier.thread is new.thread and new.agent is not None:
             return "program order does not order an asynchronous operation after an earlier one"
@@ -658,12 +667,16 @@ class Execution:
             predicate = operation.text.split("arith.cmpi", 1)[1].strip().split(",")[0]
             a, b = env.get(operation.operands[0]), env.get(operation.operands[1])
             env[operation.results[0]] = (
-                int(_COMPARE[predicate](a, b)) if isinstance(a, int) and isinstance(b, int) else None
+                int(_COMPARE[predicate](a, b))
+                if isinstance(a, int) and isinstance(b, int)
+                else None
             )
             return None
         if name == "arith.select":
             condition = env.get(operation.operands[0])
-            if isinstance(condition, int) and not isinstance(env.get(operation.operands[1]), Memory):
+            if isinstance(condition, int) and not isinstance(
+                env.get(operation.operands[1]), Memory
+            ):
                 chosen = operation.operands[1] if condition else operation.operands[2]
                 env[operation.results[0]] = env.get(chosen)
             else:
@@ -754,7 +767,9 @@ class Execution:
             yield from self.run_block(thread, before.operations)
             condition_values = thread.env.pop("__yield__", [])
             if not condition_values or not isinstance(condition_values[0], int):
-                raise Incomplete(f"{self.describe_operation(operation)}: its condition is not known")
+                raise Incomplete(
+                    f"{self.describe_operation(operation)}: its condition is not known"
+                )
             if not condition_values[0]:
                 carried = condition_values[1:]
                 break
@@ -772,7 +787,9 @@ class Execution:
             component = next(self.components)
             clock = dict(thread.clock)
             clock[component] = 1
-            child = Thread(region.label, component, clock, dict(zip(region.arguments, captures, strict=False)))
+            child = Thread(
+                region.label, component, clock, dict(zip(region.arguments, captures, strict=False))
+            )
             self.threads.append(child)
             children.append(child)
             child.generator = self.run_thread(child, region.operations)
@@ -882,7 +899,9 @@ class Execution:
         roles = list(model.roles)
         data, barriers = [], []
         for number, (position, memory) in enumerate(memories):
-            role = roles[number] if number < len(roles) else ("barrier" if model.more_barriers else "")
+            role = (
+                roles[number] if number < len(roles) else ("barrier" if model.more_barriers else "")
+            )
             (barriers if role == "barrier" else data).append((position, memory, role))
         if model.completion == "dot_wait" and len(data) < 2:
             # A register A operand: the memdesc operand is B.
@@ -959,9 +978,11 @@ class Execution:
         completed = sum(barrier.completed for barrier in self.barriers.values())
         for thread in stuck:
             next(thread.generator, None)
-        return self.operations == before and completed == sum(
-            barrier.completed for barrier in self.barriers.values()
-        ) and not any(thread.done for thread in stuck)
+        return (
+            self.operations == before
+            and completed == sum(barrier.completed for barrier in self.barriers.values())
+            and not any(thread.done for thread in stuck)
+        )
 
     def report_hazards(self) -> tuple[Hazard, ...]:
         hazards = []

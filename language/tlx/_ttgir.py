@@ -103,7 +103,9 @@ class Module:
             alloc_shape = tuple(int(d) for d in parts[-1].strip().split("x"))
         return MemDescType(shape, dims[-1], encoding, space, alloc_shape)
 
-    def source_location(self, location: str, depth: int = 0) -> tuple[str, int, list[tuple[str, int]]]:
+    def source_location(
+        self, location: str, depth: int = 0
+    ) -> tuple[str, int, list[tuple[str, int]]]:
         """(file, line, callers) of a location: name locations are looked through,
         a call site gives the callee's line and its callers' (outermost last)."""
         text = location.strip()
@@ -214,7 +216,9 @@ def parse_module(text: str) -> Module:
         line, location = _strip_location(raw)
         if line.startswith("module ") or line == "}" and not stack:
             continue
-        partition = re.match(r"^(default|partition\d+)(?:\((.*)\))?(?:\s*num_warps\(\d+\))?\s*\{$", line)
+        partition = re.match(
+            r"^(default|partition\d+)(?:\((.*)\))?(?:\s*num_warps\(\d+\))?\s*\{$", line
+        )
         if partition and stack and stack[-1][1] is None:
             operation = stack[-1][0]
             region = Region(label=partition.group(1))
@@ -254,7 +258,9 @@ def parse_module(text: str) -> Module:
         opens = rest.endswith("{")
         operation = Operation(name, results, [], rest, location, [], number)
         if name in ("tt.func", "tt.func public") or rest.startswith("tt.func"):
-            header = re.match(r"^tt\.func (?:\w+ )*@(\w+)\((.*?)\)\s*(?:->.*?)?(?:attributes.*)?\{$", rest)
+            header = re.match(
+                r"^tt\.func (?:\w+ )*@(\w+)\((.*?)\)\s*(?:->.*?)?(?:attributes.*)?\{$", rest
+            )
             region = Region(arguments=_block_arguments(header.group(2)) if header else [])
             operation.regions.append(region)
             functions[header.group(1) if header else f"function{len(functions)}"] = operation
@@ -262,19 +268,24 @@ def parse_module(text: str) -> Module:
             continue
         if name == "scf.for":
             loop = re.match(
-                r"^scf\.for (%[\w.$-]+) = (%\S+) to (%\S+) step (%\S+)(?: iter_args\((.*?)\))?", rest
+                r"^scf\.for (%[\w.$-]+) = (%\S+) to (%\S+) step (%\S+)(?: iter_args\((.*?)\))?",
+                rest,
             )
             if loop:
                 carried = _split_commas(loop.group(5)) if loop.group(5) else []
                 operation.operands = [loop.group(2), loop.group(3), loop.group(4)]
                 operation.operands += [part.split("=")[1].strip() for part in carried]
-                region = Region(arguments=[loop.group(1)] + [part.split("=")[0].strip() for part in carried])
+                region = Region(
+                    arguments=[loop.group(1)] + [part.split("=")[0].strip() for part in carried]
+                )
                 operation.regions.append(region)
         elif name == "scf.while":
             loop = re.match(r"^scf\.while \((.*?)\)", rest)
             carried = _split_commas(loop.group(1)) if loop and loop.group(1) else []
             operation.operands = [part.split("=")[1].strip() for part in carried]
-            operation.regions.append(Region(arguments=[part.split("=")[0].strip() for part in carried]))
+            operation.regions.append(
+                Region(arguments=[part.split("=")[0].strip() for part in carried])
+            )
         else:
             operation.operands = _operands(rest)
             if opens:
