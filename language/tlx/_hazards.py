@@ -27,6 +27,7 @@ import dataclasses
 import itertools
 import math
 import os
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -921,6 +922,11 @@ class Execution:
             barrier_key = (id(barrier_memory.region), barrier_memory.intervals[0][0])
         if asynchronous:
             agent = self.new_agent(thread, what, model.completion, barrier_key)
+        use_accumulator = re.search(r"\]\s*,\s*(%[\w.$-]+)", operation.text)
+        if model.completion == "tcgen05" and use_accumulator is not None:
+            # use_acc = false: the MMA writes its accumulator without reading it.
+            if env.get(use_accumulator.group(1)) == 0:
+                data = [(p, m, "write" if r == "readwrite" else r) for p, m, r in data]
         for _, memory, role in data:
             for kind in ("read", "write") if role == "readwrite" else (role,):
                 self.record(thread, memory, kind, operation, what, agent)

@@ -11,6 +11,7 @@ from tlx import _cli, _hazards
 
 sys.path.insert(0, str(REPOSITORY / "test" / "hazards"))
 import corpus  # noqa: E402
+import kernels  # noqa: E402
 
 TUTORIAL_KERNELS = (
     "hopper_attention_d64",
@@ -67,6 +68,18 @@ def test_seeded_races_are_reported_at_their_lines(seed):
     assert hazard.units[0] < hazard.units[1] and hazard.missing
     text = hazard.describe()
     assert f'"{hazard.first.buffer}"[{hazard.first.index}]' in text and "not ordered:" in text
+
+
+@pytest.mark.parametrize("seed", kernels.seeds(), ids=lambda seed: seed[0])
+def test_small_kernels_race_without_their_wait(seed):
+    _, source_of, target, expected = seed
+    ordered = tlx.check_hazards(source_of(True), target, {"num_warps": 4})
+    assert ordered.result == "clean", ordered.describe()
+    racy = tlx.check_hazards(source_of(False), target, {"num_warps": 4})
+    assert racy.result == "hazards"
+    assert expected in {corpus.access_lines(hazard) for hazard in racy.hazards}, racy.describe()
+    kinds = {(h.first.kind, h.second.kind) for h in racy.hazards}
+    assert ("read", "write") in kinds or ("write", "write") in kinds
 
 
 def test_a_dropped_arrive_is_a_deadlock():
