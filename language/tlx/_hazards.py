@@ -102,8 +102,9 @@ class HazardReport:
     blocked: tuple[str, ...]
     operations: int
     accesses: int
-    seconds: float
+    seconds: float  # the abstract execution and the check
     values: dict = field(default_factory=dict)
+    ttgir_seconds: float = 0.0  # Triton's front end and TTGIR pipeline, before it
 
     @property
     def clean(self) -> bool:
@@ -116,6 +117,7 @@ class HazardReport:
         lines.append(
             f"executed {self.operations} operations of one CTA ({given or 'no values given'}), "
             f"{self.accesses} accesses to aliased buffers, in {self.seconds:.2f} s"
+            + (f" (TTGIR made in {self.ttgir_seconds:.2f} s)" if self.ttgir_seconds else "")
         )
         for hazard in self.hazards:
             lines.append(hazard.describe())
@@ -1145,6 +1147,7 @@ def check_hazards(
     the CPU; returns a ``HazardReport`` (``describe()`` prints it)."""
     started = time.perf_counter()
     text, spec_plans = kernel_ttgir(src, target, options)
+    ttgir_seconds = time.perf_counter() - started
     report = check_ttgir(
         text,
         spec_plans,
@@ -1155,4 +1158,4 @@ def check_hazards(
         num_programs=num_programs,
         budget=budget,
     )
-    return dataclasses.replace(report, seconds=time.perf_counter() - started)
+    return dataclasses.replace(report, ttgir_seconds=ttgir_seconds)

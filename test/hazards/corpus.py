@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import functools
 import importlib
+import importlib.util
 import re
 import sys
 from dataclasses import dataclass
@@ -49,6 +50,15 @@ def _tutorial(name):
     if str(TUTORIALS) not in sys.path:
         sys.path.insert(0, str(TUTORIALS))
     return importlib.import_module(name)
+
+
+def _tutorial_file(file_name):
+    """A tutorial whose file name is no module name (01-aliasing-basics.py)."""
+    path = TUTORIALS / file_name
+    spec = importlib.util.spec_from_file_location(path.stem.replace("-", "_"), path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def kernel(key):
