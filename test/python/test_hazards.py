@@ -2,6 +2,7 @@
 of test/hazards/corpus.py is reported at its two source lines; kernels the check cannot execute
 are reported as not checked, never as clean."""
 
+import os
 import sys
 
 import pytest
@@ -158,3 +159,46 @@ def test_cli_check_exit_status_of_hazards(monkeypatch, capsys):
     found = _hazards.HazardReport("gemm_kernel", "sm_90a", "hazards", (), (), (), 0, 0, 0.0)
     monkeypatch.setattr(_hazards, "check_ttgir", lambda *args, **kwargs: found)
     assert _cli.main(arguments) == _cli.HAZARDS_FOUND
+
+
+def test_gpu_script_mutates_a_seed_and_tabulates_without_a_gpu(monkeypatch, capsys):
+    """test/gpu/sanitize_hazards.py: its stage hook makes Triton's own TTGIR stage drop the
+    seed's wait (what the GPU then runs); without a GPU it prints tlx check's column."""
+    from triton import knobs
+    from triton._C.libtriton import ir
+    from triton.compiler.compiler import make_backend
+
+    sys.path.insert(0, str(REPOSITORY / "test" / "gpu"))
+    import sanitize_hazards
+
+    seed = next(seed for seed in corpus.SEEDS if seed.name == "tile_done wait dropped")
+    source, target, options, _ = corpus.kernel(seed.kernel)
+    monkeypatch.setattr(knobs.runtime, "add_stages_inspection_hook", None)
+    for name in ("TRITON_CACHE_DIR", "TRITON_ALWAYS_COMPILE"):
+        monkeypatch.setenv(name, os.environ.get(name, ""))
+    backend = make_backend(target)
+
+    def ttgir():
+        parsed = backend.parse_options(dict(options, **source.parse_options()))
+        context = ir.context()
+        ir.load_dialects(context)
+        backend.load_dialects(context)
+        module = source.make_ir(
+            target,
+            parsed,
+            backend.get_codegen_implementation(parsed),
+            backend.get_module_map(),
+            context,
+        )
+        stages = {}
+        backend.add_stages(stages, parsed, source.language)
+        return stages["ttgir"](module, {}).str()
+
+    waits = ttgir().count("ttng.wait_barrier")
+    sanitize_hazards._install_mutation(seed)
+    assert ttgir().count("ttng.wait_barrier") == waits - 1
+
+    monkeypatch.setattr(sanitize_hazards, "find_sanitizer", lambda given: None)
+    assert sanitize_hazards.main(["--only", "warpgroup_mma reads a"]) == 0
+    out = capsys.readouterr().out
+    assert "hazards (1: lines" in out and "not run" in out
