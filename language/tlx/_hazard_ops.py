@@ -6,6 +6,11 @@ operand), whether the access is synchronous or lasts until a later event
 (``completion``), and for synchronisation operations what they do (``sync``).
 ``_hazards`` interprets the table; adding an operation is one row here.
 
+``proxy`` is ``"async"`` for the operations that reach shared memory through the async
+proxy (TMA, ``warpgroup_mma``, ``tcgen05``): a generic-proxy write (``local_store``) of
+bytes they then access must be followed by a ``fence_async_shared`` that happens before
+them.
+
 Completions (docs/hazards.md):
 
 * ``"sync"``: the access is done when the operation returns;
@@ -32,6 +37,7 @@ class OpModel:
     sync: str = ""  # a synchronisation: "init", "wait", "arrive", "expect", "commit", ...
     what: str = ""  # how reports name the operation
     more_barriers: bool = False  # every memdesc operand after the roles is an mbarrier
+    proxy: str = "generic"  # "async": it reaches shared memory through the async proxy
 
 
 _TABLE = {
@@ -43,21 +49,32 @@ _TABLE = {
     "ttng.tmem_store": OpModel(("write",), what="TMEM store"),
     # Asynchronous copies and matrix multiplies.
     "ttng.async_tma_copy_global_to_local": OpModel(
-        ("write", "barrier"), "mbarrier", what="TMA load"
+        ("write", "barrier"), "mbarrier", what="TMA load", proxy="async"
     ),
-    "ttng.async_tma_gather": OpModel(("barrier", "write"), "mbarrier", what="TMA gather"),
-    "ttng.async_tma_copy_local_to_global": OpModel(("read",), "store_wait", what="TMA store"),
-    "ttng.async_tma_reduce": OpModel(("read",), "store_wait", what="TMA reduce"),
-    "ttng.async_tma_scatter": OpModel(("read",), "store_wait", what="TMA scatter"),
-    "ttng.warp_group_dot": OpModel(("read", "read"), "dot_wait", what="warpgroup_mma"),
+    "ttng.async_tma_gather": OpModel(
+        ("barrier", "write"), "mbarrier", what="TMA gather", proxy="async"
+    ),
+    "ttng.async_tma_copy_local_to_global": OpModel(
+        ("read",), "store_wait", what="TMA store", proxy="async"
+    ),
+    "ttng.async_tma_reduce": OpModel(("read",), "store_wait", what="TMA reduce", proxy="async"),
+    "ttng.async_tma_scatter": OpModel(("read",), "store_wait", what="TMA scatter", proxy="async"),
+    "ttng.warp_group_dot": OpModel(
+        ("read", "read"), "dot_wait", what="warpgroup_mma", proxy="async"
+    ),
     "ttng.tc_gen5_mma": OpModel(
-        ("read", "read", "readwrite"), "tcgen05", what="tcgen05_mma", more_barriers=True
+        ("read", "read", "readwrite"),
+        "tcgen05",
+        what="tcgen05_mma",
+        more_barriers=True,
+        proxy="async",
     ),
     "ttng.tc_gen5_mma_scaled": OpModel(
         ("read", "read", "readwrite", "read", "read"),
         "tcgen05",
         what="tcgen05_mma_scaled",
         more_barriers=True,
+        proxy="async",
     ),
     "ttng.tmem_copy": OpModel(
         ("read", "write"), "tcgen05", what="tcgen05_copy", more_barriers=True
@@ -71,9 +88,8 @@ _TABLE = {
     "ttng.tc_gen5_commit": OpModel(("barrier",), sync="commit"),
     "ttng.async_tma_store_wait": OpModel(sync="store_wait"),
     "ttng.warp_group_dot_wait": OpModel(sync="dot_wait"),
-    # Orders the partition's own generic and async proxies; partitions are ordered by
-    # mbarriers, which the check models (docs/hazards.md says what it does not check).
-    "ttng.fence_async_shared": OpModel(sync="none"),
+    # Orders the thread's earlier generic-proxy writes before later async-proxy accesses.
+    "ttng.fence_async_shared": OpModel(sync="fence"),
     "ttg.barrier": OpModel(sync="none"),
     "gpu.barrier": OpModel(sync="none"),
     "ttg.local_dealloc": OpModel(sync="none"),

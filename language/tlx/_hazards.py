@@ -23,6 +23,7 @@ a ``Hazard``. docs/hazards.md says what is and is not modelled.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import itertools
 import math
@@ -253,6 +254,12 @@ class RecordedAccess:
     access: Access
     thread: Thread
     agent: Agent | None
+    proxy: str = "generic"
+
+
+# Asynchronous accesses of one operation, buffer index and partition kept for the check:
+# a later one may complete at another mbarrier than an earlier one.
+_AGENT_HISTORY = 8
 
 
 class Barrier:
@@ -295,6 +302,7 @@ class Thread:
     stores: list = field(default_factory=list)
     tcgen05_clock: dict = field(default_factory=dict)
     waited: set = field(default_factory=set)
+    fences: list = field(default_factory=list)  # the epoch of each fence_async_shared
     done: bool = False
     blocked_at: str = ""
 
@@ -533,7 +541,16 @@ class Execution:
         return found
 
     # Accesses.
-    def record(self, thread: Thread, memory: Memory, kind: str, operation, what, agent=None):
+    def record(
+        self,
+        thread: Thread,
+        memory: Memory,
+        kind: str,
+        operation,
+        what,
+        agent=None,
+        proxy="generic",
+    ):
         if memory is None or memory.region.spec_plan is None or memory.buffer is None:
             return
         self.access_count += 1
@@ -559,22 +576,50 @@ class Execution:
             access,
             thread,
             agent,
+            proxy,
         )
         recorded = self.accesses.setdefault(id(memory.region), {})
-        for earlier in recorded.values():
-            if earlier.key == new.key or (earlier.kind == "read" and kind == "read"):
-                continue
-            if clock.get(earlier.component, 0) >= earlier.epoch:
-                continue
-            shared = _overlap(earlier.intervals, new.intervals)
-            if shared is None:
-                continue
-            key = (earlier.access, new.access)
-            if key not in self.hazards:
-                self.hazards[key] = [memory.region, shared, self.missing(earlier, new), 0]
-            self.hazards[key][3] += 1
+        smem = memory.region.storage == "smem"
+        for history in recorded.values():
+            for earlier in history:
+                if earlier.key == new.key or (earlier.kind == "read" and kind == "read"):
+                    continue
+                missing = None
+                if clock.get(earlier.component, 0) < earlier.epoch:
+                    missing = self.missing
+                elif smem and proxy == "async" and earlier.proxy == "generic":
+                    if earlier.kind == "write" and not self.fenced(earlier, clock):
+                        missing = self.missing_fence
+                if missing is None:
+                    continue
+                shared = _overlap(earlier.intervals, new.intervals)
+                if shared is None:
+                    continue
+                key = (earlier.access, new.access)
+                if key not in self.hazards:
+                    self.hazards[key] = [memory.region, shared, missing(earlier, new), 0]
+                self.hazards[key][3] += 1
         latest = (new.key, access, agent is not None and agent.completion, thread.name)
-        recorded[latest] = new
+        if agent is None:
+            # A later access of the same operation, index and partition is ordered after
+            # whatever this one is ordered after: it is enough to keep the latest.
+            recorded[latest] = (new,)
+        else:
+            recorded[latest] = (*recorded.get(latest, ())[-(_AGENT_HISTORY - 1) :], new)
+
+    def fenced(self, earlier: RecordedAccess, clock: dict) -> bool:
+        """True when a fence_async_shared of the writer's thread after the generic-proxy
+        write ``earlier`` happens before an access with ``clock``."""
+        epochs = earlier.thread.fences
+        position = bisect.bisect_left(epochs, earlier.epoch)
+        return position < len(epochs) and clock.get(earlier.component, 0) > epochs[position]
+
+    def missing_fence(self, earlier: RecordedAccess, new: RecordedAccess) -> str:
+        return (
+            f"no fence_async_shared in {earlier.thread.name} between its "
+            f"{earlier.access.operation} (a generic-proxy write) and the "
+            f"{new.access.operation}, which accesses shared memory through the async proxy"
+        )
 
     def missing(self, earlier: RecordedAccess, new: RecordedAccess) -> str:
         """Which ordering is missing between ``earlier`` and ``new``, in words."""
@@ -826,6 +871,10 @@ class Execution:
         sync = model.sync
         if sync == "none":
             return None
+        if sync == "fence":
+            thread.fences.append(thread.clock.get(thread.component, 0))
+            thread.tick()
+            return None
         if sync == "init":
             barrier = self.barrier(memories[0][1])
             count = operation.attribute_int("count")
@@ -931,7 +980,7 @@ class Execution:
                 data = [(p, m, "write" if r == "readwrite" else r) for p, m, r in data]
         for _, memory, role in data:
             for kind in ("read", "write") if role == "readwrite" else (role,):
-                self.record(thread, memory, kind, operation, what, agent)
+                self.record(thread, memory, kind, operation, what, agent, model.proxy)
         if agent is None:
             return None
         if model.completion == "mbarrier" and barriers:

@@ -120,6 +120,15 @@ SEEDS = (
         "a TMA load into a Q buffer whose shared sibling O is still written and stored",
     ),
     Seed(
+        "fence dropped after the O store",
+        "hopper_attention_d64",
+        Operation("ttng.fence_async_shared", HOPPER_ATTENTION, 308),
+        None,
+        frozenset({(HOPPER_ATTENTION, 307), (COMMON, 50)}),
+        "O's local_store (generic proxy) over a Q buffer is not fenced before the TMA load "
+        "(async proxy) of the next Q into it, though the mbarriers order them",
+    ),
+    Seed(
         "tile_done wait dropped",
         "hopper_attention_d128",
         Operation("ttng.wait_barrier", HOPPER_ATTENTION, 305),
