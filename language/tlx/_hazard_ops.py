@@ -77,7 +77,7 @@ _TABLE = {
         proxy="async",
     ),
     "ttng.tmem_copy": OpModel(
-        ("read", "write"), "tcgen05", what="tcgen05_copy", more_barriers=True
+        ("read", "write"), "tcgen05", what="tcgen05_copy", more_barriers=True, proxy="async"
     ),
     # Synchronisation.
     "ttng.init_barrier": OpModel(("barrier",), sync="init"),

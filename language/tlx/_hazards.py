@@ -639,10 +639,15 @@ class Execution:
                     f"for the phase it completes before the {new.access.operation}"
                 )
             if agent.completion == "dot_wait":
+                if agent.thread is new.thread:
+                    return (
+                        f"the {agent.what} reads until a warpgroup_mma wait retires it, and "
+                        f"there is none between it and the {new.access.operation}"
+                    )
                 return (
-                    f"the {agent.what} reads until a warpgroup_mma wait retires it, and there is "
-                    f"none between it and the {new.access.operation}"
-                    + ("" if agent.thread is new.thread else f" that {reader} waits for")
+                    f"the {agent.what} reads until a warpgroup_mma wait retires it, and {reader} "
+                    f"waits on no mbarrier phase arrived after that wait before the "
+                    f"{new.access.operation}"
                 )
             if agent.completion == "store_wait":
                 return (
@@ -654,17 +659,14 @@ class Execution:
                     f"the {agent.what} runs until its commit barrier, which {reader} does not wait "
                     f"on before the {new.access.operation}"
                 )
-        if new.agent is not None and earlier.thread is not new.thread:
+        if earlier.thread is new.thread:
             return (
-                f"{earlier.thread.name} arrives on no mbarrier after its "
-                f"{earlier.access.operation} that {reader} waits on before issuing the "
-                f"{new.access.operation}"
+                f"the {new.access.operation} is asynchronous: program order does not put it "
+                f"after the {earlier.access.operation}"
             )
-        if earlier.thread is new.thread and new.agent is not None:
-            return "program order does not order an asynchronous operation after an earlier one"
         return (
-            f"{earlier.thread.name} arrives on no mbarrier after its {earlier.access.operation} "
-            f"that {reader} waits on before its {new.access.operation}"
+            f"neither is ordered before the other: {earlier.thread.name} and {reader} wait on "
+            "no mbarrier phase that the other arrives on after its access"
         )
 
     def new_agent(self, thread: Thread, what: str, completion: str, barrier=None) -> Agent:
