@@ -202,3 +202,12 @@ def test_gpu_script_mutates_a_seed_and_tabulates_without_a_gpu(monkeypatch, caps
     assert sanitize_hazards.main(["--only", "warpgroup_mma reads a"]) == 0
     out = capsys.readouterr().out
     assert "hazards (1: lines" in out and "not run" in out
+
+
+def test_docs_list_every_modelled_operation():
+    from tlx import _hazard_ops
+
+    text = (REPOSITORY / "docs" / "hazards.md").read_text()
+    for name in _hazard_ops.modelled_operations():
+        assert f"`{name}`" in text, name
+    assert "[docs/hazards.md](docs/hazards.md)" in (REPOSITORY / "README.md").read_text()
