@@ -204,6 +204,20 @@ def test_gpu_script_mutates_a_seed_and_tabulates_without_a_gpu(monkeypatch, caps
     assert "hazards (1: lines" in out and "not run" in out
 
 
+def test_readme_and_docs_show_what_the_check_prints():
+    import re
+
+    report = tlx.check_hazards(kernels.tma_over_mma_operand_source(False), kernels.SM90A)
+    printed = report.describe().splitlines()
+    readme = (REPOSITORY / "README.md").read_text()
+    docs = (REPOSITORY / "docs" / "hazards.md").read_text()
+    (in_readme,) = [b for b in re.findall(r"```text\n(.*?)```", readme, re.DOTALL) if "hazard" in b]
+    in_docs = re.findall(r"```text\n(.*?)```", docs, re.DOTALL)[0]
+    for line in in_readme.splitlines() + in_docs.splitlines():
+        if not line.startswith("executed "):  # the times differ from run to run
+            assert line in printed, line
+
+
 def test_docs_list_every_modelled_operation():
     from tlx import _hazard_ops
 
