@@ -406,9 +406,6 @@ class Execution:
         )
 
     # Values.
-    def value(self, thread: Thread, name: str):
-        return thread.env.get(name)
-
     def scalar(self, thread: Thread, name: str, operation, what: str) -> int:
         found = thread.env.get(name)
         if not isinstance(found, int):
@@ -477,7 +474,13 @@ class Execution:
                 user = next(
                     (i for i, b in enumerate(spec_plan.buffers) if b.name == buffer_name), None
                 )
-                if user is not None:
+                if user is None:
+                    self.unmodelled_operation(
+                        operation,
+                        f' (the view of "{buffer_name}", a reuse=buffered_tensor user that '
+                        "joined its spec after sealing, is not checked)",
+                    )
+                else:
                     view = spec_plan.plan.views[user]
                     if not view.indexed:
                         start, end = region.extents[(user, 0)]
@@ -723,18 +726,12 @@ class Execution:
             )
             return None
         if name == "arith.select":
+            # A scalar, or a memory descriptor: both are chosen by a known condition.
             condition = env.get(operation.operands[0])
-            if isinstance(condition, int) and not isinstance(
-                env.get(operation.operands[1]), Memory
-            ):
-                chosen = operation.operands[1] if condition else operation.operands[2]
-                env[operation.results[0]] = env.get(chosen)
-            else:
-                env[operation.results[0]] = (
-                    env.get(operation.operands[1 if condition else 2])
-                    if isinstance(condition, int)
-                    else None
-                )
+            chosen = None
+            if isinstance(condition, int):
+                chosen = env.get(operation.operands[1 if condition else 2])
+            env[operation.results[0]] = chosen
             return None
         if name in _CASTS:
             env[operation.results[0]] = env.get(operation.operands[0])

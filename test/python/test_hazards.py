@@ -7,8 +7,9 @@ import sys
 
 import pytest
 import tlx
-from _helpers import REPOSITORY, SM90, load_api_example
+from _helpers import REPOSITORY, SM90, fill, load_api_example
 from tlx import _cli, _hazards
+from triton.experimental.gluon import language as ttgl
 
 sys.path.insert(0, str(REPOSITORY / "test" / "hazards"))
 import corpus  # noqa: E402
@@ -107,6 +108,22 @@ def test_an_unmodelled_operation_is_named_not_passed():
     assert report.result == "incomplete"
     assert any("ttng.some_future_wait at hopper_gemm.py:" in line for line in report.unmodelled)
     assert "no hazard" not in report.describe()
+
+
+@tlx.jit
+def legacy_reuse():
+    a = tlx.local_alloc((64, 64), ttgl.float32, 2)
+    b = tlx.local_alloc((64, 64), ttgl.float16, 4, reuse=a)
+    fill(a.index(1))
+    fill(b.index(3))
+
+
+def test_a_legacy_joined_view_is_named_not_passed():
+    report = tlx.check_hazards(tlx.ASTSource(fn=legacy_reuse, signature={}, constexprs={}), SM90)
+    assert report.result == "incomplete"
+    assert any(
+        'the view of "b", a reuse=buffered_tensor user' in line for line in report.unmodelled
+    )
 
 
 def test_an_unknown_loop_bound_is_not_checked():
