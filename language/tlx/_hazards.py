@@ -387,6 +387,7 @@ class Execution:
         self.hazards: dict[tuple, list] = {}
         self.unmodelled: dict[str, str] = {}
         self.location_cache: dict[str, tuple] = {}
+        self.not_given: list[str] = []  # integer arguments without a value
 
     # Locations and names.
     def where(self, operation) -> tuple:
@@ -409,9 +410,10 @@ class Execution:
     def scalar(self, thread: Thread, name: str, operation, what: str) -> int:
         found = thread.env.get(name)
         if not isinstance(found, int):
+            given = ", ".join(self.not_given) or "none"
             raise Incomplete(
                 f"{self.describe_operation(operation)}: its {what} is not known (it depends on "
-                "a value the check was not given: pass the kernel's integer arguments)"
+                f"a value the check was not given; integer arguments not given: {given})"
             )
         return found
 
@@ -1006,10 +1008,17 @@ class Execution:
 
     # The scheduler.
     def run(self, function) -> list[str]:
-        arguments = function.regions[0].arguments
+        body = function.regions[0]
         env = {}
-        for argument in arguments:
-            env[argument] = self.values.get(argument.lstrip("%"))
+        for argument, kind in itertools.zip_longest(body.arguments, body.argument_types):
+            name = argument.lstrip("%")
+            env[argument] = self.values.get(name)
+            if (
+                env[argument] is None
+                and kind in ("i1", "i8", "i16", "i32", "i64")
+                and "." not in name
+            ):
+                self.not_given.append(name)
         main = Thread("kernel", next(self.components), {}, env)
         main.tick()
         main.generator = self.run_thread(main, function.regions[0].operations)

@@ -57,6 +57,7 @@ class Region:
     arguments: list[str] = field(default_factory=list)
     operations: list[Operation] = field(default_factory=list)
     label: str = ""  # "default", "partition0", ... for ttg.warp_specialize
+    argument_types: list[str] = field(default_factory=list)  # of a function's arguments
 
 
 @dataclass
@@ -176,6 +177,15 @@ def _block_arguments(text: str) -> list[str]:
     return [part.split(":")[0].strip() for part in _split_commas(text) if part.startswith("%")]
 
 
+def _argument_types(text: str) -> list[str]:
+    """``%a: i32 loc(...), %b: !tt.ptr<f16>`` -> ``["i32", "!tt.ptr<f16>"]``."""
+    return [
+        _strip_location(part.split(":", 1)[1].strip())[0].split(" {")[0].strip()
+        for part in _split_commas(text)
+        if part.startswith("%") and ":" in part
+    ]
+
+
 def _results(names: str) -> list[str]:
     results = []
     for part in names.split(","):
@@ -261,7 +271,10 @@ def parse_module(text: str) -> Module:
             header = re.match(
                 r"^tt\.func (?:\w+ )*@(\w+)\((.*?)\)\s*(?:->.*?)?(?:attributes.*)?\{$", rest
             )
-            region = Region(arguments=_block_arguments(header.group(2)) if header else [])
+            region = Region(
+                arguments=_block_arguments(header.group(2)) if header else [],
+                argument_types=_argument_types(header.group(2)) if header else [],
+            )
             operation.regions.append(region)
             functions[header.group(1) if header else f"function{len(functions)}"] = operation
             stack.append((operation, region))

@@ -132,6 +132,7 @@ def test_an_unknown_loop_bound_is_not_checked():
     report = tlx.check_hazards(source, target, options, values={"M": 256, "N": 512})
     assert report.result == "incomplete"
     assert "is not known" in report.describe() and "no hazard" not in report.describe()
+    assert "integer arguments not given: K)" in report.describe()
 
 
 def test_check_hazards_refuses_another_source():
