@@ -367,12 +367,27 @@ _BINARY = {
     "arith.maxsi": max,
     "arith.maxui": max,
 }
+_INTEGERS = frozenset({"i1", "i8", "i16", "i32", "i64"})
+# Integer parameter types as a kernel's signature writes them.
+_INTEGER_SIGNATURES = _INTEGERS | {"u1", "u8", "u16", "u32", "u64"}
 _CASTS = frozenset({"arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast"})
 
 
 class Execution:
-    def __init__(self, module: _ttgir.Module, spec_plans, values, program_id, num_programs, budget):
+    def __init__(
+        self,
+        module: _ttgir.Module,
+        spec_plans,
+        values,
+        program_id,
+        num_programs,
+        budget,
+        integer_arguments=None,
+    ):
         self.module = module
+        # The kernel's integer parameters by name (None: every integer argument of the
+        # TTGIR function, descriptors' shapes and strides included).
+        self.integer_arguments = integer_arguments
         self.values = values
         self.program_id = program_id
         self.num_programs = num_programs
@@ -1013,12 +1028,10 @@ class Execution:
         for argument, kind in itertools.zip_longest(body.arguments, body.argument_types):
             name = argument.lstrip("%")
             env[argument] = self.values.get(name)
-            if (
-                env[argument] is None
-                and kind in ("i1", "i8", "i16", "i32", "i64")
-                and "." not in name
-            ):
+            if self.integer_arguments is None and env[argument] is None and kind in _INTEGERS:
                 self.not_given.append(name)
+        if self.integer_arguments is not None:
+            self.not_given = [name for name in self.integer_arguments if name not in self.values]
         main = Thread("kernel", next(self.components), {}, env)
         main.tick()
         main.generator = self.run_thread(main, function.regions[0].operations)
@@ -1144,14 +1157,22 @@ def check_ttgir(
     program_id=(0, 0, 0),
     num_programs=(1, 1, 1),
     budget: int = 2_000_000,
+    integer_arguments=None,
 ) -> HazardReport:
-    """The hazard check of a TTGIR module's text whose specs ``spec_plans`` planned."""
+    """The hazard check of a TTGIR module's text whose specs ``spec_plans`` planned;
+    ``integer_arguments`` names the kernel's integer parameters (for messages)."""
     started = time.perf_counter()
     values = dict(values or {})
     module = _ttgir.parse_module(text)
     function = next(iter(module.functions.values()), None)
     execution = Execution(
-        module, spec_plans, values, tuple(program_id), tuple(num_programs), budget
+        module,
+        spec_plans,
+        values,
+        tuple(program_id),
+        tuple(num_programs),
+        budget,
+        integer_arguments,
     )
     blocked: list[str] = []
     result = CLEAN
@@ -1214,5 +1235,10 @@ def check_hazards(
         program_id=program_id,
         num_programs=num_programs,
         budget=budget,
+        integer_arguments=tuple(
+            param.name
+            for param in src.fn.params
+            if src.signature.get(param.name) in _INTEGER_SIGNATURES
+        ),
     )
     return dataclasses.replace(report, ttgir_seconds=ttgir_seconds)
