@@ -304,7 +304,8 @@ class Thread:
     waited: set = field(default_factory=set)
     fences: list = field(default_factory=list)  # the epoch of each fence_async_shared
     done: bool = False
-    blocked_at: str = ""
+    blocked_at: str = ""  # what it waits for, while it waits
+    generator: object = None  # its execution (Execution.run_thread)
 
     def tick(self) -> None:
         self.clock = dict(self.clock)
@@ -403,6 +404,7 @@ class Execution:
         self.unmodelled: dict[str, str] = {}
         self.location_cache: dict[str, tuple] = {}
         self.not_given: list[str] = []  # integer arguments without a value
+        self.slot_indices: dict[tuple, int | None] = {}  # (view, slot) -> buffer index
 
     # Locations and names.
     def where(self, operation) -> tuple:
@@ -463,7 +465,9 @@ class Execution:
             slot = self.scalar(thread, operation.operands[1], operation, "buffer index")
             if source.view is not None:
                 user, view = source.view
-                index = _index_of_slot(view, slot)
+                index = self.slot_indices.get((id(view), slot))
+                if index is None:
+                    index = self.slot_indices[(id(view), slot)] = _index_of_slot(view, slot)
                 spec_plan = region.spec_plan
                 start, end = region.extents.get((user, index), (None, None))
                 if start is None:
