@@ -640,7 +640,7 @@ class Execution:
 
     def missing_fence(self, earlier: RecordedAccess, new: RecordedAccess) -> str:
         return (
-            f"no fence_async_shared in {earlier.thread.name} between its "
+            f"no fence_async_shared in {earlier.access.partition} between its "
             f"{earlier.access.operation} (a generic-proxy write) and the "
             f"{new.access.operation}, which accesses shared memory through the async proxy"
         )
@@ -648,7 +648,7 @@ class Execution:
     def missing(self, earlier: RecordedAccess, new: RecordedAccess) -> str:
         """Which ordering is missing between ``earlier`` and ``new``, in words."""
         agent = earlier.agent
-        reader = new.thread.name
+        reader = new.access.partition
         if agent is not None:
             if agent.completion == "mbarrier" and agent.barrier is not None:
                 barrier = self.barriers.get(agent.barrier)
@@ -689,7 +689,7 @@ class Execution:
                 f"after the {earlier.access.operation}"
             )
         return (
-            f"neither is ordered before the other: {earlier.thread.name} and {reader} wait on "
+            f"neither is ordered before the other: {earlier.access.partition} and {reader} wait on "
             "no mbarrier phase that the other arrives on after its access"
         )
 

@@ -8,6 +8,10 @@
   columns; an asynchronous ``tcgen05_mma`` writes ``acc`` and commits to ``done``.
   ``WAIT_MMA`` waits on ``done`` before the accumulator is read and ``half`` is written
   over it; without it the TMEM store races with the MMA.
+* ``tmem_store_over_loaded_alias`` (sm_100a): the same TMEM sharing, across partitions, as
+  the reference 2-CTA attention backward raced it: the default partition loads ``acc`` and
+  arrives on ``loaded``; a worker partition stores ``half`` over it. ``WAIT_LOAD`` makes the
+  worker wait on ``loaded`` first; without it its TMEM store races with the TMEM load.
 
 ``SEEDS`` lists them as the corpus's other seeds do (lines of the two accesses);
 test/python/test_hazards.py checks them, test/gpu/sanitize_hazards.py runs the Hopper one.
@@ -20,6 +24,7 @@ import inspect
 import tlx
 from tlx.compat import tensor_memory_layout, tma_load, tmem_reg_layout
 from triton.backends.compiler import GPUTarget
+from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia import blackwell
 from triton.experimental.gluon.language.nvidia.hopper import (
@@ -115,6 +120,48 @@ def tmem_store_over_mma(a_ptr, b_ptr, out_ptr, TILE: gl.constexpr, WAIT_MMA: gl.
     gl.store(out_ptr + rows[:, None] * TILE + out_columns[None, :], out)
 
 
+@gluon.jit
+def _load_acc(acc, loaded, out_ptr, TILE: gl.constexpr):
+    regs: gl.constexpr = tmem_reg_layout(gl.float32, (128, TILE), ACC_TMEM, 4)
+    values = acc.index(0).load(regs)
+    mbarrier.arrive(loaded.index(0), count=1)
+    rows = gl.arange(0, 128, gl.SliceLayout(1, regs))
+    columns = gl.arange(0, TILE, gl.SliceLayout(0, regs))
+    gl.store(out_ptr + rows[:, None] * TILE + columns[None, :], values)
+
+
+@gluon.jit
+def _store_half(half, loaded, TILE: gl.constexpr, WAIT_LOAD: gl.constexpr):
+    if WAIT_LOAD:
+        mbarrier.wait(loaded.index(0), 0)
+    regs: gl.constexpr = tmem_reg_layout(gl.float16, (128, TILE), ACC_TMEM, 4)
+    half.index(0).store(gl.full([128, TILE], 0, gl.float16, regs))
+
+
+@tlx.jit
+def tmem_store_over_loaded_alias(out_ptr, TILE: gl.constexpr, WAIT_LOAD: gl.constexpr):
+    tmem = tlx.storage_alias_spec(storage=tlx.storage_kind.tmem)
+    acc = tlx.local_alloc(
+        (128, TILE), gl.float32, 1, tlx.storage_kind.tmem, reuse=tmem, layout=ACC_TMEM
+    )
+    half = tlx.local_alloc(
+        (128, TILE), gl.float16, 1, tlx.storage_kind.tmem, reuse=tmem, layout=ACC_TMEM
+    )
+    tmem.set_buffer_overlap(tlx.reuse_group(acc, half))
+    loaded = gl.allocate_shared_memory(gl.int64, [1, 1], mbarrier.MBarrierLayout())
+    mbarrier.init(loaded.index(0), count=1)
+    regs: gl.constexpr = tmem_reg_layout(gl.float32, (128, TILE), ACC_TMEM, 4)
+    acc.index(0).store(gl.full([128, TILE], 1.0, gl.float32, regs))
+    gl.warp_specialize(
+        [
+            (_load_acc, (acc, loaded, out_ptr, TILE)),
+            (_store_half, (half, loaded, TILE, WAIT_LOAD)),
+        ],
+        [4],
+        [96],
+    )
+
+
 def _line(function, text: str) -> int:
     lines, first = inspect.getsourcelines(function.fn)
     return first + next(number for number, line in enumerate(lines) if text in line)
@@ -142,6 +189,15 @@ def tmem_store_over_mma_source(wait_mma: bool):
     )
 
 
+def tmem_store_over_loaded_alias_source(wait_load: bool):
+    signature = {"out_ptr": "*fp32", "TILE": "constexpr", "WAIT_LOAD": "constexpr"}
+    return tlx.ASTSource(
+        fn=tmem_store_over_loaded_alias,
+        signature=signature,
+        constexprs={"TILE": TILE, "WAIT_LOAD": wait_load},
+    )
+
+
 def seeds():
     """(name, source factory (takes the flag that keeps the ordering), target, the two
     (file, line) the check must report)."""
@@ -166,6 +222,17 @@ def seeds():
                 {
                     (file_name, _line(tmem_store_over_mma, "blackwell.tcgen05_mma(")),
                     (file_name, _line(tmem_store_over_mma, "half.index(0).store(")),
+                }
+            ),
+        ),
+        (
+            "TMEM store in one partition over an alias another partition loads",
+            tmem_store_over_loaded_alias_source,
+            SM100A,
+            frozenset(
+                {
+                    (file_name, _line(_load_acc, "values = acc.index(0).load(")),
+                    (file_name, _line(_store_half, "half.index(0).store(")),
                 }
             ),
         ),
