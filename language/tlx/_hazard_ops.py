@@ -44,7 +44,6 @@ _TABLE = {
     # Plain loads and stores of a partition.
     "ttg.local_load": OpModel(("read",), what="local_load"),
     "ttg.local_store": OpModel(("write",), what="local_store"),
-    "ttg.local_alloc": OpModel(("write",), what="local_alloc of a value"),
     "ttng.tmem_load": OpModel(("read",), what="TMEM load"),
     "ttng.tmem_store": OpModel(("write",), what="TMEM store"),
     # Asynchronous copies and matrix multiplies.
@@ -94,6 +93,9 @@ _TABLE = {
     "gpu.barrier": OpModel(sync="none"),
     "ttg.local_dealloc": OpModel(sync="none"),
 }
+
+# Allocations (``ttg.local_alloc``, ``ttng.tmem_alloc``) make the memory; one with an
+# initial value also writes it (_hazards.Execution.execute).
 
 # Views: the result is (part of) the operand's memory.
 VIEW_OPS = frozenset(
