@@ -28,6 +28,8 @@ TUTORIAL_KERNELS = (
     "hopper_attention_d128",
     "hopper_gemm",
     "hopper_gemm_persistent",
+    "hopper_fused_mlp_shared",
+    "hopper_fused_mlp_separate",
     "blackwell_attention_d64",
     "blackwell_attention_d128",
 )

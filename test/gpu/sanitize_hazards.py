@@ -31,9 +31,11 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 for folder in ("language", "tutorials", "test/hazards", "test/python"):
     sys.path.insert(0, str(REPOSITORY / folder))
 
-# Tiny shapes: the sanitizers slow a kernel down by orders of magnitude.
-SEQ_LEN = 512  # the corpus checks attention at seq_len=512, one head
-GEMM_SHAPE = (256, 512, 512)  # M, N, K as the corpus checks the GEMM
+# Tiny shapes, those the corpus checks: the sanitizers slow a kernel down by orders of
+# magnitude.
+SEQ_LEN = 512  # attention: one head
+GEMM_SHAPE = (256, 512, 512)  # M, N, K
+MLP_SHAPE = (256, 512, 512)  # tokens, d_model, hidden
 
 
 def _cases():
@@ -44,7 +46,8 @@ def _cases():
     cases = {}
     for key in ("hopper_attention_d64", "hopper_attention_d128", "hopper_gemm"):
         cases[key] = {"kernel": key, "seed": None}
-    cases["hopper_gemm_persistent"] = {"kernel": "hopper_gemm_persistent", "seed": None}
+    for key in ("hopper_gemm_persistent", "hopper_fused_mlp_shared", "hopper_fused_mlp_separate"):
+        cases[key] = {"kernel": key, "seed": None}
     for seed in corpus.SEEDS:
         if seed.kernel.startswith("hopper"):
             cases[f"seed: {seed.name}"] = {"kernel": seed.kernel, "seed": seed}
@@ -121,6 +124,13 @@ def run_case(name: str) -> int:
             o = attention.attention(q, k, v, True, config=config)
             expected = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
             matches = torch.allclose(o, expected, atol=2e-2, rtol=0)
+        elif key.startswith("hopper_fused_mlp"):
+            import hopper_fused_mlp as mlp
+
+            config = mlp.default_config(key.rsplit("_", 1)[1])
+            x, w1, w2 = mlp.random_inputs(*MLP_SHAPE, torch.float16)
+            y = mlp.fused_mlp(x, w1, w2, config)
+            matches = torch.allclose(y.float(), mlp.torch_mlp(x, w1, w2).float(), atol=5e-2)
         else:
             import hopper_gemm as gemm
 

@@ -85,7 +85,13 @@ def kernel(key):
         if key.endswith("persistent"):
             config = gemm.Config(128, 128, 64, 3, alias_c=False, persistent=True)
         source = gemm.kernel_source(config)
-        return source, gemm.SM90A, gemm.COMPILE_OPTIONS, {"M": 256, "N": 512, "K": 512}
+        values = {"M": 256, "N": 512, "K": 512, "GROUP_M": config.group_m}
+        return source, gemm.SM90A, gemm.COMPILE_OPTIONS, values
+    if key.startswith("hopper_fused_mlp"):
+        mlp = _tutorial("hopper_fused_mlp")
+        config = mlp.default_config(key.rsplit("_", 1)[1])
+        values = {"tokens": 256, "d_model": 512, "hidden": 512}
+        return mlp.kernel_source(config), mlp.SM90A, mlp.COMPILE_OPTIONS, values
     raise KeyError(key)
 
 

@@ -21,6 +21,8 @@ TUTORIAL_KERNELS = (
     "hopper_attention_d128",
     "hopper_gemm",
     "hopper_gemm_persistent",
+    "hopper_fused_mlp_shared",
+    "hopper_fused_mlp_separate",
     "blackwell_attention_d64",
     "blackwell_attention_d128",
 )
@@ -129,7 +131,7 @@ def test_a_legacy_joined_view_is_named_not_passed():
 
 def test_an_unknown_loop_bound_is_not_checked():
     source, target, options, _ = corpus.kernel("hopper_gemm")
-    report = tlx.check_hazards(source, target, options, values={"M": 256, "N": 512})
+    report = tlx.check_hazards(source, target, options, values={"M": 256, "N": 512, "GROUP_M": 8})
     assert report.result == "incomplete"
     assert "is not known" in report.describe() and "no hazard" not in report.describe()
     assert "integer arguments not given: K)" in report.describe()
