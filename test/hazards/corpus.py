@@ -98,6 +98,7 @@ def kernel(key):
 HOPPER_ATTENTION = "hopper_flash_attention.py"
 COMMON = "flash_attention_common.py"
 BLACKWELL_ATTENTION = "blackwell_flash_attention.py"
+FUSED_MLP = "hopper_fused_mlp.py"
 
 SEEDS = (
     Seed(
@@ -150,6 +151,15 @@ SEEDS = (
         frozenset({(HOPPER_ATTENTION, 309), (COMMON, 91)}),
         "the stage under O is released while the TMA store still reads O: the loader's TMA "
         "load of the next V into it races with the store",
+    ),
+    Seed(
+        "fused MLP: the loader's empty2 wait dropped",
+        "hopper_fused_mlp_shared",
+        Operation("ttng.wait_barrier", FUSED_MLP, 188),
+        None,
+        frozenset({(FUSED_MLP, 190), (FUSED_MLP, 229)}),
+        "the phases share one ring: the TMA load of W2 into a stage no longer waits for the "
+        "phase-1 warpgroup_mma still reading X and W1 from that stage's bytes",
     ),
     Seed(
         "alpha_ready wait dropped",
