@@ -895,6 +895,11 @@ class Execution:
             thread.fences.append(thread.clock.get(thread.component, 0))
             thread.tick()
             return None
+        if "barrier" in model.roles and not memories:
+            raise Incomplete(
+                f"{self.describe_operation(operation)}: its mbarrier comes from an operation "
+                "the check does not model"
+            )
         if sync == "init":
             barrier = self.barrier(memories[0][1])
             count = operation.attribute_int("count")

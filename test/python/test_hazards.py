@@ -245,3 +245,12 @@ def test_docs_list_every_modelled_operation():
     for name in _hazard_ops.modelled_operations():
         assert f"`{name}`" in text, name
     assert "[docs/hazards.md](docs/hazards.md)" in (REPOSITORY / "README.md").read_text()
+
+
+def test_an_mbarrier_of_an_unmodelled_operation_is_not_checked():
+    source, target, options, values = corpus.kernel("hopper_gemm")
+    text, spec_plans = _hazards.kernel_ttgir(source, target, options)
+    mutated = text.replace("= ttg.memdesc_index %ready[", "= ttg.future_index %ready[")
+    report = _hazards.check_ttgir(mutated, spec_plans, values=values)
+    assert report.result == "incomplete", report.describe()
+    assert any("its mbarrier comes from an operation" in line for line in report.unmodelled)
