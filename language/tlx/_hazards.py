@@ -1173,7 +1173,9 @@ def check_ttgir(
     started = time.perf_counter()
     values = dict(values or {})
     module = _ttgir.parse_module(text)
-    function = next(iter(module.functions.values()), None)
+    # The kernel is the public function (functions Triton did not inline are private).
+    functions = sorted(module.functions.values(), key=lambda f: "tt.func public" not in f.text)
+    function = functions[0] if functions else None
     execution = Execution(
         module,
         spec_plans,
@@ -1201,7 +1203,7 @@ def check_ttgir(
     if hazards:
         result = HAZARDS
     return HazardReport(
-        kernel or next(iter(module.functions), "?"),
+        kernel or (function.text.split("@")[1].split("(")[0] if function else "?"),
         target,
         result,
         hazards,
