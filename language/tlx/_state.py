@@ -225,6 +225,10 @@ class KernelTrace:
         self.target_name = target_name
         self.options = options
         self.specs: list[SpecState] = []
+        # Set by the hazard check (_hazards): every backing allocation and view
+        # carries its spec's and buffer's name as an attribute, so that CSE keeps
+        # views of equal type apart and the check can name each access.
+        self.name_views = False
         # Set by finish: the plan of every spec, in creation order.
         self.spec_plans: tuple[SpecPlan, ...] = ()
 
