@@ -3,8 +3,9 @@
 Each seed names a tutorial kernel, how its TTGIR (as stock Triton produces it for the
 target) is mutated — an operation dropped, or moved before another — and the source
 lines of the two accesses the hazard check must report. Mutating the TTGIR keeps the
-tutorials free of bug switches; the operations are found by their op name and their
-Python source line, so a seed follows the tutorial when unrelated lines move.
+tutorials free of bug switches; the operations are found by their op name and the
+Python source line that holds a given piece of code (``line_of``), so a seed follows the
+tutorial when its lines move.
 test/python/test_hazards.py checks every seed; bench/hazard_check.py times them;
 test/gpu/sanitize_hazards.py runs the Hopper ones under compute-sanitizer.
 """
@@ -100,96 +101,6 @@ COMMON = "flash_attention_common.py"
 BLACKWELL_ATTENTION = "blackwell_flash_attention.py"
 FUSED_MLP = "hopper_fused_mlp.py"
 
-SEEDS = (
-    Seed(
-        "q_ready wait dropped",
-        "hopper_attention_d64",
-        Operation("ttng.wait_barrier", HOPPER_ATTENTION, 382),
-        None,
-        frozenset({(COMMON, 50), (HOPPER_ATTENTION, 307)}),
-        "a consumer no longer waits for its Q tile: the next tile's Q load (over the O the "
-        "consumer stores) is not ordered after the O store",
-    ),
-    Seed(
-        "O store wait dropped",
-        "hopper_attention_d64",
-        Operation("ttng.async_tma_store_wait", HOPPER_ATTENTION, 311),
-        None,
-        frozenset({(HOPPER_ATTENTION, 309), (COMMON, 50)}),
-        "q_empty is arrived while the TMA store still reads O: the next Q load overwrites it",
-    ),
-    Seed(
-        "q_empty wait dropped in the loader",
-        "hopper_attention_d64",
-        Operation("ttng.wait_barrier", HOPPER_ATTENTION, 473),
-        None,
-        frozenset({(HOPPER_ATTENTION, 307), (COMMON, 50)}),
-        "a TMA load into a Q buffer whose shared sibling O is still written and stored",
-    ),
-    Seed(
-        "fence dropped after the O store",
-        "hopper_attention_d64",
-        Operation("ttng.fence_async_shared", HOPPER_ATTENTION, 308),
-        None,
-        frozenset({(HOPPER_ATTENTION, 307), (COMMON, 50)}),
-        "O's local_store (generic proxy) over a Q buffer is not fenced before the TMA load "
-        "(async proxy) of the next Q into it, though the mbarriers order them",
-    ),
-    Seed(
-        "tile_done wait dropped",
-        "hopper_attention_d128",
-        Operation("ttng.wait_barrier", HOPPER_ATTENTION, 305),
-        None,
-        frozenset({(HOPPER_ATTENTION, 307), (HOPPER_ATTENTION, 295)}),
-        "O is written over the last V stage before the other consumer's P V has read it",
-    ),
-    Seed(
-        "kv_empty arrive before the O store's wait",
-        "hopper_attention_d128",
-        Operation("ttng.async_tma_store_wait", HOPPER_ATTENTION, 311),
-        Operation("ttng.arrive_barrier", HOPPER_ATTENTION, 313),
-        frozenset({(HOPPER_ATTENTION, 309), (COMMON, 91)}),
-        "the stage under O is released while the TMA store still reads O: the loader's TMA "
-        "load of the next V into it races with the store",
-    ),
-    Seed(
-        "fused MLP: the loader's empty2 wait dropped",
-        "hopper_fused_mlp_shared",
-        Operation("ttng.wait_barrier", FUSED_MLP, 188),
-        None,
-        frozenset({(FUSED_MLP, 190), (FUSED_MLP, 229)}),
-        "the phases share one ring: the TMA load of W2 into a stage no longer waits for the "
-        "phase-1 warpgroup_mma still reading X and W1 from that stage's bytes",
-    ),
-    Seed(
-        "alpha_ready wait dropped",
-        "blackwell_attention_d128",
-        Operation("ttng.wait_barrier", BLACKWELL_ATTENTION, 280),
-        None,
-        frozenset({(BLACKWELL_ATTENTION, 281), (BLACKWELL_ATTENTION, 143)}),
-        "the correction partition's TMEM load of alpha is not ordered before the next "
-        "S = Q K^T, which tcgen05 writes over alpha",
-    ),
-    Seed(
-        "p_ready wait dropped",
-        "blackwell_attention_d128",
-        Operation("ttng.wait_barrier", BLACKWELL_ATTENTION, 87, nth=1),
-        None,
-        frozenset({(BLACKWELL_ATTENTION, 239), (BLACKWELL_ATTENTION, 143)}),
-        "the MMA partition no longer waits for P's second slice: the softmax's TMEM store "
-        "of it races with the next S = Q K^T written over it",
-    ),
-    Seed(
-        "s_ready wait dropped",
-        "blackwell_attention_d128",
-        Operation("ttng.wait_barrier", BLACKWELL_ATTENTION, 219),
-        None,
-        frozenset({(BLACKWELL_ATTENTION, 228), (BLACKWELL_ATTENTION, 143)}),
-        "the softmax no longer waits for S: its TMEM store of alpha over S races with the "
-        "tcgen05_mma that writes S",
-    ),
-)
-
 
 @functools.cache
 def _statements(file_name: str) -> tuple[tuple[int, int], ...]:
@@ -207,6 +118,277 @@ def statement_line(file_name: str, line: int) -> int:
         return line
     spans = [(start, end) for start, end in _statements(file_name) if start <= line <= end]
     return min(spans, key=lambda span: span[1] - span[0])[0] if spans else line
+
+
+def line_of(file_name: str, text: str, function: str | None = None) -> int:
+    """The first line of the statement of tutorials/``file_name`` (within ``function`` if
+    given) whose source holds ``text`` on exactly one line: seeds name their operations by
+    their code, so that they follow the tutorial when its lines move."""
+    path = TUTORIALS / file_name
+    lines = path.read_text().splitlines()
+    first, last = 1, len(lines)
+    if function is not None:
+        (definition,) = (
+            node
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.FunctionDef) and node.name == function
+        )
+        first, last = definition.lineno, definition.end_lineno
+    found = [number for number in range(first, last + 1) if text in lines[number - 1]]
+    if len(found) != 1:
+        raise LookupError(f"{text!r} is on {len(found)} lines of {file_name}, not one")
+    return statement_line(str(path), found[0])
+
+
+SEEDS = (
+    Seed(
+        "q_ready wait dropped",
+        "hopper_attention_d64",
+        Operation(
+            "ttng.wait_barrier",
+            HOPPER_ATTENTION,
+            line_of(
+                HOPPER_ATTENTION,
+                "mbarrier.wait(q_ready.index(q_index), (tile_count // Q_BUFFERS) & 1)",
+            ),
+        ),
+        None,
+        frozenset(
+            {
+                (
+                    COMMON,
+                    line_of(COMMON, "q_tiles.index(first + tile).reshape([1, Q_ROWS, HEAD_DIM])"),
+                ),
+                (HOPPER_ATTENTION, line_of(HOPPER_ATTENTION, "o_smem.store(o)")),
+            }
+        ),
+        "a consumer no longer waits for its Q tile: the next tile's Q load (over the O the "
+        "consumer stores) is not ordered after the O store",
+    ),
+    Seed(
+        "O store wait dropped",
+        "hopper_attention_d64",
+        Operation(
+            "ttng.async_tma_store_wait",
+            HOPPER_ATTENTION,
+            line_of(HOPPER_ATTENTION, "tma.store_wait(0)"),
+        ),
+        None,
+        frozenset(
+            {
+                (
+                    HOPPER_ATTENTION,
+                    line_of(HOPPER_ATTENTION, "tma_store(desc_o, [off_bh, off_m, 0], o_smem"),
+                ),
+                (
+                    COMMON,
+                    line_of(COMMON, "q_tiles.index(first + tile).reshape([1, Q_ROWS, HEAD_DIM])"),
+                ),
+            }
+        ),
+        "q_empty is arrived while the TMA store still reads O: the next Q load overwrites it",
+    ),
+    Seed(
+        "q_empty wait dropped in the loader",
+        "hopper_attention_d64",
+        Operation(
+            "ttng.wait_barrier",
+            HOPPER_ATTENTION,
+            line_of(HOPPER_ATTENTION, "mbarrier.wait(q_empty.index(first_q + c)"),
+        ),
+        None,
+        frozenset(
+            {
+                (HOPPER_ATTENTION, line_of(HOPPER_ATTENTION, "o_smem.store(o)")),
+                (
+                    COMMON,
+                    line_of(COMMON, "q_tiles.index(first + tile).reshape([1, Q_ROWS, HEAD_DIM])"),
+                ),
+            }
+        ),
+        "a TMA load into a Q buffer whose shared sibling O is still written and stored",
+    ),
+    Seed(
+        "fence dropped after the O store",
+        "hopper_attention_d64",
+        Operation(
+            "ttng.fence_async_shared",
+            HOPPER_ATTENTION,
+            line_of(HOPPER_ATTENTION, "fence_async_shared()", function="_attend_rows"),
+        ),
+        None,
+        frozenset(
+            {
+                (HOPPER_ATTENTION, line_of(HOPPER_ATTENTION, "o_smem.store(o)")),
+                (
+                    COMMON,
+                    line_of(COMMON, "q_tiles.index(first + tile).reshape([1, Q_ROWS, HEAD_DIM])"),
+                ),
+            }
+        ),
+        "O's local_store (generic proxy) over a Q buffer is not fenced before the TMA load "
+        "(async proxy) of the next Q into it, though the mbarriers order them",
+    ),
+    Seed(
+        "tile_done wait dropped",
+        "hopper_attention_d128",
+        Operation(
+            "ttng.wait_barrier",
+            HOPPER_ATTENTION,
+            line_of(
+                HOPPER_ATTENTION,
+                "mbarrier.wait(tile_done, tile_count & 1)",
+                function="_attend_rows",
+            ),
+        ),
+        None,
+        frozenset(
+            {
+                (HOPPER_ATTENTION, line_of(HOPPER_ATTENTION, "o_smem.store(o)")),
+                (
+                    HOPPER_ATTENTION,
+                    line_of(HOPPER_ATTENTION, "acc = warpgroup_mma(p, v_tiles.index(last), acc)"),
+                ),
+            }
+        ),
+        "O is written over the last V stage before the other consumer's P V has read it",
+    ),
+    Seed(
+        "kv_empty arrive before the O store's wait",
+        "hopper_attention_d128",
+        Operation(
+            "ttng.async_tma_store_wait",
+            HOPPER_ATTENTION,
+            line_of(HOPPER_ATTENTION, "tma.store_wait(0)"),
+        ),
+        Operation(
+            "ttng.arrive_barrier",
+            HOPPER_ATTENTION,
+            line_of(HOPPER_ATTENTION, "pred=first_index + n_blocks - 1 == tile_last"),
+        ),
+        frozenset(
+            {
+                (
+                    HOPPER_ATTENTION,
+                    line_of(HOPPER_ATTENTION, "tma_store(desc_o, [off_bh, off_m, 0], o_smem"),
+                ),
+                (COMMON, line_of(COMMON, "v_tiles.index(stage).reshape([1, BLOCK_N, HEAD_DIM])")),
+            }
+        ),
+        "the stage under O is released while the TMA store still reads O: the loader's TMA "
+        "load of the next V into it races with the store",
+    ),
+    Seed(
+        "fused MLP: the loader's empty2 wait dropped",
+        "hopper_fused_mlp_shared",
+        Operation(
+            "ttng.wait_barrier", FUSED_MLP, line_of(FUSED_MLP, "mbarrier.wait(empty2.index(stage)")
+        ),
+        None,
+        frozenset(
+            {
+                (
+                    FUSED_MLP,
+                    line_of(
+                        FUSED_MLP,
+                        "tma_load(desc_w2, [off_h, off_n], ready2.index(stage)",
+                    ),
+                ),
+                (
+                    FUSED_MLP,
+                    line_of(
+                        FUSED_MLP,
+                        "acc_h = warpgroup_mma(x, w1_ring.index(stage), acc_h, is_async=True)",
+                    ),
+                ),
+            }
+        ),
+        "the phases share one ring: the TMA load of W2 into a stage no longer waits for the "
+        "phase-1 warpgroup_mma still reading X and W1 from that stage's bytes",
+    ),
+    Seed(
+        "alpha_ready wait dropped",
+        "blackwell_attention_d128",
+        Operation(
+            "ttng.wait_barrier",
+            BLACKWELL_ATTENTION,
+            line_of(BLACKWELL_ATTENTION, "mbarrier.wait(alpha_ready.index(g), (j - 1) & 1)"),
+        ),
+        None,
+        frozenset(
+            {
+                (
+                    BLACKWELL_ATTENTION,
+                    line_of(
+                        BLACKWELL_ATTENTION,
+                        "gl.sum(alpha_tiles.index(g).load(column_layout), 1)",
+                    ),
+                ),
+                (
+                    BLACKWELL_ATTENTION,
+                    line_of(BLACKWELL_ATTENTION, "k_tiles.index(stage).permute((1, 0)),"),
+                ),
+            }
+        ),
+        "the correction partition's TMEM load of alpha is not ordered before the next "
+        "S = Q K^T, which tcgen05 writes over alpha",
+    ),
+    Seed(
+        "p_ready wait dropped",
+        "blackwell_attention_d128",
+        Operation(
+            "ttng.wait_barrier",
+            BLACKWELL_ATTENTION,
+            line_of(
+                BLACKWELL_ATTENTION,
+                "mbarrier.wait(p_ready.index(g * NUM_MMA_SLICES + sl), block & 1)",
+            ),
+            nth=1,
+        ),
+        None,
+        frozenset(
+            {
+                (
+                    BLACKWELL_ATTENTION,
+                    line_of(BLACKWELL_ATTENTION, "p_tiles.index(g * NUM_MMA_SLICES + 1).store("),
+                ),
+                (
+                    BLACKWELL_ATTENTION,
+                    line_of(BLACKWELL_ATTENTION, "k_tiles.index(stage).permute((1, 0)),"),
+                ),
+            }
+        ),
+        "the MMA partition no longer waits for P's second slice: the softmax's TMEM store "
+        "of it races with the next S = Q K^T written over it",
+    ),
+    Seed(
+        "s_ready wait dropped",
+        "blackwell_attention_d128",
+        Operation(
+            "ttng.wait_barrier",
+            BLACKWELL_ATTENTION,
+            line_of(BLACKWELL_ATTENTION, "mbarrier.wait(s_ready.index(g), j & 1)"),
+        ),
+        None,
+        frozenset(
+            {
+                (
+                    BLACKWELL_ATTENTION,
+                    line_of(
+                        BLACKWELL_ATTENTION,
+                        "alpha_tiles.index(g).store(gl.convert_layout(alpha[:, None]",
+                    ),
+                ),
+                (
+                    BLACKWELL_ATTENTION,
+                    line_of(BLACKWELL_ATTENTION, "k_tiles.index(stage).permute((1, 0)),"),
+                ),
+            }
+        ),
+        "the softmax no longer waits for S: its TMEM store of alpha over S races with the "
+        "tcgen05_mma that writes S",
+    ),
+)
 
 
 def access_lines(hazard) -> frozenset:
