@@ -26,6 +26,7 @@ uses (``SpecPlan``), without compiling it to the end, and
 configurations whose plans do not fit (docs/autotune.md).
 """
 
+from . import _single_llvm  # noqa: F401  (first: before anything imports Triton)
 from ._autotune import ConfigVerdict, PlanPruner, autotune
 from ._budget import KernelBudget, StorageBudget, kernel_budget
 from ._core import (
