@@ -12,10 +12,9 @@ import pytest
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 
-requires_tlx_mlir = pytest.mark.skipif(
-    importlib.util.find_spec("tlx_mlir") is None,
-    reason="tlx_mlir is not built (it needs LLVM/MLIR 22: scripts/install.sh)",
-)
+NOT_BUILT = "tlx_mlir is not built (it needs LLVM/MLIR 22: scripts/install.sh)"
+TLX_MLIR_BUILT = importlib.util.find_spec("tlx_mlir") is not None
+requires_tlx_mlir = pytest.mark.skipif(not TLX_MLIR_BUILT, reason=NOT_BUILT)
 
 
 def triton_opt() -> str:
