@@ -136,7 +136,7 @@ def test_the_wheel_carries_triton_opt_and_the_plan_cli(tmp_path):
             "    module = ir.Module.parse(open(sys.argv[1]).read())\n"
             "    passmanager.PassManager.parse('builtin.module(tlx-storage-alias-lowering,"
             "tlx-rewrite-local-alias)').run(module.operation)\n"
-            "    print(module, end='')\n",
+            "    print(module)\n",
             REPOSITORY / "test" / "TLX" / "lowering.mlir",
         ],
         cwd=work,
