@@ -183,10 +183,18 @@ def tlx_modules():
     return modules
 
 
+@pytest.mark.parametrize(
+    "pipeline",
+    [
+        LOWER,
+        "builtin.module(tlx-storage-alias-lowering{whole-views=false},tlx-rewrite-local-alias)",
+    ],
+    ids=["lowering", "stock-triton-ir"],
+)
 @pytest.mark.parametrize(("name", "text"), tlx_modules(), ids=[n for n, _ in tlx_modules()])
-def test_every_module_of_test_tlx_lowers_as_with_triton_opt(name, text):
+def test_every_module_of_test_tlx_lowers_as_with_triton_opt(name, text, pipeline):
     triton_opt_parses = run_triton_opt("builtin.module()", text)[0] == 0
-    code, expected = run_triton_opt(LOWER, text)
+    code, expected = run_triton_opt(pipeline, text)
     with ir.Context():
         try:
             module = ir.Module.parse(text)
@@ -199,8 +207,8 @@ def test_every_module_of_test_tlx_lowers_as_with_triton_opt(name, text):
             # module is left as it came in.
             before = str(module)
             with pytest.raises(ir.MLIRError):
-                run_pipeline(LOWER, module)
+                run_pipeline(pipeline, module)
             assert str(module) == before
             return
-        run_pipeline(LOWER, module)
+        run_pipeline(pipeline, module)
         assert printed(module) == expected
