@@ -28,6 +28,7 @@ configurations whose plans do not fit (docs/autotune.md);
 orders (docs/hazards.md).
 """
 
+from . import _single_llvm  # noqa: F401  (first: before anything imports Triton)
 from ._autotune import ConfigVerdict, PlanPruner, autotune
 from ._budget import KernelBudget, StorageBudget, kernel_budget
 from ._core import (
