@@ -118,7 +118,14 @@ import sys
 import tlx
 import torch
 import triton
-from hopper_common import SM90A, TORCH_TO_TRITON_DTYPE, TRITON_DTYPE_BITS, tile_layout, tma_operand
+from hopper_common import (
+    SM90A,
+    TORCH_TO_TRITON_DTYPE,
+    TRITON_DTYPE_BITS,
+    print_plan_verdicts,
+    tile_layout,
+    tma_operand,
+)
 from hopper_common import triton_dtype as _triton_dtype
 from tlx.compat import tma_load, tma_store
 from triton.compiler.errors import CompilationError
@@ -707,14 +714,7 @@ def print_autotune_plans(dtype="fp16"):
     }
     arguments.update(tokens=4096, d_model=1024, hidden=4096, ACTIVATION="gelu")
     for space in LAYOUTS:
-        for triton_config in autotune_configs(space):
-            verdict = pruner.verdict(triton_config, arguments)
-            config = config_of(triton_config)
-            if verdict.fits:
-                smem = verdict.budget.storage(tlx.storage_kind.smem).used_units
-                print(f"    {config}: fits, {smem} bytes of SMEM region ({verdict.seconds:.2f} s)")
-            else:
-                print(f"    {config}: pruned: {'; '.join(verdict.reasons)}")
+        print_plan_verdicts(pruner, autotune_configs(space), arguments, config_of)
 
 
 # The script ---------------------------------------------------------------------------------

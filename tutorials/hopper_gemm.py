@@ -78,7 +78,13 @@ import sys
 import tlx
 import torch
 import triton
-from hopper_common import SM90A, TMA_ALIGNMENT, TORCH_TO_TRITON_DTYPE, TRITON_DTYPE_BITS
+from hopper_common import (
+    SM90A,
+    TMA_ALIGNMENT,
+    TORCH_TO_TRITON_DTYPE,
+    TRITON_DTYPE_BITS,
+    print_plan_verdicts,
+)
 from hopper_common import tile_layout as _tile_layout
 from hopper_common import tma_operand as _tma_operand
 from hopper_common import triton_dtype as _triton_dtype
@@ -714,14 +720,7 @@ def print_autotune_plans(dtype="fp16"):
         )
     }
     arguments.update(M=4096, N=4096, K=4096)
-    for triton_config in autotune_configs():
-        verdict = pruner.verdict(triton_config, arguments)
-        config = config_of(triton_config)
-        if verdict.fits:
-            smem = verdict.budget.storage(tlx.storage_kind.smem).used_units
-            print(f"    {config}: fits, {smem} bytes of SMEM region ({verdict.seconds:.2f} s)")
-        else:
-            print(f"    {config}: pruned: {'; '.join(verdict.reasons)}")
+    print_plan_verdicts(pruner, autotune_configs(), arguments, config_of)
 
 
 # The script ---------------------------------------------------------------------------------

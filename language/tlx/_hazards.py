@@ -1129,28 +1129,10 @@ def kernel_ttgir(src, target, options=None):
     end, then its Gluon TTGIR pipeline for the target, on the CPU. Each spec's
     backing allocation and views carry the spec's and buffer's names
     (``tlx.spec``, ``tlx.buffer`` attributes)."""
-    from triton._C.libtriton import ir
-    from triton.compiler.compiler import make_backend
+    from ._jit import front_end
 
-    from ._jit import ASTSource
-
-    if not isinstance(src, ASTSource):
-        raise TypeError(
-            f"tlx.check_hazards expects a tlx.ASTSource, got {type(src).__name__} (compile "
-            "the kernel with tlx.ASTSource(fn=kernel, signature=..., constexprs=...))"
-        )
-    backend = make_backend(target)
-    options = backend.parse_options(dict(options or {}, **src.parse_options()))
-    context = ir.context()
-    ir.load_dialects(context)
-    backend.load_dialects(context)
-    module, trace = src.traced_make_ir(
-        target,
-        options,
-        backend.get_codegen_implementation(options),
-        backend.get_module_map(),
-        context,
-        name_views=True,
+    module, trace, backend, options = front_end(
+        src, target, options, "tlx.check_hazards", name_views=True
     )
     backend.gluon_to_ttgir(module, {}, options, backend._parse_arch(options.arch))
     return module.str(), trace.spec_plans

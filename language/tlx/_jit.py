@@ -61,6 +61,31 @@ class ASTSource(GluonASTSource):
         return module, trace
 
 
+def front_end(src: ASTSource, target, options, api_name: str, name_views: bool = False):
+    """(module, trace, backend, parsed options) of Triton's front end run on ``src`` for
+    ``target``, as every supported Triton release's ``triton.compile`` runs it, with tlx
+    tracing; ``api_name`` is the public function that asked (for its error)."""
+    if not isinstance(src, ASTSource):
+        raise TypeError(
+            f"{api_name} expects a tlx.ASTSource, got {type(src).__name__} (compile "
+            "the kernel with tlx.ASTSource(fn=kernel, signature=..., constexprs=...))"
+        )
+    backend = make_backend(target)
+    options = backend.parse_options(dict(options or {}, **src.parse_options()))
+    context = ir.context()
+    ir.load_dialects(context)
+    backend.load_dialects(context)
+    module, trace = src.traced_make_ir(
+        target,
+        options,
+        backend.get_codegen_implementation(options),
+        backend.get_module_map(),
+        context,
+        name_views=name_views,
+    )
+    return module, trace, backend, options
+
+
 def kernel_plans(src: ASTSource, target, options=None) -> tuple[SpecPlan, ...]:
     """The plan of every spec of a kernel, as tlx made them while tracing it:
     one ``SpecPlan`` per ``tlx.storage_alias_spec`` and per ``local_alloc``
@@ -73,24 +98,7 @@ def kernel_plans(src: ASTSource, target, options=None) -> tuple[SpecPlan, ...]:
     Triton's front end only (the kernel is traced to IR, which is dropped): no
     cache, no optimisation, no PTX, no GPU needed. A plan the planner rejects
     raises the same ``CompilationError`` compiling would raise."""
-    if not isinstance(src, ASTSource):
-        raise TypeError(
-            f"tlx.kernel_plans expects a tlx.ASTSource, got {type(src).__name__} (compile "
-            "the kernel with tlx.ASTSource(fn=kernel, signature=..., constexprs=...))"
-        )
-    backend = make_backend(target)
-    # The front end of triton.compile, as every supported Triton release calls it.
-    options = backend.parse_options(dict(options or {}, **src.parse_options()))
-    context = ir.context()
-    ir.load_dialects(context)
-    backend.load_dialects(context)
-    _, trace = src.traced_make_ir(
-        target,
-        options,
-        backend.get_codegen_implementation(options),
-        backend.get_module_map(),
-        context,
-    )
+    _, trace, _, _ = front_end(src, target, options, "tlx.kernel_plans")
     return trace.spec_plans
 
 
