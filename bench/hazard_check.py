@@ -23,16 +23,7 @@ import kernels  # noqa: E402
 import tlx  # noqa: E402
 from tlx import _hazards  # noqa: E402
 
-TUTORIAL_KERNELS = (
-    "hopper_attention_d64",
-    "hopper_attention_d128",
-    "hopper_gemm",
-    "hopper_gemm_persistent",
-    "hopper_fused_mlp_shared",
-    "hopper_fused_mlp_separate",
-    "blackwell_attention_d64",
-    "blackwell_attention_d128",
-)
+TUTORIAL_KERNELS = corpus.TUTORIAL_KERNELS
 
 
 def _small_tutorials():

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from ._budget import kernel_budget
+from ._ttgir import split_top_level
 
 USAGE_ERROR = 2
 PLAN_ERROR = 1
@@ -30,24 +31,6 @@ _TARGETS = {"sm_90a": 90, "sm_100a": 100}
 
 class UsageError(Exception):
     """A bad command line: printed and exit status 2."""
-
-
-def split_top_level(text: str, separator: str = ",") -> list[str]:
-    """``text`` split at ``separator`` outside brackets: a tensor descriptor type
-    (``tensordesc<fp16[64,64],...>``) keeps its commas."""
-    parts, depth, current = [], 0, []
-    for character in text:
-        if character in "<[({":
-            depth += 1
-        elif character in ">])}":
-            depth -= 1
-        if character == separator and depth == 0:
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(character)
-    parts.append("".join(current))
-    return [part.strip() for part in parts if part.strip()]
 
 
 def parse_signature(entries: list[str]) -> dict[str, str]:

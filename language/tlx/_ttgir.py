@@ -94,7 +94,7 @@ class Module:
         return self.parse_memdesc(found[-1]) if found else None
 
     def parse_memdesc(self, body: str) -> MemDescType:
-        parts = _split_commas(body)
+        parts = split_top_level(body)
         dims = parts[0].split("x")
         shape = tuple(int(d) for d in dims[:-1])
         encoding = self.aliases.get(parts[1].strip(), parts[1].strip()) if len(parts) > 1 else ""
@@ -129,24 +129,26 @@ class Module:
             return self.source_location(named.group(1), depth + 1)
         fused = re.match(r"^fused(?:<[^>]*>)?\[(.*)\]$", text)
         if fused:
-            return self.source_location(_split_commas(fused.group(1))[0], depth + 1)
+            return self.source_location(split_top_level(fused.group(1))[0], depth + 1)
         return ("?", 0, [])
 
 
-def _split_commas(text: str) -> list[str]:
+def split_top_level(text: str, separator: str = ",") -> list[str]:
+    """``text`` split at ``separator`` outside brackets: a tensor descriptor type
+    (``tensordesc<fp16[64,64],...>``) keeps its commas."""
     parts, depth, current = [], 0, []
     for character in text:
         if character in "<[({":
             depth += 1
         elif character in ">])}":
             depth -= 1
-        if character == "," and depth == 0:
-            parts.append("".join(current).strip())
+        if character == separator and depth == 0:
+            parts.append("".join(current))
             current = []
         else:
             current.append(character)
-    parts.append("".join(current).strip())
-    return parts
+    parts.append("".join(current))
+    return [part.strip() for part in parts if part.strip()]
 
 
 def _strip_location(line: str) -> tuple[str, str]:
@@ -174,14 +176,14 @@ def _strip_location(line: str) -> tuple[str, str]:
 
 def _block_arguments(text: str) -> list[str]:
     """``%a: type loc(...), %b: type`` -> ``["%a", "%b"]``."""
-    return [part.split(":")[0].strip() for part in _split_commas(text) if part.startswith("%")]
+    return [part.split(":")[0].strip() for part in split_top_level(text) if part.startswith("%")]
 
 
 def _argument_types(text: str) -> list[str]:
     """``%a: i32 loc(...), %b: !tt.ptr<f16>`` -> ``["i32", "!tt.ptr<f16>"]``."""
     return [
         _strip_location(part.split(":", 1)[1].strip())[0].split(" {")[0].strip()
-        for part in _split_commas(text)
+        for part in split_top_level(text)
         if part.startswith("%") and ":" in part
     ]
 
@@ -285,7 +287,7 @@ def parse_module(text: str) -> Module:
                 rest,
             )
             if loop:
-                carried = _split_commas(loop.group(5)) if loop.group(5) else []
+                carried = split_top_level(loop.group(5)) if loop.group(5) else []
                 operation.operands = [loop.group(2), loop.group(3), loop.group(4)]
                 operation.operands += [part.split("=")[1].strip() for part in carried]
                 region = Region(
@@ -294,7 +296,7 @@ def parse_module(text: str) -> Module:
                 operation.regions.append(region)
         elif name == "scf.while":
             loop = re.match(r"^scf\.while \((.*?)\)", rest)
-            carried = _split_commas(loop.group(1)) if loop and loop.group(1) else []
+            carried = split_top_level(loop.group(1)) if loop and loop.group(1) else []
             operation.operands = [part.split("=")[1].strip() for part in carried]
             operation.regions.append(
                 Region(arguments=[part.split("=")[0].strip() for part in carried])

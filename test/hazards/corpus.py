@@ -96,6 +96,18 @@ def kernel(key):
     raise KeyError(key)
 
 
+# The tutorial kernels (keys of kernel()) that must check clean.
+TUTORIAL_KERNELS = (
+    "hopper_attention_d64",
+    "hopper_attention_d128",
+    "hopper_gemm",
+    "hopper_gemm_persistent",
+    "hopper_fused_mlp_shared",
+    "hopper_fused_mlp_separate",
+    "blackwell_attention_d64",
+    "blackwell_attention_d128",
+)
+
 HOPPER_ATTENTION = "hopper_flash_attention.py"
 COMMON = "flash_attention_common.py"
 BLACKWELL_ATTENTION = "blackwell_flash_attention.py"

@@ -16,16 +16,7 @@ sys.path.insert(0, str(REPOSITORY / "test" / "hazards"))
 import corpus  # noqa: E402
 import kernels  # noqa: E402
 
-TUTORIAL_KERNELS = (
-    "hopper_attention_d64",
-    "hopper_attention_d128",
-    "hopper_gemm",
-    "hopper_gemm_persistent",
-    "hopper_fused_mlp_shared",
-    "hopper_fused_mlp_separate",
-    "blackwell_attention_d64",
-    "blackwell_attention_d128",
-)
+TUTORIAL_KERNELS = corpus.TUTORIAL_KERNELS
 
 
 @pytest.mark.parametrize("key", TUTORIAL_KERNELS)
