@@ -36,6 +36,8 @@ from ._core import (
     local_view,
     reuse_group,
     reuse_group_ir_type,
+    reuse_phases,
+    reuse_phases_ir_type,
     storage_alias_spec,
     storage_alias_spec_type,
 )
@@ -67,6 +69,8 @@ __all__ = [
     "reuse_group",
     "reuse_group_ir_type",
     "reuse_group_type",
+    "reuse_phases",
+    "reuse_phases_ir_type",
     "storage_alias_spec",
     "storage_alias_spec_type",
     "storage_kind",

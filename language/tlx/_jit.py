@@ -55,7 +55,7 @@ class ASTSource(GluonASTSource):
         trace = KernelTrace(self.fn.__name__, target, target_name, options)
         with tracing(trace):
             module = super().make_ir(target, options, codegen_fns, module_map, context)
-            trace.finish()
+            trace.finish(module)
         return module, trace
 
 
