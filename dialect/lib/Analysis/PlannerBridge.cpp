@@ -181,8 +181,8 @@ LogicalResult buildOverlap(SpecUses &uses, Operation *root, Operation *givenAt,
                            PlannerInput &input) {
   if (auto phases = dyn_cast_or_null<ReusePhasesOp>(root)) {
     for (Value tree : phases.getTrees()) {
-      FailureOr<planner::Group> phase = TreeBuilder(uses, givenAt)
-                                            .build(tree.getDefiningOp<ReuseGroupOp>());
+      FailureOr<planner::Group> phase =
+          TreeBuilder(uses, givenAt).build(tree.getDefiningOp<ReuseGroupOp>());
       if (failed(phase))
         return failure();
       input.phases.push_back(std::move(*phase));
@@ -191,8 +191,9 @@ LogicalResult buildOverlap(SpecUses &uses, Operation *root, Operation *givenAt,
   }
   auto tree = dyn_cast_or_null<ReuseGroupOp>(root);
   if (!tree)
-    return givenAt->emitOpError() << "the overlap definition must be a "
-                                     "tlx.reuse_group or tlx.reuse_phases result";
+    return givenAt->emitOpError()
+           << "the overlap definition must be a "
+              "tlx.reuse_group or tlx.reuse_phases result";
   FailureOr<planner::Group> built = TreeBuilder(uses, givenAt).build(tree);
   if (failed(built))
     return failure();
@@ -215,9 +216,9 @@ std::optional<StorageAliasSpecOp> specOfLeaves(Operation *root) {
         continue;
       }
       auto alloc = dyn_cast_or_null<StorageAliasLocalAllocOp>(definer);
-      auto owner = alloc ? alloc.getStorageAlias()
-                               .getDefiningOp<StorageAliasSpecOp>()
-                         : StorageAliasSpecOp();
+      auto owner =
+          alloc ? alloc.getStorageAlias().getDefiningOp<StorageAliasSpecOp>()
+                : StorageAliasSpecOp();
       if (!owner || (spec && *spec != owner))
         oneSpec = false;
       else
@@ -542,8 +543,7 @@ mlir::tlx::checkPhaseLifetimes(SpecUses &uses, const planner::Plan &plan,
                 dyn_cast<triton::gpu::WarpSpecializeOp>(user)) {
           // A capture is used where its partitions use it.
           for (Region *partition : warpSpecialize.getPartitionRegions())
-            worklist.push_back(
-                partition->getArgument(use.getOperandNumber()));
+            worklist.push_back(partition->getArgument(use.getOperandNumber()));
           continue;
         }
         positions[index].push_back(order.lookup(user));
@@ -564,9 +564,8 @@ mlir::tlx::checkPhaseLifetimes(SpecUses &uses, const planner::Plan &plan,
     userNames.push_back(userName(alloc, index));
   for (const planner::Diagnostic &problem : problems) {
     Operation *inBetween = opAt.lookup(problem.numbers[0]);
-    InFlightDiagnostic diag =
-        inBetween->emitError(
-            planner::formatDiagnostic(problem, specName, userNames));
+    InFlightDiagnostic diag = inBetween->emitError(
+        planner::formatDiagnostic(problem, specName, userNames));
     const std::string &other = userNames[problem.buffers[1]];
     diag.attachNote(opAt.lookup(problem.numbers[1])->getLoc())
         << "a use of buffer \"" << other << "\" before it";
