@@ -214,6 +214,12 @@ def test_the_fused_mlp_pattern_is_planned_and_accepted(h_in_both, y_in_both, exp
     assert plan.size_bytes == (both + max(4, 3 + 2 - both)) * tile
     text = record.describe()
     assert 'phase 0: "' in text and 'phase 1: "' in text
+    # The picture has one lane per phase, and each buffer's lane names its phases.
+    svg = record.to_svg()
+    assert "phase 0 shares" in svg and "phase 1 shares" in svg
+    assert "x (phase 0)" in svg and "w2 (phase 1)" in svg
+    if h_in_both:
+        assert "h (phase 0, 1)" in svg
     compile_kernel(fused_phases, H_IN_BOTH=h_in_both, Y_IN_BOTH=y_in_both, EXPLICIT=explicit)
 
 
