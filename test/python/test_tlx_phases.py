@@ -5,11 +5,12 @@ check, and the deprecated ``reuse=buffer``, in the JIT world (issue 20)."""
 import inspect
 import os
 import re
+import subprocess
 import warnings
 
 import pytest
 import tlx
-from _helpers import SM90, compile_kernel, fill
+from _helpers import SM90, compile_kernel, fill, find_triton_opt
 from triton.compiler.errors import CompilationError
 from triton.experimental.gluon import language as ttgl
 
@@ -223,6 +224,33 @@ def test_the_fused_mlp_pattern_is_planned_and_accepted(h_in_both, y_in_both, exp
     compile_kernel(fused_phases, H_IN_BOTH=h_in_both, Y_IN_BOTH=y_in_both, EXPLICIT=explicit)
 
 
+def test_the_dump_of_phases_gives_triton_opt_the_same_plan(tmp_path, capfd):
+    triton_opt = find_triton_opt()
+    if triton_opt is None:
+        pytest.skip("triton-opt is not built (build/bin/triton-opt) and not on PATH")
+    os.environ["TLX_DUMP_ALIAS_IR"] = "1"
+    try:
+        (record,) = plans_of(fused_phases, H_IN_BOTH=True, Y_IN_BOTH=True, EXPLICIT=True)
+    finally:
+        del os.environ["TLX_DUMP_ALIAS_IR"]
+    dump = capfd.readouterr().err
+    start = dump.index("// TLX storage alias specs")
+    module = tmp_path / "dump.mlir"
+    module.write_text(dump[start : dump.index("\n}\n", start) + 3])
+    assert "tlx.reuse_phases(" in module.read_text()
+    result = subprocess.run(
+        [str(triton_opt), str(module), "--test-print-tlx-plan", "-o", os.devnull],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert f"smem region {record.plan.size_bytes} bytes" in result.stderr
+    # The dump's values have no names: buffers are named by their file:line:col.
+    name = r'"dump\.mlir:\d+:\d+"'
+    assert re.search(rf"phase 0:( {name}){{4}}\n", result.stderr)
+    assert re.search(rf"phase 1:( {name}){{3}}\n", result.stderr)
+
+
 @tlx.jit
 def interleaved_phases():
     spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
@@ -318,3 +346,28 @@ def test_legacy_reuse_warns_at_the_users_line_with_the_spec_code():
     assert joined.plan.views[0].offset == 0
     ttgir = compile_kernel(legacy_reuse).asm["ttgir"]
     assert len(re.findall(r"ttg\.local_alloc", ttgir)) == 1
+
+
+@tlx.jit
+def phase_inside_another():
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+    x = tlx.local_alloc((BLOCK, BLOCK), ttgl.float16, 1, reuse=spec, layout=ROW_MAJOR)
+    w = tlx.local_alloc((BLOCK, BLOCK), ttgl.float16, 1, reuse=spec, layout=ROW_MAJOR)
+    inner = tlx.reuse_group(x)
+    tlx.reuse_group(inner, w)
+    tlx.reuse_phases(inner, tlx.reuse_group(w))
+
+
+@tlx.jit
+def phase_of_a_buffer():
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+    x = tlx.local_alloc((BLOCK, BLOCK), ttgl.float16, 1, reuse=spec, layout=ROW_MAJOR)
+    w = tlx.local_alloc((BLOCK, BLOCK), ttgl.float16, 1, reuse=spec, layout=ROW_MAJOR)
+    tlx.reuse_phases(x, tlx.reuse_group(w))
+
+
+def test_reuse_phases_takes_trees_of_their_own():
+    with pytest.raises(CompilationError, match="which is already part of tlx.reuse_group at"):
+        plans_of(phase_inside_another)
+    with pytest.raises(CompilationError, match="takes tlx.reuse_group trees, got buffered_tensor"):
+        plans_of(phase_of_a_buffer)
