@@ -273,7 +273,8 @@ def _uses_in_program_order(module, buffer_uses):
     """{user: [(position, location)]}: every op of ``module`` that reads a memory
     descriptor buffer indexing made (or one derived from it), numbered in the
     order of the IR (nested ops in their order; an op with regions is not a use
-    itself: the ops inside are)."""
+    itself: the ops inside are). An op that reads buffers of several users (an
+    MMA) is a use of each."""
     derived = dict(buffer_uses)
     uses: dict[AllocationState, list] = {}
     position = 0
@@ -283,17 +284,21 @@ def _uses_in_program_order(module, buffer_uses):
         position += 1
         if op.get_num_regions() > 0:
             return
-        found = None
+        found = []
         for i in range(op.get_num_operands()):
-            found = derived.get(op.get_operand(i).id())
-            if found is not None:
-                break
-        if found is None:
-            return
-        uses.setdefault(found[0], []).append((position, found[1]))
-        if op.get_name().startswith(_VIEW_OPS):
+            operand = op.get_operand(i)
+            entry = derived.get(operand.id())
+            # The type guards against the id of a value Triton erased while
+            # tracing being reused by another value.
+            if entry is not None and entry[2] == str(operand.get_type()):
+                found.append(entry)
+        for user, location, _ in found:
+            uses.setdefault(user, []).append((position, location))
+        if found and op.get_name().startswith(_VIEW_OPS):
+            user, location, _ = found[0]
             for i in range(op.get_num_results()):
-                derived[op.get_result(i).id()] = found
+                result = op.get_result(i)
+                derived[result.id()] = (user, location, str(result.get_type()))
 
     module.walk(visit)
     return uses
@@ -334,7 +339,8 @@ class KernelTrace:
         # Every reuse_group / reuse_phases built, in order (implicit overlap).
         self.overlap_roots: list = []
         # The memory descriptors buffer indexing made: value id -> (user, where).
-        self.buffer_uses: dict[int, tuple[AllocationState, SourceLocation]] = {}
+        # (user, where, the descriptor's type text).
+        self.buffer_uses: dict[int, tuple[AllocationState, SourceLocation, str]] = {}
         # DeprecationWarnings (location, message) to emit when tracing is done.
         self.deprecations: list = []
         # Set by finish: the plan of every spec, in creation order.
@@ -359,7 +365,7 @@ class KernelTrace:
     def record_use(self, handle, user: AllocationState, location: SourceLocation) -> None:
         """Remembers that ``handle`` (a buffer's memory descriptor) is buffer
         indexing of ``user`` at ``location``, for the lifetime check of phases."""
-        self.buffer_uses[handle.id()] = (user, location)
+        self.buffer_uses[handle.id()] = (user, location, str(handle.get_type()))
 
     def finish(self, module=None) -> None:
         """Reports the specs never sealed, checks the lifetimes of phases in
