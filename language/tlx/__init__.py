@@ -15,7 +15,9 @@ region, planned by the compiler::
         a.index(0).store(...)          # Gluon's own shared_memory_descriptor
         x = tlx.local_view(b, 1).load(layout)
 
-The planner (``tlx.planner``) owns every size, offset and alignment; the
+``set_buffer_overlap`` is optional: a tree over one spec's buffers is its overlap;
+``tlx.reuse_phases(tree_0, tree_1, ...)`` gives a fused kernel one tree per phase
+(docs/semantics.md). The planner (``tlx.planner``) owns every size, offset and alignment; the
 lowering emits stock Triton IR (one backing allocation per spec, typed views,
 rewritten buffer indices). ``TLX_DUMP_ALIAS_IR=1`` prints each compiled
 kernel's specs as a TLX-dialect module for ``triton-opt``;
