@@ -471,9 +471,13 @@ class buffered_tensor_type(base_type):
             if view is None
             else (f"{view.slots}_{view.period}_{view.scale}_{view.offset_slots}_{view.step}")
         )
+        # The buffer too: a function called with two buffers of one type gets an
+        # instance each, whose uses the lifetime check of phases can attribute.
+        allocation = self.allocation
+        buffer = "" if allocation is None else f"{allocation.spec.name}_{allocation.index}"
         return (
             f"TLXB{self.element_ty.mangle()}S{shape}SL{self.layout.mangle()}L"
-            f"{self.storage.value}P{_name_fragment(placement)}TLXB"
+            f"{self.storage.value}P{_name_fragment(placement)}B{_name_fragment(buffer)}TLXB"
         )
 
     def to_ir(self, builder):

@@ -270,18 +270,29 @@ _VIEW_OPS = ("ttg.memdesc_", "ttng.tmem_subslice")
 
 
 def _uses_in_program_order(module, buffer_uses):
-    """{user: [(position, location)]}: every op of ``module`` that reads a memory
-    descriptor buffer indexing made (or one derived from it), numbered in the
-    order of the IR (nested ops in their order; an op with regions is not a use
-    itself: the ops inside are). An op that reads buffers of several users (an
-    MMA) is a use of each."""
+    """{user: [(position, location)]}: every op of ``module``'s kernel that reads a
+    memory descriptor of a user (its view, or one buffer indexing made, or one
+    derived from those), numbered in the order of the IR (nested ops in their
+    order; an op with regions is not a use itself: the ops inside are). An op that
+    reads buffers of several users (an MMA) is a use of each. The uses inside a
+    function the kernel calls (a helper, a warp_specialize partition) count at
+    each call."""
     derived = dict(buffer_uses)
-    uses: dict[AllocationState, list] = {}
+    # Per function (the walk visits a tt.func after its body): its uses
+    # [(position, user, location)] and its calls [(position, callee)].
+    pending_uses, pending_calls = [], []
+    uses_of, calls_of = {}, {}
     position = 0
 
     def visit(op):
-        nonlocal position
+        nonlocal position, pending_uses, pending_calls
         position += 1
+        name = op.get_name()
+        if name == "tt.func":
+            function = op.get_str_attr("sym_name")
+            uses_of[function], calls_of[function] = pending_uses, pending_calls
+            pending_uses, pending_calls = [], []
+            return
         if op.get_num_regions() > 0:
             return
         found = []
@@ -292,15 +303,38 @@ def _uses_in_program_order(module, buffer_uses):
             # tracing being reused by another value.
             if entry is not None and entry[2] == str(operand.get_type()):
                 found.append(entry)
+        if name == "tt.call":
+            # The callee's uses count at the call (buffer types mangle their
+            # buffer: each buffer gets its own instance of a helper).
+            pending_calls.append((position, op.get_flat_symbol_ref_attr("callee")))
+        if not found:
+            return
+        # Buffer indexing's own op is at the line of its index call.
+        results = [op.get_result(i) for i in range(op.get_num_results())]
+        made = [derived.get(result.id()) for result in results]
+        located = next((entry[1] for entry in made if entry is not None), None)
         for user, location, _ in found:
-            uses.setdefault(user, []).append((position, location))
-        if found and op.get_name().startswith(_VIEW_OPS):
+            pending_uses.append((position, user, located or location))
+        if name.startswith(_VIEW_OPS):
             user, location, _ = found[0]
-            for i in range(op.get_num_results()):
-                result = op.get_result(i)
-                derived[result.id()] = (user, location, str(result.get_type()))
+            for result in results:
+                derived.setdefault(result.id(), (user, location, str(result.get_type())))
 
     module.walk(visit)
+
+    def inlined(function, at, seen):
+        """The uses of ``function``, each at ``at`` (a call) or at its own position."""
+        if function in seen:
+            return
+        seen = seen | {function}
+        for where, user, location in uses_of.get(function, ()):
+            yield (where if at is None else at), user, location
+        for where, callee in calls_of.get(function, ()):
+            yield from inlined(callee, where if at is None else at, seen)
+
+    uses: dict[AllocationState, list] = {}
+    for where, user, location in inlined(module.get_entry_func_name(), None, frozenset()):
+        uses.setdefault(user, []).append((where, location))
     return uses
 
 

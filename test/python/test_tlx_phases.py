@@ -12,6 +12,7 @@ import pytest
 import tlx
 from _helpers import SM90, compile_kernel, fill, find_triton_opt
 from triton.compiler.errors import CompilationError
+from triton.experimental import gluon
 from triton.experimental.gluon import language as ttgl
 
 DISTINCT = ttgl.constexpr(tlx.reuse_group_type.distinct)
@@ -271,6 +272,71 @@ def test_interleaved_uses_of_buffers_of_two_phases_are_an_error_at_both_lines():
     assert f"is used at {where(interleaved_phases, 'w2 in between')}" in message
     assert f"at {where(interleaved_phases, 'x first')}" in message
     assert f"at {where(interleaved_phases, 'x again')}" in message
+
+
+@tlx.jit
+def use_buffer(buf, k: ttgl.constexpr):
+    fill(buf.index(k))
+
+
+@tlx.jit
+def phases_through_helpers(INTERLEAVE: ttgl.constexpr):
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+    x = tlx.local_alloc((BLOCK, BLOCK), ttgl.float16, 2, reuse=spec, layout=ROW_MAJOR)
+    w2 = tlx.local_alloc((BLOCK, BLOCK), ttgl.float16, 2, reuse=spec, layout=ROW_MAJOR)
+    spec.set_buffer_overlap(tlx.reuse_phases(tlx.reuse_group(x), tlx.reuse_group(w2)))
+    use_buffer(x, 0)
+    if INTERLEAVE:
+        use_buffer(w2, 0)  # helper in between
+        use_buffer(x, 1)
+    else:
+        use_buffer(x, 1)
+        use_buffer(w2, 0)  # one helper instance serves x and w2
+
+
+def test_the_lifetime_check_sees_buffers_passed_to_helpers():
+    # x and w2 have one type and one place: the helper gets an instance per
+    # buffer, and its uses count at each call.
+    (record,) = plans_of(phases_through_helpers, INTERLEAVE=False)
+    assert record.plan.views[0] == record.plan.views[1]
+    with pytest.raises(CompilationError) as raised:
+        plans_of(phases_through_helpers, INTERLEAVE=True)
+    message = str(raised.value)
+    assert '"w2" (phase 1) is used between two uses of buffer "x" (phase 0)' in message
+    # The lines are those of the index calls inside the helper.
+    assert f"is used at {where(use_buffer, 'fill(buf.index(k))')}" in message
+
+
+@gluon.jit
+def use_first(x, w2):
+    fill(x.index(0))
+
+
+@gluon.jit
+def use_second(x, w2):
+    fill(w2.index(0))
+
+
+@tlx.jit
+def phases_in_partitions(X_AFTER: ttgl.constexpr):
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+    x = tlx.local_alloc((BLOCK, BLOCK), ttgl.float16, 2, reuse=spec, layout=ROW_MAJOR)
+    w2 = tlx.local_alloc((BLOCK, BLOCK), ttgl.bfloat16, 2, reuse=spec, layout=ROW_MAJOR)
+    spec.set_buffer_overlap(tlx.reuse_phases(tlx.reuse_group(x), tlx.reuse_group(w2)))
+    ttgl.warp_specialize([(use_first, (x, w2)), (use_second, (x, w2))], [4], [80])
+    if X_AFTER:
+        fill(x.index(1))  # x again, after the partitions
+
+
+def test_the_lifetime_check_follows_warp_specialize_partitions():
+    # The default partition (x) comes before the worker (w2) in program order.
+    (record,) = plans_of(phases_in_partitions, X_AFTER=False)
+    assert record.plan.ok
+    with pytest.raises(CompilationError) as raised:
+        plans_of(phases_in_partitions, X_AFTER=True)
+    message = str(raised.value)
+    assert '"w2" (phase 1) is used between two uses of buffer "x" (phase 0)' in message
+    assert f"and at {where(phases_in_partitions, 'x again')}" in message
 
 
 @tlx.jit
