@@ -763,15 +763,29 @@ Plan planPhases(const Spec &spec, const std::vector<Buffer> &buffers,
     chosen = &*beside;
   if (!chosen) {
     auto [buffer, first, other] = std::get<std::array<int, 3>>(alone);
+    // Why the buffers of several phases cannot be set apart: the first that
+    // shares bytes in a phase.
+    int sharing = -1;
+    int64_t sharingPhase = -1;
+    for (int candidate : multiPhase)
+      for (size_t p = 0; p < trees.size() && sharing < 0; ++p)
+        if (trees[p].leaves[candidate].node >= 0 &&
+            !apart(trees[p], candidate)) {
+          sharing = candidate;
+          sharingPhase = static_cast<int64_t>(p);
+        }
     diagnostics.push_back(error(
-        DiagnosticKind::PhasesDisagree, buffer, {buffer}, {first, other},
+        DiagnosticKind::PhasesDisagree, buffer, {buffer, sharing},
+        {first, other, sharingPhase},
         "buffer " + bufferRef(buffer) + " is in phases " +
             std::to_string(first) + " and " + std::to_string(other) +
             " of spec " + specRef() +
-            " and shares bytes with other buffers in one of them, but the "
-            "phases, each planned alone, put it at different places: give "
-            "it the same position in every phase's tree, or let it share "
-            "bytes with no other buffer in any phase"));
+            ", which, each planned alone, put it at different places; and "
+            "the buffers of several phases cannot be set apart either: " +
+            bufferRef(sharing) + " shares bytes with another buffer in phase " +
+            std::to_string(sharingPhase) +
+            ". Give the buffers of several phases the same position in every "
+            "phase's tree, or let them share bytes with no other buffer"));
     return result;
   }
   result.views = chosen->views;

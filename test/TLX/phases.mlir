@@ -191,7 +191,7 @@ module {
   // phase 1: a, b and c are in both phases, and no one place suits both.
   tt.func @phases_disagree() {
     %s = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem> loc("spec")
-    // expected-error-re @below {{buffer "phases.mlir:{{[0-9]+}}:{{[0-9]+}}" is in phases 0 and 1 of spec "spec" and shares bytes with other buffers in one of them, but the phases, each planned alone, put it at different places}}
+    // expected-error-re @below {{buffer "phases.mlir:{{[0-9]+}}:{{[0-9]+}}" is in phases 0 and 1 of spec "spec", which, each planned alone, put it at different places; and the buffers of several phases cannot be set apart either: "phases.mlir:{{[0-9]+}}:{{[0-9]+}}" shares bytes with another buffer in phase 0}}
     %a = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<1x64x64xf16, #shared, #smem, mutable>
     %b = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<1x64x64xf16, #shared, #smem, mutable>
     %c = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<1x64x64xf16, #shared, #smem, mutable>

@@ -203,7 +203,9 @@ enum class DiagnosticKind {
   /// so every buffer starts at offset 0; buffers: all of them.
   NoOverlapTree,
   /// A buffer of several phases cannot have one place valid in all of them
-  /// (planPhases); numbers: the two phases whose places differ.
+  /// (planPhases); buffers: it, and a buffer of several phases that shares
+  /// bytes in a phase; numbers: the two phases whose places differ, and the
+  /// phase where the second shares.
   PhasesDisagree,
   /// A buffer of one phase is used between two uses of a buffer of another
   /// phase that shares its bytes (checkPhaseLifetimes); buffers: the one used
