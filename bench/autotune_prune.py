@@ -73,7 +73,9 @@ def main():
     print(header)
     print("-" * len(header))
     for config in CONFIGS:
-        triton_config = triton.Config(gemm.constexprs(config), pre_hook=gemm._set_block_shapes)
+        triton_config = triton.Config(
+            gemm.config_arguments(config), pre_hook=gemm._set_block_shapes
+        )
 
         def verdict(triton_config=triton_config):
             # A fresh pruner each time: its verdicts are cached.

@@ -11,7 +11,7 @@ export PYTHONPATH="$PWD/language${PYTHONPATH:+:$PYTHONPATH}"
 echo "== lint (ruff, clang-format)"
 .venv/bin/ruff check --quiet .
 .venv/bin/ruff format --check --quiet .
-find dialect python -name '*.cpp' -o -name '*.h' | xargs .venv/bin/clang-format --dry-run -Werror
+find dialect planner python -name '*.cpp' -o -name '*.h' | xargs .venv/bin/clang-format --dry-run -Werror
 
 echo "== lit (MLIR half)"
 .venv/bin/lit -sv build/test

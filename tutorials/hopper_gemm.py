@@ -78,9 +78,12 @@ import sys
 import tlx
 import torch
 import triton
+from hopper_common import SM90A, TMA_ALIGNMENT, TORCH_TO_TRITON_DTYPE, TRITON_DTYPE_BITS
+from hopper_common import tile_layout as _tile_layout
+from hopper_common import tma_operand as _tma_operand
+from hopper_common import triton_dtype as _triton_dtype
 from tlx.compat import cta_barrier, tma_load, tma_store
 from triton import knobs
-from triton.backends.compiler import GPUTarget
 from triton.compiler.errors import CompilationError
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
@@ -97,7 +100,7 @@ from triton.runtime.driver import driver as _driver
 
 
 @gluon.jit
-def _tile_offsets(tile, M, N, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, GROUP_M: gl.constexpr):
+def _tile_offsets(tile, M, N, GROUP_M, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr):
     """(first row, first column) of tile ``tile`` of C. Consecutive tiles walk down a group of
     GROUP_M tile rows before moving one tile column right."""
     pid = tile
@@ -124,17 +127,16 @@ def _load_partition(
     BLOCK_M: gl.constexpr,
     BLOCK_N: gl.constexpr,
     BLOCK_K: gl.constexpr,
-    GROUP_M: gl.constexpr,
     NUM_STAGES: gl.constexpr,
 ):
     """The loader warp: for each of the CTA's tiles (``schedule``), the A and B tiles of K step
     k into the next stage of the ring once both consumers have released that stage's previous
     contents. The ring runs on from one tile to the next."""
-    M, N, k_steps, first_tile, end_tile, tile_step = schedule
+    M, N, GROUP_M, k_steps, first_tile, end_tile, tile_step = schedule
     step_bytes: gl.constexpr = desc_a.block_type.nbytes + desc_b.block_type.nbytes
     step = 0
     for tile in range(first_tile, end_tile, tile_step):
-        off_m, off_n = _tile_offsets(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+        off_m, off_n = _tile_offsets(tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
         for k in range(k_steps):
             stage = step % NUM_STAGES
             # Phase ^ 1: the first pass over the ring finds every stage free.
@@ -151,7 +153,6 @@ def _mma_partition(
     consumer: gl.constexpr,
     SUB_M: gl.constexpr,
     BLOCK_N: gl.constexpr,
-    GROUP_M: gl.constexpr,
     NUM_STAGES: gl.constexpr,
     ALIAS_C: gl.constexpr,
 ):
@@ -159,7 +160,7 @@ def _mma_partition(
     warpgroup: the matrix products, then this half of the tile's epilogue. ``state`` holds
     the tensors and buffers both consumers take (the kernel's ``consumer_state``)."""
     desc_c, a_ring, b_ring, c_tile, ready, empty, mma_done, schedule = state
-    M, N, k_steps, first_tile, end_tile, tile_step = schedule
+    M, N, GROUP_M, k_steps, first_tile, end_tile, tile_step = schedule
     num_warps: gl.constexpr = gl.num_warps()
     acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16]
@@ -167,7 +168,7 @@ def _mma_partition(
     c_half = c_tile.index(0).slice(consumer * SUB_M, SUB_M)
     step = 0
     for tile in range(first_tile, end_tile, tile_step):
-        off_m, off_n = _tile_offsets(tile, M, N, 2 * SUB_M, BLOCK_N, GROUP_M)
+        off_m, off_n = _tile_offsets(tile, M, N, GROUP_M, 2 * SUB_M, BLOCK_N)
         acc = gl.zeros([SUB_M, BLOCK_N], gl.float32, acc_layout)
         for k in range(k_steps):
             stage = step % NUM_STAGES
@@ -200,7 +201,9 @@ def _mma_partition(
 
 # The shapes vary from call to call and the TMA clips at the edges: specializing on their
 # divisibility would buy nothing and compile every configuration again for each new one.
-@tlx.jit(do_not_specialize=["M", "N", "K"])
+# GROUP_M only orders the tiles: as an argument, the tuner's GROUP_M variants of a
+# configuration share one compiled kernel.
+@tlx.jit(do_not_specialize=["M", "N", "K", "GROUP_M"])
 def gemm_kernel(
     desc_a,
     desc_b,
@@ -208,11 +211,11 @@ def gemm_kernel(
     M,
     N,
     K,
+    GROUP_M,
     BLOCK_M: gl.constexpr,
     BLOCK_N: gl.constexpr,
     BLOCK_K: gl.constexpr,
     NUM_STAGES: gl.constexpr,
-    GROUP_M: gl.constexpr,
     ALIAS_C: gl.constexpr,
     PERSISTENT: gl.constexpr,
 ):
@@ -229,7 +232,7 @@ def gemm_kernel(
     else:
         end_tile = first_tile + 1
         tile_step = 1
-    schedule = (M, N, k_steps, first_tile, end_tile, tile_step)
+    schedule = (M, N, GROUP_M, k_steps, first_tile, end_tile, tile_step)
 
     dtype: gl.constexpr = desc_a.dtype
     # One SMEM region planned by tlx for the ring and the epilogue tile. The layouts are the
@@ -290,11 +293,11 @@ def gemm_kernel(
         [
             (
                 _mma_partition,
-                (consumer_state, 0, SUB_M, BLOCK_N, GROUP_M, NUM_STAGES, ALIAS_C),
+                (consumer_state, 0, SUB_M, BLOCK_N, NUM_STAGES, ALIAS_C),
             ),
             (
                 _mma_partition,
-                (consumer_state, 1, SUB_M, BLOCK_N, GROUP_M, NUM_STAGES, ALIAS_C),
+                (consumer_state, 1, SUB_M, BLOCK_N, NUM_STAGES, ALIAS_C),
             ),
             (
                 _load_partition,
@@ -309,7 +312,6 @@ def gemm_kernel(
                     BLOCK_M,
                     BLOCK_N,
                     BLOCK_K,
-                    GROUP_M,
                     NUM_STAGES,
                 ),
             ),
@@ -321,16 +323,10 @@ def gemm_kernel(
 
 # Host side ---------------------------------------------------------------------------------
 
-TORCH_TO_TRITON_DTYPE = {torch.float16: "fp16", torch.bfloat16: "bf16"}
 _TORCH_DTYPE = {name: dtype for dtype, name in TORCH_TO_TRITON_DTYPE.items()}
-TRITON_DTYPE_BITS = {"fp16": 16, "bf16": 16}
-SM90A = GPUTarget("cuda", 90, 32)
 # The default partition is one consumer warpgroup; the other consumer (4 warps) and the loader
 # (1 warp) are workers.
 COMPILE_OPTIONS = {"num_warps": 4}
-# The TMA reads and writes rows whose byte stride is a multiple of this, from an address that
-# is a multiple of it.
-TMA_ALIGNMENT = 16
 
 
 @dataclasses.dataclass(frozen=True)
@@ -401,19 +397,6 @@ def benchmark_configs(dtype="fp16"):
     return default_config(dtype), best_unaliased_config(dtype)
 
 
-def _triton_dtype(dtype):
-    """The Triton name of a torch dtype, "fp16" or "bf16" (either name is returned as is)."""
-    name = TORCH_TO_TRITON_DTYPE.get(dtype, dtype)
-    if name not in TRITON_DTYPE_BITS:
-        raise ValueError(f"dtype must be float16 or bfloat16, got {dtype}")
-    return name
-
-
-@functools.cache
-def _tile_layout(bits):
-    return gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=bits, rank=2)
-
-
 @functools.cache
 def _block_shapes(config):
     """Block shapes of the A, B and C descriptors: C is stored a consumer's half at a time."""
@@ -439,6 +422,7 @@ def kernel_source(config, dtype="fp16"):
         "M": "i32",
         "N": "i32",
         "K": "i32",
+        "GROUP_M": "i32",
         **dict.fromkeys(arguments, "constexpr"),
     }
     return tlx.ASTSource(fn=gemm_kernel, signature=signature, constexprs=arguments)
@@ -455,24 +439,6 @@ def smem_plan(config, dtype="fp16"):
     PTX). A configuration that does not fit raises the CompilationError compiling it raises."""
     (smem,) = tlx.kernel_plans(kernel_source(config, dtype), target=SM90A, options=COMPILE_OPTIONS)
     return smem
-
-
-def _tma_operand(t):
-    """``t`` if the TMA can address it (unit column stride, row stride and start aligned to
-    16 bytes), else a copy whose rows are padded to 16 bytes (a view of the same shape)."""
-    row_bytes = t.stride(0) * t.element_size()
-    if (
-        t.stride(1) == 1
-        and row_bytes % TMA_ALIGNMENT == 0
-        and t.data_ptr() % TMA_ALIGNMENT == 0
-        and t.stride(0) >= t.shape[1]
-    ):
-        return t
-    per_row = TMA_ALIGNMENT // t.element_size()
-    padded = t.new_empty(t.shape[0], triton.cdiv(t.shape[1], per_row) * per_row)
-    view = padded[:, : t.shape[1]]
-    view.copy_(t)
-    return view
 
 
 def _check_inputs(a, b):
@@ -512,7 +478,9 @@ def matmul(a, b, config=None):
     desc_b = TensorDescriptor.from_tensor(b, block_b, layout)
     desc_c = TensorDescriptor.from_tensor(c, block_c, layout)
     grid = _launch_grid(M, N, config, a.device)
-    gemm_kernel[grid](desc_a, desc_b, desc_c, M, N, K, **constexprs(config), **COMPILE_OPTIONS)
+    gemm_kernel[grid](
+        desc_a, desc_b, desc_c, M, N, K, **config_arguments(config), **COMPILE_OPTIONS
+    )
     return c if c.is_contiguous() else c.contiguous()
 
 
@@ -533,10 +501,12 @@ def _launch_grid(M, N, config, device):
 def autotune_configs():
     """The space ``autotuned_matmul`` searches (tlx.autotune): 64, 128 or 256 columns per
     tile (a narrow tile gives a small matrix more CTAs), 2 to 6 stages, C over the ring or
-    beside it, and persistent kernels (C beside the ring) whose next tile loads while this
-    one's C is stored. The planner drops, before compiling, the 8 whose SMEM does not fit:
-    256 columns fit 3 stages with C beside the ring and 4 with C over it (a tiles-times-stages
-    formula would drop that one too); 64 and 128 columns fit all six."""
+    beside it, persistent kernels (C beside the ring) whose next tile loads while this one's C
+    is stored, and for the 256-column tiles, whose order decides most what L2 holds, groups of
+    4, 8 or 16 tile rows (GROUP_M is an argument: the variants share one compiled kernel). The
+    planner drops, before compiling, the 24 whose SMEM does not fit: 256 columns fit 3 stages
+    with C beside the ring and 4 with C over it (a tiles-times-stages formula would drop that
+    one too); 64 and 128 columns fit all six."""
     configs = [
         Config(128, block_n, 64, stages, alias_c)
         for block_n in (64, 128, 256)
@@ -548,8 +518,14 @@ def autotune_configs():
         for block_n in (128, 256)
         for stages in (3, 4, 5, 6)
     ]
+    configs += [
+        config.replace(group_m=group_m)
+        for config in configs
+        if config.block_n == 256
+        for group_m in (4, 16)
+    ]
     return [
-        triton.Config(constexprs(config), pre_hook=_set_block_shapes, **COMPILE_OPTIONS)
+        triton.Config(config_arguments(config), pre_hook=_set_block_shapes, **COMPILE_OPTIONS)
         for config in configs
     ]
 
@@ -561,10 +537,15 @@ def constexprs(config):
         "BLOCK_N": config.block_n,
         "BLOCK_K": config.block_k,
         "NUM_STAGES": config.num_stages,
-        "GROUP_M": config.group_m,
         "ALIAS_C": config.alias_c,
         "PERSISTENT": config.persistent,
     }
+
+
+def config_arguments(config):
+    """Every kernel argument ``config`` sets (a ``triton.Config``'s kwargs): GROUP_M, then
+    the constexprs, in the kernel's order."""
+    return {"GROUP_M": config.group_m, **constexprs(config)}
 
 
 def config_of(arguments):
@@ -605,7 +586,7 @@ def _grid(meta):
 @dataclasses.dataclass
 class _Launch:
     """What a call of ``autotuned_matmul`` needs once its key is tuned: the compiled kernel of
-    the chosen configuration, its grid and constexprs, and descriptors to copy. Launching it
+    the chosen configuration, its grid and arguments, and descriptors to copy. Launching it
     directly skips the autotuner's and the JIT's argument handling (binding, specializing,
     looking up), which cost the host some 50 us a call, more than the GPU's work below 4096
     cubed: the kernel does not specialize on M, N and K, and its descriptors' types are fixed
@@ -614,7 +595,7 @@ class _Launch:
     config: Config
     kernel: object
     grid: int
-    constexprs: tuple
+    config_arguments: tuple
     templates: tuple
 
 
@@ -661,7 +642,7 @@ def _launch_direct(launch, a, b):
     descriptors = [_copy_descriptor(t, x) for t, x in zip(launch.templates, (a, b, c), strict=True)]
     kernel = launch.kernel
     stream = _driver.active.get_current_stream(a.device.index)
-    arguments = (*descriptors, M, N, K, *launch.constexprs)
+    arguments = (*descriptors, M, N, K, *launch.config_arguments)
     # As Triton's JIT launches a compiled kernel, with its launch hooks (profilers).
     kernel.run(
         launch.grid, 1, 1, stream, kernel.function, kernel.packed_metadata,
@@ -698,7 +679,7 @@ def autotuned_matmul(a, b):
     _last_config[a.dtype] = config
     if launch is None and c.is_contiguous():
         grid = _launch_grid(M, N, config, a.device)
-        arguments = constexprs(config)
+        arguments = config_arguments(config)
         kernel = gemm_kernel.warmup(
             desc_a, desc_b, desc_c, M, N, K, **arguments, **COMPILE_OPTIONS, grid=grid
         )

@@ -128,7 +128,11 @@ class PlanPruner:
         try:
             plans = kernel_plans(source, target, options)
         except CompilationError as error:
-            message = getattr(error, "error_message", None) or str(error)
+            # Triton wraps an error once per @jit function it passes through: a spec sealed in
+            # a helper function carries the planner's message one cause down.
+            while error.error_message is None and isinstance(error.__cause__, CompilationError):
+                error = error.__cause__
+            message = error.error_message or str(error)
             budget, reasons = None, (message.strip(),)
         else:
             budget = kernel_budget(plans, target)

@@ -6,6 +6,7 @@ import tlx
 import torch
 import triton
 from _helpers import SM90
+from triton.experimental import gluon
 from triton.experimental.gluon import language as ttgl
 
 NVMMA = ttgl.constexpr(ttgl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2))
@@ -94,6 +95,32 @@ def test_each_pruned_configuration_carries_the_planners_reason():
     verdict = pruner.verdict(configs()[-1], arguments())  # 256-wide, 7 stages, distinct
     assert not verdict.fits and verdict.seconds >= 0
     assert verdict.budget is None or not verdict.budget.fits
+
+
+@gluon.jit
+def _sealed_ring(BLOCK: ttgl.constexpr, STAGES: ttgl.constexpr):
+    """ring_kernel's unaliased SMEM, its spec created and sealed in a helper function."""
+    smem = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+    a = tlx.local_alloc((BLOCK, 64), ttgl.float16, STAGES, reuse=smem, layout=NVMMA)
+    b = tlx.local_alloc((64, BLOCK), ttgl.float16, STAGES, reuse=smem, layout=NVMMA)
+    smem.set_buffer_overlap(tlx.reuse_group(a, b, group_type=DISTINCT))
+    return a
+
+
+@tlx.jit
+def helper_sealed_kernel(x_ptr, n, BLOCK: ttgl.constexpr, STAGES: ttgl.constexpr):
+    _sealed_ring(BLOCK, STAGES)
+
+
+def test_a_spec_sealed_in_a_helper_is_pruned_with_the_planners_message():
+    """Triton wraps the planner's error once per @jit call it passes through: the reason is
+    still the planner's message, not the kernel's source."""
+    config = triton.Config({"BLOCK": 256, "STAGES": 7}, num_warps=4)
+    verdict = tlx.PlanPruner(helper_sealed_kernel, target=SM90).verdict(config, arguments())
+    assert not verdict.fits
+    (reason,) = verdict.reasons
+    assert reason.startswith('storage_alias_spec "smem" (created at test_autotune.py:'), reason
+    assert "more than the target's limit of 232448 bytes" in reason
 
 
 def test_verdicts_are_cached_per_configuration_and_argument_types():

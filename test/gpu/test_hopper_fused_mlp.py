@@ -1,0 +1,104 @@
+"""GPU correctness of tutorials/hopper_fused_mlp.py against an fp32 reference (the hidden
+activations rounded to the inputs' dtype, as the kernel rounds them), both SMEM layouts.
+
+Runs only on a Hopper GPU (compute capability 9.x); skipped elsewhere.
+"""
+
+import pytest
+import torch
+
+pytestmark = pytest.mark.hopper
+
+# Relative to the largest entry of Y: the output is rounded to fp16 (11 significant bits) or
+# bf16 (8), and a hidden activation the fp32 sums put on the other side of a rounding boundary
+# than the reference's moves Y by one rounding step of H.
+TOLERANCE = {torch.float16: 5e-3, torch.bfloat16: 2e-2}
+
+# (tokens, d_model, hidden): one token; a partial row block (100) and several (1000); d_model
+# not a multiple of BLOCK_K (200, 100) nor of BLOCK_N (200, 100, 320), hidden not a multiple
+# of BLOCK_H (800, 400, 1000); rows of 200 bytes (d_model 100: copied into padded rows for the
+# TMA); several tiles of Y's columns and many hidden chunks (1000 x 1024 x 4096).
+SHAPES = [
+    (1, 256, 1024),
+    (100, 200, 800),
+    (1000, 100, 400),
+    (257, 320, 1000),
+    (1000, 1024, 4096),
+]
+
+
+def assert_matches_reference(out, x, w1, w2, activation="gelu"):
+    import hopper_fused_mlp as mlp
+
+    expected = mlp.reference_mlp(x, w1, w2, activation)
+    assert out.shape == expected.shape and out.dtype == x.dtype and out.is_contiguous()
+    scale = expected.abs().max().clamp_min(1.0)
+    error = ((out.float() - expected).abs().max() / scale).item()
+    assert error <= TOLERANCE[x.dtype], f"max relative error {error:.2e}"
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("layout", ["shared", "separate"])
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda shape: "x".join(map(str, shape)))
+def test_matches_reference(dtype, layout, shape):
+    import hopper_fused_mlp as mlp
+
+    tokens, d_model, hidden = shape
+    torch.manual_seed(tokens * d_model + hidden)
+    x, w1, w2 = mlp.random_inputs(tokens, d_model, hidden, dtype)
+    out = mlp.fused_mlp(x, w1, w2, mlp.default_config(layout))
+    assert_matches_reference(out, x, w1, w2)
+
+
+@pytest.mark.parametrize("layout", ["shared", "separate"])
+def test_relu_and_the_other_tile_shape(layout):
+    """ReLU, and 128 x 128 tiles of Y with hidden chunks of 128 (the autotuning space's other
+    tile shape), each with the most stages that fit."""
+    import hopper_fused_mlp as mlp
+
+    config = (
+        mlp.Config(128, 128, 6, 6, "shared")
+        if layout == "shared"
+        else mlp.Config(128, 128, 4, 2, "separate")
+    )
+    torch.manual_seed(1)
+    x, w1, w2 = mlp.random_inputs(300, 384, 1536, torch.bfloat16)
+    for activation in ("relu", "gelu"):
+        out = mlp.fused_mlp(x, w1, w2, config, activation)
+        assert_matches_reference(out, x, w1, w2, activation)
+
+
+def test_torch_mlp_is_the_reference():
+    """The benchmark's torch contender computes what the kernel computes."""
+    import hopper_fused_mlp as mlp
+
+    torch.manual_seed(2)
+    x, w1, w2 = mlp.random_inputs(512, 256, 1024, torch.float16)
+    assert_matches_reference(mlp.torch_mlp(x, w1, w2), x, w1, w2)
+
+
+def test_autotuned_matches_reference_in_both_layouts():
+    import hopper_fused_mlp as mlp
+
+    torch.manual_seed(3)
+    x, w1, w2 = mlp.random_inputs(777, 512, 2048, torch.float16)
+    for layout in ("shared", "separate"):
+        out = mlp.autotuned_fused_mlp(x, w1, w2, layout)
+        assert_matches_reference(out, x, w1, w2)
+        assert mlp.chosen_config(torch.float16, layout).layout == layout
+
+
+def test_strided_and_empty_operands():
+    import hopper_fused_mlp as mlp
+
+    torch.manual_seed(4)
+    big = torch.randn(300, 520, device="cuda", dtype=torch.float16)
+    x = big[1:200, 3:131]  # a view: unaligned start, row stride 520
+    w1 = (torch.randn(512, 128, device="cuda") / 128**0.5).half().t()  # column-major
+    w2 = (torch.randn(512, 128, device="cuda") / 512**0.5).half()
+    assert_matches_reference(mlp.fused_mlp(x, w1, w2), x, w1, w2)
+    empty = torch.empty(0, 64, device="cuda", dtype=torch.float16)
+    out = mlp.fused_mlp(empty, w1[:64, :64].contiguous(), w2[:64, :64].contiguous())
+    assert out.shape == (0, 64)
+    no_hidden = mlp.fused_mlp(x, torch.empty(128, 0, device="cuda", dtype=torch.float16), w2[:0])
+    assert torch.equal(no_hidden, torch.zeros_like(no_hidden)) and no_hidden.shape == (199, 128)

@@ -1,0 +1,202 @@
+"""tutorials/hopper_fused_mlp.py on the CPU: the overlap trees of its two SMEM layouts, their
+plans (one ring whose stages hold a phase-1 or a phase-2 step, against a ring per phase), the
+region the shared phases save, the best configurations that fit, the kernel compiled to a cubin
+for sm_90a, the script and its --plans without a GPU, and the launchers' refusals."""
+
+import dataclasses
+import importlib
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from tlx import planner
+from tlx.compat import NEEDS_WHOLE_VIEWS
+from triton.compiler.errors import CompilationError
+
+TUTORIALS = Path(__file__).resolve().parents[2] / "tutorials"
+sys.path.insert(0, str(TUTORIALS))
+
+SMEM_LIMIT = 227 * 1024
+TOO_BIG = "bytes of shared memory, more than the target's limit of 232448 bytes"
+# The backing allocation of a tlx SMEM spec: [n, 128] x i8 with the plan's alignment.
+SMEM_BACKING = re.compile(
+    r"ttg\.local_alloc \{alignment = (\d+) : i32\} : \(\) -> !ttg\.memdesc<(\d+)x128xi8"
+)
+BUFFERS = ["x_ring", "w1_ring", "w2_ring", "h_tiles", "y_tiles"]
+# The trees of the module's doc, over the users in local_alloc order (BUFFERS).
+EPILOGUE = planner.Group("shared", (4, 3))
+PHASE1 = planner.Group("distinct", (0, 1))
+SHARED_TREE = planner.Group("distinct", (EPILOGUE, planner.Group("shared", (PHASE1, 2))))
+SEPARATE_TREE = planner.Group("distinct", (EPILOGUE, planner.Group("distinct", (PHASE1, 2))))
+
+
+@pytest.fixture(scope="module")
+def mlp():
+    return importlib.import_module("hopper_fused_mlp")
+
+
+def buffer_ranges(spec_plan):
+    """{(buffer name, i): (first byte, end byte)} of every buffer of a plan."""
+    ranges = {}
+    for buffer, view in zip(spec_plan.buffers, spec_plan.plan.views, strict=True):
+        for i in range(buffer.shape[0]):
+            start = view.slot_of(i) * view.buffer_size
+            ranges[buffer.name, i] = (start, start + view.buffer_size)
+    return ranges
+
+
+def overlapping_pairs(spec_plan):
+    """{((name, i), (name, j))} of every two buffers of a plan that share a byte."""
+    ranges = sorted(buffer_ranges(spec_plan).items(), key=lambda item: item[1])
+    pairs = set()
+    for n, (first, (_, end)) in enumerate(ranges):
+        for second, (other_start, _end) in ranges[n + 1 :]:
+            if other_start >= end:
+                break
+            pairs.add(tuple(sorted((first, second))))
+    return pairs
+
+
+def test_default_configs(mlp):
+    shared, separate = mlp.default_config("shared"), mlp.default_config("separate")
+    assert (shared.block_m, shared.block_n, shared.block_h, shared.block_k) == (128, 256, 64, 64)
+    assert dataclasses.replace(separate, stages=5, w2_stages=5, layout="shared") == shared
+    assert (shared.stages, shared.w2_stages) == (5, 5)
+    assert (separate.stages, separate.w2_stages) == (4, 2)
+    with pytest.raises(ValueError, match="w2_stages must equal stages, got 2 and 4"):
+        mlp.Config(256, 64, 4, 2, "shared")
+    with pytest.raises(ValueError, match="layout must be one of"):
+        mlp.default_config("phases")
+    with pytest.raises(ValueError, match="at least two stages, got 1"):
+        mlp.Config(256, 64, 1, 1, "separate")
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_shared_phases_run_one_ring(mlp, dtype):
+    """Stage i of W2 lies over stage i of the X/W1 ring and nothing else; H and Y tile c
+    share bytes; nothing else overlaps."""
+    smem = mlp.smem_plan(mlp.default_config("shared"), dtype)
+    plan = smem.plan
+    assert [b.name for b in smem.buffers] == BUFFERS
+    assert smem.tree == SHARED_TREE
+    assert plan.ok and smem.allocated, plan.errors
+    assert plan.size_bytes == plan.ideal_bytes == 229376 <= SMEM_LIMIT
+    ranges = buffer_ranges(smem)
+    for stage in range(5):
+        x, w1, w2 = (ranges[name, stage] for name in ("x_ring", "w1_ring", "w2_ring"))
+        # X then W1 (16 + 8 KiB) inside the stage's 32 KiB of W2.
+        assert w2[0] == x[0] and x[1] == w1[0] and w1[1] <= w2[1]
+        assert w2[1] - w2[0] == 32768
+    expected = {(("h_tiles", c), ("y_tiles", c)) for c in range(2)}
+    expected |= {(("w1_ring", i), ("w2_ring", i)) for i in range(5)}
+    expected |= {(("w2_ring", i), ("x_ring", i)) for i in range(5)}
+    assert overlapping_pairs(smem) == expected
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_separate_phases_share_nothing(mlp, dtype):
+    smem = mlp.smem_plan(mlp.default_config("separate"), dtype)
+    assert smem.tree == SEPARATE_TREE
+    assert smem.plan.ok and smem.plan.size_bytes == smem.plan.ideal_bytes == 229376
+    assert overlapping_pairs(smem) == {(("h_tiles", c), ("y_tiles", c)) for c in range(2)}
+
+
+def test_shared_phases_take_a_smaller_region(mlp):
+    """At equal stages the shared layout needs one ring, not two: 2 x 32 KiB + H and Y
+    (64 KiB) against 2 x 24 + 2 x 32 + 64 KiB; at five stages only the shared one fits."""
+    two = mlp.Config(256, 64, 2, 2, "shared")
+    shared = mlp.smem_plan(two).plan
+    separate = mlp.smem_plan(dataclasses.replace(two, layout="separate")).plan
+    assert shared.size_bytes == 131072 < separate.size_bytes
+    assert separate.ideal_bytes == 180224
+    with pytest.raises(CompilationError):
+        mlp.smem_plan(dataclasses.replace(mlp.default_config("shared"), layout="separate"))
+
+
+def test_default_configs_are_the_most_stages_that_fit(mlp):
+    for config in (
+        mlp.Config(256, 64, 6, 6, "shared"),
+        mlp.Config(256, 64, 5, 2, "separate"),
+        mlp.Config(256, 64, 4, 3, "separate"),
+    ):
+        with pytest.raises(CompilationError) as error:
+            mlp.smem_plan(config)
+        assert TOO_BIG in mlp._planner_message(error.value)
+
+
+def test_kernel_compiles_to_a_cubin_for_sm90a(mlp):
+    for layout in mlp.LAYOUTS:
+        config = mlp.default_config(layout)
+        smem = mlp.smem_plan(config, "bf16")
+        compiled = mlp.compile_for_hopper(config, "bf16", "relu")
+        assert compiled.asm["cubin"]
+        ttgir = compiled.asm["ttgir"]
+        ((alignment, rows),) = SMEM_BACKING.findall(ttgir)
+        assert int(rows) * 128 == smem.plan.size_bytes
+        assert int(alignment) == smem.plan.alignment
+        # Phase 1 (64 x 64 products), phase 2 (64 x 256), in the consumer partitions.
+        assert ttgir.count("ttng.warp_group_dot ") == 4
+        assert "ttg.warp_specialize" in ttgir
+        # One pair of ring barriers per stage: shared, 5; separate, 4 + 2.
+        assert ttgir.count("ttng.init_barrier") == (10 if layout == "shared" else 12)
+        assert smem.plan.size_bytes < compiled.metadata.shared <= SMEM_LIMIT
+
+
+def test_launchers_refuse_bad_inputs(mlp):
+    x = torch.zeros(4, 8, dtype=torch.float16)
+    w1 = torch.zeros(8, 32, dtype=torch.float16)
+    w2 = torch.zeros(32, 8, dtype=torch.float16)
+    with pytest.raises(ValueError, match=r"w2 \[hidden, d_model\], got \(4, 8\), \(8, 32\)"):
+        mlp.fused_mlp(x, w1, w2.t())
+    with pytest.raises(ValueError, match="must all be float16 or bfloat16"):
+        mlp.fused_mlp(x, w1.bfloat16(), w2)
+    with pytest.raises(ValueError, match="must be CUDA tensors, got cpu, cpu and cpu"):
+        mlp.fused_mlp(x, w1, w2)
+    with pytest.raises(ValueError, match="activation must be one of"):
+        mlp.fused_mlp(x, w1, w2, activation="silu")
+    with pytest.raises(ValueError, match="layout must be one of"):
+        mlp.autotune_configs("phases")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the script would use the GPU")
+def test_script_compiles_and_prints_the_plans_without_gpu(mlp, capsys):
+    assert mlp.main() == 0
+    out = capsys.readouterr().out
+    assert out.count("sealed by set_buffer_overlap") == 2
+    assert out.count("SMEM region 229376 bytes (224 KiB, aligned to 1024)") == 2
+    assert "w2_ring 5 x [64, 256] 16-bit: buffers at bytes [65536, 98304, 131072" in out
+    assert "x_ring  5 x [128, 64] 16-bit: buffers at bytes [65536, 98304, 131072" in out
+    assert "w2_ring 2 x [64, 256] 16-bit: buffers at bytes [163840, 196608]" in out
+    assert "x/w1 stages=5 w2 stages=5): does not compile: " in out
+    assert "No Hopper GPU: compiling for sm_90a only." in out
+    assert out.count("cubin") == 4
+
+
+def test_plans_prints_the_pruners_verdict_on_both_spaces(mlp, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["hopper_fused_mlp.py", "--plans"])
+    assert mlp.main() == 0
+    out = capsys.readouterr().out
+    fits = out.count(": fits, ")
+    pruned = out.count(": pruned: ")
+    assert fits + pruned == sum(len(mlp.autotune_configs(layout)) for layout in mlp.LAYOUTS)
+    # Triton 3.8 rounds a region to whole views: fewer configurations fit there.
+    assert pruned >= 4 and fits >= (2 if NEEDS_WHOLE_VIEWS else 8)
+    assert "BLOCK_H=64 BLOCK_K=64 shared: ring=5: fits, 229376 bytes of SMEM region" in out
+    # The planner's own message, not the kernel's source (the spec is sealed in a helper).
+    assert 'shared: ring=6: pruned: storage_alias_spec "smem" (created at ' in out
+    assert TOO_BIG in out and "_smem_buffers(" not in out
+
+
+def test_bench_needs_a_hopper_gpu(monkeypatch, capsys):
+    sys.path.insert(0, str(TUTORIALS.parent / "bench"))
+    bench = importlib.import_module("fused_mlp")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(sys, "argv", ["fused_mlp.py"])
+    with pytest.raises(SystemExit, match="needs a Hopper GPU"):
+        bench.main()
+    monkeypatch.setattr(sys, "argv", ["fused_mlp.py", "--runs", "10"])
+    with pytest.raises(SystemExit):
+        bench.main()
+    assert "--runs must be at least 20" in capsys.readouterr().err
