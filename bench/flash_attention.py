@@ -2,6 +2,7 @@
 
     python bench/flash_attention.py [--sweep] [--head-dim 64|128] [--runs 100]
     python bench/flash_attention.py --grid [--runs 100]
+    python bench/flash_attention.py --tile-cost [--runs 100]
 
 For every shape (B, H, N, D) in fp16, causal and non-causal, in one process on one GPU:
 the tutorial kernel with SMEM aliasing (its default configuration), the best configuration of
@@ -17,6 +18,15 @@ shape and mask, one tuner per dtype and head dim) against cuDNN over N in 512 ..
 B x N = 32768 tokens, H = 16, D in {64, 128}, causal and not, fp16 and bf16, on fresh random
 inputs per row: GPU time as above, and the time as a user calls it (`triton.testing.do_bench`,
 launch included); each row prints the configuration the tuner chose.
+
+`--tile-cost` says why the short rows of the grid trail cuDNN: at a fixed number of tokens
+(B x N = 32768, H = 16, no mask, fp16) the work of a row is a fixed number of Q tiles, each
+visiting N / BLOCK_N key blocks, so its GPU time is close to a line in N, t(N) = fixed +
+slope x N. The intercept is what every tile pays whatever its length (loading Q, the
+epilogue, moving to the next tile), the slope what each key costs. Fitted by least squares
+over the short rows (N = 512 to 2048, where the grid's rows trail; at longer N cuDNN's cost
+per key grows) for our kernel (its default configuration) and for cuDNN, with the
+residuals printed.
 """
 
 import argparse
@@ -35,6 +45,8 @@ SHAPES = [(4, 32, 4096, 128), (2, 32, 8192, 128), (4, 32, 4096, 64)]
 GRID_TOKENS = 32768
 GRID_HEADS = 16
 GRID_SEQ_LENS = (512, 1024, 2048, 4096, 8192, 16384)
+# --tile-cost fits its line over the grid's rows up to this sequence length.
+TILE_COST_MAX_SEQ = 2048
 GRID_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 
 
@@ -115,11 +127,59 @@ def grid(runs):
     print(f"TFLOP/s; {below} rows below cuDNN in GPU time.")
 
 
+def _line_fit(xs, ys):
+    """(intercept, slope, largest residual) of the least-squares line through (xs, ys)."""
+    n = len(xs)
+    mean_x, mean_y = sum(xs) / n, sum(ys) / n
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / sum(
+        (x - mean_x) ** 2 for x in xs
+    )
+    intercept = mean_y - slope * mean_x
+    residual = max(abs(y - intercept - slope * x) for x, y in zip(xs, ys, strict=True))
+    return intercept, slope, residual
+
+
+def tile_cost(runs):
+    """The per-tile and per-key GPU time of our kernel and cuDNN (see the module's doc)."""
+    cudnn = sdpa(SDPBackend.CUDNN_ATTENTION)
+    header = f"{'D':>4} {'N':>5} | {'ours us':>8} {'cuDNN us':>8} {'ratio':>5}"
+    print(header)
+    print("-" * len(header))
+    for head_dim in fa.HEAD_DIMS:
+        ours = ours_with(fa.default_config(head_dim))
+        times = {"ours": [], "cuDNN": []}
+        for seq_len in GRID_SEQ_LENS:
+            shape = (GRID_TOKENS // seq_len, GRID_HEADS, seq_len, head_dim)
+            q, k, v = (torch.randn(shape, device="cuda", dtype=torch.float16) for _ in range(3))
+            inputs = (q, k, v, False)
+            calls = [functools.partial(run, *inputs) for run in (ours, cudnn)]
+            for name, ms in zip(times, median_ms(calls, runs), strict=True):
+                times[name].append(ms * 1e3)
+            print(
+                f"{head_dim:>4} {seq_len:>5} | {times['ours'][-1]:8.1f} {times['cuDNN'][-1]:8.1f} "
+                f"{times['cuDNN'][-1] / times['ours'][-1]:5.2f}",
+                flush=True,
+            )
+        short = [i for i, seq_len in enumerate(GRID_SEQ_LENS) if seq_len <= TILE_COST_MAX_SEQ]
+        for name, ys in times.items():
+            fixed, slope, residual = _line_fit(
+                [GRID_SEQ_LENS[i] for i in short], [ys[i] for i in short]
+            )
+            print(
+                f"     D={head_dim} {name:>5}: t(N) = {fixed:7.1f} us + {slope * 1024:6.1f} us per "
+                f"1024 keys, N <= {TILE_COST_MAX_SEQ} (largest residual {residual:.1f} us)"
+            )
+    print(f"GPU time of one call, B x N = {GRID_TOKENS}, H = {GRID_HEADS}, no mask, fp16.")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100, help="timed runs per measurement")
     parser.add_argument("--sweep", action="store_true", help="time every kernel configuration")
     parser.add_argument("--grid", action="store_true", help="the autotuned kernel, shape grid")
+    parser.add_argument(
+        "--tile-cost", action="store_true", help="per-tile and per-key time, ours and cuDNN"
+    )
     parser.add_argument(
         "--head-dim", type=int, choices=fa.HEAD_DIMS, help="only the shapes of this head dim"
     )
@@ -132,6 +192,13 @@ def main():
             f"triton {fa.triton.__version__}, median of {args.runs} runs"
         )
         grid(args.runs)
+        return
+    if args.tile_cost:
+        print(
+            f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+            f"triton {fa.triton.__version__}, median of {args.runs} runs"
+        )
+        tile_cost(args.runs)
         return
 
     print(

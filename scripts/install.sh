@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One command from a fresh Debian 12 machine to a built, installed project:
 # LLVM/MLIR 22 from Debian, a virtual environment .venv with stock Triton
-# (newest) and a CPU build of torch, the C++ half built with CMake/Ninja,
+# (newest) and a CPU build of torch, the C++ half built with CMake/Ninja
+# (triton-opt, the planner extension and the MLIR Python package tlx_mlir),
 # and one environment per older supported Triton (.venv-triton36, -37, -38)
 # for the version matrix of the Python suite.
 set -euo pipefail
@@ -28,6 +29,17 @@ LINT_PKGS=(ruff==0.17.6 clang-format==19.1.7)
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q "triton==$TRITON_VERSION" "${COMMON_PKGS[@]}" "${LINT_PKGS[@]}"
+# What the build backend asks for besides the above (setup.py): MLIR's Python
+# sources and nanobind, for the tlx_mlir package, where LLVM/MLIR 22 is found.
+mapfile -t BUILD_PKGS < <(.venv/bin/python - <<'EOF'
+import contextlib, io
+from setuptools import build_meta
+with contextlib.redirect_stdout(io.StringIO()):
+    requires = build_meta.get_requires_for_build_editable()
+print("\n".join(requires))
+EOF
+)
+.venv/bin/python -m pip install -q "${BUILD_PKGS[@]}"
 TLX_USE_MIMALLOC=1 .venv/bin/python -m pip install -q --no-build-isolation -e .
 # The editable install builds build/bin/triton-opt; the environment runs that
 # one, so that a rebuild (`cmake --build build`) is what triton-opt runs.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test suite: the lint gates, lit + FileCheck over the MLIR half,
 # pytest over the Python half with the newest Triton and with each older
-# supported one, then the package test (the wheel built from a clean copy of
+# supported one, pytest over tlx_mlir (MLIR's Python bindings), then the
+# package test (the wheel built from a clean copy of
 # the repository, installed into a fresh virtual environment).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +21,11 @@ for venv in .venv .venv-triton36 .venv-triton37 .venv-triton38; do
   echo "== pytest (Triton $("$venv/bin/python" -c 'import triton; print(triton.__version__)'))"
   "$venv/bin/python" -m pytest -q
 done
+
+# tlx_mlir refuses to share a process with Triton (docs/mlir.md): its tests
+# run in a pytest process of their own.
+echo "== pytest (tlx_mlir, MLIR's Python bindings, without Triton)"
+.venv/bin/python -m pytest -q test/mlir_python
 
 echo "== package (wheel from a clean copy, fresh virtual environment)"
 .venv/bin/python -m pytest -q test/package

@@ -25,9 +25,12 @@ kernel's specs as a TLX-dialect module for ``triton-opt``;
 uses (``SpecPlan``), without compiling it to the end, and
 ``tlx.kernel_budget(plans, target)`` what they use of the target's SMEM and TMEM;
 ``tlx.autotune`` is ``triton.autotune`` that drops, before compiling, the
-configurations whose plans do not fit (docs/autotune.md).
+configurations whose plans do not fit (docs/autotune.md);
+``tlx.check_hazards`` reports the races between aliased buffers that no barrier
+orders (docs/hazards.md).
 """
 
+from . import _single_llvm  # noqa: F401  (first: before anything imports Triton)
 from ._autotune import ConfigVerdict, PlanPruner, autotune
 from ._budget import KernelBudget, StorageBudget, kernel_budget
 from ._core import (
@@ -44,12 +47,16 @@ from ._core import (
     storage_alias_spec_type,
 )
 from ._errors import TLXError, TLXWarning
+from ._hazards import Access, Hazard, HazardReport, check_hazards
 from ._jit import ASTSource, JITFunction, jit, kernel_plans
 from ._kinds import reuse_group_type, storage_kind
 from ._report import JoinedBuffer, SpecPlan
 
 __all__ = [
     "ASTSource",
+    "Access",
+    "Hazard",
+    "HazardReport",
     "ConfigVerdict",
     "JITFunction",
     "JoinedBuffer",
@@ -62,6 +69,7 @@ __all__ = [
     "autotune",
     "buffered_tensor",
     "buffered_tensor_type",
+    "check_hazards",
     "default_layout",
     "jit",
     "kernel_budget",

@@ -1,4 +1,5 @@
-"""``python -m tlx plan``: a kernel's memory plan, read before compiling it.
+"""``python -m tlx plan``: a kernel's memory plan, read before compiling it;
+``python -m tlx check``: the races its aliased buffers allow (docs/hazards.md).
 
 Runs only Triton's front end (``tlx.kernel_plans``): no GPU, no PTX. Prints,
 for each spec, the planner's memory map (every buffer by its Python name, its
@@ -21,6 +22,8 @@ from ._budget import kernel_budget
 
 USAGE_ERROR = 2
 PLAN_ERROR = 1
+HAZARDS_FOUND = 1
+NOT_CHECKED = 3
 
 _TARGETS = {"sm_90a": 90, "sm_100a": 100}
 
@@ -163,6 +166,41 @@ def write_svgs(directory: Path, kernel_name: str, spec_plans) -> list[Path]:
     return paths
 
 
+def parse_values(entries: list[str]) -> dict[str, int]:
+    """``["K=256", "M=128"]`` -> ``{"K": 256, "M": 128}``: integer arguments."""
+    values = {}
+    for entry in entries:
+        name, equals, value_text = entry.partition("=")
+        try:
+            value = int(value_text.strip(), 0)
+        except ValueError:
+            value = None
+        if not equals or not name.strip() or value is None:
+            raise UsageError(f"--value {entry!r} is not NAME=INTEGER (e.g. K=256)")
+        values[name.strip()] = value
+    return values
+
+
+def _kernel_arguments(command) -> None:
+    command.add_argument("kernel", metavar="FILE.py::KERNEL", help="the @tlx.jit kernel")
+    command.add_argument("--target", choices=sorted(_TARGETS), required=True)
+    command.add_argument(
+        "--signature",
+        action="append",
+        default=[],
+        metavar="NAME=TYPE,...",
+        help='types of the non-constexpr parameters, e.g. "a=*fp16,n=i32"',
+    )
+    command.add_argument(
+        "--constexpr",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a constexpr parameter's value (repeat for each)",
+    )
+    command.add_argument("--num-warps", type=int, default=4)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m tlx", description="TLX storage aliasing tools."
@@ -174,24 +212,27 @@ def _parser() -> argparse.ArgumentParser:
         description="Print the memory plan of every storage alias spec of a @tlx.jit kernel: "
         "Triton's front end only, no GPU, no PTX.",
     )
-    plan.add_argument("kernel", metavar="FILE.py::KERNEL", help="the @tlx.jit kernel")
-    plan.add_argument("--target", choices=sorted(_TARGETS), required=True)
-    plan.add_argument(
-        "--signature",
-        action="append",
-        default=[],
-        metavar="NAME=TYPE,...",
-        help='types of the non-constexpr parameters, e.g. "a=*fp16,n=i32"',
-    )
-    plan.add_argument(
-        "--constexpr",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a constexpr parameter's value (repeat for each)",
-    )
-    plan.add_argument("--num-warps", type=int, default=4)
+    _kernel_arguments(plan)
     plan.add_argument("--svg", type=Path, metavar="DIR", help="write DIR/<kernel>.<spec>.svg")
+    check = commands.add_parser(
+        "check",
+        help="report the races between aliased buffers (on the CPU; no GPU)",
+        description="Execute the kernel's TTGIR for one CTA on the CPU and report every pair of "
+        "accesses to bytes two buffers share that no barrier orders (docs/hazards.md). Exit "
+        "status: 0 clean, 1 hazards or a deadlock, 2 bad arguments, 3 not checked.",
+    )
+    _kernel_arguments(check)
+    check.add_argument(
+        "--value",
+        action="append",
+        default=[],
+        metavar="NAME=INT",
+        help="an integer argument's value for the execution (loop trips, indices, phases)",
+    )
+    check.add_argument("--program-id", type=int, default=0, help="the CTA executed (axis 0)")
+    check.add_argument(
+        "--num-programs", type=int, default=1, help="the grid's size on axis 0 (default 1)"
+    )
     return parser
 
 
@@ -207,11 +248,14 @@ def main(argv: list[str] | None = None) -> int:
         signature, constexprs = full_signature(
             kernel, parse_signature(arguments.signature), parse_constexpr(arguments.constexpr)
         )
+        values = parse_values(arguments.value) if arguments.command == "check" else {}
     except UsageError as error:
-        print(f"python -m tlx plan: error: {error}", file=sys.stderr)
+        print(f"python -m tlx {arguments.command}: error: {error}", file=sys.stderr)
         return USAGE_ERROR
     source = ASTSource(fn=kernel, signature=signature, constexprs=constexprs)
     target = GPUTarget("cuda", _TARGETS[arguments.target], 32)
+    if arguments.command == "check":
+        return _check(arguments, source, target, values)
     try:
         spec_plans = kernel_plans(source, target, {"num_warps": arguments.num_warps})
     except CompilationError as error:
@@ -222,3 +266,26 @@ def main(argv: list[str] | None = None) -> int:
         for path in write_svgs(arguments.svg, kernel.__name__, spec_plans):
             print(f"wrote {path}")
     return 0
+
+
+def _check(arguments, source, target, values) -> int:
+    from triton.compiler.errors import CompilationError
+
+    from ._hazards import CLEAN, INCOMPLETE, check_hazards
+
+    try:
+        report = check_hazards(
+            source,
+            target,
+            {"num_warps": arguments.num_warps},
+            values=values,
+            program_id=(arguments.program_id, 0, 0),
+            num_programs=(arguments.num_programs, 1, 1),
+        )
+    except CompilationError as error:
+        print(error, file=sys.stderr)
+        return PLAN_ERROR
+    sys.stdout.write(report.describe())
+    if report.result == CLEAN:
+        return 0
+    return NOT_CHECKED if report.result == INCOMPLETE else HAZARDS_FOUND

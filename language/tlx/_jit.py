@@ -49,10 +49,12 @@ class ASTSource(GluonASTSource):
         module, _ = self.traced_make_ir(target, options, codegen_fns, module_map, context)
         return module
 
-    def traced_make_ir(self, target, options, codegen_fns, module_map, context):
-        """Gluon's ``make_ir`` inside a ``KernelTrace``: (module, finished trace)."""
+    def traced_make_ir(self, target, options, codegen_fns, module_map, context, name_views=False):
+        """Gluon's ``make_ir`` inside a ``KernelTrace``: (module, finished trace).
+        ``name_views``: the IR names each spec and view (``KernelTrace.name_views``)."""
         target_name = make_backend(target).get_target_name(options)
         trace = KernelTrace(self.fn.__name__, target, target_name, options)
+        trace.name_views = name_views
         with tracing(trace):
             module = super().make_ir(target, options, codegen_fns, module_map, context)
             trace.finish(module)

@@ -257,8 +257,11 @@ def index(buffer, index, generator, builder):
     return descriptor_value
 
 
-def _named(handle, builder, name: str):
+def _named(handle, builder, name: str, attribute: str):
     handle.set_loc(builder.create_name_loc(name, handle.get_loc()))
+    trace = active_trace()
+    if trace is not None and trace.name_views:
+        handle.set_attr(attribute, builder.get_string_attr(name))
     return handle
 
 
@@ -270,19 +273,22 @@ def _emit_backing(spec: SpecState, plan: planner.Plan, builder):
         layout = compat.tmem_layout_with_block(spec.users[0].layout, plan.backing_block)
         backing_type = descriptor_type(element_ty, shape, layout, spec.storage)
         return _named(
-            builder.create_tmem_alloc(backing_type.to_ir(builder), None), builder, spec.name
+            builder.create_tmem_alloc(backing_type.to_ir(builder), None),
+            builder,
+            spec.name,
+            "tlx.spec",
         )
     backing_type = descriptor_type(element_ty, shape, _BACKING_SMEM_LAYOUT, spec.storage)
     handle = builder.create_local_alloc(backing_type.to_ir(builder))
     handle.set_attr("alignment", builder.get_int32_attr(plan.alignment))
-    return _named(handle, builder, spec.name)
+    return _named(handle, builder, spec.name, "tlx.spec")
 
 
 def _emit_view(user: AllocationState, view: planner.View, backing, builder) -> None:
     user.view = view
     user_view_type = view_type(user.element_ty, user.layout, user.storage, view)
     handle = builder.create_memdesc_reinterpret(user_view_type.to_ir(builder), backing)
-    user.view_handle = _named(handle, builder, user.name)
+    user.view_handle = _named(handle, builder, user.name, "tlx.buffer")
 
 
 def emit_index(

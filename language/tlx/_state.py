@@ -372,11 +372,15 @@ class KernelTrace:
         self.specs: list[SpecState] = []
         # Every reuse_group / reuse_phases built, in order (implicit overlap).
         self.overlap_roots: list = []
-        # The memory descriptors buffer indexing made: value id -> (user, where).
-        # (user, where, the descriptor's type text).
+        # The memory descriptors buffer indexing made: value id -> (user, where,
+        # the descriptor's type text).
         self.buffer_uses: dict[int, tuple[AllocationState, SourceLocation, str]] = {}
         # DeprecationWarnings (location, message) to emit when tracing is done.
         self.deprecations: list = []
+        # Set by the hazard check (_hazards): every backing allocation and view
+        # carries its spec's and buffer's name as an attribute, so that CSE keeps
+        # views of equal type apart and the check can name each access.
+        self.name_views = False
         # Set by finish: the plan of every spec, in creation order.
         self.spec_plans: tuple[SpecPlan, ...] = ()
 

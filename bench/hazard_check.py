@@ -1,0 +1,104 @@
+"""How long the hazard check takes, per kernel: every tutorial kernel and every seeded race of
+the corpus (test/hazards), on the CPU.
+
+    python bench/hazard_check.py [--repeat 3]
+
+For each kernel: the seconds Triton's front end and its TTGIR pipeline take to make the TTGIR
+(``tlx.check_hazards`` does it first), the seconds of the check itself (reading the TTGIR, the
+abstract execution of one CTA, the race check), the operations executed, the accesses to
+aliased buffers, and the result. Medians of ``--repeat`` runs.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPOSITORY / "test" / "hazards"))
+import corpus  # noqa: E402
+import kernels  # noqa: E402
+import tlx  # noqa: E402
+from tlx import _hazards  # noqa: E402
+
+TUTORIAL_KERNELS = (
+    "hopper_attention_d64",
+    "hopper_attention_d128",
+    "hopper_gemm",
+    "hopper_gemm_persistent",
+    "hopper_fused_mlp_shared",
+    "hopper_fused_mlp_separate",
+    "blackwell_attention_d64",
+    "blackwell_attention_d128",
+)
+
+
+def _small_tutorials():
+    sys.path.insert(0, str(REPOSITORY / "tutorials"))
+    import blackwell_two_cta_mma
+
+    basics = corpus._tutorial_file("01-aliasing-basics.py")
+    return (
+        ("01-aliasing-basics", basics.kernel_source(), basics.SM90A, {}, {}),
+        (
+            "blackwell_two_cta_mma",
+            blackwell_two_cta_mma.kernel_source(),
+            blackwell_two_cta_mma.SM100A,
+            blackwell_two_cta_mma.COMPILE_OPTIONS,
+            {},
+        ),
+    )
+
+
+def rows():
+    """(name, result, TTGIR seconds, check seconds, operations, accesses) of every kernel."""
+    for key in TUTORIAL_KERNELS:
+        source, target, options, values = corpus.kernel(key)
+        yield (
+            key,
+            lambda s=source, t=target, o=options, v=values: tlx.check_hazards(s, t, o, values=v),
+        )
+    for name, source, target, options, values in _small_tutorials():
+        yield (
+            name,
+            lambda s=source, t=target, o=options, v=values: tlx.check_hazards(s, t, o, values=v),
+        )
+    for seed in corpus.SEEDS:
+        source, target, options, values = corpus.kernel(seed.kernel)
+
+        def check(seed=seed, source=source, target=target, options=options, values=values):
+            started = time.perf_counter()
+            text, plans = _hazards.kernel_ttgir(source, target, options)
+            made = time.perf_counter() - started
+            report = _hazards.check_ttgir(corpus.mutate(text, seed), plans, values=values)
+            return report.__class__(**{**report.__dict__, "ttgir_seconds": made})
+
+        yield f"seed: {seed.name}", check
+    for name, source_of, target, _ in kernels.seeds():
+        yield (
+            f"seed: {name}",
+            lambda f=source_of, t=target: tlx.check_hazards(f(False), t, {"num_warps": 4}),
+        )
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    arguments = parser.parse_args(argv)
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    print(f"{'kernel':58} {'result':10} {'TTGIR s':>8} {'check s':>8} {'ops':>6} {'accesses':>8}")
+    for name, run in rows():
+        reports = [run() for _ in range(arguments.repeat)]
+        ttgir = statistics.median(report.ttgir_seconds for report in reports)
+        check = statistics.median(report.seconds for report in reports)
+        report = reports[0]
+        print(
+            f"{name[:58]:58} {report.result:10} {ttgir:8.2f} {check:8.2f} "
+            f"{report.operations:6} {report.accesses:8}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,275 @@
+"""A second opinion on the GPU: the Hopper tutorials and the Hopper seeded races under
+``compute-sanitizer --tool racecheck`` and ``--tool synccheck``, next to ``tlx check``.
+
+    python test/gpu/sanitize_hazards.py [--tools racecheck,synccheck] [--only NAME] \\
+        [--sanitizer PATH] [--timeout 300]
+
+For every case (a tutorial kernel at a tiny shape, or a seeded race of test/hazards: a
+tutorial whose TTGIR loses one ordering as Triton compiles it, or a small kernel of
+test/hazards/kernels.py without its wait) the script runs the case once per tool in a child
+process under compute-sanitizer, reads the tool's summary, checks the kernel's result against
+torch, and prints one table: what ``tlx check`` (on the CPU) and each tool find. Needs a Hopper
+GPU and compute-sanitizer (PATH, $CUDA_HOME/bin, /usr/local/cuda*/bin or --sanitizer); without
+them it says so and exits with 0. It is a script, not a test: pytest does not collect it.
+
+``--run NAME`` (what the children run) launches one case without the sanitizer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+for folder in ("language", "tutorials", "test/hazards", "test/python"):
+    sys.path.insert(0, str(REPOSITORY / folder))
+
+# Tiny shapes, those the corpus checks: the sanitizers slow a kernel down by orders of
+# magnitude.
+SEQ_LEN = 512  # attention: one head
+GEMM_SHAPE = (256, 512, 512)  # M, N, K
+MLP_SHAPE = (256, 512, 512)  # tokens, d_model, hidden
+
+
+def _cases():
+    """{name: (what tlx check is given, how the GPU runs it)}; Hopper only."""
+    import corpus
+    import kernels
+
+    cases = {}
+    for key in ("hopper_attention_d64", "hopper_attention_d128", "hopper_gemm"):
+        cases[key] = {"kernel": key, "seed": None}
+    for key in ("hopper_gemm_persistent", "hopper_fused_mlp_shared", "hopper_fused_mlp_separate"):
+        cases[key] = {"kernel": key, "seed": None}
+    for seed in corpus.SEEDS:
+        if seed.kernel.startswith("hopper"):
+            cases[f"seed: {seed.name}"] = {"kernel": seed.kernel, "seed": seed}
+    for name, source_of, target, _ in kernels.seeds():
+        if target.arch == 90:
+            cases[f"seed: {name}"] = {"small": source_of, "target": target}
+    return cases
+
+
+# --- One case on the GPU ---------------------------------------------------------------------
+
+
+def _install_mutation(seed) -> None:
+    """Makes Triton compile the seed's TTGIR: a stage hook mutates the TTGIR stage's output."""
+    import corpus
+    from triton import knobs
+    from triton._C.libtriton import ir
+
+    folder = Path(tempfile.mkdtemp(prefix="tlx_seed_"))
+    os.environ["TRITON_CACHE_DIR"] = str(folder / "cache")
+    os.environ["TRITON_ALWAYS_COMPILE"] = "1"
+
+    def hook(*arguments):
+        if not arguments:  # Triton 3.9 asks for the hook's cache key first
+            return "tlx_seed", seed.name
+        stages = arguments[1]
+        original = stages["ttgir"]
+
+        def mutated(source, metadata):
+            module = original(source, metadata)
+            path = folder / "mutated.ttgir"
+            path.write_text(corpus.mutate(module.str(), seed))
+            replaced = ir.parse_mlir_module(str(path), module.context)
+            replaced.context = module.context  # as triton.compile's own IR source does
+            return replaced
+
+        stages["ttgir"] = mutated
+
+    knobs.runtime.add_stages_inspection_hook = hook
+
+
+def run_case(name: str) -> int:
+    """Runs case ``name`` once on the GPU; prints whether its output matches torch."""
+    import torch
+
+    case = _cases()[name]
+    torch.manual_seed(0)
+    if "small" in case:
+        import kernels
+        from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+        tiles = torch.randn(2 * kernels.TILE, kernels.TILE, device="cuda", dtype=torch.float16)
+        out = torch.empty(2, kernels.TILE, kernels.TILE, device="cuda", dtype=torch.float32)
+        descriptor = TensorDescriptor.from_tensor(
+            tiles, [kernels.TILE, kernels.TILE], kernels.TILE_LAYOUT.value
+        )
+        kernels.tma_over_mma_operand[(1,)](descriptor, out, TILE=kernels.TILE, WAIT_MMA=False)
+        a = tiles[: kernels.TILE].float()
+        expected = a @ a
+        matches = torch.allclose(out[0], expected, atol=1e-1, rtol=1e-2)
+    else:
+        if case["seed"] is not None:
+            _install_mutation(case["seed"])
+        key = case["kernel"]
+        if key.startswith("hopper_attention"):
+            import hopper_flash_attention as attention
+
+            head_dim = int(key.rsplit("d", 1)[1])
+            q, k, v = (
+                torch.randn(1, 1, SEQ_LEN, head_dim, device="cuda", dtype=torch.float16)
+                for _ in range(3)
+            )
+            config = attention.benchmark_configs(head_dim)[0]
+            o = attention.attention(q, k, v, True, config=config)
+            expected = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+            matches = torch.allclose(o, expected, atol=2e-2, rtol=0)
+        elif key.startswith("hopper_fused_mlp"):
+            import hopper_fused_mlp as mlp
+
+            config = mlp.default_config(key.rsplit("_", 1)[1])
+            x, w1, w2 = mlp.random_inputs(*MLP_SHAPE, torch.float16)
+            y = mlp.fused_mlp(x, w1, w2, config)
+            matches = torch.allclose(y.float(), mlp.torch_mlp(x, w1, w2).float(), atol=5e-2)
+        else:
+            import hopper_gemm as gemm
+
+            config = gemm.default_config()
+            if key.endswith("persistent"):
+                config = gemm.Config(128, 128, 64, 3, alias_c=False, persistent=True)
+            M, N, K = GEMM_SHAPE
+            a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+            b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+            c = gemm.matmul(a, b, config)
+            matches = torch.allclose(c.float(), a.float() @ b.float(), atol=1e-1, rtol=1e-2)
+    torch.cuda.synchronize()
+    print(f"TLX-CASE-RESULT {'matches' if matches else 'differs'}")
+    return 0
+
+
+# --- The table ---------------------------------------------------------------------------------
+
+
+def find_sanitizer(given: str | None) -> str | None:
+    if given:
+        return given if Path(given).is_file() else None
+    found = shutil.which("compute-sanitizer")
+    if found:
+        return found
+    homes = [os.environ.get("CUDA_HOME", ""), os.environ.get("CUDA_PATH", "")]
+    homes += sorted(glob.glob("/usr/local/cuda*"), reverse=True)
+    for home in homes:
+        for candidate in (Path(home) / "bin" / "compute-sanitizer",):
+            if home and candidate.is_file():
+                return str(candidate)
+    return None
+
+
+def tlx_verdict(case) -> str:
+    """What ``tlx check`` reports for the case, on the CPU pipeline."""
+    import corpus
+    import tlx
+    from tlx import _hazards
+
+    if "small" in case:
+        report = tlx.check_hazards(case["small"](False), case["target"], {"num_warps": 4})
+    else:
+        source, target, options, values = corpus.kernel(case["kernel"])
+        text, plans = _hazards.kernel_ttgir(source, target, options)
+        if case["seed"] is not None:
+            text = corpus.mutate(text, case["seed"])
+        report = _hazards.check_ttgir(text, plans, values=values)
+    lines = sorted(
+        {
+            "/".join(str(line) for _, line in sorted(corpus.access_lines(hazard)))
+            for hazard in report.hazards
+        }
+    )
+    found = f" ({len(report.hazards)}: lines {', '.join(lines[:3])})" if report.hazards else ""
+    return report.result + found
+
+
+def sanitize(sanitizer: str, tool: str, name: str, timeout: int) -> tuple[str, str]:
+    """(the tool's summary, the kernel's result) of case ``name`` under ``tool``."""
+    command = [sanitizer, "--tool", tool, "--target-processes", "all"]
+    if tool == "racecheck":
+        command += ["--racecheck-report", "all"]
+    command += [sys.executable, str(Path(__file__).resolve()), "--run", name]
+    environment = dict(os.environ, TRITON_DEFAULT_FP_FUSION="1")
+    environment["PYTHONPATH"] = os.pathsep.join(
+        [str(REPOSITORY / "language"), environment.get("PYTHONPATH", "")]
+    )
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=timeout, env=environment
+        )
+    except subprocess.TimeoutExpired:
+        return f"timed out after {timeout} s", "?"
+    output = done.stdout + done.stderr
+    result = re.search(r"TLX-CASE-RESULT (\w+)", output)
+    summary = re.search(r"RACECHECK SUMMARY: (.*)", output) or re.search(
+        r"ERROR SUMMARY: (.*)", output
+    )
+    text = summary.group(1).strip() if summary else f"no summary (exit {done.returncode})"
+    if done.returncode not in (0,) and not result:
+        tail = output.strip().splitlines()[-1:] or [""]
+        text += f"; the case failed: {tail[0][:80]}"
+    return text, result.group(1) if result else "?"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--run", metavar="NAME", help=argparse.SUPPRESS)
+    parser.add_argument("--tools", default="racecheck,synccheck")
+    parser.add_argument("--only", metavar="NAME", help="the cases whose name contains NAME")
+    parser.add_argument("--sanitizer", metavar="PATH", help="the compute-sanitizer to use")
+    parser.add_argument("--timeout", type=int, default=300, help="seconds per case and tool")
+    arguments = parser.parse_args(argv)
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    if arguments.run:
+        return run_case(arguments.run)
+
+    cases = {
+        name: case
+        for name, case in _cases().items()
+        if not arguments.only or arguments.only in name
+    }
+    tools = [tool.strip() for tool in arguments.tools.split(",") if tool.strip()]
+    sanitizer = find_sanitizer(arguments.sanitizer)
+    problem = None
+    try:
+        import torch
+
+        if not (torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 9):
+            problem = "no Hopper (sm_90) GPU: only tlx check's column is filled"
+    except ImportError:
+        problem = "torch is not installed: only tlx check's column is filled"
+    if sanitizer is None and problem is None:
+        problem = "compute-sanitizer was not found (PATH, $CUDA_HOME/bin, /usr/local/cuda*/bin)"
+    if problem:
+        print(f"note: {problem}")
+    else:
+        print(f"compute-sanitizer: {sanitizer}")
+
+    header = f"{'case':52} | {'tlx check':44}"
+    for tool in tools:
+        header += f" | {tool:40}"
+    header += " | output"
+    print(header)
+    print("-" * len(header))
+    for name, case in cases.items():
+        row = f"{name[:52]:52} | {tlx_verdict(case)[:44]:44}"
+        result = "-"
+        for tool in tools:
+            if problem:
+                summary = "not run"
+            else:
+                summary, result = sanitize(sanitizer, tool, name, arguments.timeout)
+            row += f" | {summary[:40]:40}"
+        row += f" | {result}"
+        print(row, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,256 @@
+"""tlx.check_hazards and python -m tlx check: every tutorial kernel is clean; every seeded race
+of test/hazards/corpus.py is reported at its two source lines; kernels the check cannot execute
+are reported as not checked, never as clean."""
+
+import os
+import re
+import sys
+
+import pytest
+import tlx
+from _helpers import REPOSITORY, SM90, fill, load_api_example
+from tlx import _cli, _hazards
+from triton.experimental.gluon import language as ttgl
+
+sys.path.insert(0, str(REPOSITORY / "test" / "hazards"))
+import corpus  # noqa: E402
+import kernels  # noqa: E402
+
+TUTORIAL_KERNELS = (
+    "hopper_attention_d64",
+    "hopper_attention_d128",
+    "hopper_gemm",
+    "hopper_gemm_persistent",
+    "hopper_fused_mlp_shared",
+    "hopper_fused_mlp_separate",
+    "blackwell_attention_d64",
+    "blackwell_attention_d128",
+)
+
+
+@pytest.mark.parametrize("key", TUTORIAL_KERNELS)
+def test_tutorial_kernels_are_clean(key):
+    source, target, options, values = corpus.kernel(key)
+    report = tlx.check_hazards(source, target, options, values=values)
+    assert report.result == "clean", report.describe()
+    assert report.accesses > 0 and not report.unmodelled
+    assert "no hazard" in report.describe()
+
+
+def test_small_tutorials_are_clean(tmp_path):
+    sys.path.insert(0, str(REPOSITORY / "tutorials"))
+    import blackwell_two_cta_mma
+
+    report = tlx.check_hazards(
+        blackwell_two_cta_mma.kernel_source(),
+        blackwell_two_cta_mma.SM100A,
+        blackwell_two_cta_mma.COMPILE_OPTIONS,
+    )
+    assert report.clean and report.accesses, report.describe()
+    example = load_api_example(tmp_path)
+    source = tlx.ASTSource(
+        fn=example.share_bytes,
+        signature={"words_ptr": "*i32", "halves_ptr": "*i16", "flags_ptr": "*i8"},
+        constexprs={"N": 32},
+    )
+    report = tlx.check_hazards(source, SM90)
+    assert report.clean and report.accesses == 10, report.describe()
+
+
+@pytest.mark.parametrize("seed", corpus.SEEDS, ids=[seed.name for seed in corpus.SEEDS])
+def test_seeded_races_are_reported_at_their_lines(seed):
+    source, target, options, values = corpus.kernel(seed.kernel)
+    text, spec_plans = _hazards.kernel_ttgir(source, target, options)
+    clean = _hazards.check_ttgir(text, spec_plans, values=values)
+    assert clean.result == "clean", clean.describe()
+    report = _hazards.check_ttgir(corpus.mutate(text, seed), spec_plans, values=values)
+    assert report.result == "hazards", report.describe()
+
+    found = [hazard for hazard in report.hazards if corpus.access_lines(hazard) == seed.expected]
+    assert found, report.describe()
+    hazard = found[0]
+    assert hazard.first.buffer != hazard.second.buffer or hazard.first.index != hazard.second.index
+    assert hazard.units[0] < hazard.units[1] and hazard.missing
+    text = hazard.describe()
+    assert f'"{hazard.first.buffer}"[{hazard.first.index}]' in text and "not ordered:" in text
+
+
+@pytest.mark.parametrize("seed", kernels.seeds(), ids=lambda seed: seed[0])
+def test_small_kernels_race_without_their_wait(seed):
+    _, source_of, target, expected = seed
+    ordered = tlx.check_hazards(source_of(True), target, {"num_warps": 4})
+    assert ordered.result == "clean", ordered.describe()
+    racy = tlx.check_hazards(source_of(False), target, {"num_warps": 4})
+    assert racy.result == "hazards"
+    assert expected in {corpus.access_lines(hazard) for hazard in racy.hazards}, racy.describe()
+    kinds = {(h.first.kind, h.second.kind) for h in racy.hazards}
+    assert ("read", "write") in kinds or ("write", "write") in kinds
+
+
+def test_a_dropped_arrive_is_a_deadlock():
+    source, target, options, values = corpus.kernel("hopper_attention_d64")
+    text, spec_plans = _hazards.kernel_ttgir(source, target, options)
+    seed = corpus.Seed(
+        "q_ready arrive dropped",
+        "hopper_attention_d64",
+        corpus.Operation("ttng.barrier_expect", corpus.COMMON, 49),
+        None,
+        frozenset(),
+        "",
+    )
+    report = _hazards.check_ttgir(corpus.mutate(text, seed), spec_plans, values=values)
+    assert report.result == "deadlock" and not report.clean
+    assert "q_ready[0] phase parity 0" in report.describe()
+
+
+def test_an_unmodelled_operation_is_named_not_passed():
+    source, target, options, values = corpus.kernel("hopper_gemm")
+    text, spec_plans = _hazards.kernel_ttgir(source, target, options)
+    mutated = text.replace("ttng.warp_group_dot_wait", "ttng.some_future_wait", 1)
+    report = _hazards.check_ttgir(mutated, spec_plans, values=values)
+    assert report.result == "incomplete"
+    assert any("ttng.some_future_wait at hopper_gemm.py:" in line for line in report.unmodelled)
+    assert "no hazard" not in report.describe()
+
+
+@tlx.jit
+def legacy_reuse():
+    a = tlx.local_alloc((64, 64), ttgl.float32, 2)
+    b = tlx.local_alloc((64, 64), ttgl.float16, 4, reuse=a)
+    fill(a.index(1))
+    fill(b.index(3))
+
+
+def test_a_legacy_joined_view_is_named_not_passed():
+    report = tlx.check_hazards(tlx.ASTSource(fn=legacy_reuse, signature={}, constexprs={}), SM90)
+    assert report.result == "incomplete"
+    assert any(
+        'the view of "b", a reuse=buffered_tensor user' in line for line in report.unmodelled
+    )
+
+
+def test_an_unknown_loop_bound_is_not_checked():
+    source, target, options, _ = corpus.kernel("hopper_gemm")
+    report = tlx.check_hazards(source, target, options, values={"M": 256, "N": 512, "GROUP_M": 8})
+    assert report.result == "incomplete"
+    assert "is not known" in report.describe() and "no hazard" not in report.describe()
+    assert "integer arguments not given: K)" in report.describe()
+
+
+def test_check_hazards_refuses_another_source():
+    with pytest.raises(TypeError, match="tlx.check_hazards expects a tlx.ASTSource"):
+        tlx.check_hazards(object(), SM90)
+
+
+def test_cli_check(tmp_path, capsys):
+    load_api_example(tmp_path)
+    arguments = [
+        "check",
+        f"{tmp_path / 'api_example.py'}::share_bytes",
+        "--target",
+        "sm_90a",
+        "--signature",
+        "words_ptr=*i32,halves_ptr=*i16,flags_ptr=*i8",
+        "--constexpr",
+        "N=32",
+    ]
+    assert _cli.main(arguments) == 0
+    out = capsys.readouterr().out
+    assert "kernel share_bytes for sm_90a: clean" in out
+    assert re.search(r"in \d+\.\d\d s \(TTGIR made in \d+\.\d\d s\)", out)
+    assert _cli.main([*arguments, "--value", "N"]) == _cli.USAGE_ERROR
+    assert "--value 'N' is not NAME=INTEGER" in capsys.readouterr().err
+
+
+def test_cli_check_exit_status_of_hazards(monkeypatch, capsys):
+    sys.path.insert(0, str(REPOSITORY / "tutorials"))
+    import hopper_gemm
+
+    config = hopper_gemm.default_config()
+    signature = ",".join(
+        f"{name}={kind}"
+        for name, kind in hopper_gemm.kernel_source(config).signature.items()
+        if kind != "constexpr"
+    )
+    arguments = ["check", f"{hopper_gemm.__file__}::gemm_kernel", "--target", "sm_90a"]
+    arguments += ["--signature", signature, "--value", "M=256", "--value", "N=512"]
+    for name, value in hopper_gemm.constexprs(config).items():
+        arguments += ["--constexpr", f"{name}={value}"]
+    assert _cli.main(arguments) == _cli.NOT_CHECKED  # K is not given: the loop is unknown
+    assert "not checked" in capsys.readouterr().out
+    found = _hazards.HazardReport("gemm_kernel", "sm_90a", "hazards", (), (), (), 0, 0, 0.0)
+    monkeypatch.setattr(_hazards, "check_ttgir", lambda *args, **kwargs: found)
+    assert _cli.main(arguments) == _cli.HAZARDS_FOUND
+
+
+def test_gpu_script_mutates_a_seed_and_tabulates_without_a_gpu(monkeypatch, capsys):
+    """test/gpu/sanitize_hazards.py: its stage hook makes Triton's own TTGIR stage drop the
+    seed's wait (what the GPU then runs); without a GPU it prints tlx check's column."""
+    from triton import knobs
+    from triton._C.libtriton import ir
+    from triton.compiler.compiler import make_backend
+
+    sys.path.insert(0, str(REPOSITORY / "test" / "gpu"))
+    import sanitize_hazards
+
+    seed = next(seed for seed in corpus.SEEDS if seed.name == "tile_done wait dropped")
+    source, target, options, _ = corpus.kernel(seed.kernel)
+    monkeypatch.setattr(knobs.runtime, "add_stages_inspection_hook", None)
+    for name in ("TRITON_CACHE_DIR", "TRITON_ALWAYS_COMPILE"):
+        monkeypatch.setenv(name, os.environ.get(name, ""))
+    backend = make_backend(target)
+
+    def ttgir():
+        parsed = backend.parse_options(dict(options, **source.parse_options()))
+        context = ir.context()
+        ir.load_dialects(context)
+        backend.load_dialects(context)
+        module = source.make_ir(
+            target,
+            parsed,
+            backend.get_codegen_implementation(parsed),
+            backend.get_module_map(),
+            context,
+        )
+        stages = {}
+        backend.add_stages(stages, parsed, source.language)
+        return stages["ttgir"](module, {}).str()
+
+    waits = ttgir().count("ttng.wait_barrier")
+    sanitize_hazards._install_mutation(seed)
+    assert ttgir().count("ttng.wait_barrier") == waits - 1
+
+    monkeypatch.setattr(sanitize_hazards, "find_sanitizer", lambda given: None)
+    assert sanitize_hazards.main(["--only", "warpgroup_mma reads a"]) == 0
+    out = capsys.readouterr().out
+    assert "hazards (1: lines" in out and "not run" in out
+
+
+def test_readme_and_docs_show_what_the_check_prints():
+    report = tlx.check_hazards(kernels.tma_over_mma_operand_source(False), kernels.SM90A)
+    printed = report.describe().splitlines()
+    readme = (REPOSITORY / "README.md").read_text()
+    docs = (REPOSITORY / "docs" / "hazards.md").read_text()
+    (in_readme,) = [b for b in re.findall(r"```text\n(.*?)```", readme, re.DOTALL) if "hazard" in b]
+    in_docs = re.findall(r"```text\n(.*?)```", docs, re.DOTALL)[0]
+    for line in in_readme.splitlines() + in_docs.splitlines():
+        if not line.startswith("executed "):  # the times differ from run to run
+            assert line in printed, line
+
+
+def test_docs_list_every_modelled_operation():
+    from tlx import _hazard_ops
+
+    text = (REPOSITORY / "docs" / "hazards.md").read_text()
+    for name in _hazard_ops.modelled_operations():
+        assert f"`{name}`" in text, name
+    assert "[docs/hazards.md](docs/hazards.md)" in (REPOSITORY / "README.md").read_text()
+
+
+def test_an_mbarrier_of_an_unmodelled_operation_is_not_checked():
+    source, target, options, values = corpus.kernel("hopper_gemm")
+    text, spec_plans = _hazards.kernel_ttgir(source, target, options)
+    mutated = text.replace("= ttg.memdesc_index %ready[", "= ttg.future_index %ready[")
+    report = _hazards.check_ttgir(mutated, spec_plans, values=values)
+    assert report.result == "incomplete", report.describe()
+    assert any("its mbarrier comes from an operation" in line for line in report.unmodelled)
