@@ -83,7 +83,10 @@ void bindEnums(py::module_ &m) {
       .value("TOO_MANY_COLUMNS", DiagnosticKind::TooManyColumns)
       .value("OVER_SMEM_LIMIT", DiagnosticKind::OverSmemLimit)
       .value("UNSOUND_VIEW", DiagnosticKind::UnsoundView)
-      .value("OVER_STORAGE_BUDGET", DiagnosticKind::OverStorageBudget);
+      .value("OVER_STORAGE_BUDGET", DiagnosticKind::OverStorageBudget)
+      .value("NO_OVERLAP_TREE", DiagnosticKind::NoOverlapTree)
+      .value("PHASES_DISAGREE", DiagnosticKind::PhasesDisagree)
+      .value("PHASE_LIFETIME_OVERLAP", DiagnosticKind::PhaseLifetimeOverlap);
 }
 
 void bindInputs(py::module_ &m) {
@@ -179,7 +182,12 @@ void bindOutputs(py::module_ &m) {
       .def_readwrite("padding", &Plan::padding)
       .def_readwrite("layout", &Plan::layout)
       .def_readwrite("views", &Plan::views)
+      .def_readwrite("phases", &Plan::phases)
       .def_readwrite("diagnostics", &Plan::diagnostics);
+  py::class_<PhaseOverlap>(m, "PhaseOverlap")
+      .def(py::init<>())
+      .def_readwrite("first", &PhaseOverlap::first)
+      .def_readwrite("second", &PhaseOverlap::second);
 }
 
 void bindReport(py::module_ &m) {
@@ -255,6 +263,14 @@ void bindFunctions(py::module_ &m) {
   m.def("plan", &plan, py::arg("spec"), py::arg("buffers"),
         py::arg("tree") = std::nullopt, py::arg("family") = LayoutFamily::Best,
         "Plans one storage alias spec; problems are in Plan.diagnostics.");
+  m.def("plan_phases", &planPhases, py::arg("spec"), py::arg("buffers"),
+        py::arg("phases"), py::arg("family") = LayoutFamily::Best,
+        "Plans a spec whose buffers are used in phases, one tree each.");
+  m.def("phase_overlaps", &phaseOverlaps, py::arg("plan"), py::arg("buffers"),
+        "Users of different phases only whose buffers share units.");
+  m.def("check_phase_lifetimes", &checkPhaseLifetimes, py::arg("plan"),
+        py::arg("buffers"), py::arg("uses"),
+        "The lifetime check between phases, from each user's use positions.");
   m.def("slot_of", &slotOf, py::arg("view"), py::arg("index"),
         "The slot buffer `index` occupies in the view.");
   m.def("index_program_of", &indexProgramOf, py::arg("view"),

@@ -15,7 +15,9 @@ region, planned by the compiler::
         a.index(0).store(...)          # Gluon's own shared_memory_descriptor
         x = tlx.local_view(b, 1).load(layout)
 
-The planner (``tlx.planner``) owns every size, offset and alignment; the
+``set_buffer_overlap`` is optional: a tree over one spec's buffers is its overlap;
+``tlx.reuse_phases(tree_0, tree_1, ...)`` gives a fused kernel one tree per phase
+(docs/semantics.md). The planner (``tlx.planner``) owns every size, offset and alignment; the
 lowering emits stock Triton IR (one backing allocation per spec, typed views,
 rewritten buffer indices). ``TLX_DUMP_ALIAS_IR=1`` prints each compiled
 kernel's specs as a TLX-dialect module for ``triton-opt``;
@@ -39,6 +41,8 @@ from ._core import (
     local_view,
     reuse_group,
     reuse_group_ir_type,
+    reuse_phases,
+    reuse_phases_ir_type,
     storage_alias_spec,
     storage_alias_spec_type,
 )
@@ -75,6 +79,8 @@ __all__ = [
     "reuse_group",
     "reuse_group_ir_type",
     "reuse_group_type",
+    "reuse_phases",
+    "reuse_phases_ir_type",
     "storage_alias_spec",
     "storage_alias_spec_type",
     "storage_kind",

@@ -198,11 +198,16 @@ class storage_alias_spec(base_value):
     def set_buffer_overlap(self, overlap_def, _semantic=None, _generator=None) -> None:
         """Defines which of this spec's buffers share bytes at each buffer index
         (``shared``) and which never overlap (``distinct``), as a tree of
-        ``tlx.reuse_group``, and seals the spec. Every leaf must be a buffer of
-        this spec; call it once, before any of the buffers is used."""
-        if not isinstance(overlap_def, reuse_group):
+        ``tlx.reuse_group`` or, for a kernel that uses the buffers in phases, a
+        ``tlx.reuse_phases`` of one tree per phase, and seals the spec. Every leaf
+        must be a buffer of this spec; call it once, before any of the buffers is
+        used. Without it, a tree (or phases) over this spec's buffers alone defines
+        the overlap when the spec is sealed (docs/semantics.md, "Implicit
+        overlap")."""
+        if not isinstance(overlap_def, (reuse_group, reuse_phases)):
             raise TypeError(
-                f"set_buffer_overlap expects a tlx.reuse_group, got {type(overlap_def).__name__}"
+                "set_buffer_overlap expects a tlx.reuse_group or a tlx.reuse_phases, got "
+                f"{type(overlap_def).__name__}"
             )
         emit.set_buffer_overlap(
             self.type.state, overlap_def, location_of_call(_generator), _semantic.builder
@@ -284,6 +289,24 @@ class reuse_group(base_value):
         self.elements = tuple(elements)
         self.group_type = group_type
         self.group_size = group_size
+        self.location = location_of_call(_generator)
+        # The group or phases this one is part of (None: a root).
+        self.parent = None
+        for element in elements:
+            if isinstance(element, reuse_group):
+                element.parent = self
+        emit.new_overlap_root(self, _generator)
+
+    def buffers(self):
+        """Every buffer of the tree (``AllocationState``), in order."""
+        for element in self.elements:
+            if isinstance(element, reuse_group):
+                yield from element.buffers()
+            else:
+                yield element.type.allocation
+
+    def describe(self) -> str:
+        return f"tlx.reuse_group at {self.location}"
 
     def __repr__(self) -> str:
         return (
@@ -312,6 +335,97 @@ class reuse_group(base_value):
                 )
             children.append(allocation.index)
         return planner.Group(self.group_type.value, tuple(children), self.group_size)
+
+
+class reuse_phases_ir_type(base_type):
+    """The type of a ``reuse_phases`` (and the phases it describes)."""
+
+    def __init__(self, phases=None):
+        self.phases = phases
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, reuse_phases_ir_type)
+
+    def __hash__(self):
+        return hash("reuse_phases")
+
+    def __repr__(self) -> str:
+        return "reuse_phases"
+
+    def mangle(self) -> str:
+        return "TLXPHASESTLXPHASES"
+
+    def _flatten_ir_types(self, builder, out) -> None:
+        return
+
+    def _unflatten_ir(self, handles, cursor):
+        return self.phases, cursor
+
+
+class reuse_phases(base_value):
+    """The overlap of a spec whose buffers a kernel uses in phases, one
+    ``tlx.reuse_group`` tree per phase, in order (phase 0, 1, ...)::
+
+        spec.set_buffer_overlap(tlx.reuse_phases(
+            tlx.reuse_group(x, w1, h, group_type=tlx.reuse_group_type.distinct),
+            tlx.reuse_group(h, w2, group_type=tlx.reuse_group_type.distinct),
+        ))
+
+    Inside a phase its tree means what it means alone. A buffer of one phase
+    may take bytes of buffers of the other phases; a buffer written into
+    several phases has one place valid in all of them. The compiler checks
+    that uses of buffers of different phases that share bytes do not
+    interleave (docs/semantics.md, "Phases"). Pass it to
+    ``spec.set_buffer_overlap``, or let it define the spec's overlap without
+    (every leaf a buffer of one spec)."""
+
+    __triton_builtin__ = True
+
+    def __init__(self, *trees, _semantic=None, _generator=None):
+        check_context("tlx.reuse_phases", _semantic)
+        if len(trees) < 2:
+            raise TLXError(
+                f"tlx.reuse_phases needs two or more trees (one per phase), got {len(trees)}: "
+                "a kernel with one phase gives its tlx.reuse_group alone"
+            )
+        for tree in trees:
+            if not isinstance(tree, reuse_group):
+                raise TypeError(
+                    f"tlx.reuse_phases takes tlx.reuse_group trees, got {type(tree).__name__}"
+                )
+            if tree.parent is not None:
+                raise TLXError(
+                    f"tlx.reuse_phases got {tree.describe()}, which is already part of "
+                    f"{tree.parent.describe()}: give each phase a tree of its own"
+                )
+        self.type = reuse_phases_ir_type(self)
+        self.trees = tuple(trees)
+        self.location = location_of_call(_generator)
+        self.parent = None
+        for tree in trees:
+            tree.parent = self
+        emit.new_overlap_root(self, _generator)
+
+    def __repr__(self) -> str:
+        return f"reuse_phases({len(self.trees)} phases)"
+
+    def _flatten_ir(self, handles) -> None:
+        return
+
+    def _set_name(self, builder, name: str) -> None:
+        return
+
+    def buffers(self):
+        """Every buffer of every phase (``AllocationState``), in order."""
+        for tree in self.trees:
+            yield from tree.buffers()
+
+    def describe(self) -> str:
+        return f"tlx.reuse_phases at {self.location}"
+
+    def planner_groups(self, spec: SpecState) -> tuple[planner.Group, ...]:
+        """One tree per phase, buffers replaced by their index among ``spec``'s users."""
+        return tuple(tree.planner_group(spec) for tree in self.trees)
 
 
 class buffered_tensor_type(base_type):
@@ -357,9 +471,13 @@ class buffered_tensor_type(base_type):
             if view is None
             else (f"{view.slots}_{view.period}_{view.scale}_{view.offset_slots}_{view.step}")
         )
+        # The buffer too: a function called with two buffers of one type gets an
+        # instance each, whose uses the lifetime check of phases can attribute.
+        allocation = self.allocation
+        buffer = "" if allocation is None else f"{allocation.spec.name}_{allocation.index}"
         return (
             f"TLXB{self.element_ty.mangle()}S{shape}SL{self.layout.mangle()}L"
-            f"{self.storage.value}P{_name_fragment(placement)}TLXB"
+            f"{self.storage.value}P{_name_fragment(placement)}B{_name_fragment(buffer)}TLXB"
         )
 
     def to_ir(self, builder):

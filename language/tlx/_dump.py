@@ -71,7 +71,16 @@ def _spec_lines(spec, names: _Names) -> list[str]:
         lines.append(
             f"{value} = tlx.storage_alias_local_alloc {spec_name} : {spec_type} -> {user.type_text}"
         )
-    if spec.overlap_tree is not None:
+    if spec.overlap_phases:
+        trees = [_group_lines(tree, user_values, names, lines) for tree in spec.overlap_phases]
+        root, root_type = names.fresh("phases"), "!tlx.reuse_phases"
+        values = ", ".join(value for value, _ in trees)
+        types = ", ".join(tree_type for _, tree_type in trees)
+        lines.append(f"{root} = tlx.reuse_phases({values}) : ({types}) -> {root_type}")
+        lines.append(
+            f"tlx.set_buffer_overlap({spec_name}, {root}) : ({spec_type}, {root_type}) -> ()"
+        )
+    elif spec.overlap_tree is not None:
         root, root_type = _group_lines(spec.overlap_tree, user_values, names, lines)
         lines.append(
             f"tlx.set_buffer_overlap({spec_name}, {root}) : ({spec_type}, {root_type}) -> ()"

@@ -61,3 +61,8 @@ def compilation_error(location: SourceLocation, message: str) -> CompilationErro
 def warn_at(location: SourceLocation, message: str) -> None:
     """Emits a ``TLXWarning`` attributed to the user's source line."""
     warnings.warn_explicit(message, TLXWarning, location.file_name, location.line)
+
+
+def warn_deprecated_at(location: SourceLocation, message: str) -> None:
+    """Emits a ``DeprecationWarning`` attributed to the user's source line."""
+    warnings.warn_explicit(message, DeprecationWarning, location.file_name, location.line)

@@ -57,7 +57,7 @@ class ASTSource(GluonASTSource):
         trace.name_views = name_views
         with tracing(trace):
             module = super().make_ir(target, options, codegen_fns, module_map, context)
-            trace.finish()
+            trace.finish(module)
         return module, trace
 
 

@@ -36,10 +36,12 @@ class JoinedBuffer:
 class SpecPlan:
     """The plan of one spec of a traced kernel.
 
-    ``spec``, ``buffers`` and ``tree`` are what tlx passed to ``tlx.planner.plan``
-    (buffers in ``local_alloc`` order; ``tree`` is None without
-    ``set_buffer_overlap``) and ``plan`` is what it returned, so
-    ``planner.plan(spec, buffers, tree) == plan``. ``plan.views[i]`` places
+    ``spec``, ``buffers`` and ``tree`` (or ``phases``, one tree per phase) are
+    what tlx passed to ``tlx.planner.plan`` (buffers in ``local_alloc`` order;
+    ``tree`` is None without an overlap or with phases) and ``plan`` is what it
+    returned, so ``planner.plan(spec, buffers, phases or tree) == plan``.
+    ``overlap_source`` says what gave the overlap (``set_buffer_overlap at
+    ...``, or the tree that defines it implicitly; None: no overlap). ``plan.views[i]`` places
     ``buffers[i]``. ``sealed_by`` says what allocated the region (None: the spec
     was never sealed, allocates nothing, and its plan was only checked).
     ``private`` marks the region of a ``local_alloc`` without ``reuse``.
@@ -62,6 +64,8 @@ class SpecPlan:
     joined: tuple[JoinedBuffer, ...]
     backing_alignment: int
     other_regions_units: int = 0
+    phases: tuple[planner.Group, ...] = ()
+    overlap_source: str | None = None
 
     @property
     def name(self) -> str:
@@ -109,7 +113,10 @@ class SpecPlan:
             status = f"sealed by {self.sealed_by}"
         else:
             status = "never sealed: allocates nothing, its plan is only checked"
-        text = f"{self.description}, {status}\n{self.plan.describe(self.buffers)}"
+        source = "" if self.overlap_source is None else f", overlap from {self.overlap_source}"
+        if self.overlap_source is not None and self.overlap_source.startswith("set_buffer_"):
+            source = ""
+        text = f"{self.description}, {status}{source}\n{self.plan.describe(self.buffers)}"
         for joined in self.joined:
             location = f"{os.path.basename(joined.file_name)}:{joined.line}"
             text += f"joined after sealing (reuse of a buffer) at {location}:\n"

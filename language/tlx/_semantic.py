@@ -87,6 +87,8 @@ def local_alloc(semantic, generator, shape, dtype, num, storage, reuse, layout) 
 
     legacy = isinstance(reuse, AllocationState)
     spec = reuse.spec if legacy else reuse
+    if legacy and not compat.in_loop_carry_discovery(generator):
+        warn_legacy_reuse(reuse, name, shape, dtype, num, storage, location)
     if spec.storage is not storage:
         raise TLXError(
             f'local_alloc of "{name}" with storage={storage.value} cannot reuse '
@@ -112,9 +114,56 @@ def local_alloc(semantic, generator, shape, dtype, num, storage, reuse, layout) 
     return spec.add_user(*arguments)
 
 
+def _dtype_text(dtype) -> str:
+    """How a kernel spells ``dtype``: ``ttgl.float16``."""
+    for name in (
+        "float16",
+        "bfloat16",
+        "float32",
+        "float64",
+        "float8e4nv",
+        "float8e5",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "int1",
+    ):
+        if getattr(ttgl, name, None) == dtype:
+            return f"ttgl.{name}"
+    return f"ttgl.{dtype}"
+
+
+def warn_legacy_reuse(owner: AllocationState, name, shape, dtype, num, storage, location):
+    """The DeprecationWarning of ``local_alloc(..., reuse=buffer)``, at the user's
+    line, showing the storage_alias_spec code that says the same (docs/migration.md).
+    The trace emits it when it finishes: Triton 3.6 ignores DeprecationWarnings while
+    it visits the kernel's code."""
+    storage_text = f"tlx.storage_kind.{storage.value}"
+    shape_text = "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+    spec_name = f"{owner.name}_{name}_spec"
+    message = (
+        f'local_alloc(..., reuse={owner.name}) for "{name}" is deprecated: it aliases offset '
+        f'0 of the region of "{owner.name}" and nothing checks that "{name}" fits or what it '
+        "overlaps. Say the sharing with a storage_alias_spec instead:\n"
+        f"    {spec_name} = tlx.storage_alias_spec(storage={storage_text})\n"
+        f"    {owner.name} = tlx.local_alloc(..., reuse={spec_name})  "
+        f"# at {owner.location}\n"
+        f"    {name} = tlx.local_alloc({shape_text}, {_dtype_text(dtype)}, {num}, "
+        f"reuse={spec_name})\n"
+        f"    tlx.reuse_group({owner.name}, {name})  # shared: they take the same bytes\n"
+        "(docs/migration.md)"
+    )
+    active_trace().deprecations.append((location, message))
+
+
 def set_buffer_overlap(spec: SpecState, overlap_def, location, builder) -> None:
-    """Gives ``spec`` the overlap tree ``overlap_def`` (a ``reuse_group``) and
-    seals it."""
+    """Gives ``spec`` the overlap ``overlap_def`` (a ``reuse_group`` tree, or a
+    ``reuse_phases`` of one tree per phase) and seals it."""
     if spec.overlap_location is not None:
         raise TLXError(
             f"set_buffer_overlap is called twice on {spec.describe()}: it was already set "
@@ -125,15 +174,44 @@ def set_buffer_overlap(spec: SpecState, overlap_def, location, builder) -> None:
             f"{spec.describe()} is already sealed by {spec.sealed_by}: call "
             "set_buffer_overlap before any of its buffers is used"
         )
-    tree = overlap_def.planner_group(spec)
+    if hasattr(overlap_def, "trees"):
+        phases = overlap_def.planner_groups(spec)
+        tree = None
+    else:
+        phases = ()
+        tree = overlap_def.planner_group(spec)
     spec.check_block(
         builder,
         "set_buffer_overlap",
         "call set_buffer_overlap in the block that created the spec",
     )
     spec.overlap_tree = tree
+    spec.overlap_phases = phases
     spec.overlap_location = location
+    spec.overlap_source = f"set_buffer_overlap at {location}"
     seal(spec, builder, f"set_buffer_overlap at {location}")
+
+
+def new_overlap_root(root, generator) -> None:
+    """Registers a new ``reuse_group`` / ``reuse_phases`` with the kernel's trace:
+    one whose leaves all belong to one spec defines that spec's overlap when it
+    is sealed, unless set_buffer_overlap does (docs/semantics.md, "Implicit
+    overlap"). A tree built after its spec was sealed by a buffer's first use
+    comes too late, and is an error."""
+    if compat.in_loop_carry_discovery(generator):
+        return
+    trace = active_trace()
+    trace.overlap_roots.append(root)
+    specs = {allocation.spec for allocation in root.buffers()}
+    if len(specs) != 1:
+        return
+    (spec,) = specs
+    if spec.sealed and spec.overlap_location is None and not spec.private:
+        raise TLXError(
+            f"{root.describe()} is over buffers of {spec.describe()} only, which is already "
+            f"sealed by {spec.sealed_by}: build the tree before the first use of any of "
+            "the spec's buffers, or give it to set_buffer_overlap before that use"
+        )
 
 
 def seal(spec: SpecState, builder, reason: str) -> None:
@@ -163,7 +241,7 @@ def index(buffer, index, generator, builder):
         location = location_of_call(generator)
         seal(allocation.spec, builder, f'the first use of buffer "{allocation.name}" at {location}')
     buffer_type = buffer.type
-    return emit_index(
+    descriptor_value = emit_index(
         builder,
         buffer.handle,
         buffer_type.view,
@@ -174,6 +252,9 @@ def index(buffer, index, generator, builder):
         index,
         allocation.name if allocation is not None else "buffered_tensor",
     )
+    if allocation is not None and not compat.in_loop_carry_discovery(generator):
+        active_trace().record_use(descriptor_value.handle, allocation, location_of_call(generator))
+    return descriptor_value
 
 
 def _named(handle, builder, name: str, attribute: str):

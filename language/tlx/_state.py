@@ -17,7 +17,14 @@ import threading
 
 from . import compat, planner
 from ._dump import dump_if_asked
-from ._errors import SourceLocation, TLXError, compilation_error, location_of_call, warn_at
+from ._errors import (
+    SourceLocation,
+    TLXError,
+    compilation_error,
+    location_of_call,
+    warn_at,
+    warn_deprecated_at,
+)
 from ._report import JoinedBuffer, SpecPlan, with_other_regions
 from ._translate import planner_buffer, planner_spec, planner_storage
 
@@ -80,7 +87,12 @@ class SpecState:
         # Legacy reuse=buffered_tensor users added after the spec was sealed.
         self.followers: list[AllocationState] = []
         self.overlap_tree: planner.Group | None = None
+        # One tree per phase (a reuse_phases); empty for one tree or none.
+        self.overlap_phases: tuple[planner.Group, ...] = ()
         self.overlap_location: SourceLocation | None = None
+        # What gave the overlap: set_buffer_overlap, or a tree over this spec's
+        # buffers alone (implicit overlap); None: no overlap.
+        self.overlap_source: str | None = None
         self.sealed_by: str | None = None
         # What was passed to the planner and its answer (set by sealing, or by
         # check_unsealed at the end of tracing).
@@ -121,6 +133,8 @@ class SpecState:
             spec=self.planned_spec,
             buffers=self.planned_buffers,
             tree=self.overlap_tree,
+            phases=self.overlap_phases,
+            overlap_source=self.overlap_source,
             plan=self.plan,
             joined=tuple(follower.joined for follower in self.followers),
             backing_alignment=self.backing_alignment,
@@ -155,11 +169,45 @@ def _warn(spec: SpecState, plan: planner.Plan, users) -> None:
         warn_at(subject.location, _diagnostic_message(spec, warning, users))
 
 
+def _implicit_overlap(spec: SpecState) -> None:
+    """Without set_buffer_overlap, the largest tree (or phases) whose leaves are all
+    buffers of ``spec`` defines its overlap: a root of the trees the kernel built (a
+    tree inside another is part of it). Two such roots are an error naming both."""
+    if spec.overlap_location is not None or spec.private:
+        return
+    trace = active_trace()
+    roots = [
+        root
+        for root in (trace.overlap_roots if trace is not None else ())
+        if root.parent is None and {a.spec for a in root.buffers()} == {spec}
+    ]
+    if not roots:
+        return
+    if len(roots) > 1:
+        first, second = roots[:2]
+        raise TLXError(
+            f"{spec.describe()} has two overlap trees and no set_buffer_overlap: "
+            f"{first.describe()} and {second.describe()} are both over its buffers alone and "
+            "neither is part of the other. Nest one in the other, or give the one you mean to "
+            f"{spec.name}.set_buffer_overlap(...)"
+        )
+    (root,) = roots
+    if hasattr(root, "trees"):
+        spec.overlap_phases = root.planner_groups(spec)
+    else:
+        spec.overlap_tree = root.planner_group(spec)
+    spec.overlap_location = root.location
+    spec.overlap_source = root.describe()
+
+
 def _plan(spec: SpecState) -> planner.Plan:
-    """Plans ``spec`` for its users and tree; keeps the question and the answer on it."""
+    """Plans ``spec`` for its users and tree (or phases); keeps the question and
+    the answer on it."""
+    _implicit_overlap(spec)
     spec.planned_spec = spec.planner_spec()
     spec.planned_buffers = tuple(user.planner_buffer() for user in spec.users)
-    spec.plan = planner.plan(spec.planned_spec, spec.planned_buffers, spec.overlap_tree)
+    overlap = spec.overlap_phases or spec.overlap_tree
+    spec.plan = planner.plan(spec.planned_spec, spec.planned_buffers, overlap)
     return spec.plan
 
 
@@ -171,8 +219,8 @@ def plan_for_sealing(spec: SpecState, builder, reason: str) -> planner.Plan:
         builder,
         f"sealing it by {reason}",
         "sealing allocates the region, which must dominate every use. Call "
-        f"{spec.name}.set_buffer_overlap(...) or use one of its buffers once before the loop, "
-        "branch or partition",
+        f"{spec.name}.set_buffer_overlap(...) (a tree built without it does not seal the "
+        "spec) or use one of its buffers once before the loop, branch or partition",
     )
     plan = _plan(spec)
     _warn(spec, plan, spec.users)
@@ -216,6 +264,103 @@ def check_unsealed(spec: SpecState) -> None:
         raise compilation_error(first.location, message)
 
 
+# Ops that make a memory descriptor of another one: their results are uses of
+# the same buffer.
+_VIEW_OPS = ("ttg.memdesc_", "ttng.tmem_subslice")
+
+
+def _uses_in_program_order(module, buffer_uses):
+    """{user: [(position, location)]}: every op of ``module``'s kernel that reads a
+    memory descriptor of a user (its view, or one buffer indexing made, or one
+    derived from those), numbered in the order of the IR (nested ops in their
+    order; an op with regions is not a use itself: the ops inside are). An op that
+    reads buffers of several users (an MMA) is a use of each. The uses inside a
+    function the kernel calls (a helper, a warp_specialize partition) count at
+    each call."""
+    derived = dict(buffer_uses)
+    # Per function (the walk visits a tt.func after its body): its uses
+    # [(position, user, location)] and its calls [(position, callee)].
+    pending_uses, pending_calls = [], []
+    uses_of, calls_of = {}, {}
+    position = 0
+
+    def visit(op):
+        nonlocal position, pending_uses, pending_calls
+        position += 1
+        name = op.get_name()
+        if name == "tt.func":
+            function = op.get_str_attr("sym_name")
+            uses_of[function], calls_of[function] = pending_uses, pending_calls
+            pending_uses, pending_calls = [], []
+            return
+        if op.get_num_regions() > 0:
+            return
+        found = []
+        for i in range(op.get_num_operands()):
+            operand = op.get_operand(i)
+            entry = derived.get(operand.id())
+            # The type guards against the id of a value Triton erased while
+            # tracing being reused by another value.
+            if entry is not None and entry[2] == str(operand.get_type()):
+                found.append(entry)
+        if name == "tt.call":
+            # The callee's uses count at the call (buffer types mangle their
+            # buffer: each buffer gets its own instance of a helper).
+            pending_calls.append((position, op.get_flat_symbol_ref_attr("callee")))
+        if not found:
+            return
+        # Buffer indexing's own op is at the line of its index call.
+        results = [op.get_result(i) for i in range(op.get_num_results())]
+        made = [derived.get(result.id()) for result in results]
+        located = next((entry[1] for entry in made if entry is not None), None)
+        for user, location, _ in found:
+            pending_uses.append((position, user, located or location))
+        if name.startswith(_VIEW_OPS):
+            user, location, _ = found[0]
+            for result in results:
+                derived.setdefault(result.id(), (user, location, str(result.get_type())))
+
+    module.walk(visit)
+
+    def inlined(function, at, seen):
+        """The uses of ``function``, each at ``at`` (a call) or at its own position."""
+        if function in seen:
+            return
+        seen = seen | {function}
+        for where, user, location in uses_of.get(function, ()):
+            yield (where if at is None else at), user, location
+        for where, callee in calls_of.get(function, ()):
+            yield from inlined(callee, where if at is None else at, seen)
+
+    uses: dict[AllocationState, list] = {}
+    for where, user, location in inlined(module.get_entry_func_name(), None, frozenset()):
+        uses.setdefault(user, []).append((where, location))
+    return uses
+
+
+def check_phase_lifetimes(specs, module, buffer_uses) -> None:
+    """The lifetime check of phases (``planner.check_phase_lifetimes``) from the
+    traced IR's order: an error at the use in between, naming both buffers and
+    their lines."""
+    uses = _uses_in_program_order(module, buffer_uses)
+    for spec in specs:
+        positions = [[p for p, _ in uses.get(user, ())] for user in spec.users]
+        where = {p: loc for user in spec.users for p, loc in uses.get(user, ())}
+        problems = planner.check_phase_lifetimes(
+            spec.plan, spec.planned_buffers, positions, spec.name
+        )
+        if not problems:
+            continue
+        problem = problems[0]
+        in_between, before, after = (where[n] for n in problem.numbers[:3])
+        later, earlier = (spec.users[b] for b in problem.buffers)
+        message = (
+            f"{spec.describe()}: {problem.message}. {later.describe()} is used at {in_between}, "
+            f"between the uses of {earlier.describe()} at {before} and at {after}"
+        )
+        raise compilation_error(in_between, message)
+
+
 class KernelTrace:
     """Specs created while one kernel is traced, in creation order."""
 
@@ -225,6 +370,13 @@ class KernelTrace:
         self.target_name = target_name
         self.options = options
         self.specs: list[SpecState] = []
+        # Every reuse_group / reuse_phases built, in order (implicit overlap).
+        self.overlap_roots: list = []
+        # The memory descriptors buffer indexing made: value id -> (user, where,
+        # the descriptor's type text).
+        self.buffer_uses: dict[int, tuple[AllocationState, SourceLocation, str]] = {}
+        # DeprecationWarnings (location, message) to emit when tracing is done.
+        self.deprecations: list = []
         # Set by the hazard check (_hazards): every backing allocation and view
         # carries its spec's and buffer's name as an attribute, so that CSE keeps
         # views of equal type apart and the check can name each access.
@@ -248,12 +400,23 @@ class KernelTrace:
     def register(self, spec: SpecState) -> None:
         self.specs.append(spec)
 
-    def finish(self) -> None:
-        """Reports the specs never sealed, records every spec's plan, then dumps
-        when asked to."""
+    def record_use(self, handle, user: AllocationState, location: SourceLocation) -> None:
+        """Remembers that ``handle`` (a buffer's memory descriptor) is buffer
+        indexing of ``user`` at ``location``, for the lifetime check of phases."""
+        self.buffer_uses[handle.id()] = (user, location, str(handle.get_type()))
+
+    def finish(self, module=None) -> None:
+        """Reports the specs never sealed, checks the lifetimes of phases in
+        ``module`` (the traced IR), records every spec's plan, then dumps when
+        asked to."""
+        for location, message in self.deprecations:
+            warn_deprecated_at(location, message)
         for spec in self.specs:
             if not spec.sealed:
                 check_unsealed(spec)
+        phased = [spec for spec in self.specs if spec.plan is not None and spec.plan.phases]
+        if phased and module is not None:
+            check_phase_lifetimes(phased, module, self.buffer_uses)
         self.spec_plans = with_other_regions(
             tuple(spec.record() for spec in self.specs), self.capability
         )

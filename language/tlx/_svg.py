@@ -3,7 +3,8 @@
 A ruler of bytes (SMEM) or columns (TMEM) along the top, one lane per buffer
 (user) named on the left, every buffer of the user drawn where the planner put
 it and coloured by its buffer group, and a last lane that marks where two or
-more buffers share units (and the padding). Buffers that alias sit one above
+more buffers share units (and the padding); a spec with phases gets one such
+lane per phase, and each buffer's name says its phases. Buffers that alias sit one above
 the other. Every number is the planner's (``planner.buffer_extents`` and
 ``planner.sharing_segments``); this module only scales them to pixels.
 """
@@ -70,6 +71,33 @@ def _rect(x, y, width, height, fill, tooltip, *, stroke="#333333") -> str:
     )
 
 
+def _shared_lane(segments, extents, buffers, unit, y, x_of, scale, show_padding) -> list[str]:
+    """The rectangles of one lane that marks where buffers share units (and,
+    when ``show_padding``, the padding)."""
+    parts = []
+    for segment in segments:
+        x, width = x_of(segment.start), (segment.end - segment.start) * scale
+        names = [f"{buffers[extents[o].user].name}[{extents[o].index}]" for o in segment.occupants]
+        span = f"{unit} {segment.start} .. {segment.end}"
+        if not names and show_padding:
+            parts.append(
+                _rect(x, y, width, _LANE_HEIGHT, _PADDING_COLOUR, f"padding: {span}", stroke="#999")
+            )
+        elif len(names) > 1:
+            group = segment.buffer_group
+            fill = group_colour(group) if group >= 0 else _MIXED_COLOUR
+            tooltip = f"{span}, buffer group {group if group >= 0 else 'mixed'}: " + ", ".join(
+                names
+            )
+            parts.append(_rect(x, y, width, _LANE_HEIGHT, fill, tooltip))
+            if _CHARACTER_WIDTH * 3 <= width:
+                middle = x + width / 2
+                parts.append(
+                    _text(middle, y + _LANE_HEIGHT / 2 + 4, f"x{len(names)}", anchor="middle")
+                )
+    return parts
+
+
 def plan_svg(spec_plan) -> str:
     """The SVG document of one ``SpecPlan``."""
     plan = spec_plan.plan
@@ -78,8 +106,19 @@ def plan_svg(spec_plan) -> str:
     region = max(plan.region_size, 1)
     scale = (_WIDTH - _NAME_WIDTH - _MARGIN) / region
     extents = planner.buffer_extents(plan, buffers)
-    segments = planner.sharing_segments(plan, extents)
-    lanes = len(buffers) + 1
+    # One "shared" lane for the region, or one per phase (the units the
+    # buffers of that phase share: other phases' buffers may take them too).
+    if plan.phases:
+        shared_lanes = []
+        for phase, members in enumerate(plan.phases):
+            mine = [i for i, extent in enumerate(extents) if extent.user in members]
+            phase_segments = planner.sharing_segments(plan, [extents[i] for i in mine])
+            shared_lanes.append(
+                (f"phase {phase} shares", phase_segments, [extents[i] for i in mine], False)
+            )
+    else:
+        shared_lanes = [("shared", planner.sharing_segments(plan, extents), extents, True)]
+    lanes = len(buffers) + len(shared_lanes)
     legend_top = _TOP + lanes * (_LANE_HEIGHT + _LANE_GAP) + 10
     groups = sorted({extent.buffer_group for extent in extents})
     height = legend_top + 30
@@ -119,10 +158,12 @@ def plan_svg(spec_plan) -> str:
         parts.append(_text(x, ruler_y - 7, str(tick), anchor="middle", size=10))
     parts.append(_text(_NAME_WIDTH - 8, ruler_y + 4, unit, anchor="end", size=10))
 
-    # One lane per user.
+    # One lane per user (named with its phases when there are phases).
     for user, buffer in enumerate(buffers):
         y = _TOP + user * (_LANE_HEIGHT + _LANE_GAP)
-        parts.append(_text(_NAME_WIDTH - 8, y + _LANE_HEIGHT / 2 + 4, buffer.name, anchor="end"))
+        phases = [str(p) for p, members in enumerate(plan.phases) if user in members]
+        name = f"{buffer.name} (phase {', '.join(phases)})" if phases else buffer.name
+        parts.append(_text(_NAME_WIDTH - 8, y + _LANE_HEIGHT / 2 + 4, name, anchor="end"))
         for extent in extents:
             if extent.user != user:
                 continue
@@ -142,29 +183,13 @@ def plan_svg(spec_plan) -> str:
                     )
                     break
 
-    # Where buffers share units, and the padding.
-    y = _TOP + len(buffers) * (_LANE_HEIGHT + _LANE_GAP)
-    parts.append(_text(_NAME_WIDTH - 8, y + _LANE_HEIGHT / 2 + 4, "shared", anchor="end"))
-    for segment in segments:
-        x, width = x_of(segment.start), (segment.end - segment.start) * scale
-        names = [f"{buffers[extents[o].user].name}[{extents[o].index}]" for o in segment.occupants]
-        span = f"{unit} {segment.start} .. {segment.end}"
-        if not names:
-            parts.append(
-                _rect(x, y, width, _LANE_HEIGHT, _PADDING_COLOUR, f"padding: {span}", stroke="#999")
-            )
-        elif len(names) > 1:
-            group = segment.buffer_group
-            fill = group_colour(group) if group >= 0 else _MIXED_COLOUR
-            tooltip = f"{span}, buffer group {group if group >= 0 else 'mixed'}: " + ", ".join(
-                names
-            )
-            parts.append(_rect(x, y, width, _LANE_HEIGHT, fill, tooltip))
-            if _CHARACTER_WIDTH * 3 <= width:
-                middle = x + width / 2
-                parts.append(
-                    _text(middle, y + _LANE_HEIGHT / 2 + 4, f"x{len(names)}", anchor="middle")
-                )
+    # Where buffers share units (per phase, with phases), and the padding.
+    for lane, (title, segments, lane_extents, show_padding) in enumerate(shared_lanes):
+        y = _TOP + (len(buffers) + lane) * (_LANE_HEIGHT + _LANE_GAP)
+        parts.append(_text(_NAME_WIDTH - 8, y + _LANE_HEIGHT / 2 + 4, title, anchor="end"))
+        parts.extend(
+            _shared_lane(segments, lane_extents, buffers, unit, y, x_of, scale, show_padding)
+        )
 
     # The legend: one swatch per buffer group.
     x = _MARGIN

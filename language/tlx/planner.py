@@ -434,6 +434,11 @@ class Plan:
         return describe(self, buffers, spec_name)
 
 
+@_value_type(_native.PhaseOverlap)
+class PhaseOverlap:
+    """Users ``first`` and ``second`` of a plan with phases share units and no phase."""
+
+
 # --- The report's data ---------------------------------------------------------------------------
 
 
@@ -490,20 +495,47 @@ def _names(spec_name: str, buffers: Sequence[Buffer]):
 def plan(
     spec: Spec,
     buffers: Sequence[Buffer],
-    tree: Group | None = None,
+    tree: Group | Sequence[Group] | None = None,
     family: LayoutFamily = LayoutFamily.BEST,
 ) -> Plan:
     """Plans the region of ``spec`` for ``buffers``; ``tree`` is the overlap tree
-    (``set_buffer_overlap``) or None (every buffer at offset 0). Never raises for
-    bad sizes or trees: problems are ``Plan.diagnostics``, their messages naming the
-    spec and buffers by ``spec.name`` and ``Buffer.name``."""
-    native = _native.plan(
-        _to_native(spec),
-        _to_native(tuple(buffers)),
-        None if tree is None else _to_native(tree),
-        _native_enum(_native.LayoutFamily, LayoutFamily(family)),
-    )
+    (``set_buffer_overlap``), a sequence of trees, one per phase (``reuse_phases``;
+    ``Plan.phases`` lists each phase's buffers), or None (every buffer at offset 0).
+    Never raises for bad sizes or trees: problems are ``Plan.diagnostics``, their
+    messages naming the spec and buffers by ``spec.name`` and ``Buffer.name``."""
+    family = _native_enum(_native.LayoutFamily, LayoutFamily(family))
+    if tree is None or isinstance(tree, Group):
+        native = _native.plan(
+            _to_native(spec),
+            _to_native(tuple(buffers)),
+            None if tree is None else _to_native(tree),
+            family,
+        )
+    else:
+        native = _native.plan_phases(
+            _to_native(spec), _to_native(tuple(buffers)), _to_native(tuple(tree)), family
+        )
     return _from_native(native, _names(spec.name, buffers))
+
+
+def phase_overlaps(plan_: Plan, buffers: Sequence[Buffer]) -> tuple[PhaseOverlap, ...]:
+    """Every pair of users of ``plan_`` that are in no common phase and whose buffers
+    share units (only the order of their uses keeps them apart); empty without
+    phases."""
+    return _from_native(_native.phase_overlaps(_to_native(plan_), _to_native(tuple(buffers))))
+
+
+def check_phase_lifetimes(
+    plan_: Plan, buffers: Sequence[Buffer], uses: Sequence[Sequence[int]], spec_name: str = ""
+) -> tuple[Diagnostic, ...]:
+    """The lifetime check between phases: ``uses[u]`` are the positions of user
+    ``u``'s uses in program order. One error (kind ``"phase_lifetime_overlap"``;
+    numbers: the position of the use in between, the other buffer's uses before and
+    after it, the two phases) per pair of ``phase_overlaps`` whose uses interleave."""
+    problems = _native.check_phase_lifetimes(
+        _to_native(plan_), _to_native(tuple(buffers)), [list(u) for u in uses]
+    )
+    return _from_native(problems, _names(spec_name, buffers))
 
 
 def buffer_size(buffer: Buffer) -> int:

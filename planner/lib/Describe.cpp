@@ -76,13 +76,24 @@ std::string describeViews(const Plan &plan,
 }
 
 /// The stretches where two or more buffers share units, and the holes.
+/// `phase`: only the buffers of that phase (a plan with phases), and no
+/// padding rows (the other phases' bytes are not padding).
 std::string describeSharing(const Plan &plan,
                             const std::vector<Buffer> &buffers,
-                            const std::vector<std::string> &names) {
+                            const std::vector<std::string> &names,
+                            const std::vector<int> *phase = nullptr) {
   std::vector<Extent> extents = bufferExtents(plan, buffers);
+  if (phase)
+    extents.erase(std::remove_if(extents.begin(), extents.end(),
+                                 [&](const Extent &extent) {
+                                   return std::find(
+                                              phase->begin(), phase->end(),
+                                              extent.user) == phase->end();
+                                 }),
+                  extents.end());
   std::vector<std::vector<std::string>> rows;
   for (const Segment &segment : sharingSegments(plan, extents)) {
-    if (segment.occupants.size() == 1)
+    if (segment.occupants.size() == 1 || (phase && segment.occupants.empty()))
       continue;
     std::string occupants;
     for (int occupant : segment.occupants) {
@@ -202,8 +213,18 @@ std::string describe(const Plan &plan, const std::vector<Buffer> &buffers,
                         ? buffers[i].name
                         : "#" + std::to_string(i));
   std::string text = describeRegion(plan);
-  if (!plan.views.empty())
+  if (!plan.views.empty() && plan.phases.empty())
     text += describeViews(plan, names) + describeSharing(plan, buffers, names);
+  if (!plan.views.empty() && !plan.phases.empty()) {
+    text += describeViews(plan, names);
+    for (size_t p = 0; p < plan.phases.size(); ++p) {
+      std::string members;
+      for (int buffer : plan.phases[p])
+        members += " \"" + names[buffer] + "\"";
+      text += "phase " + std::to_string(p) + ":" + members + "\n" +
+              describeSharing(plan, buffers, names, &plan.phases[p]);
+    }
+  }
   Diagnostic reason;
   for (const Padding &share : plan.padding) {
     reason.message = share.reason;

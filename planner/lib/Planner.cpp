@@ -10,8 +10,11 @@
 #include "Internal.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
+#include <optional>
 #include <set>
+#include <variant>
 
 namespace tlx::planner {
 namespace detail {
@@ -443,11 +446,13 @@ std::vector<Diagnostic> checkView(const View &view, const Buffer &buffer,
   return problems;
 }
 
-Plan plan(const Spec &spec, const std::vector<Buffer> &buffers,
-          const std::optional<Group> &tree, LayoutFamily family) {
-  Plan result;
-  result.storage = spec.storage;
-  std::vector<Diagnostic> &diagnostics = result.diagnostics;
+namespace detail {
+namespace {
+
+/// The checks every plan starts with: the storage on the target, the
+/// buffers on their own and together.
+void checkInput(const Spec &spec, const std::vector<Buffer> &buffers,
+                std::vector<Diagnostic> &diagnostics) {
   std::string unavailable = storageUnavailable(spec.storage, spec.capability);
   if (!unavailable.empty())
     diagnostics.push_back(
@@ -458,27 +463,20 @@ Plan plan(const Spec &spec, const std::vector<Buffer> &buffers,
         warning(DiagnosticKind::NoBuffers, -1, {}, {},
                 std::string("spec ") + specRef() + " has no buffers"));
   validateBuffers(spec, buffers, diagnostics);
-  Tree flat;
-  if (tree)
-    buildTree(spec, buffers, *tree, flat, diagnostics);
-  if (hasError(diagnostics))
-    return result;
+}
 
-  Need need;
-  if (tree) {
-    need.ideal = idealFootprint(flat, spec.storage);
-    Arrangement arrangement =
-        searchLayout(flat, spec.storage, family, need.ideal);
-    result.views = std::move(arrangement.views);
-    result.layout = std::move(arrangement.name);
-    need.end = arrangement.end;
-  } else {
-    result.layout = "every user at offset 0";
-  }
+/// Rule 5 and the checks of every view, once the views of the buffers in a
+/// tree are set (`placed[i]`): places the others at offset 0 (with a
+/// warning when there is a tree), sizes the region, checks every view and
+/// accounts for the padding.
+void finishPlan(const Spec &spec, const std::vector<Buffer> &buffers,
+                bool hasTree, const std::vector<bool> &placed, Need need,
+                Plan &result) {
+  std::vector<Diagnostic> &diagnostics = result.diagnostics;
   result.views.resize(buffers.size());
   int64_t unit = spec.storage == Storage::Smem ? kSmemMinAlignment : 1;
   for (size_t i = 0; i < buffers.size(); ++i) {
-    if (tree && flat.leaves[i].node >= 0)
+    if (placed[i])
       continue;
     result.views[i] = viewAlone(buffers[i]);
     int64_t count = bufferCount(buffers[i]);
@@ -486,7 +484,7 @@ Plan plan(const Spec &spec, const std::vector<Buffer> &buffers,
     int64_t pitch = satMul(result.views[i].scale, size);
     need.end = std::max(need.end, satAdd(satMul(count - 1, pitch), size));
     need.ideal = std::max(need.ideal, satMul(count, roundUp(size, unit)));
-    if (tree) {
+    if (hasTree) {
       int index = static_cast<int>(i);
       diagnostics.push_back(warning(DiagnosticKind::NotInTree, index, {index},
                                     {},
@@ -531,7 +529,363 @@ Plan plan(const Spec &spec, const std::vector<Buffer> &buffers,
       diagnostics.push_back(std::move(problem));
   }
   accountPadding(spec, buffers, need, minimal, result);
+}
+
+/// A layout of one or more phases: every placed buffer's view, the end and
+/// the ideal footprint, and the layout in words.
+struct PhaseLayout {
+  std::vector<View> views;
+  Need need;
+  std::string name;
+};
+
+/// True when the two views put every buffer at the same units.
+bool samePlace(const View &a, const View &b) {
+  return a.bufferSize == b.bufferSize && a.offset == b.offset &&
+         a.period == b.period && a.scale == b.scale &&
+         a.offsetSlots == b.offsetSlots && a.step == b.step;
+}
+
+/// True when the leaf of `buffer` in `tree` shares bytes with no other
+/// leaf: no `shared` ancestor has another child.
+bool apart(const Tree &tree, int buffer) {
+  int node = tree.leaves[buffer].node;
+  for (int parent = tree.nodes[node].parent; parent >= 0;
+       node = parent, parent = tree.nodes[parent].parent) {
+    const Node &group = tree.nodes[parent];
+    if (group.kind == GroupKind::Shared && group.children.size() > 1)
+      return false;
+  }
+  return true;
+}
+
+/// `element` without the leaves `removed` marks; nullopt when nothing is
+/// left.
+std::optional<TreeElement> without(const TreeElement &element,
+                                   const std::vector<bool> &removed) {
+  if (const int *leaf = std::get_if<int>(&element)) {
+    if (*leaf >= 0 && static_cast<size_t>(*leaf) < removed.size() &&
+        removed[*leaf])
+      return std::nullopt;
+    return element;
+  }
+  const Group &group = std::get<Group>(element);
+  Group kept{group.kind, group.groupSize, {}};
+  for (const TreeElement &child : group.children)
+    if (std::optional<TreeElement> rest = without(child, removed))
+      kept.children.push_back(std::move(*rest));
+  if (kept.children.empty())
+    return std::nullopt;
+  return TreeElement(std::move(kept));
+}
+
+/// Each phase planned alone: valid when every buffer of several phases has
+/// the same place in each; else the first phase where one differs, as
+/// {buffer, first phase, other phase}.
+std::variant<PhaseLayout, std::array<int, 3>>
+phasesAlone(const Spec &spec, const std::vector<Tree> &trees,
+            LayoutFamily family, size_t bufferCount) {
+  PhaseLayout layout;
+  layout.views.resize(bufferCount);
+  std::vector<int> placedBy(bufferCount, -1);
+  for (size_t p = 0; p < trees.size(); ++p) {
+    int64_t ideal = idealFootprint(trees[p], spec.storage);
+    Arrangement arrangement =
+        searchLayout(trees[p], spec.storage, family, ideal);
+    for (size_t i = 0; i < bufferCount; ++i) {
+      if (trees[p].leaves[i].node < 0)
+        continue;
+      if (placedBy[i] >= 0) {
+        if (!samePlace(layout.views[i], arrangement.views[i]))
+          return std::array<int, 3>{static_cast<int>(i), placedBy[i],
+                                    static_cast<int>(p)};
+        continue;
+      }
+      placedBy[i] = static_cast<int>(p);
+      layout.views[i] = arrangement.views[i];
+    }
+    layout.need.end = std::max(layout.need.end, arrangement.end);
+    layout.need.ideal = std::max(layout.need.ideal, ideal);
+    layout.name += (p == 0 ? "" : "; ") + arrangement.name;
+  }
+  layout.name = "each phase alone (" + layout.name + ")";
+  return layout;
+}
+
+/// The buffers of several phases apart from every other buffer, and the
+/// phases without them either sharing bytes (distinct(those buffers,
+/// shared(each phase without them))) or one after another (distinct(those
+/// buffers, each phase without them)), whichever ends first: the second is
+/// planning the phases' union as distinct trees, so the plan is never
+/// larger. nullopt when one of them shares bytes in a phase.
+std::optional<PhaseLayout>
+phasesApart(const Spec &spec, const std::vector<Buffer> &buffers,
+            const std::vector<Group> &phases, const std::vector<Tree> &trees,
+            const std::vector<int> &multiPhase, LayoutFamily family) {
+  std::vector<bool> removed(buffers.size(), false);
+  Group sharing{GroupKind::Distinct, 1, {}};
+  for (int buffer : multiPhase) {
+    for (const Tree &tree : trees)
+      if (tree.leaves[buffer].node >= 0 && !apart(tree, buffer))
+        return std::nullopt;
+    removed[buffer] = true;
+    sharing.children.push_back(buffer);
+  }
+  Group sequence = sharing;
+  Group rest{GroupKind::Shared, 1, {}};
+  for (const Group &phase : phases) {
+    if (std::optional<TreeElement> kept = without(phase, removed)) {
+      rest.children.push_back(*kept);
+      sequence.children.push_back(std::move(*kept));
+    }
+  }
+  if (rest.children.size() == 1)
+    sharing.children.push_back(std::move(rest.children.front()));
+  else if (!rest.children.empty())
+    sharing.children.push_back(std::move(rest));
+  std::optional<PhaseLayout> best;
+  for (const auto &[tree, name] :
+       {std::pair<const Group &, const char *>(sharing, "the phases sharing"),
+        std::pair<const Group &, const char *>(
+            sequence, "the phases one after another")}) {
+    // The phases' own trees were checked (and warned about) already.
+    std::vector<Diagnostic> repeated;
+    Tree flat;
+    if (!buildTree(spec, buffers, tree, flat, repeated))
+      return std::nullopt;
+    PhaseLayout layout;
+    layout.need.ideal = idealFootprint(flat, spec.storage);
+    Arrangement arrangement =
+        searchLayout(flat, spec.storage, family, layout.need.ideal);
+    layout.views = std::move(arrangement.views);
+    layout.need.end = arrangement.end;
+    layout.name = "buffers of several phases apart, " + std::string(name) +
+                  " (" + arrangement.name + ")";
+    if (!best || layout.need.end < best->need.end)
+      best = std::move(layout);
+  }
+  return best;
+}
+
+} // namespace
+} // namespace detail
+
+Plan plan(const Spec &spec, const std::vector<Buffer> &buffers,
+          const std::optional<Group> &tree, LayoutFamily family) {
+  Plan result;
+  result.storage = spec.storage;
+  std::vector<Diagnostic> &diagnostics = result.diagnostics;
+  checkInput(spec, buffers, diagnostics);
+  Tree flat;
+  if (tree)
+    buildTree(spec, buffers, *tree, flat, diagnostics);
+  if (hasError(diagnostics))
+    return result;
+
+  Need need;
+  std::vector<bool> placed(buffers.size(), false);
+  if (tree) {
+    need.ideal = idealFootprint(flat, spec.storage);
+    Arrangement arrangement =
+        searchLayout(flat, spec.storage, family, need.ideal);
+    result.views = std::move(arrangement.views);
+    result.layout = std::move(arrangement.name);
+    need.end = arrangement.end;
+    for (size_t i = 0; i < buffers.size(); ++i)
+      placed[i] = flat.leaves[i].node >= 0;
+  } else {
+    result.layout = "every user at offset 0";
+    if (buffers.size() >= 2 && !spec.explicitSizeBytes) {
+      std::vector<int> all;
+      std::string names;
+      for (size_t i = 0; i < buffers.size(); ++i) {
+        all.push_back(static_cast<int>(i));
+        names += (i == 0 ? "" : (i + 1 == buffers.size() ? " and " : ", ")) +
+                 bufferRef(static_cast<int>(i));
+      }
+      diagnostics.push_back(warning(
+          DiagnosticKind::NoOverlapTree, -1, all,
+          {static_cast<int64_t>(buffers.size())},
+          std::string("spec ") + specRef() + " has " +
+              std::to_string(buffers.size()) +
+              " buffers and no overlap tree: every buffer starts at offset 0 "
+              "(" +
+              names +
+              " all share bytes); say which may share with a tlx.reuse_group "
+              "over them, or give buffer_size_bytes to mean it"));
+    }
+  }
+  finishPlan(spec, buffers, tree.has_value(), placed, need, result);
   return result;
+}
+
+Plan planPhases(const Spec &spec, const std::vector<Buffer> &buffers,
+                const std::vector<Group> &phases, LayoutFamily family) {
+  if (phases.size() <= 1)
+    return plan(spec, buffers,
+                phases.empty() ? std::nullopt
+                               : std::optional<Group>(phases.front()),
+                family);
+  Plan result;
+  result.storage = spec.storage;
+  std::vector<Diagnostic> &diagnostics = result.diagnostics;
+  checkInput(spec, buffers, diagnostics);
+  std::vector<Tree> trees(phases.size());
+  for (size_t p = 0; p < phases.size(); ++p)
+    buildTree(spec, buffers, phases[p], trees[p], diagnostics);
+  if (hasError(diagnostics))
+    return result;
+
+  std::vector<bool> placed(buffers.size(), false);
+  std::vector<int> multiPhase;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    int count = 0;
+    for (const Tree &tree : trees)
+      count += tree.leaves[i].node >= 0;
+    placed[i] = count > 0;
+    if (count > 1)
+      multiPhase.push_back(static_cast<int>(i));
+  }
+  for (size_t p = 0; p < phases.size(); ++p) {
+    std::vector<int> members;
+    for (const Node &node : trees[p].nodes)
+      if (node.leaf)
+        members.push_back(node.buffer);
+    result.phases.push_back(std::move(members));
+  }
+
+  std::variant<PhaseLayout, std::array<int, 3>> alone =
+      phasesAlone(spec, trees, family, buffers.size());
+  std::optional<PhaseLayout> beside =
+      phasesApart(spec, buffers, phases, trees, multiPhase, family);
+  const PhaseLayout *chosen = std::get_if<PhaseLayout>(&alone);
+  if (beside && (!chosen || beside->need.end < chosen->need.end))
+    chosen = &*beside;
+  if (!chosen) {
+    auto [buffer, first, other] = std::get<std::array<int, 3>>(alone);
+    // Why the buffers of several phases cannot be set apart: the first that
+    // shares bytes in a phase.
+    int sharing = -1;
+    int64_t sharingPhase = -1;
+    for (int candidate : multiPhase)
+      for (size_t p = 0; p < trees.size() && sharing < 0; ++p)
+        if (trees[p].leaves[candidate].node >= 0 &&
+            !apart(trees[p], candidate)) {
+          sharing = candidate;
+          sharingPhase = static_cast<int64_t>(p);
+        }
+    diagnostics.push_back(error(
+        DiagnosticKind::PhasesDisagree, buffer, {buffer, sharing},
+        {first, other, sharingPhase},
+        "buffer " + bufferRef(buffer) + " is in phases " +
+            std::to_string(first) + " and " + std::to_string(other) +
+            " of spec " + specRef() +
+            ", which, each planned alone, put it at different places; and "
+            "the buffers of several phases cannot be set apart either: " +
+            bufferRef(sharing) + " shares bytes with another buffer in phase " +
+            std::to_string(sharingPhase) +
+            ". Give the buffers of several phases the same position in every "
+            "phase's tree, or let them share bytes with no other buffer"));
+    return result;
+  }
+  result.views = chosen->views;
+  result.layout = chosen->name;
+  finishPlan(spec, buffers, true, placed, chosen->need, result);
+  return result;
+}
+
+std::vector<PhaseOverlap> phaseOverlaps(const Plan &plan,
+                                        const std::vector<Buffer> &buffers) {
+  std::vector<PhaseOverlap> overlaps;
+  if (plan.phases.size() < 2 || plan.views.size() != buffers.size())
+    return overlaps;
+  size_t count = buffers.size();
+  std::vector<std::vector<bool>> in(plan.phases.size(),
+                                    std::vector<bool>(count, false));
+  for (size_t p = 0; p < plan.phases.size(); ++p)
+    for (int buffer : plan.phases[p])
+      in[p][buffer] = true;
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> spans(count);
+  for (const Extent &extent : bufferExtents(plan, buffers))
+    spans[extent.user].push_back({extent.start, extent.end});
+  for (auto &userSpans : spans)
+    std::sort(userSpans.begin(), userSpans.end());
+  auto meet = [&](size_t a, size_t b) {
+    size_t i = 0, j = 0;
+    while (i < spans[a].size() && j < spans[b].size()) {
+      if (spans[a][i].first < spans[b][j].second &&
+          spans[b][j].first < spans[a][i].second)
+        return true;
+      if (spans[a][i].second <= spans[b][j].second)
+        ++i;
+      else
+        ++j;
+    }
+    return false;
+  };
+  for (size_t a = 0; a < count; ++a) {
+    for (size_t b = a + 1; b < count; ++b) {
+      bool inSome = false, together = false;
+      for (size_t p = 0; p < plan.phases.size(); ++p) {
+        together |= in[p][a] && in[p][b];
+        inSome |= in[p][a] || in[p][b];
+      }
+      if (inSome && !together && meet(a, b))
+        overlaps.push_back({static_cast<int>(a), static_cast<int>(b)});
+    }
+  }
+  return overlaps;
+}
+
+std::vector<Diagnostic>
+checkPhaseLifetimes(const Plan &plan, const std::vector<Buffer> &buffers,
+                    const std::vector<std::vector<int64_t>> &uses) {
+  std::vector<Diagnostic> problems;
+  auto phaseOf = [&](int buffer) {
+    for (size_t p = 0; p < plan.phases.size(); ++p)
+      if (std::find(plan.phases[p].begin(), plan.phases[p].end(), buffer) !=
+          plan.phases[p].end())
+        return static_cast<int64_t>(p);
+    return int64_t(-1);
+  };
+  for (const PhaseOverlap &overlap : phaseOverlaps(plan, buffers)) {
+    size_t a = overlap.first, b = overlap.second;
+    if (a >= uses.size() || b >= uses.size() || uses[a].empty() ||
+        uses[b].empty())
+      continue;
+    auto [aFirst, aLast] = std::minmax_element(uses[a].begin(), uses[a].end());
+    auto [bFirst, bLast] = std::minmax_element(uses[b].begin(), uses[b].end());
+    if (*aLast < *bFirst || *bLast < *aFirst)
+      continue;
+    // The buffer whose uses start later is used inside the other's span.
+    bool aLater = *aFirst > *bFirst;
+    int later = static_cast<int>(aLater ? a : b);
+    int earlier = static_cast<int>(aLater ? b : a);
+    int64_t inBetween = aLater ? *aFirst : *bFirst;
+    int64_t before = inBetween, after = inBetween;
+    bool hasBefore = false, hasAfter = false;
+    for (int64_t use : uses[earlier]) {
+      if (use <= inBetween && (!hasBefore || use > before)) {
+        before = use;
+        hasBefore = true;
+      }
+      if (use >= inBetween && (!hasAfter || use < after)) {
+        after = use;
+        hasAfter = true;
+      }
+    }
+    int64_t laterPhase = phaseOf(later), earlierPhase = phaseOf(earlier);
+    problems.push_back(error(
+        DiagnosticKind::PhaseLifetimeOverlap, later, {later, earlier},
+        {inBetween, before, after, laterPhase, earlierPhase},
+        "buffer " + bufferRef(later) + " (phase " + std::to_string(laterPhase) +
+            ") is used between two uses of " + "buffer " + bufferRef(earlier) +
+            " (phase " + std::to_string(earlierPhase) + ") of spec " +
+            specRef() +
+            ", whose bytes it shares: buffers of different phases may share "
+            "bytes only when their uses do not interleave"));
+  }
+  return problems;
 }
 
 } // namespace tlx::planner

@@ -104,6 +104,28 @@ tt.func @empty_group() {
 
 #shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
 #smem = #ttg.shared_memory
+tt.func @one_phase(%a: !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>) {
+  %g = tlx.reuse_group(%a) group_kind = shared : (!ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>) -> !tlx.reuse_group<shared>
+  // expected-error @below {{'tlx.reuse_phases' op needs two or more trees, one per phase, got 1 (a kernel with one phase gives its tlx.reuse_group alone)}}
+  %p = tlx.reuse_phases(%g) : (!tlx.reuse_group<shared>) -> !tlx.reuse_phases
+  tt.return
+}
+
+// -----
+
+#shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+#smem = #ttg.shared_memory
+tt.func @phase_not_a_tree(%g: !tlx.reuse_group<shared>, %a: !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>) {
+  %h = tlx.reuse_group(%a) group_kind = shared : (!ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>) -> !tlx.reuse_group<shared>
+  // expected-error @below {{'tlx.reuse_phases' op phase 0 must be a tlx.reuse_group result}}
+  %p = tlx.reuse_phases(%g, %h) : (!tlx.reuse_group<shared>, !tlx.reuse_group<shared>) -> !tlx.reuse_phases
+  tt.return
+}
+
+// -----
+
+#shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+#smem = #ttg.shared_memory
 tt.func @zero_group_size(%a: !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>) {
   // expected-error @below {{'tlx.reuse_group' op group_size must be at least 1, got 0}}
   %g = tlx.reuse_group(%a) group_kind = shared, group_size = 0 : (!ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>) -> !tlx.reuse_group<shared>

@@ -23,6 +23,7 @@ module attributes {"ttg.num-warps" = 4 : i32} {
   // CHECK: {placement = #tlx.placement<slots = 2, period = 1, scale = 1, offset = 0, step = 1>} : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf32
   // CHECK: {placement = #tlx.placement<slots = 4, period = 1, scale = 1, offset = 0, step = 1>} : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf16
   tt.func @no_overlap() {
+    // expected-warning-re @below {{has 2 buffers and no overlap tree: every buffer starts at offset 0 ("{{.*}}:28:10" and "{{.*}}:29:10" all share bytes)}}
     %s = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem>
     %a = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
     %b = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>

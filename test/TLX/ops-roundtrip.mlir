@@ -57,6 +57,21 @@ tt.func @flash_attention_tree() {
   tt.return
 }
 
+// Phases: one tree per phase, given to set_buffer_overlap as a
+// !tlx.reuse_phases.
+// CHECK-LABEL: tt.func @phases
+tt.func @phases(%spec: !tlx.storage_alias_spec<smem>, %a: !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>, %b: !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>) {
+  // CHECK: %[[P0:.+]] = tlx.reuse_group
+  %p0 = tlx.reuse_group(%a) group_kind = distinct : (!ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>) -> !tlx.reuse_group<distinct>
+  // CHECK-NEXT: %[[P1:.+]] = tlx.reuse_group
+  %p1 = tlx.reuse_group(%a, %b) group_kind = shared : (!ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>, !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>) -> !tlx.reuse_group<shared>
+  // CHECK-NEXT: %[[PHASES:.+]] = tlx.reuse_phases(%[[P0]], %[[P1]]) : (!tlx.reuse_group<distinct>, !tlx.reuse_group<shared>) -> !tlx.reuse_phases
+  %phases = tlx.reuse_phases(%p0, %p1) : (!tlx.reuse_group<distinct>, !tlx.reuse_group<shared>) -> !tlx.reuse_phases
+  // CHECK-NEXT: tlx.set_buffer_overlap(%{{.+}}, %[[PHASES]]) : (!tlx.storage_alias_spec<smem>, !tlx.reuse_phases) -> ()
+  tlx.set_buffer_overlap(%spec, %phases) : (!tlx.storage_alias_spec<smem>, !tlx.reuse_phases) -> ()
+  tt.return
+}
+
 // CHECK-LABEL: tt.func @aliases
 // CHECK-SAME: (%[[BUFFER:.+]]: !ttg.memdesc<32768xi8, #shared, #smem, mutable>, %[[TMEM:.+]]: !ttg.memdesc<128x128xi32, #tmem, #ttng.tensor_memory, mutable>)
 tt.func @aliases(%buffer: !ttg.memdesc<32768xi8, #shared, #smem, mutable>, %tmem_buffer: !ttg.memdesc<128x128xi32, #tmem, #ttng.tensor_memory, mutable>) {

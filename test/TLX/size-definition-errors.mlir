@@ -93,7 +93,7 @@ module {
   tt.func @overlap_definition_not_a_reuse_group(%g: !tlx.reuse_group<shared>) {
     %s = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem>
     %a = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
-    // expected-error @below {{the overlap definition must be a tlx.reuse_group result}}
+    // expected-error @below {{the overlap definition must be a tlx.reuse_group or tlx.reuse_phases result}}
     tlx.set_buffer_overlap(%s, %g) : (!tlx.storage_alias_spec<smem>, !tlx.reuse_group<shared>) -> ()
     tt.return
   }

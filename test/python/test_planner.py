@@ -349,7 +349,15 @@ def test_padding_names_the_buffer_that_must_start_at_its_size():
 
 def test_without_tree_every_buffer_sits_at_offset_zero():
     result = plan(Spec("s"), [A, C])
-    assert result.ok and not result.diagnostics
+    # The warning names every buffer: forgetting the tree stacks them at offset 0.
+    (warning,) = result.diagnostics
+    assert (warning.severity, warning.kind) == ("warning", "no_overlap_tree")
+    assert warning.buffers == (0, 1) and warning.numbers == (2,)
+    assert "every buffer starts at offset 0" in warning.message
+    assert '"a"' in warning.message and '"c"' in warning.message
+    # An explicit size says it is meant; one buffer has nothing to share.
+    assert not plan(Spec("s", explicit_size_bytes=32768), [A, C]).diagnostics
+    assert not plan(Spec("s"), [A]).diagnostics
     assert result.size_bytes == 32768  # max(2 x 8192, 2 x 16384)
     for view in result.views:
         assert view.offset == 0 and view.identity_index

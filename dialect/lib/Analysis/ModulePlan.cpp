@@ -43,10 +43,12 @@ FailureOr<ModulePlan> ModulePlan::build(ModuleOp module, bool wholeViews,
       valid = false;
       continue;
     }
-    planner::Plan plan =
-        planner::plan(input->spec, input->buffers, input->tree);
+    planner::Plan plan = planInput(*input);
     if (failed(reportPlannerDiagnostics(uses, plan.diagnostics,
                                         PlanWarnings::Skip)))
+      valid = false;
+    else if (!plan.phases.empty() &&
+             failed(checkPhaseLifetimes(uses, plan, input->buffers)))
       valid = false;
     if (count) {
       ++counted.specs;

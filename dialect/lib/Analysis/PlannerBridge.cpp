@@ -99,21 +99,18 @@ planner::Layout toPlannerLayout(Attribute encoding) {
   return layout;
 }
 
-/// Builds the planner tree of one set_buffer_overlap, checking that every
-/// leaf is a distinct user of the spec the overlap is given to.
+/// Builds the planner tree of one phase of a spec's overlap (given by
+/// `givenAt`: a tlx.set_buffer_overlap, or the implicit tree itself),
+/// checking that every leaf is a distinct user of the spec.
 class TreeBuilder {
 public:
-  TreeBuilder(SpecUses &uses, SetBufferOverlapOp overlap)
-      : uses(uses), overlap(overlap), firstAppearance(uses.allocs.size()) {
+  TreeBuilder(SpecUses &uses, Operation *givenAt)
+      : uses(uses), givenAt(givenAt), firstAppearance(uses.allocs.size()) {
     for (auto [index, alloc] : llvm::enumerate(uses.allocs))
       userIndex[alloc] = index;
   }
 
-  FailureOr<planner::Group> build() {
-    auto root = overlap.getOverlapDef().getDefiningOp<ReuseGroupOp>();
-    if (!root)
-      return overlap.emitOpError()
-             << "the overlap definition must be a tlx.reuse_group result";
+  FailureOr<planner::Group> build(ReuseGroupOp root) {
     return buildGroup(root);
   }
 
@@ -156,7 +153,7 @@ private:
              "the one tlx.set_buffer_overlap gives this tree to";
       diag.attachNote(alloc.getLoc())
           << "buffer \"" << name << "\" is allocated here";
-      diag.attachNote(overlap.getLoc()) << "the tree is given here";
+      diag.attachNote(givenAt->getLoc()) << "the tree is given here";
       return failure();
     }
     unsigned index = userIndex.lookup(alloc);
@@ -173,10 +170,65 @@ private:
   }
 
   SpecUses &uses;
-  SetBufferOverlapOp overlap;
+  Operation *givenAt;
   llvm::DenseMap<Operation *, unsigned> userIndex;
   SmallVector<ReuseGroupOp> firstAppearance;
 };
+
+/// The planner trees of an overlap definition `root` (a tlx.reuse_group: one
+/// tree; a tlx.reuse_phases: one per phase) given at `givenAt`.
+LogicalResult buildOverlap(SpecUses &uses, Operation *root, Operation *givenAt,
+                           PlannerInput &input) {
+  if (auto phases = dyn_cast_or_null<ReusePhasesOp>(root)) {
+    for (Value tree : phases.getTrees()) {
+      FailureOr<planner::Group> phase =
+          TreeBuilder(uses, givenAt).build(tree.getDefiningOp<ReuseGroupOp>());
+      if (failed(phase))
+        return failure();
+      input.phases.push_back(std::move(*phase));
+    }
+    return success();
+  }
+  auto tree = dyn_cast_or_null<ReuseGroupOp>(root);
+  if (!tree)
+    return givenAt->emitOpError()
+           << "the overlap definition must be a "
+              "tlx.reuse_group or tlx.reuse_phases result";
+  FailureOr<planner::Group> built = TreeBuilder(uses, givenAt).build(tree);
+  if (failed(built))
+    return failure();
+  input.tree = std::move(*built);
+  return success();
+}
+
+/// The users of one spec that are the leaves of `root` (through nested
+/// groups and phases), or nullopt when a leaf is anything else.
+std::optional<StorageAliasSpecOp> specOfLeaves(Operation *root) {
+  std::optional<StorageAliasSpecOp> spec;
+  bool oneSpec = true;
+  SmallVector<Operation *> worklist{root};
+  while (!worklist.empty() && oneSpec) {
+    Operation *node = worklist.pop_back_val();
+    for (Value operand : node->getOperands()) {
+      Operation *definer = operand.getDefiningOp();
+      if (isa_and_nonnull<ReuseGroupOp, ReusePhasesOp>(definer)) {
+        worklist.push_back(definer);
+        continue;
+      }
+      auto alloc = dyn_cast_or_null<StorageAliasLocalAllocOp>(definer);
+      auto owner =
+          alloc ? alloc.getStorageAlias().getDefiningOp<StorageAliasSpecOp>()
+                : StorageAliasSpecOp();
+      if (!owner || (spec && *spec != owner))
+        oneSpec = false;
+      else
+        spec = owner;
+    }
+  }
+  if (!oneSpec)
+    return std::nullopt;
+  return spec;
+}
 
 /// The compute capability of the target the module is compiled for
 /// (`ttg.target = "cuda:90"`, as Triton writes it); 0 (unknown) without one.
@@ -227,17 +279,29 @@ FailureOr<StorageAliasOps> mlir::tlx::collectStorageAliasOps(ModuleOp module) {
   module.walk<WalkOrder::PreOrder>([&](Operation *op) {
     if (auto spec = dyn_cast<StorageAliasSpecOp>(op)) {
       specIndex[spec.getResult()] = specs.size();
-      specs.push_back(SpecUses{spec, {}, {}});
+      specs.push_back(SpecUses{spec, {}, {}, {}});
     } else if (auto alloc = dyn_cast<StorageAliasLocalAllocOp>(op)) {
       if (SpecUses *uses = usesOf(op, alloc.getStorageAlias()))
         uses->allocs.push_back(alloc);
     } else if (auto overlap = dyn_cast<SetBufferOverlapOp>(op)) {
       if (SpecUses *uses = usesOf(op, overlap.getStorageAliasSpec()))
         uses->overlaps.push_back(overlap);
-    } else if (auto group = dyn_cast<ReuseGroupOp>(op)) {
-      ops.reuseGroups.push_back(group);
+    } else if (isa<ReuseGroupOp, ReusePhasesOp>(op)) {
+      ops.reuseGroups.push_back(op);
     }
   });
+  // A tree (or phases) without users over one spec's buffers is that spec's
+  // implicit overlap.
+  for (Operation *root : ops.reuseGroups) {
+    if (!root->use_empty())
+      continue;
+    std::optional<StorageAliasSpecOp> spec = specOfLeaves(root);
+    if (!spec)
+      continue;
+    auto found = specIndex.find(spec->getResult());
+    if (found != specIndex.end())
+      specs[found->second].implicitOverlaps.push_back(root);
+  }
   for (SpecUses &uses : specs) {
     for (Operation *user : uses.spec->getUsers()) {
       if (isa<StorageAliasLocalAllocOp, SetBufferOverlapOp>(user))
@@ -320,15 +384,40 @@ FailureOr<PlannerInput> mlir::tlx::toPlannerInput(SpecUses &uses,
     valid = false;
   }
   if (valid && uses.overlaps.size() == 1) {
-    FailureOr<planner::Group> tree =
-        TreeBuilder(uses, uses.overlaps.front()).build();
-    if (failed(tree))
+    SetBufferOverlapOp overlap = uses.overlaps.front();
+    if (failed(buildOverlap(uses, overlap.getOverlapDef().getDefiningOp(),
+                            overlap, input)))
       return failure();
-    input.tree = std::move(*tree);
+  } else if (valid && uses.overlaps.empty() &&
+             uses.implicitOverlaps.size() > 1) {
+    Operation *first = uses.implicitOverlaps[0];
+    InFlightDiagnostic diag =
+        uses.implicitOverlaps[1]->emitError()
+        << "storage_alias_spec \""
+        << nameForDiagnostics(uses.spec, "storage_alias_spec")
+        << "\" has two overlap trees and no tlx.set_buffer_overlap: this "
+        << first->getName() << " and the one at "
+        << nameForDiagnostics(first, "its location")
+        << " are both over its buffers alone and neither is part of the "
+           "other; nest one in the other, or give the one meant to "
+           "tlx.set_buffer_overlap";
+    diag.attachNote(first->getLoc()) << "the other tree";
+    valid = false;
+  } else if (valid && uses.overlaps.empty() &&
+             uses.implicitOverlaps.size() == 1) {
+    Operation *root = uses.implicitOverlaps.front();
+    if (failed(buildOverlap(uses, root, root, input)))
+      return failure();
   }
   if (!valid)
     return failure();
   return input;
+}
+
+planner::Plan mlir::tlx::planInput(const PlannerInput &input) {
+  if (!input.phases.empty())
+    return planner::planPhases(input.spec, input.buffers, input.phases);
+  return planner::plan(input.spec, input.buffers, input.tree);
 }
 
 LogicalResult
@@ -414,13 +503,13 @@ mlir::tlx::takeSpecsWithoutUsers(std::vector<SpecUses> &specs) {
   return unused;
 }
 
-SmallVector<ReuseGroupOp>
-mlir::tlx::reuseGroupsToErase(ArrayRef<ReuseGroupOp> reuseGroups) {
+SmallVector<Operation *>
+mlir::tlx::reuseGroupsToErase(ArrayRef<Operation *> reuseGroups) {
   // Users follow their operands in pre-order: going backwards decides every
   // user before the group it uses.
-  SmallVector<ReuseGroupOp> dead;
+  SmallVector<Operation *> dead;
   llvm::SmallPtrSet<Operation *, 16> erased;
-  for (ReuseGroupOp group : llvm::reverse(reuseGroups)) {
+  for (Operation *group : llvm::reverse(reuseGroups)) {
     if (!llvm::all_of(group->getUsers(), [&](Operation *user) {
           return isa<SetBufferOverlapOp>(user) || erased.contains(user);
         }))
@@ -429,4 +518,59 @@ mlir::tlx::reuseGroupsToErase(ArrayRef<ReuseGroupOp> reuseGroups) {
     dead.push_back(group);
   }
   return dead;
+}
+
+LogicalResult
+mlir::tlx::checkPhaseLifetimes(SpecUses &uses, const planner::Plan &plan,
+                               const std::vector<planner::Buffer> &buffers) {
+  // Program order: every op of the module in pre-order (an op before the ops
+  // of its regions, regions and their blocks in the order they are written).
+  llvm::DenseMap<Operation *, int64_t> order;
+  auto module = uses.spec->getParentOfType<ModuleOp>();
+  module.walk<WalkOrder::PreOrder>(
+      [&](Operation *op) { order[op] = static_cast<int64_t>(order.size()); });
+  std::vector<std::vector<int64_t>> positions(uses.allocs.size());
+  llvm::DenseMap<int64_t, Operation *> opAt;
+  for (auto [index, alloc] : llvm::enumerate(uses.allocs)) {
+    SmallVector<Value> worklist{alloc.getResult()};
+    while (!worklist.empty()) {
+      Value value = worklist.pop_back_val();
+      for (OpOperand &use : value.getUses()) {
+        Operation *user = use.getOwner();
+        if (isa<ReuseGroupOp, ReusePhasesOp, SetBufferOverlapOp>(user))
+          continue;
+        if (auto warpSpecialize =
+                dyn_cast<triton::gpu::WarpSpecializeOp>(user)) {
+          // A capture is used where its partitions use it.
+          for (Region *partition : warpSpecialize.getPartitionRegions())
+            worklist.push_back(partition->getArgument(use.getOperandNumber()));
+          continue;
+        }
+        positions[index].push_back(order.lookup(user));
+        opAt[order.lookup(user)] = user;
+        for (Value result : user->getResults())
+          if (isa<MemDescType>(result.getType()))
+            worklist.push_back(result);
+      }
+    }
+  }
+  std::vector<planner::Diagnostic> problems =
+      planner::checkPhaseLifetimes(plan, buffers, positions);
+  if (problems.empty())
+    return success();
+  std::string specName = nameForDiagnostics(uses.spec, "storage_alias_spec");
+  std::vector<std::string> userNames;
+  for (auto [index, alloc] : llvm::enumerate(uses.allocs))
+    userNames.push_back(userName(alloc, index));
+  for (const planner::Diagnostic &problem : problems) {
+    Operation *inBetween = opAt.lookup(problem.numbers[0]);
+    InFlightDiagnostic diag = inBetween->emitError(
+        planner::formatDiagnostic(problem, specName, userNames));
+    const std::string &other = userNames[problem.buffers[1]];
+    diag.attachNote(opAt.lookup(problem.numbers[1])->getLoc())
+        << "a use of buffer \"" << other << "\" before it";
+    diag.attachNote(opAt.lookup(problem.numbers[2])->getLoc())
+        << "a use of buffer \"" << other << "\" after it";
+  }
+  return failure();
 }

@@ -37,7 +37,7 @@ struct BufferOffsetCalculationPass
 LogicalResult mlir::tlx::calculateBufferOffsets(ModulePlan &plan) {
   for (StorageAliasSpecOp spec : plan.unusedSpecs())
     spec.erase();
-  SmallVector<ReuseGroupOp> deadGroups = reuseGroupsToErase(plan.reuseGroups());
+  SmallVector<Operation *> deadGroups = reuseGroupsToErase(plan.reuseGroups());
   for (PlannedSpec &planned : plan.specs()) {
     for (auto [alloc, view] :
          llvm::zip_equal(planned.uses.allocs, planned.plan.views))
@@ -45,7 +45,7 @@ LogicalResult mlir::tlx::calculateBufferOffsets(ModulePlan &plan) {
     for (SetBufferOverlapOp overlap : planned.uses.overlaps)
       overlap.erase();
   }
-  for (ReuseGroupOp group : deadGroups)
-    group.erase();
+  for (Operation *group : deadGroups)
+    group->erase();
   return success();
 }

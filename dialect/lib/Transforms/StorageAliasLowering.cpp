@@ -40,9 +40,9 @@ struct StorageAliasLoweringPass
 
 LogicalResult mlir::tlx::lowerStorageAliases(ModulePlan &plan) {
   // Offset calculation erases the trees; allocation need not follow them.
-  SmallVector<ReuseGroupOp> deadGroups = reuseGroupsToErase(plan.reuseGroups());
+  SmallVector<Operation *> deadGroups = reuseGroupsToErase(plan.reuseGroups());
   llvm::SmallPtrSet<Operation *, 16> erasedUsers;
-  for (ReuseGroupOp group : deadGroups)
+  for (Operation *group : deadGroups)
     erasedUsers.insert(group);
 
   bool valid = true;

@@ -79,6 +79,14 @@ struct TestPrintPlanPass
            << plan.alignment;
     remark.report();
     std::vector<std::string> names = spec.userNames();
+    // Each phase's map: its buffers and, per buffer, those of the phase it
+    // shares units with.
+    for (auto [phase, members] : llvm::enumerate(plan.phases)) {
+      InFlightDiagnostic phaseRemark = specOp.emitRemark();
+      phaseRemark << "phase " << phase << ":";
+      for (int member : members)
+        phaseRemark << " \"" << names[member] << "\"";
+    }
     for (auto [user, view, name] :
          llvm::zip_equal(spec.uses.allocs, plan.views, names))
       StorageAliasLocalAllocOp(user).emitRemark()

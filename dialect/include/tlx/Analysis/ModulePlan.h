@@ -52,8 +52,9 @@ public:
   ArrayRef<PlannedSpec> specs() const { return plannedSpecs; }
   /// The specs without users: the steps erase them once they succeed.
   ArrayRef<StorageAliasSpecOp> unusedSpecs() const { return unused; }
-  /// Every tlx.reuse_group of the module, in pre-order.
-  ArrayRef<ReuseGroupOp> reuseGroups() const { return groups; }
+  /// Every tlx.reuse_group and tlx.reuse_phases of the module, in
+  /// pre-order.
+  ArrayRef<Operation *> reuseGroups() const { return groups; }
 
 private:
   ModuleOp planned;
@@ -62,7 +63,7 @@ private:
   std::vector<SpecUses> specUses;
   std::vector<PlannedSpec> plannedSpecs;
   SmallVector<StorageAliasSpecOp> unused;
-  SmallVector<ReuseGroupOp> groups;
+  SmallVector<Operation *> groups;
 };
 
 } // namespace mlir::tlx

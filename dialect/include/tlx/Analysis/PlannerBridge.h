@@ -31,13 +31,18 @@ struct SpecUses {
   StorageAliasSpecOp spec;
   SmallVector<StorageAliasLocalAllocOp> allocs;
   SmallVector<SetBufferOverlapOp> overlaps;
+  /// The tlx.reuse_group / tlx.reuse_phases ops without users whose leaves
+  /// are all users of this spec: without set_buffer_overlap, its overlap
+  /// (docs/semantics.md, "Implicit overlap").
+  SmallVector<Operation *> implicitOverlaps;
 };
 
 /// The storage alias ops of a module.
 struct StorageAliasOps {
   std::vector<SpecUses> specs;
-  /// Every tlx.reuse_group, in pre-order (operands before their users).
-  SmallVector<ReuseGroupOp> reuseGroups;
+  /// Every tlx.reuse_group and tlx.reuse_phases, in pre-order (operands
+  /// before their users).
+  SmallVector<Operation *> reuseGroups;
 };
 
 /// Collects every spec of `module` with its users, and every reuse group, in
@@ -64,11 +69,18 @@ struct PlannerInput {
   planner::Spec spec;
   std::vector<planner::Buffer> buffers;
   std::optional<planner::Group> tree;
+  /// One tree per phase (tlx.reuse_phases); empty otherwise.
+  std::vector<planner::Group> phases;
 };
 
-/// Translates a spec, its users and its overlap tree. Reports, with
-/// locations, set_buffer_overlap given twice, tree elements from another spec
-/// or not from tlx.storage_alias_local_alloc, and duplicate tree elements.
+/// planner::plan, or planner::planPhases when the input has phases.
+planner::Plan planInput(const PlannerInput &input);
+
+/// Translates a spec, its users and its overlap tree (from
+/// tlx.set_buffer_overlap or, without it, the implicit one). Reports, with
+/// locations, set_buffer_overlap given twice, two implicit trees, tree
+/// elements from another spec or not from tlx.storage_alias_local_alloc, and
+/// duplicate tree elements.
 /// `wholeViews`: Spec::wholeViews (the pass option `whole-views`).
 FailureOr<PlannerInput> toPlannerInput(SpecUses &uses, bool wholeViews);
 
@@ -108,12 +120,21 @@ planner::Placement placementOf(PlacementAttr attr);
 SmallVector<StorageAliasSpecOp>
 takeSpecsWithoutUsers(std::vector<SpecUses> &specs);
 
-/// The tlx.reuse_group ops of `reuseGroups` (all of a module's, in
-/// pre-order) that are left without uses once every tlx.set_buffer_overlap
-/// is erased (all of them, unless another op uses a tree), in the order they
-/// can be erased: users first.
-SmallVector<ReuseGroupOp>
-reuseGroupsToErase(ArrayRef<ReuseGroupOp> reuseGroups);
+/// The tlx.reuse_group and tlx.reuse_phases ops of `reuseGroups` (all of a
+/// module's, in pre-order) that are left without uses once every
+/// tlx.set_buffer_overlap is erased (all of them, unless another op uses a
+/// tree), in the order they can be erased: users first.
+SmallVector<Operation *> reuseGroupsToErase(ArrayRef<Operation *> reuseGroups);
+
+/// The lifetime check of a plan with phases (planner::checkPhaseLifetimes)
+/// from the ops' order: each user's uses are the ops that read its buffers
+/// (through ttg.memdesc_index, views of them and ttg.warp_specialize
+/// captures), numbered in pre-order over the module, which enters scf
+/// regions and warp_specialize partitions in the order they are written.
+/// Errors are reported at the use in between, with notes at the other
+/// buffer's uses around it.
+LogicalResult checkPhaseLifetimes(SpecUses &uses, const planner::Plan &plan,
+                                  const std::vector<planner::Buffer> &buffers);
 
 } // namespace mlir::tlx
 

@@ -177,6 +177,18 @@ LogicalResult ReuseGroupOp::verify() {
   return success();
 }
 
+LogicalResult ReusePhasesOp::verify() {
+  if (getTrees().size() < 2)
+    return emitOpError("needs two or more trees, one per phase, got ")
+           << getTrees().size()
+           << " (a kernel with one phase gives its tlx.reuse_group alone)";
+  for (auto [phase, tree] : llvm::enumerate(getTrees()))
+    if (!tree.getDefiningOp<ReuseGroupOp>())
+      return emitOpError("phase ")
+             << phase << " must be a tlx.reuse_group result";
+  return success();
+}
+
 LogicalResult LocalAliasOp::verify() {
   Attribute source = getSrc().getType().getMemorySpace();
   Attribute result = getResult().getType().getMemorySpace();

@@ -199,6 +199,19 @@ enum class DiagnosticKind {
   /// A kernel's regions of one storage together exceed what one CTA has
   /// (overStorageBudget); numbers: the units used, the budget.
   OverStorageBudget,
+  /// A warning: two or more buffers, no overlap tree and no explicit size,
+  /// so every buffer starts at offset 0; buffers: all of them.
+  NoOverlapTree,
+  /// A buffer of several phases cannot have one place valid in all of them
+  /// (planPhases); buffers: it, and a buffer of several phases that shares
+  /// bytes in a phase; numbers: the two phases whose places differ, and the
+  /// phase where the second shares.
+  PhasesDisagree,
+  /// A buffer of one phase is used between two uses of a buffer of another
+  /// phase that shares its bytes (checkPhaseLifetimes); buffers: the one used
+  /// in between, the other; numbers: the use positions (in between, the
+  /// other's use before it, after it) and the two phases.
+  PhaseLifetimeOverlap,
 };
 
 /// A diagnostic as data: the front doors add names and locations. `message`
@@ -314,6 +327,9 @@ struct Plan {
   /// (bad buffers or tree); filled when only the size limits failed, so that
   /// describe() can show what was needed.
   std::vector<View> views;
+  /// The buffers of each phase, in the order its tree names them, when the
+  /// spec has two or more phases (planPhases); empty otherwise.
+  std::vector<std::vector<int>> phases;
   std::vector<Diagnostic> diagnostics;
   /// True when no diagnostic is an error.
   bool ok() const;
@@ -363,6 +379,43 @@ constexpr int64_t kTmemLanes = 128;
 Plan plan(const Spec &spec, const std::vector<Buffer> &buffers,
           const std::optional<Group> &tree,
           LayoutFamily family = LayoutFamily::Best);
+
+/// Plans a region whose buffers are used in phases, one overlap tree per
+/// phase (docs/semantics.md, "Phases"): inside a phase its tree holds as
+/// plan() holds it; a buffer of one phase may take bytes of buffers of other
+/// phases; a buffer of several phases has one place valid in all of them.
+/// Of two placements, the smaller region is taken: each phase planned alone
+/// (valid when every buffer of several phases gets the same place in each),
+/// and the buffers of several phases apart from the others, the phases
+/// sharing the rest or, if smaller, one after another (valid when none of
+/// them shares bytes in any phase; never larger than planning the phases'
+/// union as distinct trees).
+/// Neither valid: a PhasesDisagree error. One tree: plan(spec, buffers,
+/// tree).
+Plan planPhases(const Spec &spec, const std::vector<Buffer> &buffers,
+                const std::vector<Group> &phases,
+                LayoutFamily family = LayoutFamily::Best);
+
+/// Two users of a plan with phases that share units of the region and no
+/// phase (only the order of their uses keeps them apart).
+struct PhaseOverlap {
+  int first = 0;
+  int second = 0;
+};
+
+/// Every pair of users (first < second) that are in no common phase of
+/// `plan` and whose buffers share units; empty without phases.
+std::vector<PhaseOverlap> phaseOverlaps(const Plan &plan,
+                                        const std::vector<Buffer> &buffers);
+
+/// The lifetime check between phases. `uses[u]` are the positions of user
+/// u's uses in program order (each front door numbers its own IR). For each
+/// pair of phaseOverlaps, the uses of one must not fall between two uses of
+/// the other: their spans [first use, last use] must not meet. One error
+/// (PhaseLifetimeOverlap) per pair that breaks it.
+std::vector<Diagnostic>
+checkPhaseLifetimes(const Plan &plan, const std::vector<Buffer> &buffers,
+                    const std::vector<std::vector<int64_t>> &uses);
 
 /// The slot buffer `index` of a user occupies in its view.
 int64_t slotOf(const View &view, int64_t index);

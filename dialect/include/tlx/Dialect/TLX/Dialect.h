@@ -1,9 +1,9 @@
 //===- Dialect.h - The `tlx` storage aliasing dialect -----------*- C++ -*-===//
 //
 // mlir::tlx: TLXDialect, the StorageKind and ReuseGroupKind enums and
-// attributes, StorageAliasSpecType, ReuseGroupType and the ops
-// StorageAliasSpecOp, StorageAliasLocalAllocOp, ReuseGroupOp,
-// SetBufferOverlapOp and LocalAliasOp.
+// attributes, StorageAliasSpecType, ReuseGroupType, ReusePhasesType and the
+// ops StorageAliasSpecOp, StorageAliasLocalAllocOp, ReuseGroupOp,
+// ReusePhasesOp, SetBufferOverlapOp and LocalAliasOp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +11,8 @@
 #define TLX_DIALECT_TLX_DIALECT_H
 
 #include "tlx/Dialect/TritonGPU/Dialect.h"
+
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "tlx/Dialect/TLX/TLXEnums.h.inc"
 
@@ -21,6 +23,15 @@
 
 #define GET_TYPEDEF_CLASSES
 #include "tlx/Dialect/TLX/TLXTypeDefs.h.inc"
+
+namespace mlir::tlx {
+/// What tlx.reuse_group and tlx.reuse_phases write: the overlap of the spec
+/// whose buffers they hold (TLXOps.td says why it is modelled).
+struct OverlapDefinitionResource
+    : public SideEffects::Resource::Base<OverlapDefinitionResource> {
+  StringRef getName() final { return "<OverlapDefinition>"; }
+};
+} // namespace mlir::tlx
 
 #define GET_OP_CLASSES
 #include "tlx/Dialect/TLX/TLXOps.h.inc"

@@ -75,6 +75,12 @@ def TLX_ReuseGroupType : TypeDef<TLX_Dialect, "ReuseGroup"> {
   let assemblyFormat = "`<` $groupKind `>`";
 }
 
+def TLX_ReusePhasesType : TypeDef<TLX_Dialect, "ReusePhases"> {
+  let mnemonic = "reuse_phases";
+  let summary = "The reuse group trees of a spec's phases, one per phase";
+  let description = [{ `!tlx.reuse_phases`: what `tlx.reuse_phases` makes. }];
+}
+
 def TLX_BackingAttr : AttrDef<TLX_Dialect, "Backing"> {
   let mnemonic = "backing";
   let summary = "The backing allocation the planner gives a storage alias spec";

@@ -75,7 +75,16 @@ def TLX_StorageAliasLocalAllocOp : TLX_Op<"storage_alias_local_alloc",
   let hasVerifier = 1;
 }
 
-def TLX_ReuseGroupOp : TLX_Op<"reuse_group", [Pure]> {
+// What a reuse group tree or phases do: they define the overlap of the spec
+// whose buffers they hold (docs/semantics.md, "Implicit overlap"), even with no
+// user. A write to this resource keeps them from being erased as dead (or two
+// of them merged) by --canonicalize and --cse before the storage alias
+// lowering reads them.
+def TLX_OverlapDefinition
+    : Resource<"::mlir::tlx::OverlapDefinitionResource">;
+
+def TLX_ReuseGroupOp : TLX_Op<"reuse_group",
+    [MemoryEffects<[MemWrite<TLX_OverlapDefinition>]>]> {
   let summary = "A node of the reuse group tree of a storage alias spec";
   let description = [{
     `%g = tlx.reuse_group(%a, %b) group_kind = shared, group_size = 2 :
@@ -83,7 +92,9 @@ def TLX_ReuseGroupOp : TLX_Op<"reuse_group", [Pure]> {
     Elements are buffers (`!ttg.memdesc`) or nested groups; `shared`
     children share bytes at each buffer index, `distinct` children never
     overlap; `group_size` K makes K consecutive buffers one logical group
-    (printed only when it is not 1).
+    (printed only when it is not 1). A tree none of whose nodes is used by
+    a tlx.set_buffer_overlap, whose leaves are all users of one spec, is that
+    spec's overlap (the largest such tree; two unrelated ones are an error).
   }];
   let arguments = (ins
     Variadic<AnyTypeOf<[TTG_MemDescType, TLX_ReuseGroupType]>>:$elements,
@@ -99,15 +110,35 @@ def TLX_ReuseGroupOp : TLX_Op<"reuse_group", [Pure]> {
   let hasVerifier = 1;
 }
 
+def TLX_ReusePhasesOp : TLX_Op<"reuse_phases",
+    [MemoryEffects<[MemWrite<TLX_OverlapDefinition>]>]> {
+  let summary = "The reuse group trees of a spec's phases, one per phase";
+  let description = [{
+    `%p = tlx.reuse_phases(%t0, %t1) : (!tlx.reuse_group<distinct>,
+    !tlx.reuse_group<distinct>) -> !tlx.reuse_phases`: two or more trees,
+    phase 0, 1, ... in operand order. Inside a phase its tree means what it
+    means alone; a buffer of one phase may take bytes of buffers of other
+    phases; a buffer in several phases has one place valid in all of them.
+    Give it to tlx.set_buffer_overlap, or leave it without users over one
+    spec's buffers (implicit overlap).
+  }];
+  let arguments = (ins Variadic<TLX_ReuseGroupType>:$trees);
+  let results = (outs TLX_ReusePhasesType:$result);
+  let assemblyFormat = [{
+    `(` $trees `)` attr-dict `:` functional-type($trees, $result)
+  }];
+  let hasVerifier = 1;
+}
+
 def TLX_SetBufferOverlapOp : TLX_Op<"set_buffer_overlap"> {
-  let summary = "Gives a storage alias spec its reuse group tree";
+  let summary = "Gives a storage alias spec its reuse group tree or phases";
   let description = [{
     `tlx.set_buffer_overlap(%s, %g) : (!tlx.storage_alias_spec<smem>,
-    !tlx.reuse_group<shared>) -> ()`
+    !tlx.reuse_group<shared>) -> ()`, or with a `!tlx.reuse_phases`.
   }];
   let arguments = (ins
     TLX_StorageAliasSpecType:$storage_alias_spec,
-    TLX_ReuseGroupType:$overlap_def
+    AnyTypeOf<[TLX_ReuseGroupType, TLX_ReusePhasesType]>:$overlap_def
   );
   let assemblyFormat = [{
     `(` $storage_alias_spec `,` $overlap_def `)` attr-dict `:`
