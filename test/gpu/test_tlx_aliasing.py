@@ -368,6 +368,8 @@ def legacy_reuse(x_in, x_out, y_in, y_out):
     read(y, y_out, 2, 32, 64)
 
 
+# The legacy form is what this test runs; test_tlx_phases.py checks its DeprecationWarning.
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_legacy_reuse_of_a_buffered_tensor():
     # y's two 2 KiB tiles alias the first 4 KiB tile of x at offset 0.
     run_and_compare(
