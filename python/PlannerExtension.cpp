@@ -188,6 +188,10 @@ void bindOutputs(py::module_ &m) {
       .def(py::init<>())
       .def_readwrite("first", &PhaseOverlap::first)
       .def_readwrite("second", &PhaseOverlap::second);
+  py::class_<PhaseUse>(m, "PhaseUse")
+      .def(py::init<>())
+      .def_readwrite("sequence", &PhaseUse::sequence)
+      .def_readwrite("position", &PhaseUse::position);
 }
 
 void bindReport(py::module_ &m) {
@@ -270,7 +274,7 @@ void bindFunctions(py::module_ &m) {
         "Users of different phases only whose buffers share units.");
   m.def("check_phase_lifetimes", &checkPhaseLifetimes, py::arg("plan"),
         py::arg("buffers"), py::arg("uses"),
-        "The lifetime check between phases, from each user's use positions.");
+        "The lifetime check between phases, from each user's uses.");
   m.def("slot_of", &slotOf, py::arg("view"), py::arg("index"),
         "The slot buffer `index` occupies in the view.");
   m.def("index_program_of", &indexProgramOf, py::arg("view"),

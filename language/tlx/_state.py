@@ -13,6 +13,7 @@ comes from the planner.
 
 from __future__ import annotations
 
+import itertools
 import threading
 
 from . import compat, planner
@@ -270,30 +271,34 @@ _VIEW_OPS = ("ttg.memdesc_", "ttng.tmem_subslice")
 
 
 def _uses_in_program_order(module, buffer_uses):
-    """{user: [(position, location)]}: every op of ``module``'s kernel that reads a
-    memory descriptor of a user (its view, or one buffer indexing made, or one
-    derived from those), numbered in the order of the IR (nested ops in their
-    order; an op with regions is not a use itself: the ops inside are). An op that
-    reads buffers of several users (an MMA) is a use of each. The uses inside a
-    function the kernel calls (a helper, a warp_specialize partition) count at
-    each call."""
+    """{user: [(sequence, position, location)]}: every op of ``module``'s kernel that
+    reads a memory descriptor of a user (its view, or one buffer indexing made, or
+    one derived from those), numbered in the order of the IR (nested ops in their
+    order, a loop's body once; an op with regions is not a use itself: the ops inside
+    are). An op that reads buffers of several users (an MMA) is a use of each. A call
+    is expanded into the uses of the function it calls (a helper, a
+    warp_specialize partition), in their order, at each call. ``sequence`` is the
+    sequence of control a use is in: the kernel outside ``ttg.warp_specialize``, its
+    default region, or one of its partitions (they run concurrently)."""
     derived = dict(buffer_uses)
-    # Per function (the walk visits a tt.func after its body): its uses
-    # [(position, user, location)] and its calls [(position, callee)].
-    pending_uses, pending_calls = [], []
-    uses_of, calls_of = {}, {}
-    position = 0
+    # The walk visits the ops of a block in order, and nested ops before the op
+    # that holds them: each region's steps, in order, are ("use", user,
+    # location), ("call", callee) and ("nested", op name, region ids).
+    steps_of: dict[int, list] = {}
+    body_of: dict[str, int] = {}
 
     def visit(op):
-        nonlocal position, pending_uses, pending_calls
-        position += 1
         name = op.get_name()
-        if name == "tt.func":
-            function = op.get_str_attr("sym_name")
-            uses_of[function], calls_of[function] = pending_uses, pending_calls
-            pending_uses, pending_calls = [], []
+        block = op.get_block()
+        if block is None:
             return
-        if op.get_num_regions() > 0:
+        steps = steps_of.setdefault(block.get_parent().id(), [])
+        regions = [op.get_region(i).id() for i in range(op.get_num_regions())]
+        if name == "tt.func":
+            body_of[op.get_str_attr("sym_name")] = regions[0]
+            return
+        if regions:
+            steps.append(("nested", name, regions))
             return
         found = []
         for i in range(op.get_num_operands()):
@@ -303,51 +308,69 @@ def _uses_in_program_order(module, buffer_uses):
             # tracing being reused by another value.
             if entry is not None and entry[2] == str(operand.get_type()):
                 found.append(entry)
+        if found:
+            # Buffer indexing's own op is at the line of its index call.
+            results = [op.get_result(i) for i in range(op.get_num_results())]
+            made = [derived.get(result.id()) for result in results]
+            located = next((entry[1] for entry in made if entry is not None), None)
+            for user, location, _ in found:
+                steps.append(("use", user, located or location))
+            if name.startswith(_VIEW_OPS):
+                user, location, _ = found[0]
+                for result in results:
+                    derived.setdefault(result.id(), (user, location, str(result.get_type())))
         if name == "tt.call":
-            # The callee's uses count at the call (buffer types mangle their
-            # buffer: each buffer gets its own instance of a helper).
-            pending_calls.append((position, op.get_flat_symbol_ref_attr("callee")))
-        if not found:
-            return
-        # Buffer indexing's own op is at the line of its index call.
-        results = [op.get_result(i) for i in range(op.get_num_results())]
-        made = [derived.get(result.id()) for result in results]
-        located = next((entry[1] for entry in made if entry is not None), None)
-        for user, location, _ in found:
-            pending_uses.append((position, user, located or location))
-        if name.startswith(_VIEW_OPS):
-            user, location, _ = found[0]
-            for result in results:
-                derived.setdefault(result.id(), (user, location, str(result.get_type())))
+            # Buffer types mangle their buffer: each buffer gets its own
+            # instance of a helper, whose uses are its own.
+            steps.append(("call", op.get_flat_symbol_ref_attr("callee")))
 
     module.walk(visit)
 
-    def inlined(function, at, seen):
-        """The uses of ``function``, each at ``at`` (a call) or at its own position."""
-        if function in seen:
-            return
-        seen = seen | {function}
-        for where, user, location in uses_of.get(function, ()):
-            yield (where if at is None else at), user, location
-        for where, callee in calls_of.get(function, ()):
-            yield from inlined(callee, where if at is None else at, seen)
-
     uses: dict[AllocationState, list] = {}
-    for where, user, location in inlined(module.get_entry_func_name(), None, frozenset()):
-        uses.setdefault(user, []).append((where, location))
+    position = 0
+    sequences = itertools.count()
+
+    def expand(region, sequence, calling):
+        nonlocal position
+        for step in steps_of.get(region, ()):
+            if step[0] == "use":
+                position += 1
+                uses.setdefault(step[1], []).append((sequence, position, step[2]))
+            elif step[0] == "call":
+                callee = step[1]
+                if callee in body_of and callee not in calling:
+                    expand(body_of[callee], sequence, calling | {callee})
+            elif step[1].startswith("ttg.warp_specialize"):
+                # The default region and each partition run concurrently.
+                for nested in step[2]:
+                    expand(nested, next(sequences), calling)
+            else:
+                for nested in step[2]:
+                    expand(nested, sequence, calling)
+
+    entry = module.get_entry_func_name()
+    if entry in body_of:
+        expand(body_of[entry], next(sequences), frozenset({entry}))
     return uses
 
 
 def check_phase_lifetimes(specs, module, buffer_uses) -> None:
     """The lifetime check of phases (``planner.check_phase_lifetimes``) from the
-    traced IR's order: an error at the use in between, naming both buffers and
-    their lines."""
+    traced IR's order within each sequence of control: an error at the use in
+    between, naming both buffers and the lines of the three uses."""
     uses = _uses_in_program_order(module, buffer_uses)
     for spec in specs:
-        positions = [[p for p, _ in uses.get(user, ())] for user in spec.users]
-        where = {p: loc for user in spec.users for p, loc in uses.get(user, ())}
+        of_user = [uses.get(user, ()) for user in spec.users]
+        where = {position: location for found in of_user for _, position, location in found}
+        phase_uses = [
+            [
+                planner.PhaseUse(sequence=sequence, position=position)
+                for sequence, position, _ in found
+            ]
+            for found in of_user
+        ]
         problems = planner.check_phase_lifetimes(
-            spec.plan, spec.planned_buffers, positions, spec.name
+            spec.plan, spec.planned_buffers, phase_uses, spec.name
         )
         if not problems:
             continue

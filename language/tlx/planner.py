@@ -439,6 +439,13 @@ class PhaseOverlap:
     """Users ``first`` and ``second`` of a plan with phases share units and no phase."""
 
 
+@_value_type(_native.PhaseUse)
+class PhaseUse:
+    """One use of a buffer: its ``position`` in program order within sequence of
+    control ``sequence`` (the kernel outside ``warp_specialize``, its default
+    region, or one partition); positions are unique across sequences."""
+
+
 # --- The report's data ---------------------------------------------------------------------------
 
 
@@ -526,14 +533,15 @@ def phase_overlaps(plan_: Plan, buffers: Sequence[Buffer]) -> tuple[PhaseOverlap
 
 
 def check_phase_lifetimes(
-    plan_: Plan, buffers: Sequence[Buffer], uses: Sequence[Sequence[int]], spec_name: str = ""
+    plan_: Plan, buffers: Sequence[Buffer], uses: Sequence[Sequence[PhaseUse]], spec_name: str = ""
 ) -> tuple[Diagnostic, ...]:
-    """The lifetime check between phases: ``uses[u]`` are the positions of user
-    ``u``'s uses in program order. One error (kind ``"phase_lifetime_overlap"``;
-    numbers: the position of the use in between, the other buffer's uses before and
-    after it, the two phases) per pair of ``phase_overlaps`` whose uses interleave."""
+    """The lifetime check between phases: ``uses[u]`` are user ``u``'s uses. Within
+    each sequence of control, one error (kind ``"phase_lifetime_overlap"``; numbers:
+    the position of the use in between, the other buffer's uses before and after it,
+    the two phases) per pair of ``phase_overlaps`` whose uses interleave; sequences
+    run concurrently, so no order is checked across them."""
     problems = _native.check_phase_lifetimes(
-        _to_native(plan_), _to_native(tuple(buffers)), [list(u) for u in uses]
+        _to_native(plan_), _to_native(tuple(buffers)), [_to_native(tuple(u)) for u in uses]
     )
     return _from_native(problems, _names(spec_name, buffers))
 

@@ -839,7 +839,7 @@ std::vector<PhaseOverlap> phaseOverlaps(const Plan &plan,
 
 std::vector<Diagnostic>
 checkPhaseLifetimes(const Plan &plan, const std::vector<Buffer> &buffers,
-                    const std::vector<std::vector<int64_t>> &uses) {
+                    const std::vector<std::vector<PhaseUse>> &uses) {
   std::vector<Diagnostic> problems;
   auto phaseOf = [&](int buffer) {
     for (size_t p = 0; p < plan.phases.size(); ++p)
@@ -848,42 +848,62 @@ checkPhaseLifetimes(const Plan &plan, const std::vector<Buffer> &buffers,
         return static_cast<int64_t>(p);
     return int64_t(-1);
   };
+  // The positions of a user's uses in one sequence of control.
+  auto positionsIn = [&](size_t user, int64_t sequence) {
+    std::vector<int64_t> positions;
+    for (const PhaseUse &use : uses[user])
+      if (use.sequence == sequence)
+        positions.push_back(use.position);
+    return positions;
+  };
   for (const PhaseOverlap &overlap : phaseOverlaps(plan, buffers)) {
     size_t a = overlap.first, b = overlap.second;
-    if (a >= uses.size() || b >= uses.size() || uses[a].empty() ||
-        uses[b].empty())
+    if (a >= uses.size() || b >= uses.size())
       continue;
-    auto [aFirst, aLast] = std::minmax_element(uses[a].begin(), uses[a].end());
-    auto [bFirst, bLast] = std::minmax_element(uses[b].begin(), uses[b].end());
-    if (*aLast < *bFirst || *bLast < *aFirst)
-      continue;
-    // The buffer whose uses start later is used inside the other's span.
-    bool aLater = *aFirst > *bFirst;
-    int later = static_cast<int>(aLater ? a : b);
-    int earlier = static_cast<int>(aLater ? b : a);
-    int64_t inBetween = aLater ? *aFirst : *bFirst;
-    int64_t before = inBetween, after = inBetween;
-    bool hasBefore = false, hasAfter = false;
-    for (int64_t use : uses[earlier]) {
-      if (use <= inBetween && (!hasBefore || use > before)) {
-        before = use;
-        hasBefore = true;
+    std::set<int64_t> sequences;
+    for (const PhaseUse &use : uses[a])
+      sequences.insert(use.sequence);
+    for (int64_t sequence : sequences) {
+      std::vector<int64_t> usesOfA = positionsIn(a, sequence);
+      std::vector<int64_t> usesOfB = positionsIn(b, sequence);
+      if (usesOfB.empty())
+        continue;
+      auto [aFirst, aLast] =
+          std::minmax_element(usesOfA.begin(), usesOfA.end());
+      auto [bFirst, bLast] =
+          std::minmax_element(usesOfB.begin(), usesOfB.end());
+      if (*aLast < *bFirst || *bLast < *aFirst)
+        continue;
+      // The buffer whose uses start later is used inside the other's span.
+      bool aLater = *aFirst > *bFirst;
+      int later = static_cast<int>(aLater ? a : b);
+      int earlier = static_cast<int>(aLater ? b : a);
+      int64_t inBetween = aLater ? *aFirst : *bFirst;
+      int64_t before = inBetween, after = inBetween;
+      bool hasBefore = false, hasAfter = false;
+      for (int64_t use : aLater ? usesOfB : usesOfA) {
+        if (use <= inBetween && (!hasBefore || use > before)) {
+          before = use;
+          hasBefore = true;
+        }
+        if (use >= inBetween && (!hasAfter || use < after)) {
+          after = use;
+          hasAfter = true;
+        }
       }
-      if (use >= inBetween && (!hasAfter || use < after)) {
-        after = use;
-        hasAfter = true;
-      }
+      int64_t laterPhase = phaseOf(later), earlierPhase = phaseOf(earlier);
+      problems.push_back(error(
+          DiagnosticKind::PhaseLifetimeOverlap, later, {later, earlier},
+          {inBetween, before, after, laterPhase, earlierPhase},
+          "buffer " + bufferRef(later) + " (phase " +
+              std::to_string(laterPhase) + ") is used between two uses of " +
+              "buffer " + bufferRef(earlier) + " (phase " +
+              std::to_string(earlierPhase) + ") of spec " + specRef() +
+              ", whose bytes it shares: buffers of different phases may "
+              "share bytes only when their uses in one sequence of control "
+              "(the kernel, or one warp_specialize partition) do not "
+              "interleave"));
     }
-    int64_t laterPhase = phaseOf(later), earlierPhase = phaseOf(earlier);
-    problems.push_back(error(
-        DiagnosticKind::PhaseLifetimeOverlap, later, {later, earlier},
-        {inBetween, before, after, laterPhase, earlierPhase},
-        "buffer " + bufferRef(later) + " (phase " + std::to_string(laterPhase) +
-            ") is used between two uses of " + "buffer " + bufferRef(earlier) +
-            " (phase " + std::to_string(earlierPhase) + ") of spec " +
-            specRef() +
-            ", whose bytes it shares: buffers of different phases may share "
-            "bytes only when their uses do not interleave"));
   }
   return problems;
 }

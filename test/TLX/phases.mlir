@@ -6,7 +6,8 @@
 // that spec's overlap, and survives --cse and --canonicalize; phases give
 // one place per buffer valid in every phase, and uses of buffers of
 // different phases that share bytes must not interleave in program order
-// (through scf regions and warp_specialize partitions).
+// (through scf regions) within one sequence of control: the kernel, or one
+// warp_specialize region (its default region or a partition).
 
 #shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
 #blocked = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>
@@ -154,9 +155,17 @@ module {
 #blocked = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>
 #smem = #ttg.shared_memory
 module {
-  // Through a warp_specialize capture: the partition uses w2 while the
-  // default region's x is used before and after the op.
-  tt.func @interleaved_partition(%i: i32) {
+  // A warp-specialized kernel: the default region and each partition are a
+  // sequence of control of their own, each using x (phase 0) then w2
+  // (phase 1). Across them there is no program order (the kernel's barriers
+  // order them: docs/hazards.md), so though pre-order puts the loader's x
+  // between the default region's x and w2, the phases are accepted.
+  // CHECK-LABEL: tt.func @phases_per_partition
+  // CHECK: ttg.local_alloc {alignment = 128 : i32} : () -> !ttg.memdesc<128x128xi8
+  // CHECK: ttg.warp_specialize
+  tt.func @phases_per_partition(%n: i32) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
     %s = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem> loc("spec")
     %x = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable> loc("x")
     %w2 = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable> loc("w2")
@@ -164,20 +173,65 @@ module {
     %p1 = tlx.reuse_group(%w2) group_kind = distinct : (!ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>) -> !tlx.reuse_group<distinct>
     %phases = tlx.reuse_phases(%p0, %p1) : (!tlx.reuse_group<distinct>, !tlx.reuse_group<distinct>) -> !tlx.reuse_phases
     tlx.set_buffer_overlap(%s, %phases) : (!tlx.storage_alias_spec<smem>, !tlx.reuse_phases) -> ()
-    // expected-note @below {{a use of buffer "x" before it}}
-    %x0 = ttg.memdesc_index %x[%i] : !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable> -> !ttg.memdesc<64x64xf16, #shared, #smem, mutable>
-    ttg.warp_specialize(%w2, %i) attributes {requestedRegisters = array<i32: 48>}
+    ttg.warp_specialize(%x, %w2, %n) attributes {requestedRegisters = array<i32: 48, 48>}
     default {
+      scf.for %k = %c0 to %n step %c1 : i32 {
+        %xk = ttg.memdesc_index %x[%k] : !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable> -> !ttg.memdesc<64x64xf16, #shared, #smem, mutable>
+        %xv = ttg.local_load %xk : !ttg.memdesc<64x64xf16, #shared, #smem, mutable> -> tensor<64x64xf16, #blocked>
+        %wk = ttg.memdesc_index %w2[%k] : !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable> -> !ttg.memdesc<64x64xf16, #shared, #smem, mutable>
+        %wv = ttg.local_load %wk : !ttg.memdesc<64x64xf16, #shared, #smem, mutable> -> tensor<64x64xf16, #blocked>
+      }
       ttg.warp_yield
     }
-    partition0(%arg0: !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>, %j: i32) num_warps(4) {
-      // expected-error @below {{buffer "w2" (phase 1) is used between two uses of buffer "x" (phase 0) of spec "spec", whose bytes it shares}}
-      %wj = ttg.memdesc_index %arg0[%j] : !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable> -> !ttg.memdesc<64x64xf16, #shared, #smem, mutable>
-      %wv = ttg.local_load %wj : !ttg.memdesc<64x64xf16, #shared, #smem, mutable> -> tensor<64x64xf16, #blocked>
+    partition0(%ax: !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>, %aw: !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>, %m: i32) num_warps(4) {
+      %xk = ttg.memdesc_index %ax[%m] : !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable> -> !ttg.memdesc<64x64xf16, #shared, #smem, mutable>
+      %xv = ttg.local_load %xk : !ttg.memdesc<64x64xf16, #shared, #smem, mutable> -> tensor<64x64xf16, #blocked>
+      %wk = ttg.memdesc_index %aw[%m] : !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable> -> !ttg.memdesc<64x64xf16, #shared, #smem, mutable>
+      %wv = ttg.local_load %wk : !ttg.memdesc<64x64xf16, #shared, #smem, mutable> -> tensor<64x64xf16, #blocked>
       ttg.warp_return
-    } : (!ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>, i32) -> ()
-    // expected-note @below {{a use of buffer "x" after it}}
-    %xv = ttg.local_load %x0 : !ttg.memdesc<64x64xf16, #shared, #smem, mutable> -> tensor<64x64xf16, #blocked>
+    }
+    partition1(%bx: !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>, %bw: !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>, %m: i32) num_warps(4) {
+      %xk = ttg.memdesc_index %bx[%m] : !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable> -> !ttg.memdesc<64x64xf16, #shared, #smem, mutable>
+      %wk = ttg.memdesc_index %bw[%m] : !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable> -> !ttg.memdesc<64x64xf16, #shared, #smem, mutable>
+      ttg.warp_return
+    } : (!ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>, !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>, i32) -> ()
+    tt.return
+  }
+}
+
+// -----
+
+#shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+#blocked = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>
+#smem = #ttg.shared_memory
+module {
+  // Within one partition the rule holds: partition0 uses w2 (phase 1)
+  // between two uses of x (phase 0), through the op's captures; the default
+  // region's own, ordered uses are not blamed.
+  tt.func @interleaved_in_a_partition(%i: i32) {
+    %s = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem> loc("spec")
+    %x = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable> loc("x")
+    %w2 = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable> loc("w2")
+    %p0 = tlx.reuse_group(%x) group_kind = distinct : (!ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>) -> !tlx.reuse_group<distinct>
+    %p1 = tlx.reuse_group(%w2) group_kind = distinct : (!ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>) -> !tlx.reuse_group<distinct>
+    %phases = tlx.reuse_phases(%p0, %p1) : (!tlx.reuse_group<distinct>, !tlx.reuse_group<distinct>) -> !tlx.reuse_phases
+    tlx.set_buffer_overlap(%s, %phases) : (!tlx.storage_alias_spec<smem>, !tlx.reuse_phases) -> ()
+    ttg.warp_specialize(%x, %w2, %i) attributes {requestedRegisters = array<i32: 48>}
+    default {
+      %x0 = ttg.memdesc_index %x[%i] : !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable> -> !ttg.memdesc<64x64xf16, #shared, #smem, mutable>
+      %w0 = ttg.memdesc_index %w2[%i] : !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable> -> !ttg.memdesc<64x64xf16, #shared, #smem, mutable>
+      ttg.warp_yield
+    }
+    partition0(%ax: !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>, %aw: !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>, %j: i32) num_warps(4) {
+      // expected-note @below {{a use of buffer "x" before it}}
+      %xj = ttg.memdesc_index %ax[%j] : !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable> -> !ttg.memdesc<64x64xf16, #shared, #smem, mutable>
+      // expected-error @below {{buffer "w2" (phase 1) is used between two uses of buffer "x" (phase 0) of spec "spec", whose bytes it shares}}
+      %wj = ttg.memdesc_index %aw[%j] : !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable> -> !ttg.memdesc<64x64xf16, #shared, #smem, mutable>
+      %wv = ttg.local_load %wj : !ttg.memdesc<64x64xf16, #shared, #smem, mutable> -> tensor<64x64xf16, #blocked>
+      // expected-note @below {{a use of buffer "x" after it}}
+      %xv = ttg.local_load %xj : !ttg.memdesc<64x64xf16, #shared, #smem, mutable> -> tensor<64x64xf16, #blocked>
+      ttg.warp_return
+    } : (!ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>, !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>, i32) -> ()
     tt.return
   }
 }

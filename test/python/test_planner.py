@@ -1111,3 +1111,29 @@ def test_value_types_are_frozen_hashable_and_round_trip_through_the_planner():
     )
     view = result.views[1]
     assert view_of(buffers[1], view.placement) == view
+
+
+def test_the_lifetime_check_of_phases_holds_within_each_sequence_of_control():
+    # x (phase 0) and w2 (phase 1) share bytes.
+    x, w2 = Buffer("x", (2, 64, 64), 16), Buffer("w2", (2, 64, 64), 16)
+    phased = plan(Spec("s"), [x, w2], [distinct(0), distinct(1)])
+    assert phased.ok
+    assert planner.phase_overlaps(phased, [x, w2]) == (planner.PhaseOverlap(0, 1),)
+
+    def check(x_uses, w2_uses):
+        uses = [[planner.PhaseUse(s, p) for s, p in found] for found in (x_uses, w2_uses)]
+        return planner.check_phase_lifetimes(phased, [x, w2], uses, "s")
+
+    # Two partitions (sequences 1 and 2) each use x then w2; their positions
+    # interleave, but across sequences there is no order to check.
+    assert check([(1, 1), (2, 3)], [(1, 2), (2, 4)]) == ()
+    # Within sequence 2, w2 (position 5) falls between two uses of x.
+    (problem,) = check([(1, 1), (2, 3), (2, 6)], [(1, 2), (2, 5)])
+    assert problem.kind == "phase_lifetime_overlap"
+    assert problem.buffers == (1, 0)
+    assert problem.numbers == (5, 3, 6, 1, 0)
+    assert problem.message.startswith(
+        'buffer "w2" (phase 1) is used between two uses of buffer "x" (phase 0) of spec "s"'
+    )
+    # A buffer used in one sequence only never meets the other there.
+    assert check([(0, 1), (0, 3)], [(1, 2)]) == ()

@@ -26,6 +26,7 @@ from tlx.planner import (
     Layout,
     LayoutFamily,
     LayoutKind,
+    PhaseUse,
     Plan,
     Spec,
     Storage,
@@ -33,6 +34,7 @@ from tlx.planner import (
     advise_splits,
     buffer_extents,
     buffer_size,
+    check_phase_lifetimes,
     plan,
     sharing_segments,
     storage_budget,
@@ -601,3 +603,45 @@ def test_phases_are_no_larger_than_their_union_as_distinct_trees(scenario):
     if union.ok:
         assert result.ok
         assert result.size_bytes <= union.size_bytes
+
+
+# x (phase 0) and w2 (phase 1) share all their bytes: only their order apart.
+PHASED_BUFFERS = (Buffer("x", (2, 64, 64), 16), Buffer("w2", (2, 64, 64), 16))
+PHASED_PLAN = plan(Spec("s"), PHASED_BUFFERS, [Group("distinct", (0,)), Group("distinct", (1,))])
+
+
+@st.composite
+def phase_uses(draw):
+    """Uses of x and w2 in up to three sequences of control, at distinct positions."""
+    count = draw(st.integers(2, 12))
+    positions = draw(st.permutations(range(1, count + 1)))
+    users = draw(st.lists(st.sampled_from((0, 1)), min_size=count, max_size=count))
+    sequences = draw(st.lists(st.integers(0, 2), min_size=count, max_size=count))
+    uses = ([], [])
+    for position, user, sequence in zip(positions, users, sequences, strict=True):
+        uses[user].append(PhaseUse(sequence, position))
+    return uses
+
+
+@settings(max_examples=500, deadline=None)
+@given(phase_uses())
+def test_the_lifetime_check_is_one_verdict_per_sequence_of_control(uses):
+    assert PHASED_PLAN.ok
+    problems = check_phase_lifetimes(PHASED_PLAN, PHASED_BUFFERS, uses)
+    # One error per sequence in which both are used and their spans meet;
+    # the order across sequences never matters.
+    meeting = []
+    for sequence in sorted({use.sequence for found in uses for use in found}):
+        x, w2 = ([u.position for u in found if u.sequence == sequence] for found in uses)
+        if x and w2 and not (max(x) < min(w2) or max(w2) < min(x)):
+            meeting.append(sequence)
+    assert len(problems) == len(meeting)
+    for problem, sequence in zip(problems, meeting, strict=True):
+        in_between, before, after = problem.numbers[:3]
+        later, earlier = problem.buffers
+        # The use in between lies strictly between two uses of the other buffer,
+        # all three in that sequence.
+        assert before < in_between < after
+        assert PhaseUse(sequence, in_between) in uses[later]
+        assert PhaseUse(sequence, before) in uses[earlier]
+        assert PhaseUse(sequence, after) in uses[earlier]

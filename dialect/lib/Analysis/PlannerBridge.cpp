@@ -529,7 +529,24 @@ mlir::tlx::checkPhaseLifetimes(SpecUses &uses, const planner::Plan &plan,
   auto module = uses.spec->getParentOfType<ModuleOp>();
   module.walk<WalkOrder::PreOrder>(
       [&](Operation *op) { order[op] = static_cast<int64_t>(order.size()); });
-  std::vector<std::vector<int64_t>> positions(uses.allocs.size());
+  // The sequence of control an op is in: the innermost ttg.warp_specialize
+  // region (its default region or one partition, which run concurrently)
+  // around it, or the kernel (0).
+  llvm::DenseMap<Region *, int64_t> sequenceOf;
+  auto sequence = [&](Operation *op) -> int64_t {
+    for (Region *region = op->getParentRegion(); region;
+         region = region->getParentOp()->getParentRegion()) {
+      Operation *holder = region->getParentOp();
+      bool concurrent = isa<triton::gpu::WarpSpecializePartitionsOp>(holder) ||
+                        (isa<triton::gpu::WarpSpecializeOp>(holder) &&
+                         region->getRegionNumber() == 0);
+      if (concurrent)
+        return sequenceOf.try_emplace(region, sequenceOf.size() + 1)
+            .first->second;
+    }
+    return 0;
+  };
+  std::vector<std::vector<planner::PhaseUse>> positions(uses.allocs.size());
   llvm::DenseMap<int64_t, Operation *> opAt;
   for (auto [index, alloc] : llvm::enumerate(uses.allocs)) {
     SmallVector<Value> worklist{alloc.getResult()};
@@ -546,7 +563,7 @@ mlir::tlx::checkPhaseLifetimes(SpecUses &uses, const planner::Plan &plan,
             worklist.push_back(partition->getArgument(use.getOperandNumber()));
           continue;
         }
-        positions[index].push_back(order.lookup(user));
+        positions[index].push_back({sequence(user), order.lookup(user)});
         opAt[order.lookup(user)] = user;
         for (Value result : user->getResults())
           if (isa<MemDescType>(result.getType()))

@@ -129,9 +129,11 @@ SmallVector<Operation *> reuseGroupsToErase(ArrayRef<Operation *> reuseGroups);
 /// The lifetime check of a plan with phases (planner::checkPhaseLifetimes)
 /// from the ops' order: each user's uses are the ops that read its buffers
 /// (through ttg.memdesc_index, views of them and ttg.warp_specialize
-/// captures), numbered in pre-order over the module, which enters scf
-/// regions and warp_specialize partitions in the order they are written.
-/// Errors are reported at the use in between, with notes at the other
+/// captures), numbered in pre-order over the module (scf regions once, in the
+/// order they are written), each in its sequence of control: the kernel, or
+/// the ttg.warp_specialize default region or partition around it (these run
+/// concurrently: their order is the kernel's synchronisation, not checked
+/// here). Errors are reported at the use in between, with notes at the other
 /// buffer's uses around it.
 LogicalResult checkPhaseLifetimes(SpecUses &uses, const planner::Plan &plan,
                                   const std::vector<planner::Buffer> &buffers);

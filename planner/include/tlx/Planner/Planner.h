@@ -408,16 +408,26 @@ struct PhaseOverlap {
 std::vector<PhaseOverlap> phaseOverlaps(const Plan &plan,
                                         const std::vector<Buffer> &buffers);
 
-/// The lifetime check between phases. `uses[u]` are the positions of user
-/// u's uses in program order (each front door numbers its own IR). For each
-/// pair of phaseOverlaps, the uses of one must not fall between two uses of
-/// the other: their spans [first use, last use] must not meet. One error
-/// (PhaseLifetimeOverlap) per pair that breaks it.
+/// One use of a buffer for the lifetime check between phases: its position
+/// in program order within its sequence of control (the kernel's code outside
+/// ttg.warp_specialize, its default region, or one of its partitions; each
+/// front door numbers its own IR, positions unique across sequences).
+struct PhaseUse {
+  int64_t sequence = 0;
+  int64_t position = 0;
+};
+
+/// The lifetime check between phases. `uses[u]` are user u's uses. For each
+/// pair of phaseOverlaps and each sequence of control, the uses of one must
+/// not fall between two uses of the other: within the sequence their spans
+/// [first use, last use] must not meet. Sequences run concurrently, so no
+/// order is checked across them (their synchronisation is the kernel's:
+/// `python -m tlx check`, docs/hazards.md, verifies it). One error
+/// (PhaseLifetimeOverlap) per pair and sequence that breaks it.
 std::vector<Diagnostic>
 checkPhaseLifetimes(const Plan &plan, const std::vector<Buffer> &buffers,
-                    const std::vector<std::vector<int64_t>> &uses);
+                    const std::vector<std::vector<PhaseUse>> &uses);
 
-/// The slot buffer `index` of a user occupies in its view.
 int64_t slotOf(const View &view, int64_t index);
 
 /// One operation of an index program: unsigned division, remainder,
