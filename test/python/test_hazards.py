@@ -112,6 +112,7 @@ def legacy_reuse():
     fill(b.index(3))
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the legacy reuse= under test
 def test_a_legacy_joined_view_is_named_not_passed():
     report = tlx.check_hazards(tlx.ASTSource(fn=legacy_reuse, signature={}, constexprs={}), SM90)
     assert report.result == "incomplete"

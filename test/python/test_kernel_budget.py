@@ -10,7 +10,11 @@ from test_tlx_plans import several_specs
 from tlx import planner
 from triton.backends.compiler import GPUTarget
 
-pytestmark = pytest.mark.usefixtures("always_compile")
+pytestmark = [
+    pytest.mark.usefixtures("always_compile"),
+    # several_specs keeps a TMEM spec without a tree on purpose (test_tlx_plans.py).
+    pytest.mark.filterwarnings("ignore:.*no overlap tree"),
+]
 
 
 @pytest.fixture

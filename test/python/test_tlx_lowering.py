@@ -173,6 +173,7 @@ def without_overlap(i):
     fill(b.index(i))
 
 
+@pytest.mark.filterwarnings("ignore:.*no overlap tree")  # a spec without a tree on purpose
 def test_without_set_buffer_overlap_every_buffer_starts_at_zero():
     # Sealed by the first use; a needs 32 KiB, b 24 KiB: region 32 KiB and
     # both index maps are the identity (no arithmetic on i).
@@ -194,6 +195,7 @@ def plain_and_legacy_reuse():
     fill(b.index(3))
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the legacy reuse= under test
 def test_plain_alloc_and_legacy_reuse_alias_at_offset_zero():
     compiled = compile_kernel(plain_and_legacy_reuse)
     ttgir = compiled.asm["ttgir"]
@@ -212,6 +214,8 @@ def legacy_reuse_of_unsealed_spec_user():
     fill(b.index(1))
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the legacy reuse= under test
+@pytest.mark.filterwarnings("ignore:.*no overlap tree")  # a spec without a tree on purpose
 def test_legacy_reuse_of_an_unsealed_spec_joins_the_spec():
     # b is larger than its "owner" a: the spec grows to b's 32 KiB.
     compiled = compile_kernel(legacy_reuse_of_unsealed_spec_user)

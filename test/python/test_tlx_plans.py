@@ -156,6 +156,7 @@ def several_specs():
     helper_with_a_spec()
 
 
+@pytest.mark.filterwarnings("ignore:.*no overlap tree")  # a spec without a tree on purpose
 def test_several_specs_in_creation_order():
     plans = plans_of(several_specs, target=SM100)
     assert [spec.name for spec in plans] == ["smem", "tmem", "own_region", "unused", "inner"]
@@ -191,6 +192,7 @@ def legacy_join():
     fill(b.index(0))
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the legacy reuse= under test
 def test_a_buffer_joining_a_sealed_spec_is_recorded():
     (region,) = plans_of(legacy_join)
     (joined,) = region.joined
