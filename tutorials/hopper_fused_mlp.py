@@ -114,10 +114,11 @@ phase::
 H and Y are in both phases, so they keep one place, apart from both rings (a consumer's
 phase-2 product reads H while the loader fills the ring with the next chunk's X and W1). Each
 phase is planned on its own: the region is as big as the larger phase, and the W2 ring lies
-inside the X/W1 ring's bytes. At 128 x 256 tiles of Y and BLOCK_H = 64: 6 X/W1 stages and 3 W2
-stages in 208 KiB (212992 bytes; 6 + 5 in 224 KiB), where ``separate`` fits 4 + 2 in 224 KiB
-(229376 bytes) and 5 + 2 needs 256 KiB. At 128 x 128 tiles and BLOCK_H = 128: 6 + 3 (or 6 +
-4) in 224 KiB, where ``separate`` fits 4 + 2. (``--plans`` prints the plans.)
+over the X/W1 ring's bytes. At 128 x 256 tiles of Y and BLOCK_H = 64: 6 X/W1 stages and 3 W2
+stages in 208 KiB (212992 bytes, which Triton 3.8 rounds to whole 32 KiB views; 6 + 5 in 224
+KiB), where ``separate`` fits 4 + 2 in 224 KiB (229376 bytes) and 5 + 2 needs 256 KiB. At
+128 x 128 tiles and BLOCK_H = 128: 6 + 3 (or 6 + 4) in 224 KiB, where ``separate`` fits 4 + 2.
+(``--plans`` prints the plans.)
 
 The drain protocol. Two waits in the loader (``_load_partition``, ``DRAIN``) make the
 whole-ring sharing safe; the per-stage protocol above stays as it is.
