@@ -1,15 +1,18 @@
-"""A fused MLP block on one Hopper GPU: the tutorial kernel with shared phases, the same kernel
-without, and torch.
+"""A fused MLP block on one Hopper GPU: the tutorial kernel in its three SMEM layouts (shared
+phases, separate rings, rings laid over each other by phases) and torch.
 
     python bench/fused_mlp.py [--runs 50] [--full] [--activation gelu|relu]
 
 Y = act(X @ W1) @ W2 with X [tokens, d_model], hidden = 4 x d_model, on fresh random inputs per
-row (N(0, 1) activations, weights scaled by 1 / sqrt(fan-in)), three contenders in one process:
+row (N(0, 1) activations, weights scaled by 1 / sqrt(fan-in)), four contenders in one process:
 
 * shared: tutorials/hopper_fused_mlp.py with the phase-1 and phase-2 steps in one ring of stages
   (``layout="shared"``), autotuned (tlx.autotune) over its space;
 * separate: the same kernel, each phase with a ring of its own (``layout="separate"``),
   autotuned over its space, whose configurations are the most stages that fit without sharing;
+* phases: the same two rings planned one per phase (``layout="phases"``, ``tlx.reuse_phases``):
+  the W2 ring lies over the X/W1 ring's bytes and the loader drains the ring at each change of
+  phase, so the X/W1 ring is deeper than separate's; autotuned over its space;
 * torch: ``x @ w1``, the activation, ``@ w2`` (two cuBLAS GEMMs and an elementwise kernel).
 
 TFLOP/s count the useful 4 * tokens * d_model * hidden FLOPs (the fused kernel computes more:
@@ -17,7 +20,7 @@ the hidden block again for each tile of Y's columns, see the tutorial's doc). GP
 ``--runs`` calls timed with CUDA events behind a GPU sleep, the contenders round-robin
 (bench/gpu_timing.py); called: as a user calls it (``triton.testing.do_bench``, launch
 included); host us: the host's microseconds per call. The error is max |out - fp32 reference|
-/ max |reference| over both fused layouts.
+/ max |reference| over the three fused layouts.
 
 Default rows (fp16): tokens x d_model = 4096 x 1024, 16384 x 2048, 8192 x 4096; ``--full``: tokens
 4096, 8192, 16384 x d_model 1024, 2048, 4096, fp16 and bf16.
@@ -74,10 +77,10 @@ def main():
         f"triton {mlp.triton.__version__}, activation {args.activation}, median of {args.runs} "
         "runs; TFLOP/s of 4 * tokens * d_model * hidden"
     )
+    names = f"{'shared':>6} {'separ.':>6} {'phases':>6} {'torch':>6}"
     header = (
-        f"{'dtype':>5} {'tokens':>6} {'d_model':>7} | GPU: {'shared':>6} {'separ.':>6} "
-        f"{'torch':>6} {'sh/sep':>6} | called: {'shared':>6} {'separ.':>6} {'torch':>6} | "
-        f"host us: {'shared':>6} {'separ.':>6} {'torch':>6} | {'rel err':>7} | chosen"
+        f"{'dtype':>5} {'tokens':>6} {'d_model':>7} | GPU: {names} {'sh/sep':>6} {'ph/sep':>6} | "
+        f"called: {names} | host us: {names} | {'rel err':>7} | chosen"
     )
     print(header)
     print("-" * len(header))
@@ -93,23 +96,28 @@ def main():
         calls.append(functools.partial(mlp.torch_mlp, x, w1, w2, activation))
         # The first call of each layout tunes it for the shape.
         expected = mlp.reference_mlp(x, w1, w2, activation)
-        error = max(relative_error(call(), expected) for call in calls[:2])
+        error = max(relative_error(call(), expected) for call in calls[: len(mlp.LAYOUTS)])
         del expected
         gpu = [tflops(tokens, d_model, hidden, ms) for ms in median_ms(calls, args.runs)]
         called = [tflops(tokens, d_model, hidden, called_ms(call)) for call in calls]
         host = [host_us(call, HOST_CALLS) for call in calls]
         chosen = "; ".join(str(mlp.chosen_config(dtype, layout)) for layout in mlp.LAYOUTS)
+        shared, separate, phases = gpu[:3]
         print(
-            f"{dtype_name:>5} {tokens:>6} {d_model:>7} | GPU: {gpu[0]:6.1f} {gpu[1]:6.1f} "
-            f"{gpu[2]:6.1f} {gpu[0] / gpu[1]:6.2f} | called: {called[0]:6.1f} {called[1]:6.1f} "
-            f"{called[2]:6.1f} | host us: {host[0]:6.1f} {host[1]:6.1f} {host[2]:6.1f} | "
-            f"{error:7.1e} | {chosen}",
+            f"{dtype_name:>5} {tokens:>6} {d_model:>7} | GPU: "
+            + " ".join(f"{value:6.1f}" for value in gpu)
+            + f" {shared / separate:6.2f} {phases / separate:6.2f} | called: "
+            + " ".join(f"{value:6.1f}" for value in called)
+            + " | host us: "
+            + " ".join(f"{value:6.1f}" for value in host)
+            + f" | {error:7.1e} | {chosen}",
             flush=True,
         )
     print(
         "shared = one ring for both phases' steps (tlx overlap tree, tutorials/"
         "hopper_fused_mlp.py); separate = a ring per phase, the most stages that fit; "
-        "sh/sep = shared / separate in GPU time."
+        "phases = the two rings laid over each other (tlx.reuse_phases), drained at each change "
+        "of phase; sh/sep, ph/sep = shared, phases / separate in GPU time."
     )
 
 

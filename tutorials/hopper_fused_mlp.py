@@ -74,7 +74,8 @@ prefetched as deep as any X/W1 step), where the separate rings split the bytes b
 
 The synchronization that makes it safe
 --------------------------------------
-Both layouts run one protocol; only the ring index differs. Per stage two mbarriers,
+Every layout runs one protocol; only the ring index differs (and ``phases`` adds the drain
+below). Per stage two mbarriers,
 ``ready`` (the loader's expected bytes have landed) and ``empty`` (both consumers are done
 reading the stage); the loader waits for ``empty`` before it writes a stage, a consumer
 waits for ``ready`` before it reads one and arrives on ``empty`` once the product that read
@@ -92,13 +93,51 @@ phase-2 products read H. A consumer writes its H tile only after its previous ph
 product, which read it, has completed; it writes its Y tile over its own H tile (the shared
 group c) after its last product completed, so neither needs the other consumer.
 
-When the planner learns phases (issue 20: ``spec.set_buffer_overlap(tlx.reuse_phases(...))``),
-``_smem_buffers`` is the one place to change. The phases here alternate per stage, not per
-buffer: the loader fills a stage with the next chunk's X and W1 while the consumers' phase-2
-products still read W2 in another stage, so the X/W1 ring and the W2 ring are alive at the
-same time as whole buffers. A phase form fits this kernel only if it keeps stage i of W2 over
-stage i of the X/W1 ring (buffer group i in both phases) and nowhere else; with placements
-free across phases, the kernel would have to drain the ring at every change of phase.
+There are two ways to let the phases share bytes, each valid for its own reason.
+``layout="shared"`` (one tree, ``tlx.reuse_group`` with ``shared``) shares per stage: stage i
+of W2 lies over stage i of the X/W1 ring and nowhere else, so the per-stage barriers above
+protect it and the loader prefetches across a change of phase (the next chunk's X and W1 go
+into the stages the W2 tile does not hold). ``layout="phases"`` (``tlx.reuse_phases``, one
+tree per phase) shares whole rings: the planner may lay the W2 ring over any bytes of the X/W1
+ring, so no per-stage barrier can protect it, and the loader drains the ring at each change
+of phase instead (below).
+
+Phases: whole rings, drained
+----------------------------
+``layout="phases"`` keeps the rings of ``layout="separate"`` (S1 X/W1 stages with ``ready``
+and ``empty``, S2 W2 stages with ``ready2`` and ``empty2``) and gives the planner one tree per
+phase::
+
+    reuse_phases(distinct(shared(y_tiles, h_tiles), distinct(x_ring, w1_ring)),
+                 distinct(shared(y_tiles, h_tiles), w2_ring))
+
+H and Y are in both phases, so they keep one place, apart from both rings (a consumer's
+phase-2 product reads H while the loader fills the ring with the next chunk's X and W1). Each
+phase is planned on its own: the region is as big as the larger phase, and the W2 ring lies
+over the X/W1 ring's bytes. At 128 x 256 tiles of Y and BLOCK_H = 64: 6 X/W1 stages and 3 W2
+stages in 208 KiB (212992 bytes, which Triton 3.8 rounds to whole 32 KiB views; 6 + 5 in 224
+KiB), where ``separate`` fits 4 + 2 in 224 KiB (229376 bytes) and 5 + 2 needs 256 KiB. At
+128 x 128 tiles and BLOCK_H = 128: 6 + 3 (or 6 + 4) in 224 KiB, where ``separate`` fits 4 + 2.
+(``--plans`` prints the plans.)
+
+The drain protocol. Two waits in the loader (``_load_partition``, ``DRAIN``) make the
+whole-ring sharing safe; the per-stage protocol above stays as it is.
+
+* Before a chunk's W2 load, the loader waits on the ``empty`` barrier of the chunk's last
+  X/W1 step, with the parity that step's release completes. Each consumer releases its steps
+  in order (``_mma_partition``), and a stage's ``empty`` phase completes only when both
+  consumers arrived, so once the last step's phase completed every earlier step of the chunk
+  was released too: no product reads any X/W1 byte the W2 tile may land on.
+* Before the next chunk's first X/W1 load, the loader waits on the ``empty2`` barrier of the
+  W2 step it just issued: both consumers' phase-2 products that read it have completed, so no
+  byte of the W2 ring is still read when X and W1 tiles land on it.
+
+What the drain costs: no prefetch across a change of phase. The W2 tile is loaded only once
+the chunk's X/W1 ring is empty, and the next chunk's first X/W1 tiles only once phase 2 has
+read W2, so each change of phase exposes a load's latency that ``shared`` and ``separate``
+hide; and as at most one W2 tile is in flight, W2 stages past the first hold nothing (they
+cost no bytes while they fit inside the X/W1 ring). What it buys: the X/W1 ring is 6 deep
+where ``separate`` is 4 deep, at the same or fewer bytes.
 
 Measured on an H100 (Triton 3.6, fp16, ``bench/fused_mlp.py``, TFLOP/s of the useful
 4 x tokens x d_model x hidden FLOPs, GPU time): shared 225 / separate 202 / torch 556 at
@@ -107,7 +146,7 @@ Sharing the phases' bytes buys 11-22%; the recomputation of H costs the factor t
 paragraph on tiling predicts, so at these widths two cuBLAS products win.
 
 ``main()`` checks the kernel against torch and times it on a Hopper GPU; without one it
-compiles the kernel for sm_90a and prints both layouts' plans (``tlx.kernel_plans``);
+compiles the kernel for sm_90a and prints the three layouts' plans (``tlx.kernel_plans``);
 ``--plans`` prints what the plan pruner says of every configuration of the autotuning space.
 """
 
@@ -169,12 +208,21 @@ def _ring_index(own_steps, other_steps, SHARED_RING: gl.constexpr):
 
 @gluon.jit
 def _load_partition(
-    descriptors, rings, barriers, schedule, BLOCK_K: gl.constexpr, SHARED_RING: gl.constexpr
+    descriptors,
+    rings,
+    barriers,
+    schedule,
+    BLOCK_K: gl.constexpr,
+    SHARED_RING: gl.constexpr,
+    DRAIN: gl.constexpr,
 ):
     """The loader warp: per hidden chunk, the X and W1 tiles of each d_model step into the
     phase-1 ring, then the chunk's W2 tile into the phase-2 ring (with ``SHARED_RING`` both are
     the one ring, and the steps take its stages in that order), each once both consumers
-    released the stage's previous contents."""
+    released the stage's previous contents. With ``DRAIN`` (``layout="phases"``) it also
+    drains the ring at each change of phase: the chunk's W2 load waits until the consumers
+    released every X/W1 step of the chunk, and the next chunk's X/W1 loads until they
+    released its W2 tile."""
     desc_x, desc_w1, desc_w2 = descriptors
     x_ring, w1_ring, w2_ring = rings
     ready1, empty1, ready2, empty2 = barriers
@@ -196,12 +244,24 @@ def _load_partition(
             tma_load(desc_x, [off_m, k * BLOCK_K], ready1.index(stage), x_ring.index(stage))
             tma_load(desc_w1, [k * BLOCK_K, off_h], ready1.index(stage), w1_ring.index(stage))
             steps1 += 1
+        if DRAIN:
+            # The W2 ring lies over any bytes of the X/W1 ring: every X/W1 step of the chunk
+            # released. Each consumer releases its steps in order (_mma_partition), so the
+            # barrier phase of the last one (step j completes the phase of parity
+            # (j // STAGES1) & 1 of its stage) completes after all the others.
+            last1 = steps1 - 1
+            mbarrier.wait(empty1.index(last1 % STAGES1), (last1 // STAGES1) & 1)
         index = _ring_index(steps2, steps1, SHARED_RING)
         stage = index % STAGES2
         mbarrier.wait(empty2.index(stage), ((index // STAGES2) & 1) ^ 1)
         mbarrier.expect(ready2.index(stage), desc_w2.block_type.nbytes)
         tma_load(desc_w2, [off_h, off_n], ready2.index(stage), w2_ring.index(stage))
         steps2 += 1
+        if DRAIN:
+            # The next chunk's X and W1 tiles lie over any bytes of the W2 ring: the chunk's
+            # one W2 step released.
+            last2 = steps2 - 1
+            mbarrier.wait(empty2.index(last2 % STAGES2), (last2 // STAGES2) & 1)
 
 
 @gluon.jit
@@ -241,7 +301,7 @@ def _mma_partition(
             x = x_ring.index(stage).slice(consumer * SUB_M, SUB_M)
             acc_h = warpgroup_mma(x, w1_ring.index(stage), acc_h, is_async=True)
             # At most this step's product in flight: the previous step's has read its stage
-            # (the chunk's steps take consecutive ring indices in both layouts).
+            # (the chunk's steps take consecutive ring indices in every layout).
             acc_h = warpgroup_mma_wait(1, deps=[acc_h])
             mbarrier.arrive(empty1.index((index + STAGES1 - 1) % STAGES1), pred=k > 0)
             steps1 += 1
@@ -281,12 +341,13 @@ def _smem_buffers(
     BLOCK_K: gl.constexpr,
     STAGES: gl.constexpr,
     W2_STAGES: gl.constexpr,
-    SHARED_PHASES: gl.constexpr,
+    LAYOUT: gl.constexpr,
 ):
-    """The kernel's SMEM buffers in one region planned by tlx, and the overlap tree that says
-    what shares bytes (the module's doc, "Two phases, one region"): stage i of every ring is
-    buffer group i, H and Y tile c (consumer c's) are group c of theirs. The layouts are the
-    descriptors' (128-byte swizzle), which the TMA and warpgroup_mma both read."""
+    """The kernel's SMEM buffers in one region planned by tlx, and the overlap tree (one per
+    phase with ``LAYOUT == "phases"``) that says what shares bytes (the module's doc, "Two
+    phases, one region"): stage i of every ring is buffer group i, H and Y tile c (consumer
+    c's) are group c of theirs. The layouts are the descriptors' (128-byte swizzle), which the
+    TMA and warpgroup_mma both read."""
     desc_x, desc_w1, desc_w2, desc_y = descriptors
     dtype: gl.constexpr = desc_x.dtype
     SUB_M: gl.constexpr = BLOCK_M // 2
@@ -301,15 +362,26 @@ def _smem_buffers(
 
     distinct: gl.constexpr = tlx.reuse_group_type.distinct
     shared: gl.constexpr = tlx.reuse_group_type.shared
-    # Y is written over its consumer's H after the last phase-2 product (both layouts).
+    # Y is written over its consumer's H after the last phase-2 product (every layout).
     epilogue = tlx.reuse_group(y_tiles, h_tiles, group_type=shared)
     phase1 = tlx.reuse_group(x_ring, w1_ring, group_type=distinct)
-    if SHARED_PHASES:
-        # One ring: stage i holds X_i and W1_i side by side, or W2_i over them.
-        rings = tlx.reuse_group(phase1, w2_ring, group_type=shared)
+    if LAYOUT == "phases":
+        # H and Y in both phases (one place in both); the W2 ring anywhere over the X/W1
+        # ring's bytes, which the loader's drain makes safe.
+        epilogue2 = tlx.reuse_group(y_tiles, h_tiles, group_type=shared)
+        smem.set_buffer_overlap(
+            tlx.reuse_phases(
+                tlx.reuse_group(epilogue, phase1, group_type=distinct),
+                tlx.reuse_group(epilogue2, w2_ring, group_type=distinct),
+            )
+        )
     else:
-        rings = tlx.reuse_group(phase1, w2_ring, group_type=distinct)
-    smem.set_buffer_overlap(tlx.reuse_group(epilogue, rings, group_type=distinct))
+        if LAYOUT == "shared":
+            # One ring: stage i holds X_i and W1_i side by side, or W2_i over them.
+            rings = tlx.reuse_group(phase1, w2_ring, group_type=shared)
+        else:
+            rings = tlx.reuse_group(phase1, w2_ring, group_type=distinct)
+        smem.set_buffer_overlap(tlx.reuse_group(epilogue, rings, group_type=distinct))
     return x_ring, w1_ring, w2_ring, h_tiles, y_tiles
 
 
@@ -330,9 +402,17 @@ def fused_mlp_kernel(
     BLOCK_K: gl.constexpr,
     STAGES: gl.constexpr,
     W2_STAGES: gl.constexpr,
-    SHARED_PHASES: gl.constexpr,
+    LAYOUT: gl.constexpr,
     ACTIVATION: gl.constexpr,
 ):
+    gl.static_assert(
+        LAYOUT == "shared" or LAYOUT == "separate" or LAYOUT == "phases",
+        "LAYOUT: shared, separate or phases",
+    )
+    SHARED_PHASES: gl.constexpr = LAYOUT == "shared"
+    # Phases whose rings the planner may lay over each other: the loader drains at each
+    # change of phase (_load_partition).
+    DRAIN_PHASES: gl.constexpr = LAYOUT == "phases"
     gl.static_assert(
         not SHARED_PHASES or STAGES == W2_STAGES, "shared phases run one ring: W2_STAGES == STAGES"
     )
@@ -354,7 +434,7 @@ def fused_mlp_kernel(
         BLOCK_K,
         STAGES,
         W2_STAGES,
-        SHARED_PHASES,
+        LAYOUT,
     )
 
     bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
@@ -386,7 +466,15 @@ def fused_mlp_kernel(
             (_mma_partition, (consumer_state, 1, ACTIVATION, SHARED_PHASES)),
             (
                 _load_partition,
-                ((desc_x, desc_w1, desc_w2), rings, barriers, schedule, BLOCK_K, SHARED_PHASES),
+                (
+                    (desc_x, desc_w1, desc_w2),
+                    rings,
+                    barriers,
+                    schedule,
+                    BLOCK_K,
+                    SHARED_PHASES,
+                    DRAIN_PHASES,
+                ),
             ),
         ],
         [4, 1],
@@ -397,7 +485,7 @@ def fused_mlp_kernel(
 # Host side ---------------------------------------------------------------------------------
 
 ACTIVATIONS = ("gelu", "relu")
-LAYOUTS = ("shared", "separate")
+LAYOUTS = ("shared", "separate", "phases")
 # The default partition is one consumer warpgroup; the other consumer (4 warps) and the loader
 # (1 warp) are workers.
 COMPILE_OPTIONS = {"num_warps": 4}
@@ -444,11 +532,14 @@ class Config:
 def default_config(layout="shared"):
     """128 x 256 tiles of Y, hidden chunks of 64: with shared phases a ring of five 32 KiB
     stages; separate, the most stages that fit: four X/W1 stages and two W2 stages (both
-    224 KiB; test_tutorial_hopper_fused_mlp.py checks that one stage more does not fit)."""
+    224 KiB; test_tutorial_hopper_fused_mlp.py checks that one stage more does not fit); phases,
+    six X/W1 stages and three W2 stages over them (208 KiB; seven X/W1 stages do not fit)."""
     if layout == "shared":
         return Config(256, 64, 5, 5, "shared")
     if layout == "separate":
         return Config(256, 64, 4, 2, "separate")
+    if layout == "phases":
+        return Config(256, 64, 6, 3, "phases")
     raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
 
 
@@ -461,7 +552,7 @@ def constexprs(config, activation="gelu"):
         "BLOCK_K": config.block_k,
         "STAGES": config.stages,
         "W2_STAGES": config.w2_stages,
-        "SHARED_PHASES": config.layout == "shared",
+        "LAYOUT": config.layout,
     }
     if activation is not None:
         arguments["ACTIVATION"] = _check_activation(activation)
@@ -477,7 +568,7 @@ def config_of(arguments):
         arguments["BLOCK_H"],
         arguments["STAGES"],
         arguments["W2_STAGES"],
-        "shared" if arguments["SHARED_PHASES"] else "separate",
+        arguments["LAYOUT"],
         arguments["BLOCK_M"],
         arguments["BLOCK_K"],
     )
@@ -647,6 +738,9 @@ def autotune_configs(layout="shared"):
     elif layout == "separate":
         configs = [Config(256, 64, s, 2, "separate") for s in (3, 4, 5)]
         configs += [Config(128, 128, s, 2, "separate") for s in (3, 4, 5)]
+    elif layout == "phases":
+        configs = [Config(256, 64, s, 3, "phases") for s in (5, 6, 7)]
+        configs += [Config(128, 128, s, 3, "phases") for s in (5, 6, 7)]
     else:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
     return [
@@ -702,7 +796,7 @@ def chosen_config(dtype, layout="shared"):
 
 
 def print_autotune_plans(dtype="fp16"):
-    """What the plan pruner says of every configuration of both spaces, on the CPU."""
+    """What the plan pruner says of every configuration of the three spaces, on the CPU."""
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
     pruner = tlx.PlanPruner(fused_mlp_kernel, target=SM90A)
@@ -789,7 +883,10 @@ def random_inputs(tokens, d_model, hidden, dtype, device="cuda"):
 
 
 def benchmark():
-    print(f"{'tokens':>6} {'d_model':>7} {'dtype':>5} {'shared':>8} {'separate':>8} {'torch':>8}")
+    print(
+        f"{'tokens':>6} {'d_model':>7} {'dtype':>5} {'shared':>8} {'separate':>8} {'phases':>8} "
+        f"{'torch':>8}"
+    )
     for dtype, name in TORCH_TO_TRITON_DTYPE.items():
         for tokens, d_model, hidden in BENCHMARK_SHAPES:
             x, w1, w2 = random_inputs(tokens, d_model, hidden, dtype)
@@ -799,6 +896,7 @@ def benchmark():
                 for call in (
                     functools.partial(fused_mlp, x, w1, w2, default_config("shared")),
                     functools.partial(fused_mlp, x, w1, w2, default_config("separate")),
+                    functools.partial(fused_mlp, x, w1, w2, default_config("phases")),
                     functools.partial(torch_mlp, x, w1, w2),
                 )
             ]

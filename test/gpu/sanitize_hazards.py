@@ -46,7 +46,12 @@ def _cases():
     cases = {}
     for key in ("hopper_attention_d64", "hopper_attention_d128", "hopper_gemm"):
         cases[key] = {"kernel": key, "seed": None}
-    for key in ("hopper_gemm_persistent", "hopper_fused_mlp_shared", "hopper_fused_mlp_separate"):
+    for key in (
+        "hopper_gemm_persistent",
+        "hopper_fused_mlp_shared",
+        "hopper_fused_mlp_separate",
+        "hopper_fused_mlp_phases",
+    ):
         cases[key] = {"kernel": key, "seed": None}
     for seed in corpus.SEEDS:
         if seed.kernel.startswith("hopper"):

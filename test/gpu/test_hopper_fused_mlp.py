@@ -1,5 +1,5 @@
 """GPU correctness of tutorials/hopper_fused_mlp.py against an fp32 reference (the hidden
-activations rounded to the inputs' dtype, as the kernel rounds them), both SMEM layouts.
+activations rounded to the inputs' dtype, as the kernel rounds them), the three SMEM layouts.
 
 Runs only on a Hopper GPU (compute capability 9.x); skipped elsewhere.
 """
@@ -25,6 +25,7 @@ SHAPES = [
     (257, 320, 1000),
     (1000, 1024, 4096),
 ]
+LAYOUTS = ["shared", "separate", "phases"]
 
 
 def assert_matches_reference(out, x, w1, w2, activation="gelu"):
@@ -38,7 +39,7 @@ def assert_matches_reference(out, x, w1, w2, activation="gelu"):
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-@pytest.mark.parametrize("layout", ["shared", "separate"])
+@pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda shape: "x".join(map(str, shape)))
 def test_matches_reference(dtype, layout, shape):
     import hopper_fused_mlp as mlp
@@ -50,17 +51,17 @@ def test_matches_reference(dtype, layout, shape):
     assert_matches_reference(out, x, w1, w2)
 
 
-@pytest.mark.parametrize("layout", ["shared", "separate"])
+@pytest.mark.parametrize("layout", LAYOUTS)
 def test_relu_and_the_other_tile_shape(layout):
     """ReLU, and 128 x 128 tiles of Y with hidden chunks of 128 (the autotuning space's other
     tile shape), each with the most stages that fit."""
     import hopper_fused_mlp as mlp
 
-    config = (
-        mlp.Config(128, 128, 6, 6, "shared")
-        if layout == "shared"
-        else mlp.Config(128, 128, 4, 2, "separate")
-    )
+    config = {
+        "shared": mlp.Config(128, 128, 6, 6, "shared"),
+        "separate": mlp.Config(128, 128, 4, 2, "separate"),
+        "phases": mlp.Config(128, 128, 6, 3, "phases"),
+    }[layout]
     torch.manual_seed(1)
     x, w1, w2 = mlp.random_inputs(300, 384, 1536, torch.bfloat16)
     for activation in ("relu", "gelu"):
@@ -77,12 +78,12 @@ def test_torch_mlp_is_the_reference():
     assert_matches_reference(mlp.torch_mlp(x, w1, w2), x, w1, w2)
 
 
-def test_autotuned_matches_reference_in_both_layouts():
+def test_autotuned_matches_reference_in_every_layout():
     import hopper_fused_mlp as mlp
 
     torch.manual_seed(3)
     x, w1, w2 = mlp.random_inputs(777, 512, 2048, torch.float16)
-    for layout in ("shared", "separate"):
+    for layout in LAYOUTS:
         out = mlp.autotuned_fused_mlp(x, w1, w2, layout)
         assert_matches_reference(out, x, w1, w2)
         assert mlp.chosen_config(torch.float16, layout).layout == layout

@@ -104,6 +104,7 @@ TUTORIAL_KERNELS = (
     "hopper_gemm_persistent",
     "hopper_fused_mlp_shared",
     "hopper_fused_mlp_separate",
+    "hopper_fused_mlp_phases",
     "blackwell_attention_d64",
     "blackwell_attention_d128",
 )
@@ -317,6 +318,66 @@ SEEDS = (
         ),
         "the phases share one ring: the TMA load of W2 into a stage no longer waits for the "
         "phase-1 warpgroup_mma still reading X and W1 from that stage's bytes",
+    ),
+    Seed(
+        "fused MLP phases: the drain before W2 dropped",
+        "hopper_fused_mlp_phases",
+        Operation(
+            "ttng.wait_barrier",
+            FUSED_MLP,
+            line_of(FUSED_MLP, "mbarrier.wait(empty1.index(last1 % STAGES1)"),
+        ),
+        None,
+        frozenset(
+            {
+                (
+                    FUSED_MLP,
+                    line_of(
+                        FUSED_MLP,
+                        "tma_load(desc_w2, [off_h, off_n], ready2.index(stage)",
+                    ),
+                ),
+                (
+                    FUSED_MLP,
+                    line_of(
+                        FUSED_MLP,
+                        "acc_h = warpgroup_mma(x, w1_ring.index(stage), acc_h, is_async=True)",
+                    ),
+                ),
+            }
+        ),
+        "the W2 ring lies over the X/W1 ring's bytes: the TMA load of W2 no longer waits for "
+        "the phase-1 warpgroup_mma still reading X and W1 there",
+    ),
+    Seed(
+        "fused MLP phases: the drain after W2 dropped",
+        "hopper_fused_mlp_phases",
+        Operation(
+            "ttng.wait_barrier",
+            FUSED_MLP,
+            line_of(FUSED_MLP, "mbarrier.wait(empty2.index(last2 % STAGES2)"),
+        ),
+        None,
+        frozenset(
+            {
+                (
+                    FUSED_MLP,
+                    line_of(
+                        FUSED_MLP,
+                        "tma_load(desc_x, [off_m, k * BLOCK_K], ready1.index(stage)",
+                    ),
+                ),
+                (
+                    FUSED_MLP,
+                    line_of(
+                        FUSED_MLP,
+                        "acc_y = warpgroup_mma(h_tile, w2_ring.index(stage), acc_y, is_async=True)",
+                    ),
+                ),
+            }
+        ),
+        "the X/W1 ring lies under the W2 ring's bytes: the next chunk's TMA load of X no "
+        "longer waits for the phase-2 warpgroup_mma still reading W2 there",
     ),
     Seed(
         "alpha_ready wait dropped",
