@@ -140,10 +140,12 @@ cost no bytes while they fit inside the X/W1 ring). What it buys: the X/W1 ring 
 where ``separate`` is 4 deep, at the same or fewer bytes.
 
 Measured on an H100 (Triton 3.6, fp16, ``bench/fused_mlp.py``, TFLOP/s of the useful
-4 x tokens x d_model x hidden FLOPs, GPU time): shared 225 / separate 202 / torch 556 at
-4096 tokens x d_model 1024; 121 / 102 / 659 at 16384 x 2048; 68 / 56 / 710 at 8192 x 4096.
-Sharing the phases' bytes buys 11-22%; the recomputation of H costs the factor the
-paragraph on tiling predicts, so at these widths two cuBLAS products win.
+4 x tokens x d_model x hidden FLOPs, GPU time), shared / separate / phases / torch: 222 /
+199 / 207 / 548 at 4096 tokens x d_model 1024; 120 / 101 / 114 / 656 at 16384 x 2048; 65 /
+54 / 69 / 700 at 8192 x 4096. Sharing the phases' bytes buys 12-19% with one ring and 4-26%
+with drained phases (the deeper X/W1 ring wins more as d_model, the phase-1 loop, grows);
+the recomputation of H costs the factor the paragraph on tiling predicts, so at these
+widths two cuBLAS products win.
 
 ``main()`` checks the kernel against torch and times it on a Hopper GPU; without one it
 compiles the kernel for sm_90a and prints the three layouts' plans (``tlx.kernel_plans``);
