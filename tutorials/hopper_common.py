@@ -64,3 +64,24 @@ def print_plan_verdicts(pruner, triton_configs, arguments, config_of):
             print(f"    {config}: fits, {smem} bytes of SMEM region ({verdict.seconds:.2f} s)")
         else:
             print(f"    {config}: pruned: {'; '.join(verdict.reasons)}")
+
+
+def print_spec_plan(title, smem):
+    """A spec's plan (a ``tlx.SpecPlan``): its memory map, region and where each buffer's
+    slots start."""
+    import tlx
+
+    plan = smem.plan
+    print(f"{title}:")
+    print(smem.describe())
+    print(
+        f"SMEM region {plan.size_bytes} bytes ({plan.size_bytes / 1024:.0f} KiB, aligned to "
+        f"{plan.alignment}); the ideal footprint of the tree is {plan.ideal_bytes} bytes"
+    )
+    extents = tlx.planner.buffer_extents(plan, smem.buffers)
+    for user, buffer in enumerate(smem.buffers):
+        starts = [extent.start for extent in extents if extent.user == user]
+        print(
+            f"    {buffer.name:7s} {buffer.shape[0]} x {list(buffer.shape[1:])} "
+            f"{buffer.element_bits}-bit: buffers at bytes {starts}"
+        )

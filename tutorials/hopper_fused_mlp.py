@@ -164,6 +164,7 @@ from hopper_common import (
     TORCH_TO_TRITON_DTYPE,
     TRITON_DTYPE_BITS,
     print_plan_verdicts,
+    print_spec_plan,
     tile_layout,
     tma_operand,
 )
@@ -825,20 +826,7 @@ def print_smem_plans(dtype="fp16"):
     for layout in LAYOUTS:
         config = default_config(layout)
         smem = smem_plan(config, dtype)
-        plan = smem.plan
-        print(f"{dtype}, {config}:")
-        print(smem.describe())
-        print(
-            f"SMEM region {plan.size_bytes} bytes ({plan.size_bytes / 1024:.0f} KiB, aligned to "
-            f"{plan.alignment}); the ideal footprint of the tree is {plan.ideal_bytes} bytes"
-        )
-        extents = tlx.planner.buffer_extents(plan, smem.buffers)
-        for user, buffer in enumerate(smem.buffers):
-            starts = [extent.start for extent in extents if extent.user == user]
-            print(
-                f"    {buffer.name:7s} {buffer.shape[0]} x {list(buffer.shape[1:])} "
-                f"{buffer.element_bits}-bit: buffers at bytes {starts}"
-            )
+        print_spec_plan(f"{dtype}, {config}", smem)
     shared = default_config("shared")
     unshared = dataclasses.replace(shared, layout="separate")
     try:

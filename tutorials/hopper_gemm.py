@@ -84,6 +84,7 @@ from hopper_common import (
     TORCH_TO_TRITON_DTYPE,
     TRITON_DTYPE_BITS,
     print_plan_verdicts,
+    print_spec_plan,
 )
 from hopper_common import tile_layout as _tile_layout
 from hopper_common import tma_operand as _tma_operand
@@ -732,20 +733,7 @@ BENCHMARK_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192)]
 def print_smem_plans(dtype="fp16"):
     config = default_config(dtype)
     smem = smem_plan(config, dtype)
-    plan = smem.plan
-    print(f"{dtype}, {config}:")
-    print(smem.describe())
-    print(
-        f"SMEM region {plan.size_bytes} bytes ({plan.size_bytes / 1024:.0f} KiB, aligned to "
-        f"{plan.alignment}); the ideal footprint of the tree is {plan.ideal_bytes} bytes"
-    )
-    extents = tlx.planner.buffer_extents(plan, smem.buffers)
-    for user, buffer in enumerate(smem.buffers):
-        starts = [extent.start for extent in extents if extent.user == user]
-        print(
-            f"    {buffer.name:7s} {buffer.shape[0]} x {list(buffer.shape[1:])} "
-            f"{buffer.element_bits}-bit: buffers at bytes {starts}"
-        )
+    print_spec_plan(f"{dtype}, {config}", smem)
     # The planner's plan of the kernel's own buffers with no two sharing bytes, against the
     # target's budget.
     unaliased = tlx.kernel_budget(
