@@ -1,7 +1,7 @@
 """Flash Attention forward on one Hopper GPU: the tutorial kernel vs. torch SDPA.
 
     python bench/flash_attention.py [--sweep] [--head-dim 64|128] [--runs 100]
-    python bench/flash_attention.py --grid [--runs 100]
+    python bench/flash_attention.py --grid [--dtype fp16|bf16] [--head-dim 64|128] [--runs 100]
     python bench/flash_attention.py --tile-cost [--runs 100]
 
 For every shape (B, H, N, D) in fp16, causal and non-causal, in one process on one GPU:
@@ -92,8 +92,9 @@ def autotuned(q, k, v, causal):
     return fa.autotuned_attention(q, k, v, causal)
 
 
-def grid(runs):
-    """The autotuned kernel against cuDNN over the shape grid (see the module's doc)."""
+def grid(runs, dtype_names, head_dims):
+    """The autotuned kernel against cuDNN over the shape grid (see the module's doc), for the
+    dtypes and head dims asked for."""
     header = (
         f"{'dtype':>5} {'B':>3} {'N':>5} {'D':>4} {'causal':>6} | GPU: {'ours':>6} {'cuDNN':>6} "
         f"{'ratio':>5} | called: {'ours':>6} {'cuDNN':>6} {'ratio':>5} | {'max err':>7} | chosen"
@@ -102,8 +103,9 @@ def grid(runs):
     print("-" * len(header))
     cudnn = sdpa(SDPBackend.CUDNN_ATTENTION)
     below = 0
-    for dtype_name, dtype in GRID_DTYPES.items():
-        for head_dim in fa.HEAD_DIMS:
+    for dtype_name in dtype_names:
+        dtype = GRID_DTYPES[dtype_name]
+        for head_dim in head_dims:
             for causal in (False, True):
                 for seq_len in GRID_SEQ_LENS:
                     shape = (GRID_TOKENS // seq_len, GRID_HEADS, seq_len, head_dim)
@@ -183,6 +185,9 @@ def main():
     parser.add_argument(
         "--head-dim", type=int, choices=fa.HEAD_DIMS, help="only the shapes of this head dim"
     )
+    parser.add_argument(
+        "--dtype", choices=tuple(GRID_DTYPES), help="--grid: only the rows of this dtype"
+    )
     args = parser.parse_args()
     if args.runs < 50:
         parser.error("--runs must be at least 50")
@@ -191,7 +196,11 @@ def main():
             f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
             f"triton {fa.triton.__version__}, median of {args.runs} runs"
         )
-        grid(args.runs)
+        grid(
+            args.runs,
+            [args.dtype] if args.dtype else list(GRID_DTYPES),
+            [args.head_dim] if args.head_dim else list(fa.HEAD_DIMS),
+        )
         return
     if args.tile_cost:
         print(

@@ -30,17 +30,17 @@ Where aliasing buys room
 All tiles live in one ``tlx.storage_alias_spec``. A consumer's Q tile is dead once its last
 S = Q K^T has been computed, and the K/V stage of a tile's last key block once every consumer
 has read it; the O tile an epilogue hands to the TMA store is born after both. For HEAD_DIM =
-128, BLOCK_M = BLOCK_N = 128, the two consumers' O tiles take the bytes of that stage's V tile
-(``distinct(k, shared(v, o))`` per stage), so Q is free after the last S and the next tile's
-Q loads while this one ends: 32 KB (Q) + 3 x (32 KB K + 32 KB V) = 224 KB, which fits the
-227 KB of an sm_90a CTA; without aliasing the same three stages need 256 KB, so the best
-configuration without aliasing has only two stages. At HEAD_DIM 64 each consumer has two Q
-buffers (the next tile's Q loads while this one is in use), each taken in turn by O
-(``reuse_group(q, o, shared)``): 48 KB + 5 x 32 KB = 208 KB, where without aliasing five stages
-need 256 KB and only four fit. The planner (``tlx.planner``) lays the region out while the
-kernel is traced; ``main()`` prints the plan the kernel uses (``tlx.kernel_plans``), the size
-the planner gives the same buffers without aliasing, and the configurations without aliasing
-that do not compile.
+128, BLOCK_M = BLOCK_N = 128, the two consumers' O tiles take the bytes of that stage's K tile
+(``distinct(shared(k, o), v)`` per stage: K is read by the last S, before the last P V reads
+V), so Q is free after the last S and the next tile's Q loads while this one ends: 32 KB (Q)
++ 3 x (32 KB K + 32 KB V) = 224 KB, which fits the 227 KB of an sm_90a CTA; without aliasing
+the same three stages need 256 KB, so the best configuration without aliasing has only two
+stages. At HEAD_DIM 64 each consumer has two Q buffers (the next tile's Q loads while this one
+is in use), each taken in turn by O (``reuse_group(q, o, shared)``): 48 KB + 5 x 32 KB = 208
+KB, where without aliasing five stages need 256 KB and only four fit. The planner
+(``tlx.planner``) lays the region out while the kernel is traced; ``main()`` prints the plan
+the kernel uses (``tlx.kernel_plans``), the size the planner gives the same buffers without
+aliasing, and the configurations without aliasing that do not compile.
 """
 
 import dataclasses
@@ -194,6 +194,7 @@ def _attend_rows(
     NUM_STAGES: gl.constexpr,
     CAUSAL: gl.constexpr,
     O_OVER_KV: gl.constexpr,
+    O_OVER_K: gl.constexpr,
 ):
     """O for the SUB_M rows of Q from ``off_m`` on, in Q buffer ``q_index``, over key blocks
     0 .. n_blocks - 1 (at least one), which are blocks ``first_index`` on of the K/V ring; the
@@ -202,8 +203,11 @@ def _attend_rows(
     With O over Q, O buffer ``o_index`` is Q buffer ``q_index``: the caller frees it once
     this returns. With O over the K/V stage of the tile's last block (O_OVER_KV; that block is
     ``tile_last`` of the ring), Q is freed after the last S, and O waits until every consumer
-    is done reading that stage (``tile_done``, one phase per tile); the stage is released only
-    once O has been read out of it, so the loader cannot refill it under O."""
+    is done reading the bytes under it (``tile_done``, one phase per tile): with O over that
+    stage's K tile alone (O_OVER_K) a consumer is done after its last S, so that the wait is
+    met by the time a consumer has finished its last P V and its softmax, where O over V
+    would hold every consumer until the slowest has read V. The stage is released only once
+    O has been read out of it, so the loader cannot refill it under O."""
     (desc_o, q_tiles, k_tiles, v_tiles, o_tiles, _, q_empty, k_ready, v_ready, kv_empty) = state[
         :10
     ]
@@ -290,6 +294,8 @@ def _attend_rows(
 
     if O_OVER_KV:
         mbarrier.arrive(q_empty.index(q_index))  # the last S = Q K^T has completed
+        if O_OVER_K:
+            mbarrier.arrive(tile_done)  # so has this consumer's last read of K
     last = (first_index + n_blocks - 1) % NUM_STAGES
     mbarrier.wait(v_ready.index(last), ((first_index + n_blocks - 1) // NUM_STAGES) & 1)
     acc = warpgroup_mma(p, v_tiles.index(last), acc)
@@ -301,7 +307,8 @@ def _attend_rows(
     l_i = gl.convert_layout(l_i, gl.SliceLayout(1, o_layout))
     o = (acc / l_i[:, None]).to(dtype)
     if O_OVER_KV:
-        mbarrier.arrive(tile_done)
+        if not O_OVER_K:
+            mbarrier.arrive(tile_done)
         mbarrier.wait(tile_done, tile_count & 1)
     o_smem = o_tiles.index(o_index)
     o_smem.store(o)
@@ -364,6 +371,7 @@ def _consumer_partition(
     NUM_STAGES: gl.constexpr = k_tiles.shape[0]
     BLOCK_N: gl.constexpr = k_tiles.shape[1]
     BLOCK_M: gl.constexpr = CONSUMERS * SUB_M
+    O_OVER_K: gl.constexpr = O_OVER_KV and BLOCK_M <= BLOCK_N  # the kernel's stage layout
     n_row_blocks, units_per_head, n_units = _work_units(seq_len, batch_heads, BLOCK_M, CAUSAL)
     tile_count = 0  # tiles of this CTA so far: which Q buffer, which phase
     kv_count = 0  # K/V blocks of this CTA so far: which stage, which phase
@@ -403,6 +411,7 @@ def _consumer_partition(
                     NUM_STAGES,
                     CAUSAL,
                     O_OVER_KV,
+                    O_OVER_K,
                 )
             # Q is free (with O over a K/V stage, _attend_rows freed it after the last S).
             if O_OVER_KV:
@@ -528,12 +537,14 @@ def attention_fwd_kernel(
     )
     if O_OVER_KV:
         # Stage s is the buffer group of k_tiles[s], v_tiles[s] and o_tiles[s * CONSUMERS ..]:
-        # the O tiles lie over V where they fit in it (BLOCK_M <= BLOCK_N), else over K and V.
+        # the O tiles lie over K where they fit in it (BLOCK_M <= BLOCK_N), else over K and V.
+        # K is read by each consumer's last S, before its last P V reads V: O over K waits
+        # for less (_attend_rows).
         o_group = tlx.reuse_group(o_tiles, group_size=CONSUMERS)
         if BLOCK_M <= BLOCK_N:
             stages = tlx.reuse_group(
-                k_tiles,
-                tlx.reuse_group(v_tiles, o_group, group_type=tlx.reuse_group_type.shared),
+                tlx.reuse_group(k_tiles, o_group, group_type=tlx.reuse_group_type.shared),
+                v_tiles,
                 group_type=tlx.reuse_group_type.distinct,
             )
         else:
@@ -842,6 +853,11 @@ def autotune_space(head_dim):
         Config(128, 64, 6, alias_o=True, o_over_kv=True),
         Config(192, 64, 4, alias_o=True, consumers=3),
     ]
+    if head_dim == 128:
+        # Two Q buffers, so that the next tile's Q is loaded a whole tile ahead: at short N
+        # the kernel waits on memory (bench/flash_attention.py --tile-cost), and at 128 keys
+        # a block a second Q buffer does not fit beside three stages.
+        short += [Config(128, 64, stages, alias_o=True, q_buffers=2) for stages in (4, 5)]
     return list(dict.fromkeys([*all_configs(head_dim), *short]))
 
 

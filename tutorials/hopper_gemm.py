@@ -517,7 +517,7 @@ def autotune_configs():
     configs = [
         Config(128, block_n, 64, stages, alias_c)
         for block_n in (64, 128, 256)
-        for stages in (2, 3, 4, 5, 6)
+        for stages in range(2, 9 if block_n == 64 else 7)
         for alias_c in (True, False)
     ]
     configs += [

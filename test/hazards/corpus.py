@@ -260,11 +260,13 @@ SEEDS = (
                 (HOPPER_ATTENTION, line_of(HOPPER_ATTENTION, "o_smem.store(o)")),
                 (
                     HOPPER_ATTENTION,
-                    line_of(HOPPER_ATTENTION, "acc = warpgroup_mma(p, v_tiles.index(last), acc)"),
+                    line_of(
+                        HOPPER_ATTENTION, "q_smem, k_tiles.index(stage).permute((1, 0)), s_zero"
+                    ),
                 ),
             }
         ),
-        "O is written over the last V stage before the other consumer's P V has read it",
+        "O is written over the last K stage before the other consumer's last S has read it",
     ),
     Seed(
         "kv_empty arrive before the O store's wait",
@@ -285,11 +287,11 @@ SEEDS = (
                     HOPPER_ATTENTION,
                     line_of(HOPPER_ATTENTION, "tma_store(desc_o, [off_bh, off_m, 0], o_smem"),
                 ),
-                (COMMON, line_of(COMMON, "v_tiles.index(stage).reshape([1, BLOCK_N, HEAD_DIM])")),
+                (COMMON, line_of(COMMON, "k_tiles.index(stage).reshape([1, BLOCK_N, HEAD_DIM])")),
             }
         ),
         "the stage under O is released while the TMA store still reads O: the loader's TMA "
-        "load of the next V into it races with the store",
+        "load of the next K into it races with the store",
     ),
     Seed(
         "fused MLP: the loader's empty2 wait dropped",
