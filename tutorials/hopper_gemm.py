@@ -507,13 +507,15 @@ def _launch_grid(M, N, config, device):
 
 def autotune_configs():
     """The space ``autotuned_matmul`` searches (tlx.autotune): 64, 128 or 256 columns per
-    tile (a narrow tile gives a small matrix more CTAs), 2 to 6 stages, C over the ring or
-    beside it, persistent kernels (C beside the ring) whose next tile loads while this one's C
-    is stored, and for the 256-column tiles, whose order decides most what L2 holds, groups of
-    4, 8 or 16 tile rows (GROUP_M is an argument: the variants share one compiled kernel). The
-    planner drops, before compiling, the 24 whose SMEM does not fit: 256 columns fit 3 stages
+    tile (a narrow tile gives a small matrix more CTAs), 2 to 6 stages (to 8 for 64 columns,
+    which the tuner takes at 1024 cubed: a short K loop, whose fill a deep ring hides), C over
+    the ring or beside it, persistent kernels (C beside the ring) whose next tile loads while
+    this one's C is stored, and for the 256-column tiles, whose order decides most what L2
+    holds, groups of 4, 8 or 16 tile rows (GROUP_M is an argument: the variants share one
+    compiled kernel). The planner drops, before compiling, the 24 of 70 whose SMEM does not
+    fit: 256 columns fit 3 stages
     with C beside the ring and 4 with C over it (a tiles-times-stages formula would drop that
-    one too); 64 and 128 columns fit all six."""
+    one too); 64 and 128 columns fit all their stages."""
     configs = [
         Config(128, block_n, 64, stages, alias_c)
         for block_n in (64, 128, 256)
