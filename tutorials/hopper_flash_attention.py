@@ -853,11 +853,14 @@ def autotune_space(head_dim):
         Config(128, 64, 6, alias_o=True, o_over_kv=True),
         Config(192, 64, 4, alias_o=True, consumers=3),
     ]
+    # Two Q buffers, so that the next tile's Q is loaded a whole tile ahead: a short tile
+    # waits for little else (bench/flash_attention.py --tile-cost). At HEAD_DIM 128 a second
+    # Q buffer fits only beside 64-key stages; at HEAD_DIM 64, 64-key blocks with two Q
+    # buffers were 1.04-1.12x the space's best with a causal mask at N = 512 and 1024 (H100).
     if head_dim == 128:
-        # Two Q buffers, so that the next tile's Q is loaded a whole tile ahead: at short N
-        # the kernel waits on memory (bench/flash_attention.py --tile-cost), and at 128 keys
-        # a block a second Q buffer does not fit beside three stages.
         short += [Config(128, 64, stages, alias_o=True, q_buffers=2) for stages in (4, 5)]
+    else:
+        short.append(Config(128, 64, 6, alias_o=True, q_buffers=2))
     return list(dict.fromkeys([*all_configs(head_dim), *short]))
 
 
