@@ -1,14 +1,18 @@
-"""What the Hopper matrix tutorials (hopper_gemm.py, hopper_fused_mlp.py) share on the host:
-the target, the dtypes they take, the 128-byte-swizzled tile layout their TMA descriptors and
-warpgroup_mma operands use, and the padding of an operand whose rows the TMA cannot address.
-Both tutorials import it from their own folder."""
+"""What the Hopper tutorials share on the host: the target, the dtypes they take, the
+128-byte-swizzled tile layout the matrix tutorials' (hopper_gemm.py, hopper_fused_mlp.py) TMA
+descriptors and warpgroup_mma operands use, the padding of an operand whose rows the TMA
+cannot address, the printing of plans, and the direct launch of a tuned kernel (hopper_gemm.py,
+hopper_flash_attention.py). The tutorials import it from their own folder."""
 
+import dataclasses
 import functools
 
 import torch
 import triton
+from triton import knobs
 from triton.backends.compiler import GPUTarget
 from triton.experimental.gluon import language as gl
+from triton.runtime.driver import driver
 
 TORCH_TO_TRITON_DTYPE = {torch.float16: "fp16", torch.bfloat16: "bf16"}
 TRITON_DTYPE_BITS = {"fp16": 16, "bf16": 16}
@@ -85,3 +89,74 @@ def print_spec_plan(title, smem):
             f"    {buffer.name:7s} {buffer.shape[0]} x {list(buffer.shape[1:])} "
             f"{buffer.element_bits}-bit: buffers at bytes {starts}"
         )
+
+
+def _descriptor_template(descriptor):
+    """A copy of ``descriptor`` without its tensor (a launch must not keep one alive)."""
+    template = object.__new__(type(descriptor))
+    template.__dict__.update(descriptor.__dict__)
+    template.base = None
+    return template
+
+
+def _copy_descriptor(template, tensor):
+    """``template`` (a validated descriptor of the same dtype, block and layout) for
+    ``tensor``, which the caller checked as the TMA needs it, without validating again: a
+    copy of its fields, with the tensor's own."""
+    descriptor = object.__new__(type(template))
+    descriptor.__dict__.update(template.__dict__)
+    descriptor.base = tensor
+    descriptor.shape = list(tensor.shape)
+    descriptor.strides = list(tensor.stride())
+    return descriptor
+
+
+@dataclasses.dataclass(frozen=True)
+class DirectLaunch:
+    """The compiled kernel of a tuned key, launched without the autotuner's and the JIT's
+    argument handling (binding, specializing, looking up), which cost the host some 50 us a
+    call: more than the GPU's work of a small problem. The tutorials' kernels do not
+    specialize on their shape arguments, and a descriptor's type is fixed by its dtype, block
+    and layout, so one compiled kernel serves every call of the key. A kernel's arguments are
+    its descriptors, then the arguments of each call, then its configuration's."""
+
+    config: object
+    kernel: object
+    grid: int
+    templates: tuple
+    config_arguments: tuple
+
+    @classmethod
+    def compile(cls, jit_kernel, config, grid, descriptors, call_arguments, config_arguments):
+        """The launch of ``jit_kernel`` with ``config_arguments`` (a dict: its constexprs and
+        compile options), compiled for (or found in the cache as) the types of
+        ``descriptors`` and ``call_arguments``."""
+        kernel = jit_kernel.warmup(*descriptors, *call_arguments, **config_arguments, grid=grid)
+        # The kernel's parameters after the descriptors and the call's arguments, in order.
+        names = [param.name for param in jit_kernel.params][
+            len(descriptors) + len(call_arguments) :
+        ]
+        return cls(
+            config,
+            kernel,
+            grid[0],
+            tuple(_descriptor_template(descriptor) for descriptor in descriptors),
+            tuple(config_arguments[name] for name in names),
+        )
+
+    def __call__(self, tensors, call_arguments):
+        """Launches the kernel on ``tensors`` (one per descriptor, each as the TMA addresses
+        it) on the current stream."""
+        descriptors = [
+            _copy_descriptor(template, tensor)
+            for template, tensor in zip(self.templates, tensors, strict=True)
+        ]
+        kernel = self.kernel
+        stream = driver.active.get_current_stream(tensors[0].device.index)
+        arguments = (*descriptors, *call_arguments, *self.config_arguments)
+        # As Triton's JIT launches a compiled kernel, with its launch hooks (profilers).
+        kernel.run(
+            self.grid, 1, 1, stream, kernel.function, kernel.packed_metadata,
+            kernel.launch_metadata((self.grid, 1, 1), stream, *arguments),
+            knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook, *arguments,
+        )  # fmt: skip

@@ -58,8 +58,8 @@ from flash_attention_common import (
     load_kv_blocks,
     load_q_tiles,
 )
+from hopper_common import SM90A, TORCH_TO_TRITON_DTYPE, DirectLaunch
 from tlx.compat import tma_store
-from triton.backends.compiler import GPUTarget
 from triton.compiler.errors import CompilationError
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
@@ -653,9 +653,7 @@ def attention_fwd_kernel(
 
 # Host side ---------------------------------------------------------------------------------
 
-TORCH_TO_TRITON_DTYPE = {torch.float16: "fp16", torch.bfloat16: "bf16"}
 HEAD_DIMS = (64, 128)
-SM90A = GPUTarget("cuda", 90, 32)
 COMPILE_OPTIONS = {"num_warps": 4}
 
 
@@ -788,52 +786,29 @@ def _persistent_grid(device, batch_heads, seq_len, block_m):
     return (min(_sm_count(device), batch_heads * triton.cdiv(seq_len, block_m)),)
 
 
-def _launch(kernel, q, k, v, causal, sm_scale, grid, block_m, block_n, **constexprs):
-    """Launches ``kernel`` (the JIT kernel or its autotuner) for (batch, heads, seq_len,
-    head_dim) tensors, with descriptors of ``block_m`` Q rows and ``block_n`` K/V rows (the
-    autotuner's hook sets its configuration's own), and returns O."""
+def _call_arguments(q, sm_scale):
+    """The kernel's arguments after the descriptors: the scale of S in base 2, the sequence
+    length and the number of (batch, head) pairs."""
     batch, heads, seq_len, head_dim = q.shape
     sm_scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(head_dim)
-    o, desc_q, desc_k, desc_v, desc_o = descriptors(q, k, v, block_m, block_n)
-    kernel[grid](
-        desc_q,
-        desc_k,
-        desc_v,
-        desc_o,
-        sm_scale * LOG2E,
-        seq_len,
-        batch * heads,
-        HEAD_DIM=head_dim,
-        CAUSAL=causal,
-        **constexprs,
-    )
-    return o.view(batch, heads, seq_len, head_dim)
+    return sm_scale * LOG2E, seq_len, batch * heads
 
 
 def attention(q, k, v, causal, sm_scale=None, config=None):
     """softmax(q k^T * sm_scale) v for (batch, heads, seq_len, head_dim) CUDA tensors."""
     _check_inputs(q, k, v)
-    config = config or default_config(q.shape[-1])
-    batch, heads, seq_len, _ = q.shape
-    return _launch(
-        attention_fwd_kernel,
-        q,
-        k,
-        v,
-        causal,
-        sm_scale,
-        _persistent_grid(q.device, batch * heads, seq_len, config.block_m),
-        config.block_m // config.consumers,
-        config.block_n,
-        BLOCK_M=config.block_m,
-        BLOCK_N=config.block_n,
-        NUM_STAGES=config.num_stages,
-        ALIAS_O=config.alias_o,
-        CONSUMERS=config.consumers,
-        Q_BUFFERS=config.q_buffers,
-        O_OVER_KV=config.o_over_kv,
+    batch, heads, seq_len, head_dim = q.shape
+    config = config or default_config(head_dim)
+    o, *descs = descriptors(q, k, v, config.block_m // config.consumers, config.block_n)
+    attention_fwd_kernel[_persistent_grid(q.device, batch * heads, seq_len, config.block_m)](
+        *descs,
+        *_call_arguments(q, sm_scale),
+        HEAD_DIM=head_dim,
+        CAUSAL=causal,
+        **config_arguments(config),
         **COMPILE_OPTIONS,
     )
+    return o.view(batch, heads, seq_len, head_dim)
 
 
 # Autotuning ---------------------------------------------------------------------------------
@@ -864,20 +839,21 @@ def autotune_space(head_dim):
     return list(dict.fromkeys([*all_configs(head_dim), *short]))
 
 
+def config_arguments(config):
+    """The kernel's constexpr arguments of ``config``."""
+    return {
+        "BLOCK_M": config.block_m,
+        "BLOCK_N": config.block_n,
+        "NUM_STAGES": config.num_stages,
+        "ALIAS_O": config.alias_o,
+        "CONSUMERS": config.consumers,
+        "Q_BUFFERS": config.q_buffers,
+        "O_OVER_KV": config.o_over_kv,
+    }
+
+
 def _triton_config(config):
-    return triton.Config(
-        {
-            "BLOCK_M": config.block_m,
-            "BLOCK_N": config.block_n,
-            "NUM_STAGES": config.num_stages,
-            "ALIAS_O": config.alias_o,
-            "CONSUMERS": config.consumers,
-            "Q_BUFFERS": config.q_buffers,
-            "O_OVER_KV": config.o_over_kv,
-        },
-        pre_hook=_set_block_shapes,
-        **COMPILE_OPTIONS,
-    )
+    return triton.Config(config_arguments(config), pre_hook=_set_block_shapes, **COMPILE_OPTIONS)
 
 
 def autotune_configs(head_dim):
@@ -922,32 +898,58 @@ def autotuned_kernel(dtype, head_dim):
     )(attention_fwd_kernel)
 
 
+# (device, dtype, shape, mask) -> hopper_common.DirectLaunch, and (dtype, head dim) -> the
+# configuration last run.
+_launches = {}
+_last_config = {}
+
+
 def autotuned_attention(q, k, v, causal, sm_scale=None):
     """``attention`` with the configuration tlx.autotune finds fastest for the shape, dtype
-    and mask (the first call of a key times every configuration that fits)."""
+    and mask (the first call of a key times every configuration that fits, later ones launch
+    the chosen kernel directly)."""
     _check_inputs(q, k, v)
-    head_dim = q.shape[-1]
+    batch, heads, seq_len, head_dim = q.shape
+    call_arguments = _call_arguments(q, sm_scale)
+    key = (q.device, q.dtype, tuple(q.shape), causal)
+    launch = _launches.get(key)
+    if launch is not None:
+        _last_config[q.dtype, head_dim] = launch.config
+        q3, k3, v3 = (t.contiguous().view(batch * heads, seq_len, head_dim) for t in (q, k, v))
+        o = q3.new_empty(q3.shape)
+        launch((q3, k3, v3, o), call_arguments)
+        return o.view(batch, heads, seq_len, head_dim)
+
     base = default_config(head_dim)
+    # The configuration's pre_hook sets each descriptor's block shape.
+    o, *descs = descriptors(q, k, v, base.block_m // base.consumers, base.block_n)
+    tuner = autotuned_kernel(q.dtype, head_dim)
 
     def grid(meta):
         return _persistent_grid(q.device, meta["batch_heads"], meta["seq_len"], meta["BLOCK_M"])
 
-    return _launch(
-        autotuned_kernel(q.dtype, head_dim),
-        q,
-        k,
-        v,
-        causal,
-        sm_scale,
-        grid,
-        base.block_m // base.consumers,
-        base.block_n,
+    tuner[grid](*descs, *call_arguments, HEAD_DIM=head_dim, CAUSAL=causal)
+    config = config_of(tuner.best_config)
+    _last_config[q.dtype, head_dim] = config
+    _launches[key] = DirectLaunch.compile(
+        attention_fwd_kernel,
+        config,
+        _persistent_grid(q.device, batch * heads, seq_len, config.block_m),
+        descs,
+        call_arguments,
+        {
+            **tuner.best_config.kwargs,
+            "HEAD_DIM": head_dim,
+            "CAUSAL": causal,
+            **COMPILE_OPTIONS,
+        },
     )
+    return o.view(batch, heads, seq_len, head_dim)
 
 
 def chosen_config(dtype, head_dim):
     """The configuration the last ``autotuned_attention`` of ``dtype`` and ``head_dim`` ran."""
-    return config_of(autotuned_kernel(dtype, head_dim).best_config)
+    return _last_config[dtype, head_dim]
 
 
 def kernel_source(config, head_dim, dtype="fp16", causal=False):

@@ -83,6 +83,7 @@ from hopper_common import (
     TMA_ALIGNMENT,
     TORCH_TO_TRITON_DTYPE,
     TRITON_DTYPE_BITS,
+    DirectLaunch,
     print_plan_verdicts,
     print_spec_plan,
 )
@@ -90,7 +91,6 @@ from hopper_common import tile_layout as _tile_layout
 from hopper_common import tma_operand as _tma_operand
 from hopper_common import triton_dtype as _triton_dtype
 from tlx.compat import cta_barrier, tma_load, tma_store
-from triton import knobs
 from triton.compiler.errors import CompilationError
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
@@ -101,7 +101,6 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma,
     warpgroup_mma_wait,
 )
-from triton.runtime.driver import driver as _driver
 
 # Kernel side -------------------------------------------------------------------------------
 
@@ -592,45 +591,10 @@ def _grid(meta):
     return _launch_grid(meta["M"], meta["N"], config_of(meta), meta["desc_a"].base.device)
 
 
-@dataclasses.dataclass
-class _Launch:
-    """What a call of ``autotuned_matmul`` needs once its key is tuned: the compiled kernel of
-    the chosen configuration, its grid and arguments, and descriptors to copy. Launching it
-    directly skips the autotuner's and the JIT's argument handling (binding, specializing,
-    looking up), which cost the host some 50 us a call, more than the GPU's work below 4096
-    cubed: the kernel does not specialize on M, N and K, and its descriptors' types are fixed
-    by the dtype and the configuration."""
-
-    config: Config
-    kernel: object
-    grid: int
-    config_arguments: tuple
-    templates: tuple
-
-
-# (device, dtypes, shapes) -> _Launch, and dtype -> the configuration last run.
+# (device, dtypes, shapes) -> hopper_common.DirectLaunch, and dtype -> the configuration last
+# run.
 _launches = {}
 _last_config = {}
-
-
-def _template(descriptor):
-    """A copy of ``descriptor`` without its tensor (a launch must not keep one alive)."""
-    template = object.__new__(type(descriptor))
-    template.__dict__.update(descriptor.__dict__)
-    template.base = None
-    return template
-
-
-def _copy_descriptor(template, tensor):
-    """``template`` (a validated descriptor of the same dtype, block and layout) for
-    ``tensor``, which ``_direct_operand`` checked as the TMA needs it, without validating
-    again: a copy of its fields, with the tensor's own."""
-    descriptor = object.__new__(type(template))
-    descriptor.__dict__.update(template.__dict__)
-    descriptor.base = tensor
-    descriptor.shape = list(tensor.shape)
-    descriptor.strides = [tensor.shape[1], 1]
-    return descriptor
 
 
 def _direct_operand(t):
@@ -644,23 +608,6 @@ def _direct_operand(t):
     )
 
 
-def _launch_direct(launch, a, b):
-    M, K = a.shape
-    N = b.shape[1]
-    c = torch.empty((M, N), device=a.device, dtype=a.dtype)
-    descriptors = [_copy_descriptor(t, x) for t, x in zip(launch.templates, (a, b, c), strict=True)]
-    kernel = launch.kernel
-    stream = _driver.active.get_current_stream(a.device.index)
-    arguments = (*descriptors, M, N, K, *launch.config_arguments)
-    # As Triton's JIT launches a compiled kernel, with its launch hooks (profilers).
-    kernel.run(
-        launch.grid, 1, 1, stream, kernel.function, kernel.packed_metadata,
-        kernel.launch_metadata((launch.grid, 1, 1), stream, *arguments),
-        knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook, *arguments,
-    )  # fmt: skip
-    return c
-
-
 def autotuned_matmul(a, b):
     """``matmul`` with the configuration tlx.autotune finds fastest for the shape and dtype
     (the first call of a shape times every configuration that fits, later ones launch the
@@ -671,7 +618,11 @@ def autotuned_matmul(a, b):
     launch = _launches.get(key)
     if launch is not None and _direct_operand(a) and _direct_operand(b):
         _last_config[a.dtype] = launch.config
-        return _launch_direct(launch, a, b)
+        M, K = a.shape
+        N = b.shape[1]
+        c = torch.empty((M, N), device=a.device, dtype=a.dtype)
+        launch((a, b, c), (M, N, K))
+        return c
 
     a, b, c, (M, N, K) = _operands(a, b)
     if c is None:
@@ -687,19 +638,13 @@ def autotuned_matmul(a, b):
     config = config_of(tuner.best_config)
     _last_config[a.dtype] = config
     if launch is None and c.is_contiguous():
-        grid = _launch_grid(M, N, config, a.device)
-        arguments = config_arguments(config)
-        kernel = gemm_kernel.warmup(
-            desc_a, desc_b, desc_c, M, N, K, **arguments, **COMPILE_OPTIONS, grid=grid
-        )
-        # The kernel's parameters after M, N and K, in order.
-        names = [param.name for param in gemm_kernel.params][6:]
-        _launches[key] = _Launch(
+        _launches[key] = DirectLaunch.compile(
+            gemm_kernel,
             config,
-            kernel,
-            grid[0],
-            tuple(arguments[name] for name in names),
-            tuple(_template(descriptor) for descriptor in (desc_a, desc_b, desc_c)),
+            _launch_grid(M, N, config, a.device),
+            (desc_a, desc_b, desc_c),
+            (M, N, K),
+            {**config_arguments(config), **COMPILE_OPTIONS},
         )
     return c if c.is_contiguous() else c.contiguous()
 

@@ -50,10 +50,15 @@ def test_autotuned_gemm_matches_reference(dtype, shape):
 def test_autotuned_attention_matches_reference(dtype, head_dim, causal, seq_len):
     import hopper_flash_attention as fa
 
-    q, k, v = (torch.randn(2, 3, seq_len, head_dim, device="cuda", dtype=dtype) for _ in range(3))
-    out = fa.autotuned_attention(q, k, v, causal)
-    expected = torch.nn.functional.scaled_dot_product_attention(
-        q.float(), k.float(), v.float(), is_causal=causal
-    )
-    error = (out.float() - expected).abs().max().item()
-    assert error <= ATTENTION_TOLERANCE[dtype], f"{fa.chosen_config(dtype, head_dim)}: {error}"
+    # The first call tunes the key; the second launches the chosen kernel directly.
+    for _ in range(2):
+        q, k, v = (
+            torch.randn(2, 3, seq_len, head_dim, device="cuda", dtype=dtype) for _ in range(3)
+        )
+        out = fa.autotuned_attention(q, k, v, causal)
+        expected = torch.nn.functional.scaled_dot_product_attention(
+            q.float(), k.float(), v.float(), is_causal=causal
+        )
+        error = (out.float() - expected).abs().max().item()
+        assert error <= ATTENTION_TOLERANCE[dtype], f"{fa.chosen_config(dtype, head_dim)}: {error}"
+    assert (q.device, dtype, q.shape, causal) in fa._launches
