@@ -267,3 +267,30 @@ def test_two_cta_accumulator_is_planned_per_cta():
     assert TMEM_ALLOC.findall(ttgir) == [("tmem", "256", "128")]
     assert "two_ctas" in ttgir and compiled.asm["cubin"]
     assert compiled.metadata.tmem_size == tmem.plan.region_size
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["attention", "cublas", "512", "128"], "attention takes ours or cudnn and two sizes"),
+        (["attention", "ours", "512"], "attention takes ours or cudnn and two sizes"),
+        (["gemm", "cudnn", "1024", "1024", "1024"], "gemm takes ours or cublas and three sizes"),
+        (["gemm", "ours", "1024", "1024"], "gemm takes ours or cublas and three sizes"),
+    ],
+)
+def test_profile_call_refuses_a_contender_it_cannot_run(monkeypatch, capsys, argv, message):
+    sys.path.insert(0, str(TUTORIALS.parent / "bench"))
+    bench = importlib.import_module("profile_call")
+    monkeypatch.setattr(sys, "argv", ["profile_call.py", *argv])
+    with pytest.raises(SystemExit):
+        bench.main()
+    assert message in capsys.readouterr().err
+
+
+def test_profile_call_reads_a_configuration():
+    sys.path.insert(0, str(TUTORIALS.parent / "bench"))
+    bench = importlib.import_module("profile_call")
+    assert bench._config_fields("128,128,3,o_over_kv=True,q_buffers=2") == (
+        [128, 128, 3],
+        {"o_over_kv": True, "q_buffers": 2},
+    )
