@@ -955,17 +955,7 @@ def chosen_config(dtype, head_dim):
 def kernel_source(config, head_dim, dtype="fp16", causal=False):
     """The kernel with ``config``'s tile sizes, as ``triton.compile`` and ``tlx.kernel_plans``
     take it."""
-    constexprs = {
-        "BLOCK_M": config.block_m,
-        "BLOCK_N": config.block_n,
-        "HEAD_DIM": head_dim,
-        "NUM_STAGES": config.num_stages,
-        "CAUSAL": causal,
-        "ALIAS_O": config.alias_o,
-        "CONSUMERS": config.consumers,
-        "Q_BUFFERS": config.q_buffers,
-        "O_OVER_KV": config.o_over_kv,
-    }
+    constexprs = {**config_arguments(config), "HEAD_DIM": head_dim, "CAUSAL": causal}
     signature = {
         **descriptor_signature(dtype, config.block_m // config.consumers, config.block_n, head_dim),
         "qk_scale": "fp32",
