@@ -70,6 +70,26 @@ def print_plan_verdicts(pruner, triton_configs, arguments, config_of):
             print(f"    {config}: pruned: {'; '.join(verdict.reasons)}")
 
 
+def print_without_aliasing(smem, rejected):
+    """What a spec's buffers (a ``tlx.SpecPlan``) need with none sharing bytes (the planner's
+    plan without aliasing, against the target's budget), then each configuration without
+    aliasing that does not compile, with the compiler's message: ``rejected`` holds
+    (configuration, message) pairs."""
+    import tlx
+
+    unaliased = tlx.kernel_budget(
+        [dataclasses.replace(smem, plan=smem.plan_without_aliasing())], SM90A
+    )
+    need = unaliased.storage(tlx.storage_kind.smem).used_units
+    verdict = "fits" if unaliased.fits else "does not fit: " + "; ".join(unaliased.reasons)
+    print(
+        f"    without aliasing (the planner's plan of the same buffers, none sharing bytes) they "
+        f"need {need} bytes ({need / 1024:.0f} KiB): {verdict}"
+    )
+    for rejected_config, message in rejected:
+        print(f"    {rejected_config} does not compile: {message}")
+
+
 def print_spec_plan(title, smem):
     """A spec's plan (a ``tlx.SpecPlan``): its memory map, region and where each buffer's
     slots start."""

@@ -58,7 +58,7 @@ from flash_attention_common import (
     load_kv_blocks,
     load_q_tiles,
 )
-from hopper_common import SM90A, TORCH_TO_TRITON_DTYPE, DirectLaunch
+from hopper_common import SM90A, TORCH_TO_TRITON_DTYPE, DirectLaunch, print_without_aliasing
 from tlx.compat import tma_store
 from triton.compiler.errors import CompilationError
 from triton.experimental import gluon
@@ -997,20 +997,8 @@ def print_smem_plans():
                 f"{buffer.element_bits}-bit: "
                 f"offset {view.offset:6d}, {view.buffer_size} bytes per buffer"
             )
-        # The planner's plan of the kernel's own buffers with no two sharing bytes, against
-        # the target's budget.
-        unaliased = tlx.kernel_budget(
-            [dataclasses.replace(smem, plan=smem.plan_without_aliasing())], SM90A
-        )
-        need = unaliased.storage(tlx.storage_kind.smem).used_units
-        verdict = "fits" if unaliased.fits else "does not fit: " + "; ".join(unaliased.reasons)
-        print(
-            f"    without aliasing (the planner's plan of the same buffers, none sharing bytes) "
-            f"they need {need} bytes ({need / 1024:.0f} KB): {verdict}"
-        )
         best, rejected = unaliased_search(head_dim)
-        for rejected_config, message in rejected:
-            print(f"    {rejected_config} does not compile: {message}")
+        print_without_aliasing(smem, rejected)
         print(f"    best configuration without aliasing: {best}")
 
 

@@ -86,6 +86,7 @@ from hopper_common import (
     DirectLaunch,
     print_plan_verdicts,
     print_spec_plan,
+    print_without_aliasing,
 )
 from hopper_common import tile_layout as _tile_layout
 from hopper_common import tma_operand as _tma_operand
@@ -681,20 +682,8 @@ def print_smem_plans(dtype="fp16"):
     config = default_config(dtype)
     smem = smem_plan(config, dtype)
     print_spec_plan(f"{dtype}, {config}", smem)
-    # The planner's plan of the kernel's own buffers with no two sharing bytes, against the
-    # target's budget.
-    unaliased = tlx.kernel_budget(
-        [dataclasses.replace(smem, plan=smem.plan_without_aliasing())], SM90A
-    )
-    need = unaliased.storage(tlx.storage_kind.smem).used_units
-    verdict = "fits" if unaliased.fits else "does not fit: " + "; ".join(unaliased.reasons)
-    print(
-        f"    without aliasing (the planner's plan of the same buffers, none sharing bytes) they "
-        f"need {need} bytes ({need / 1024:.0f} KiB): {verdict}"
-    )
     best, rejected = unaliased_search(dtype)
-    for rejected_config, message in rejected:
-        print(f"    {rejected_config} does not compile: {message}")
+    print_without_aliasing(smem, rejected)
     best_plan = smem_plan(best, dtype).plan
     print(
         f"    best configuration without aliasing: {best} "

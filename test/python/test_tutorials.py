@@ -142,7 +142,7 @@ def test_hopper_script_compiles_without_gpu(capsys):
     assert "k_tiles  3 x [128, 128] 16-bit: offset  32768, 32768 bytes per buffer" in out
     assert (
         "without aliasing (the planner's plan of the same buffers, none sharing bytes) they need "
-        "262144 bytes (256 KB): does not fit" in out
+        "262144 bytes (256 KiB): does not fit" in out
     )
     assert "stages=3 alias_o=False does not compile: " in out
     assert "best configuration without aliasing: BLOCK_M=128 BLOCK_N=128 stages=2" in out
