@@ -238,59 +238,41 @@ def _attend_rows(
     p, alpha, m_i, l_i = _online_softmax(s, m_i, l_i, qk_scale)
     p = gl.convert_layout(_to_mma_operand(p, dtype), p_layout)
 
-    # The loops run over the blocks' indices in the ring.
-    for index in range(first_index + 1, first_index + n_unmasked):
-        p, acc, m_i, l_i = _attn_step(
-            index,
-            first_index,
-            q_smem,
-            k_tiles,
-            v_tiles,
-            k_ready,
-            v_ready,
-            kv_empty,
-            p,
-            acc,
-            m_i,
-            l_i,
-            qk_scale,
-            off_m,
-            seq_len,
-            SUB_M,
-            BLOCK_N,
-            NUM_STAGES,
-            CAUSAL,
-            False,
-            s_layout,
-            o_layout,
-            p_layout,
-        )
-    for index in range(first_index + gl.maximum(n_unmasked, 1), first_index + n_blocks):
-        p, acc, m_i, l_i = _attn_step(
-            index,
-            first_index,
-            q_smem,
-            k_tiles,
-            v_tiles,
-            k_ready,
-            v_ready,
-            kv_empty,
-            p,
-            acc,
-            m_i,
-            l_i,
-            qk_scale,
-            off_m,
-            seq_len,
-            SUB_M,
-            BLOCK_N,
-            NUM_STAGES,
-            CAUSAL,
-            True,
-            s_layout,
-            o_layout,
-            p_layout,
-        )
+    # The loops run over the blocks' indices in the ring: the blocks that need no mask, then
+    # those that do.
+    for masked in gl.static_range(2):
+        if masked == 0:
+            start = first_index + 1
+            end = first_index + n_unmasked
+        else:
+            start = first_index + gl.maximum(n_unmasked, 1)
+            end = first_index + n_blocks
+        for index in range(start, end):
+            p, acc, m_i, l_i = _attn_step(
+                index,
+                first_index,
+                q_smem,
+                k_tiles,
+                v_tiles,
+                k_ready,
+                v_ready,
+                kv_empty,
+                p,
+                acc,
+                m_i,
+                l_i,
+                qk_scale,
+                off_m,
+                seq_len,
+                SUB_M,
+                BLOCK_N,
+                NUM_STAGES,
+                CAUSAL,
+                masked == 1,
+                s_layout,
+                o_layout,
+                p_layout,
+            )
 
     if O_OVER_KV:
         mbarrier.arrive(q_empty.index(q_index))  # the last S = Q K^T has completed
