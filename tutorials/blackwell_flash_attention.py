@@ -179,25 +179,12 @@ def _mask_scores(s, off_m, off_n, seq_len, SLICE_N: gl.constexpr, CAUSAL: gl.con
 
 
 @gluon.jit
-def _softmax_partition(
-    g: gl.constexpr,
-    qk_tiles,
-    p_tiles,
-    alpha_tiles,
-    l_tiles,
-    m_tiles,
-    s_ready,
-    p_ready,
-    alpha_ready,
-    l_ready,
-    qk_scale,
-    off_m,
-    seq_len,
-    n_unmasked,
-    n_blocks,
-    BLOCK_N: gl.constexpr,
-    CAUSAL: gl.constexpr,
-):
+def _softmax_partition(g: gl.constexpr, state, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr):
+    """The softmax of row group ``g``; ``state`` holds what both groups take (the kernel's
+    ``softmax_state``)."""
+    (qk_tiles, p_tiles, alpha_tiles, l_tiles, m_tiles) = state[:5]
+    (s_ready, p_ready, alpha_ready, l_ready) = state[5:9]
+    (qk_scale, off_m, seq_len, n_unmasked, n_blocks) = state[9:]
     gl.static_assert(NUM_MMA_SLICES == 2, "the softmax splits S into two column halves")
     SLICE_N: gl.constexpr = BLOCK_N // NUM_MMA_SLICES
     num_warps: gl.constexpr = gl.num_warps()
@@ -411,6 +398,24 @@ def attention_fwd_kernel(
         mbarrier.init(kv_empty.index(i), count=1)
     fence_async_shared()
 
+    # What both softmax partitions take (a tuple held in a variable keeps tensors only, so
+    # the constexprs go in each call).
+    softmax_state = (
+        qk_tiles,
+        p_tiles,
+        alpha_tiles,
+        l_tiles,
+        m_tiles,
+        s_ready,
+        p_ready,
+        alpha_ready,
+        l_ready,
+        qk_scale,
+        off_m,
+        seq_len,
+        n_unmasked,
+        n_blocks,
+    )
     gl.warp_specialize(
         [
             (
@@ -434,50 +439,8 @@ def attention_fwd_kernel(
                     HEAD_DIM,
                 ),
             ),
-            (
-                _softmax_partition,
-                (
-                    0,
-                    qk_tiles,
-                    p_tiles,
-                    alpha_tiles,
-                    l_tiles,
-                    m_tiles,
-                    s_ready,
-                    p_ready,
-                    alpha_ready,
-                    l_ready,
-                    qk_scale,
-                    off_m,
-                    seq_len,
-                    n_unmasked,
-                    n_blocks,
-                    BLOCK_N,
-                    CAUSAL,
-                ),
-            ),
-            (
-                _softmax_partition,
-                (
-                    1,
-                    qk_tiles,
-                    p_tiles,
-                    alpha_tiles,
-                    l_tiles,
-                    m_tiles,
-                    s_ready,
-                    p_ready,
-                    alpha_ready,
-                    l_ready,
-                    qk_scale,
-                    off_m,
-                    seq_len,
-                    n_unmasked,
-                    n_blocks,
-                    BLOCK_N,
-                    CAUSAL,
-                ),
-            ),
+            (_softmax_partition, (0, softmax_state, BLOCK_N, CAUSAL)),
+            (_softmax_partition, (1, softmax_state, BLOCK_N, CAUSAL)),
             (
                 _mma_partition,
                 (
