@@ -294,3 +294,42 @@ def test_profile_call_reads_a_configuration():
         [128, 128, 3],
         {"o_over_kv": True, "q_buffers": 2},
     )
+
+
+def test_direct_launch_copies_descriptors_and_orders_the_configuration_arguments():
+    """hopper_common.DirectLaunch on the CPU: the templates keep no tensor, a copy takes the
+    new tensor's shape and strides with the template's block and layout, and the arguments
+    after the call's are the kernel's remaining parameters in their order."""
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    common = importlib.import_module("hopper_common")
+    fa = importlib.import_module("hopper_flash_attention")
+    layout = importlib.import_module("flash_attention_common").tile_layout(16)
+    q3 = torch.zeros(6, 100, 64, dtype=torch.float16)
+    descriptor = TensorDescriptor.from_tensor(q3, [1, 64, 64], layout)
+    template = common._descriptor_template(descriptor)
+    assert template.base is None and descriptor.base is q3
+    other = torch.zeros(4, 256, 64, dtype=torch.float16)
+    copy = common._copy_descriptor(template, other)
+    assert copy.base is other and template.base is None
+    assert (copy.shape, copy.strides) == ([4, 256, 64], [256 * 64, 64, 1])
+    assert copy.block_shape == [1, 64, 64] and copy.layout == layout
+
+    class Compiling:
+        """attention_fwd_kernel's parameters; warmup stands for the compile."""
+
+        params = fa.attention_fwd_kernel.params
+
+        def warmup(self, *arguments, grid, **keywords):
+            return ("compiled", arguments, grid, keywords)
+
+    config = fa.default_config(64)
+    arguments = {**fa.config_arguments(config), "HEAD_DIM": 64, "CAUSAL": True, "num_warps": 4}
+    launch = common.DirectLaunch.compile(
+        Compiling(), config, (132,), (descriptor,) * 4, (0.18, 100, 6), arguments
+    )
+    assert launch.kernel[0] == "compiled" and launch.grid == 132
+    assert all(template.base is None for template in launch.templates)
+    names = [param.name for param in fa.attention_fwd_kernel.params][7:]
+    assert launch.config_arguments == tuple(arguments[name] for name in names)
+    assert names[:2] == ["BLOCK_M", "BLOCK_N"] and "num_warps" not in names
