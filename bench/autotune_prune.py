@@ -9,12 +9,23 @@ the kernel, the planner plans its spec, ``tlx.kernel_budget`` adds up its region
 seconds ``triton.compile`` takes to make its cubin, with Triton's cache off. A tuner that
 compiles a configuration to learn whether it fits pays the second; ``tlx.autotune`` pays the
 first, and compiles only what fits. Medians of ``--repeat`` runs.
+
+    python bench/autotune_prune.py --first-call [--size 2048]     (needs a Hopper GPU)
+
+What a user waits for on the first call of a key: ``autotuned_matmul``'s tuner at size cubed
+in fp16, every configuration the plans keep compiled and timed, once with each configuration
+compiled when the autotuner first times it (``compile_workers=1``, as ``triton.autotune``
+does) and once compiled ahead on one thread per CPU (``tlx.autotune``'s default). Each run is
+a fresh process with an empty Triton cache.
 """
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -59,10 +70,69 @@ def seconds(fn, repeat):
     return statistics.median(times)
 
 
+def first_call(size, workers):
+    """The first tuned call of a size-cubed fp16 product with ``compile_workers=workers``:
+    (seconds in all, seconds compiling ahead, configurations timed, the one chosen)."""
+    a = torch.randn(size, size, device="cuda", dtype=torch.float16)
+    b = torch.randn(size, size, device="cuda", dtype=torch.float16)
+    tuner = tlx.autotune(
+        configs=gemm.autotune_configs(), key=["M", "N", "K"], compile_workers=workers
+    )(gemm.gemm_kernel)
+    _, arguments = gemm.tuner_arguments(a, b)
+    start = time.perf_counter()
+    tuner[gemm._grid](*arguments)
+    torch.cuda.synchronize()
+    elapsed = time.perf_counter() - start
+    timed = len(tuner.configs) - sum(len(pruned) for pruned in tuner.pruned.values())
+    ahead = sum(tuner.compile_seconds.values())
+    return elapsed, ahead, timed, repr(gemm.config_of(tuner.best_config))
+
+
+def print_first_calls(size):
+    print(f"triton {triton.__version__}, {torch.cuda.get_device_name()}, {size}^3 fp16")
+    columns = ("compile_workers", "first call s", "compiling ahead s", "timed")
+    header = " ".join(f"{name:>{len(name)}}" for name in columns) + "  chosen"
+    print(header)
+    print("-" * len(header))
+    for workers in (1, os.cpu_count() or 1):
+        with tempfile.TemporaryDirectory() as cache:
+            run = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--first-call-worker",
+                    str(workers),
+                    "--size",
+                    str(size),
+                ],
+                env={**os.environ, "TRITON_CACHE_DIR": cache},
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+        elapsed, ahead, timed, chosen = json.loads(run.stdout.splitlines()[-1])
+        print(f"{workers:>15} {elapsed:12.1f} {ahead:17.1f} {timed:>5}  {chosen}", flush=True)
+    print(
+        "first call s: tuning one key (compile and time every configuration the plans keep); "
+        "compiling ahead s: of which tlx.autotune's compilation on several threads."
+    )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (median)")
+    parser.add_argument(
+        "--first-call", action="store_true", help="first tuned call, compiled ahead or not (GPU)"
+    )
+    parser.add_argument("--first-call-worker", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--size", type=int, default=2048, help="--first-call: M = N = K")
     args = parser.parse_args()
+    if args.first_call_worker is not None:
+        print(json.dumps(first_call(args.size, args.first_call_worker)))
+        return
+    if args.first_call:
+        print_first_calls(args.size)
+        return
     os.environ["TRITON_ALWAYS_COMPILE"] = "1"
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     print(f"triton {triton.__version__}, sm_90a, median of {args.repeat} runs")

@@ -609,12 +609,27 @@ def _direct_operand(t):
     )
 
 
+def tuner_arguments(a, b):
+    """(c, the kernel's arguments for c = a @ b under the tuner: descriptors whose block
+    shapes each configuration's pre_hook sets, M, N, K); the arguments are None when the
+    product is empty, and c is then its zeros."""
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    a, b, c, (M, N, K) = _operands(a, b)
+    if c is None:
+        return torch.zeros(M, N, device=a.device, dtype=a.dtype), None
+    layout = _tile_layout(a.element_size() * 8)
+    descriptors = (
+        TensorDescriptor.from_tensor(t, shape, layout)
+        for t, shape in zip((a, b, c), _block_shapes(default_config()), strict=True)
+    )
+    return c, (*descriptors, M, N, K)
+
+
 def autotuned_matmul(a, b):
     """``matmul`` with the configuration tlx.autotune finds fastest for the shape and dtype
     (the first call of a shape times every configuration that fits, later ones launch the
     chosen kernel directly)."""
-    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
-
     key = (a.device, a.dtype, b.dtype, *a.shape, *b.shape)
     launch = _launches.get(key)
     if launch is not None and _direct_operand(a) and _direct_operand(b):
@@ -625,17 +640,12 @@ def autotuned_matmul(a, b):
         launch((a, b, c), (M, N, K))
         return c
 
-    a, b, c, (M, N, K) = _operands(a, b)
-    if c is None:
-        return torch.zeros(M, N, device=a.device, dtype=a.dtype)
-    layout = _tile_layout(a.element_size() * 8)
-    # The configuration's pre_hook sets each descriptor's block shape.
-    desc_a, desc_b, desc_c = (
-        TensorDescriptor.from_tensor(t, shape, layout)
-        for t, shape in zip((a, b, c), _block_shapes(default_config()), strict=True)
-    )
+    c, arguments = tuner_arguments(a, b)
+    if arguments is None:
+        return c
+    desc_a, desc_b, desc_c, M, N, K = arguments
     tuner = autotuned_kernel(_triton_dtype(a.dtype))
-    tuner[_grid](desc_a, desc_b, desc_c, M, N, K)
+    tuner[_grid](*arguments)
     config = config_of(tuner.best_config)
     _last_config[a.dtype] = config
     if launch is None and c.is_contiguous():

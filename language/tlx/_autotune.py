@@ -14,6 +14,11 @@ dropped with the planner's reason before the autotuner compiles anything.
 ``triton.autotune(..., prune_configs_by={"early_config_prune": tlx.PlanPruner(kernel)})``.
 What was pruned and why is ``PlanPruner.pruned`` (``autotuner.pruned``) and, with
 ``TLX_AUTOTUNE_LOG=1``, one line per configuration on standard error.
+
+Triton's autotuner then compiles each configuration as it first times it, one after the
+other. ``tlx.autotune`` compiles those the plans keep on several threads first
+(``compile_ahead``, through Triton's asynchronous compile mode), so the first call of a
+key waits for about one compilation per thread rather than one per configuration.
 """
 
 from __future__ import annotations
@@ -22,10 +27,12 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import triton
 from triton.compiler.errors import CompilationError
+from triton.runtime import _async_compile
 from triton.runtime.jit import mangle_type
 
 from ._budget import KernelBudget, kernel_budget
@@ -36,6 +43,8 @@ LOG_ENVIRONMENT_VARIABLE = "TLX_AUTOTUNE_LOG"
 
 # Config.all_kwargs() entries that are compile options, not kernel arguments.
 _OPTION_NAMES = ("num_warps", "num_ctas", "num_stages", "maxnreg")
+# Keyword arguments of a launch (JITFunction.run) that are no kernel arguments.
+_LAUNCH_ONLY = ("grid", "warmup")
 
 
 @dataclass(frozen=True)
@@ -62,6 +71,16 @@ def config_text(config: triton.Config) -> str:
 
 def _config_key(config: triton.Config) -> tuple:
     return tuple(sorted((name, repr(value)) for name, value in config.all_kwargs().items()))
+
+
+def argument_types(kernel: JITFunction, arguments: Mapping) -> tuple:
+    """(name, type) of each of ``kernel``'s arguments that is not a constexpr: the key of
+    ``PlanPruner.pruned`` and of an autotuner's ``compile_seconds``."""
+    return tuple(
+        (param.name, mangle_type(arguments[param.name]))
+        for param in kernel.params
+        if not param.is_constexpr and arguments.get(param.name) is not None
+    )
 
 
 def current_target():
@@ -151,12 +170,7 @@ class PlanPruner:
                 kept.append(config)
             else:
                 dropped.append((config, verdict.reasons))
-        types = tuple(
-            (param.name, mangle_type(arguments[param.name]))
-            for param in self.kernel.params
-            if not param.is_constexpr and arguments.get(param.name) is not None
-        )
-        self.pruned[types] = tuple(dropped)
+        self.pruned[argument_types(self.kernel, arguments)] = tuple(dropped)
         if os.environ.get(LOG_ENVIRONMENT_VARIABLE, "0") not in ("", "0"):
             self._log(kept, dropped)
         if not kept:
@@ -184,7 +198,50 @@ class PlanPruner:
         sys.stderr.flush()
 
 
-def autotune(configs, key, *, target=None, prune_configs_by=None, **autotune_options):
+def compile_ahead(
+    kernel: JITFunction,
+    configs: Sequence[triton.Config],
+    arguments: Mapping,
+    workers: int,
+) -> float:
+    """Compiles ``kernel`` for each of ``configs`` with the call's ``arguments``, on up to
+    ``workers`` threads, into the kernel's cache, where the autotuner's launches of the same
+    configurations find them. Returns the seconds it took.
+
+    Each configuration's ``pre_hook`` runs on the arguments first, as before the autotuner's
+    launch (it may set a tensor descriptor's block shape, which is part of the kernel's
+    type). ``arguments`` may hold the launch's ``grid`` and ``warmup`` (the autotuner hands
+    its prune hook the launch's keyword arguments): they are not compiled. Errors are left
+    for the autotuner's own compilation of that configuration to raise, so it handles them
+    as it would without this. Nothing is compiled ahead with one worker or one
+    configuration, or while another asynchronous compile mode is active."""
+    workers = min(workers, len(configs))
+    if workers <= 1 or _async_compile.active_mode.get() is not None:
+        return 0.0
+    start = time.perf_counter()
+    with (
+        ThreadPoolExecutor(workers, thread_name_prefix="tlx-compile") as executor,
+        _async_compile.AsyncCompileMode(executor, ignore_errors=True),
+    ):
+        for config in configs:
+            values = {**arguments, **config.all_kwargs()}
+            if config.pre_hook is not None:
+                config.pre_hook(values)
+            for launch_only in _LAUNCH_ONLY:
+                values.pop(launch_only, None)
+            kernel.warmup(grid=(1,), **values)
+    return time.perf_counter() - start
+
+
+def autotune(
+    configs,
+    key,
+    *,
+    target=None,
+    prune_configs_by=None,
+    compile_workers=None,
+    **autotune_options,
+):
     """``triton.autotune`` for a ``@tlx.jit`` kernel, whose configurations are first
     pruned by their plans (``PlanPruner``): only those the planner accepts and whose
     regions fit the target are compiled and timed.
@@ -192,17 +249,43 @@ def autotune(configs, key, *, target=None, prune_configs_by=None, **autotune_opt
     Takes what ``triton.autotune`` takes (``configs``, ``key``, ``prune_configs_by``,
     ``warmup``, ``rep``, ``do_bench``, ...); an ``early_config_prune`` in
     ``prune_configs_by`` runs on what the plans leave. ``target`` fixes the
-    ``GPUTarget`` (default: the current device's). The returned autotuner has
-    ``pruned`` (the configurations dropped and why, per set of argument types) and
-    ``plan_pruner``."""
+    ``GPUTarget`` (default: the current device's). What is left is compiled on
+    ``compile_workers`` threads (default: one per CPU; 1 compiles each configuration when
+    it is first timed, as Triton does) before any is timed, unless a ``perf_model`` in
+    ``prune_configs_by`` is to choose among them. The returned autotuner has ``pruned``
+    (the configurations dropped and why, per set of argument types), ``plan_pruner`` and
+    ``compile_seconds`` (the time each key's configurations took to compile ahead)."""
+    if compile_workers is None:
+        compile_workers = os.cpu_count() or 1
+    if not isinstance(compile_workers, int) or compile_workers < 1:
+        raise ValueError(
+            f"tlx.autotune: compile_workers must be a positive int, got {compile_workers!r}"
+        )
 
     def decorator(kernel):
         prune = dict(prune_configs_by or {})
         pruner = PlanPruner(kernel, target=target, then=prune.get("early_config_prune"))
-        prune["early_config_prune"] = pruner
+        compile_seconds = {}
+
+        def prune_and_compile(configs, named_args, **kwargs):
+            kept = pruner(configs, named_args, **kwargs)
+            if prune.get("perf_model") is None:
+                arguments = {**named_args, **kwargs}
+                seconds = compile_ahead(kernel, kept, arguments, compile_workers)
+                compile_seconds[argument_types(kernel, arguments)] = seconds
+                if seconds and os.environ.get(LOG_ENVIRONMENT_VARIABLE, "0") not in ("", "0"):
+                    sys.stderr.write(
+                        f"tlx.autotune {kernel.__name__}: compiled {len(kept)} configurations "
+                        f"on {min(compile_workers, len(kept))} threads in {seconds:.1f} s\n"
+                    )
+                    sys.stderr.flush()
+            return kept
+
+        prune["early_config_prune"] = prune_and_compile
         tuner = triton.autotune(configs, key, prune_configs_by=prune, **autotune_options)(kernel)
         tuner.plan_pruner = pruner
         tuner.pruned = pruner.pruned
+        tuner.compile_seconds = compile_seconds
         return tuner
 
     return decorator

@@ -38,9 +38,10 @@ def test_autotuned_gemm_matches_reference(dtype, shape):
         scale = expected.abs().max().clamp_min(1.0)
         error = ((out.float() - expected).abs().max() / scale).item()
         assert error <= GEMM_TOLERANCE[dtype], f"{gemm.chosen_config(dtype)}: {error:.2e}"
-    # The tuner kept only configurations that fit their plans.
+    # The tuner kept only configurations that fit their plans, and compiled them ahead.
     tuner = gemm.autotuned_kernel(gemm._triton_dtype(dtype))
     assert all(reasons for pruned in tuner.pruned.values() for _, reasons in pruned)
+    assert tuner.compile_seconds and all(s > 0 for s in tuner.compile_seconds.values())
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])

@@ -1,6 +1,8 @@
 """Plan-aware autotuning (``tlx.autotune``, ``tlx.PlanPruner``): configurations are kept or
 dropped by their plans, traced by Triton's front end alone, before anything is compiled."""
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 import tlx
 import torch
@@ -165,12 +167,88 @@ def test_a_missing_argument_names_the_parameter():
 
 
 def test_autotune_is_triton_autotune_with_the_plan_pruner_in_front():
-    tuner = tlx.autotune(configs(), key=["n"], target=SM90)(ring_kernel)
+    tuner = tlx.autotune(configs(), key=["n"], target=SM90, compile_workers=1)(ring_kernel)
     assert isinstance(tuner, triton.runtime.Autotuner)
-    assert tuner.early_config_prune is tuner.plan_pruner
     assert tuner.pruned is tuner.plan_pruner.pruned
     kept = tuner.early_config_prune(tuner.configs, arguments())
-    assert kept and all(planned_fits(c) for c in kept)
+    assert kept == tlx.PlanPruner(ring_kernel, target=SM90)(configs(), arguments())
+    assert tuner.pruned
+
+
+def test_autotune_compiles_what_the_plans_keep_ahead(monkeypatch):
+    calls = []
+
+    def compile_ahead(kernel, configs, arguments, workers):
+        calls.append((kernel, list(configs), dict(arguments), workers))
+        return 1.5
+
+    monkeypatch.setattr(tlx._autotune, "compile_ahead", compile_ahead)
+    tuner = tlx.autotune(configs(), key=["n"], target=SM90, compile_workers=3)(ring_kernel)
+    x = arguments()["x_ptr"]
+    kept = tuner.early_config_prune(tuner.configs, {"x_ptr": x}, n=1024)
+    ((kernel, compiled, compiled_arguments, workers),) = calls
+    assert (kernel, compiled, workers) == (ring_kernel, kept, 3)
+    assert compiled_arguments.keys() == {"x_ptr", "n"}
+    assert compiled_arguments["x_ptr"] is x and compiled_arguments["n"] == 1024
+    assert list(tuner.compile_seconds.values()) == [1.5]
+
+
+def test_autotune_leaves_the_compilation_to_a_perf_model_s_choice(monkeypatch):
+    monkeypatch.setattr(tlx._autotune, "compile_ahead", pytest.fail)
+    prune = {"perf_model": lambda **kwargs: 1.0, "top_k": 2}
+    tuner = tlx.autotune(configs(), key=["n"], target=SM90, prune_configs_by=prune)(ring_kernel)
+    assert tuner.early_config_prune(tuner.configs, arguments())
+
+
+@pytest.mark.parametrize("workers", [0, -2, 1.5])
+def test_compile_workers_must_be_a_positive_int(workers):
+    with pytest.raises(ValueError, match="compile_workers must be a positive int"):
+        tlx.autotune(configs(), key=["n"], compile_workers=workers)
+
+
+class RecordingKernel:
+    """Stands for a @tlx.jit kernel: records each warmup (what Triton's JIT compiles) and
+    whether an asynchronous compile mode was active, as compile_ahead needs."""
+
+    def __init__(self):
+        self.warmups = []
+
+    def warmup(self, *args, grid, **values):  # as Triton's KernelInterface.warmup
+        active = triton.runtime._async_compile.active_mode.get() is not None
+        self.warmups.append((active, grid, values))
+
+
+def test_compile_ahead_warms_each_configuration_up_under_async_compilation():
+    def set_block(values):
+        values["x_ptr"] = ("described", values["BLOCK"])
+
+    tuned = [
+        triton.Config({"BLOCK": block, "STAGES": 2, "ALIAS": True}, num_warps=4, pre_hook=set_block)
+        for block in (128, 256)
+    ]
+    kernel = RecordingKernel()
+    # The autotuner hands its prune hook the launch's keyword arguments too.
+    launch = {"grid": (132,), "warmup": False}
+    seconds = tlx._autotune.compile_ahead(kernel, tuned, {**arguments(), **launch}, workers=8)
+    assert seconds > 0
+    assert [active for active, _, _ in kernel.warmups] == [True, True]
+    for (_, grid, values), block in zip(kernel.warmups, (128, 256), strict=True):
+        assert grid == (1,)
+        assert values["x_ptr"] == ("described", block)  # the pre_hook ran first
+        assert values["n"] == 1024 and values["BLOCK"] == block and values["num_warps"] == 4
+        assert "warmup" not in values
+
+
+def test_compile_ahead_does_nothing_with_one_worker_or_inside_another_async_mode():
+    kernel = RecordingKernel()
+    assert tlx._autotune.compile_ahead(kernel, configs(), arguments(), workers=1) == 0.0
+    assert tlx._autotune.compile_ahead(kernel, configs()[:1], arguments(), workers=8) == 0.0
+    with (
+        ThreadPoolExecutor(2) as executor,
+        triton.runtime._async_compile.AsyncCompileMode(executor),
+    ):
+        assert tlx._autotune.compile_ahead(kernel, configs(), arguments(), workers=8) == 0.0
+    assert kernel.warmups == []
 
 
 def test_the_pruner_takes_only_tlx_kernels():
