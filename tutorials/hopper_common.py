@@ -1,8 +1,9 @@
 """What the Hopper tutorials share on the host: the target, the dtypes they take, the
 128-byte-swizzled tile layout the matrix tutorials' (hopper_gemm.py, hopper_fused_mlp.py) TMA
 descriptors and warpgroup_mma operands use, the padding of an operand whose rows the TMA
-cannot address, the printing of plans, and the direct launch of a tuned kernel (hopper_gemm.py,
-hopper_flash_attention.py). The tutorials import it from their own folder."""
+cannot address, the consumers' matrix products over an operand ring (hopper_gemm.py,
+hopper_fused_mlp.py), the printing of plans, and the direct launch of a tuned kernel
+(hopper_gemm.py, hopper_flash_attention.py). The tutorials import it from their own folder."""
 
 import dataclasses
 import functools
@@ -11,7 +12,13 @@ import torch
 import triton
 from triton import knobs
 from triton.backends.compiler import GPUTarget
+from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    mbarrier,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
 from triton.runtime.driver import driver
 
 TORCH_TO_TRITON_DTYPE = {torch.float16: "fp16", torch.bfloat16: "bf16"}
@@ -35,6 +42,30 @@ def tile_layout(bits):
     """The shared layout of every tile: 128-byte swizzle, which the TMA writes and
     warpgroup_mma reads."""
     return gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=bits, rank=2)
+
+
+@gluon.jit
+def ring_matmul(a_ring, b_ring, ready, empty, acc, first_index, k_steps, row):
+    """``acc`` plus the products of ``k_steps`` stages of an operand ring, the stages of ring
+    indices ``first_index``, ``first_index + 1``, ... (stage = index mod the ring's depth):
+    rows [row, row + acc's rows) of each A stage times the whole B stage, on the tensor
+    cores. ``ready`` (a stage landed) and ``empty`` (this warpgroup is done with it) are the
+    ring's barriers. One product is in flight at a time: a stage is released once the next
+    product has been issued and the previous one has read it, and the last once all
+    completed, so that the loader may refill it."""
+    NUM_STAGES: gl.constexpr = a_ring.shape[0]
+    ROWS: gl.constexpr = acc.shape[0]
+    for k in range(k_steps):
+        index = first_index + k
+        stage = index % NUM_STAGES
+        mbarrier.wait(ready.index(stage), (index // NUM_STAGES) & 1)
+        a = a_ring.index(stage).slice(row, ROWS)
+        acc = warpgroup_mma(a, b_ring.index(stage), acc, is_async=True)
+        acc = warpgroup_mma_wait(1, deps=[acc])
+        mbarrier.arrive(empty.index((index + NUM_STAGES - 1) % NUM_STAGES), pred=k > 0)
+    acc = warpgroup_mma_wait(0, deps=[acc])
+    mbarrier.arrive(empty.index((first_index + k_steps + NUM_STAGES - 1) % NUM_STAGES))
+    return acc
 
 
 def tma_operand(t):

@@ -165,6 +165,7 @@ from hopper_common import (
     TRITON_DTYPE_BITS,
     print_plan_verdicts,
     print_spec_plan,
+    ring_matmul,
     tile_layout,
     tma_operand,
 )
@@ -278,7 +279,6 @@ def _mma_partition(
     x_ring, w1_ring, w2_ring = rings
     ready1, empty1, ready2, empty2 = barriers
     off_m, off_n, k_steps, chunks = schedule
-    STAGES1: gl.constexpr = x_ring.shape[0]
     STAGES2: gl.constexpr = w2_ring.shape[0]
     SUB_M: gl.constexpr = h_tiles.shape[1]
     BLOCK_H: gl.constexpr = h_tiles.shape[2]
@@ -296,21 +296,13 @@ def _mma_partition(
     steps2 = 0
     for _chunk in range(chunks):
         # Phase 1: this consumer's rows of the chunk of H.
+        # The chunk's steps take consecutive ring indices in every layout.
         acc_h = gl.zeros([SUB_M, BLOCK_H], gl.float32, h_layout)
-        for k in range(k_steps):
-            index = _ring_index(steps1, steps2, SHARED_RING)
-            stage = index % STAGES1
-            mbarrier.wait(ready1.index(stage), (index // STAGES1) & 1)
-            x = x_ring.index(stage).slice(consumer * SUB_M, SUB_M)
-            acc_h = warpgroup_mma(x, w1_ring.index(stage), acc_h, is_async=True)
-            # At most this step's product in flight: the previous step's has read its stage
-            # (the chunk's steps take consecutive ring indices in every layout).
-            acc_h = warpgroup_mma_wait(1, deps=[acc_h])
-            mbarrier.arrive(empty1.index((index + STAGES1 - 1) % STAGES1), pred=k > 0)
-            steps1 += 1
-        acc_h = warpgroup_mma_wait(0, deps=[acc_h])
-        index = _ring_index(steps1, steps2, SHARED_RING)
-        mbarrier.arrive(empty1.index((index + STAGES1 - 1) % STAGES1))
+        first = _ring_index(steps1, steps2, SHARED_RING)
+        acc_h = ring_matmul(
+            x_ring, w1_ring, ready1, empty1, acc_h, first, k_steps, consumer * SUB_M
+        )
+        steps1 += k_steps
 
         # act(H) into this consumer's H tile: the previous chunk's phase-2 product, the last
         # reader of the tile, completed (waited below).

@@ -87,6 +87,7 @@ from hopper_common import (
     print_plan_verdicts,
     print_spec_plan,
     print_without_aliasing,
+    ring_matmul,
 )
 from hopper_common import tile_layout as _tile_layout
 from hopper_common import tma_operand as _tma_operand
@@ -99,8 +100,6 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     fence_async_shared,
     mbarrier,
     tma,
-    warpgroup_mma,
-    warpgroup_mma_wait,
 )
 
 # Kernel side -------------------------------------------------------------------------------
@@ -177,18 +176,10 @@ def _mma_partition(
     for tile in range(first_tile, end_tile, tile_step):
         off_m, off_n = _tile_offsets(tile, M, N, GROUP_M, 2 * SUB_M, BLOCK_N)
         acc = gl.zeros([SUB_M, BLOCK_N], gl.float32, acc_layout)
-        for k in range(k_steps):
-            stage = step % NUM_STAGES
-            mbarrier.wait(ready.index(stage), (step // NUM_STAGES) & 1)
-            a = a_ring.index(stage).slice(consumer * SUB_M, SUB_M)
-            acc = warpgroup_mma(a, b_ring.index(stage), acc, is_async=True)
-            # At most this step's product in flight: the previous step's has read its stage.
-            acc = warpgroup_mma_wait(1, deps=[acc])
-            mbarrier.arrive(empty.index((step + NUM_STAGES - 1) % NUM_STAGES), pred=k > 0)
-            step += 1
-        acc = warpgroup_mma_wait(0, deps=[acc])
-        # The tile's last stage is read: the loader may refill it (with the next tile's steps).
-        mbarrier.arrive(empty.index((step + NUM_STAGES - 1) % NUM_STAGES))
+        # The tile's steps take the next ring indices; its last stage is released at the end,
+        # so the loader may refill it with the next tile's steps.
+        acc = ring_matmul(a_ring, b_ring, ready, empty, acc, step, k_steps, consumer * SUB_M)
+        step += k_steps
 
         if ALIAS_C:
             # C lies over A stages the other consumer may still be reading: meet it at

@@ -113,6 +113,7 @@ HOPPER_ATTENTION = "hopper_flash_attention.py"
 COMMON = "flash_attention_common.py"
 BLACKWELL_ATTENTION = "blackwell_flash_attention.py"
 FUSED_MLP = "hopper_fused_mlp.py"
+HOPPER_COMMON = "hopper_common.py"
 
 
 @functools.cache
@@ -310,11 +311,8 @@ SEEDS = (
                     ),
                 ),
                 (
-                    FUSED_MLP,
-                    line_of(
-                        FUSED_MLP,
-                        "acc_h = warpgroup_mma(x, w1_ring.index(stage), acc_h, is_async=True)",
-                    ),
+                    HOPPER_COMMON,
+                    line_of(HOPPER_COMMON, "acc = warpgroup_mma(a, b_ring.index(stage)"),
                 ),
             }
         ),
@@ -340,11 +338,8 @@ SEEDS = (
                     ),
                 ),
                 (
-                    FUSED_MLP,
-                    line_of(
-                        FUSED_MLP,
-                        "acc_h = warpgroup_mma(x, w1_ring.index(stage), acc_h, is_async=True)",
-                    ),
+                    HOPPER_COMMON,
+                    line_of(HOPPER_COMMON, "acc = warpgroup_mma(a, b_ring.index(stage)"),
                 ),
             }
         ),
