@@ -32,15 +32,17 @@ S = Q K^T has been computed, and the K/V stage of a tile's last key block once e
 has read it; the O tile an epilogue hands to the TMA store is born after both. For HEAD_DIM =
 128, BLOCK_M = BLOCK_N = 128, the two consumers' O tiles take the bytes of that stage's K tile
 (``distinct(shared(k, o), v)`` per stage: K is read by the last S, before the last P V reads
-V), so Q is free after the last S and the next tile's Q loads while this one ends: 32 KB (Q)
-+ 3 x (32 KB K + 32 KB V) = 224 KB, which fits the 227 KB of an sm_90a CTA; without aliasing
-the same three stages need 256 KB, so the best configuration without aliasing has only two
-stages. At HEAD_DIM 64 each consumer has two Q buffers (the next tile's Q loads while this one
-is in use), each taken in turn by O (``reuse_group(q, o, shared)``): 48 KB + 5 x 32 KB = 208
-KB, where without aliasing five stages need 256 KB and only four fit. The planner
-(``tlx.planner``) lays the region out while the kernel is traced; ``main()`` prints the plan
-the kernel uses (``tlx.kernel_plans``), the size the planner gives the same buffers without
-aliasing, and the configurations without aliasing that do not compile.
+V), and O leaves Q's one buffer alone: each consumer reads its Q into registers as a tile
+starts (S = Q K^T takes Q from registers), and the next tile's Q loads into the buffer a whole
+tile ahead. 32 KB (Q) + 3 x (32 KB K + 32 KB V) = 224 KB, which fits the 227 KB of an sm_90a
+CTA; without aliasing the same three stages need 256 KB, so the best configuration without
+aliasing has only two stages. At HEAD_DIM 64 each consumer has two Q buffers (the next
+tile's Q loads while this one is in use), each taken in turn by O (``reuse_group(q, o,
+shared)``): 48 KB + 5 x 32 KB = 208 KB, where without aliasing five stages need 256 KB and
+only four fit. The planner (``tlx.planner``) lays the region out while the kernel is traced;
+``main()`` prints the plan the kernel uses (``tlx.kernel_plans``), the size the planner gives
+the same buffers without aliasing, and the configurations without aliasing that do not
+compile.
 """
 
 import dataclasses
@@ -127,7 +129,7 @@ def _online_softmax(s, m_i, l_i, qk_scale):
 def _attn_step(
     index,
     first_index,
-    q_smem,
+    q,
     k_tiles,
     v_tiles,
     k_ready,
@@ -151,13 +153,13 @@ def _attn_step(
 ):
     """One software-pipelined iteration: S_j = Q K_j^T is issued together with P_{j-1} V_{j-1},
     then softmax(S_j) runs while the tensor cores finish P V. Key block j of the tile is block
-    ``index = first_index + j`` of the K/V ring."""
+    ``index = first_index + j`` of the K/V ring; ``q`` is the Q tile in SMEM or in registers."""
     stage = index % NUM_STAGES
     prev = (index - 1) % NUM_STAGES
     mbarrier.wait(k_ready.index(stage), (index // NUM_STAGES) & 1)
     s_zero = gl.zeros([SUB_M, BLOCK_N], gl.float32, s_layout)
     s_tok = warpgroup_mma(
-        q_smem, k_tiles.index(stage).permute((1, 0)), s_zero, use_acc=False, is_async=True
+        q, k_tiles.index(stage).permute((1, 0)), s_zero, use_acc=False, is_async=True
     )
     mbarrier.wait(v_ready.index(prev), ((index - 1) // NUM_STAGES) & 1)
     acc_tok = warpgroup_mma(p, v_tiles.index(prev), acc, is_async=True)
@@ -195,6 +197,7 @@ def _attend_rows(
     CAUSAL: gl.constexpr,
     O_OVER_KV: gl.constexpr,
     O_OVER_K: gl.constexpr,
+    Q_IN_REGISTERS: gl.constexpr,
 ):
     """O for the SUB_M rows of Q from ``off_m`` on, in Q buffer ``q_index``, over key blocks
     0 .. n_blocks - 1 (at least one), which are blocks ``first_index`` on of the K/V ring; the
@@ -207,7 +210,11 @@ def _attend_rows(
     stage's K tile alone (O_OVER_K) a consumer is done after its last S, so that the wait is
     met by the time a consumer has finished its last P V and its softmax, where O over V
     would hold every consumer until the slowest has read V. The stage is released only once
-    O has been read out of it, so the loader cannot refill it under O."""
+    O has been read out of it, so the loader cannot refill it under O.
+
+    With Q_IN_REGISTERS, Q is read into registers first (the A operand of S = Q K^T may come
+    from registers) and its buffer freed at once: the next tile's Q then loads a whole tile
+    ahead with one Q buffer, as it does with two when Q stays in SMEM."""
     (desc_o, q_tiles, k_tiles, v_tiles, o_tiles, _, q_empty, k_ready, v_ready, kv_empty) = state[
         :10
     ]
@@ -222,7 +229,13 @@ def _attend_rows(
     )
     p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
     dtype: gl.constexpr = q_tiles.dtype
-    q_smem = q_tiles.index(q_index)
+    if Q_IN_REGISTERS:
+        q = q_tiles.index(q_index).load(
+            gl.DotOperandLayout(operand_index=0, parent=s_layout, k_width=2)
+        )
+        mbarrier.arrive(q_empty.index(q_index))
+    else:
+        q = q_tiles.index(q_index)
 
     m_i = gl.full([SUB_M], float("-inf"), gl.float32, gl.SliceLayout(1, s_layout))
     l_i = gl.full([SUB_M], 0.0, gl.float32, gl.SliceLayout(1, s_layout))
@@ -232,7 +245,7 @@ def _attend_rows(
     first_stage = first_index % NUM_STAGES
     mbarrier.wait(k_ready.index(first_stage), (first_index // NUM_STAGES) & 1)
     s = gl.zeros([SUB_M, BLOCK_N], gl.float32, s_layout)
-    s = warpgroup_mma(q_smem, k_tiles.index(first_stage).permute((1, 0)), s, use_acc=False)
+    s = warpgroup_mma(q, k_tiles.index(first_stage).permute((1, 0)), s, use_acc=False)
     if n_unmasked == 0:
         s = _mask_scores(s, off_m, 0, seq_len, SUB_M, BLOCK_N, CAUSAL, s_layout)
     p, alpha, m_i, l_i = _online_softmax(s, m_i, l_i, qk_scale)
@@ -251,7 +264,7 @@ def _attend_rows(
             p, acc, m_i, l_i = _attn_step(
                 index,
                 first_index,
-                q_smem,
+                q,
                 k_tiles,
                 v_tiles,
                 k_ready,
@@ -275,7 +288,8 @@ def _attend_rows(
             )
 
     if O_OVER_KV:
-        mbarrier.arrive(q_empty.index(q_index))  # the last S = Q K^T has completed
+        if not Q_IN_REGISTERS:
+            mbarrier.arrive(q_empty.index(q_index))  # the last S = Q K^T has completed
         if O_OVER_K:
             mbarrier.arrive(tile_done)  # so has this consumer's last read of K
     last = (first_index + n_blocks - 1) % NUM_STAGES
@@ -341,6 +355,7 @@ def _consumer_partition(
     Q_BUFFERS: gl.constexpr,
     CAUSAL: gl.constexpr,
     O_OVER_KV: gl.constexpr,
+    Q_IN_REGISTERS: gl.constexpr,
 ):
     """Rows [consumer * SUB_M, (consumer + 1) * SUB_M) of every tile of this CTA, one
     warpgroup. ``state`` holds the tensors and buffers every partition takes (the kernel's
@@ -394,9 +409,11 @@ def _consumer_partition(
                     CAUSAL,
                     O_OVER_KV,
                     O_OVER_K,
+                    Q_IN_REGISTERS,
                 )
-            # Q is free (with O over a K/V stage, _attend_rows freed it after the last S).
-            if O_OVER_KV:
+            # Q is free (with O over a K/V stage, _attend_rows freed it after the last S; with
+            # Q in registers, before the first).
+            if O_OVER_KV or Q_IN_REGISTERS:
                 if own_blocks == 0:
                     mbarrier.arrive(q_empty.index(q_index))
             else:
@@ -427,6 +444,7 @@ def _load_partition(
     Q_BUFFERS: gl.constexpr,
     CAUSAL: gl.constexpr,
     O_OVER_KV: gl.constexpr,
+    Q_IN_REGISTERS: gl.constexpr,
 ):
     """The loader warp: for every tile of this CTA, in the consumers' order, its Q tiles once
     their buffers are free (q_empty) and its K/V blocks into the ring (load_kv_blocks).
@@ -434,7 +452,8 @@ def _load_partition(
     With one Q buffer per consumer, a tile's Q can load only once the last tile's O (in the
     same bytes) has been stored: the first NUM_STAGES - 1 K/V blocks go first, into the stages
     the consumers free as they finish the last tile, so that only Q's copy stands between two
-    tiles. With two, Q goes first: its buffer was freed a tile ago."""
+    tiles. With two, or with Q read into registers, Q goes first: its buffer was freed a tile
+    ago."""
     (q_tiles, k_tiles, v_tiles) = state[1:4]
     (q_ready, q_empty, k_ready, v_ready, kv_empty) = state[5:10]
     (seq_len, batch_heads) = state[11:13]
@@ -442,7 +461,7 @@ def _load_partition(
     NUM_STAGES: gl.constexpr = k_tiles.shape[0]
     BLOCK_N: gl.constexpr = k_tiles.shape[1]
     BLOCK_M: gl.constexpr = CONSUMERS * SUB_M
-    if Q_BUFFERS == 1 and not O_OVER_KV:
+    if Q_BUFFERS == 1 and not O_OVER_KV and not Q_IN_REGISTERS:
         KV_BEFORE_Q: gl.constexpr = NUM_STAGES - 1
     else:
         KV_BEFORE_Q: gl.constexpr = 0
@@ -488,6 +507,7 @@ def attention_fwd_kernel(
     CONSUMERS: gl.constexpr,
     Q_BUFFERS: gl.constexpr,
     O_OVER_KV: gl.constexpr,
+    Q_IN_REGISTERS: gl.constexpr,
 ):
     """A persistent kernel: each CTA computes the work units (_work_units) program_id,
     program_id + num_programs, ... of the batch_heads x seq_len rows of Q."""
@@ -607,12 +627,31 @@ def attention_fwd_kernel(
     if CONSUMERS == 3:
         gl.warp_specialize(
             [
-                (_consumer_partition, (partition_state, 0, 3, Q_BUFFERS, CAUSAL, O_OVER_KV)),
-                (_consumer_partition, (partition_state, 1, 3, Q_BUFFERS, CAUSAL, O_OVER_KV)),
-                (_consumer_partition, (partition_state, 2, 3, Q_BUFFERS, CAUSAL, O_OVER_KV)),
+                (
+                    _consumer_partition,
+                    (partition_state, 0, 3, Q_BUFFERS, CAUSAL, O_OVER_KV, Q_IN_REGISTERS),
+                ),
+                (
+                    _consumer_partition,
+                    (partition_state, 1, 3, Q_BUFFERS, CAUSAL, O_OVER_KV, Q_IN_REGISTERS),
+                ),
+                (
+                    _consumer_partition,
+                    (partition_state, 2, 3, Q_BUFFERS, CAUSAL, O_OVER_KV, Q_IN_REGISTERS),
+                ),
                 (
                     _load_partition,
-                    (partition_state, desc_q, desc_k, desc_v, 3, Q_BUFFERS, CAUSAL, O_OVER_KV),
+                    (
+                        partition_state,
+                        desc_q,
+                        desc_k,
+                        desc_v,
+                        3,
+                        Q_BUFFERS,
+                        CAUSAL,
+                        O_OVER_KV,
+                        Q_IN_REGISTERS,
+                    ),
                 ),
             ],
             [4, 4, 1],
@@ -621,11 +660,27 @@ def attention_fwd_kernel(
     else:
         gl.warp_specialize(
             [
-                (_consumer_partition, (partition_state, 0, 2, Q_BUFFERS, CAUSAL, O_OVER_KV)),
-                (_consumer_partition, (partition_state, 1, 2, Q_BUFFERS, CAUSAL, O_OVER_KV)),
+                (
+                    _consumer_partition,
+                    (partition_state, 0, 2, Q_BUFFERS, CAUSAL, O_OVER_KV, Q_IN_REGISTERS),
+                ),
+                (
+                    _consumer_partition,
+                    (partition_state, 1, 2, Q_BUFFERS, CAUSAL, O_OVER_KV, Q_IN_REGISTERS),
+                ),
                 (
                     _load_partition,
-                    (partition_state, desc_q, desc_k, desc_v, 2, Q_BUFFERS, CAUSAL, O_OVER_KV),
+                    (
+                        partition_state,
+                        desc_q,
+                        desc_k,
+                        desc_v,
+                        2,
+                        Q_BUFFERS,
+                        CAUSAL,
+                        O_OVER_KV,
+                        Q_IN_REGISTERS,
+                    ),
                 ),
             ],
             [4, 1],
@@ -645,7 +700,9 @@ class Config:
     ``consumers`` warpgroups (2 or 3), BLOCK_N keys per K/V block, ``num_stages`` K/V stages,
     ``q_buffers`` Q tiles per consumer (2: the next tile's Q loads while this one's is in use),
     and where the epilogue's O tiles live: in bytes of their own (``alias_o=False``), over the
-    consumers' Q tiles, or (``o_over_kv``) over the K/V stage of the tile's last key block."""
+    consumers' Q tiles, or (``o_over_kv``) over the K/V stage of the tile's last key block.
+    ``q_in_registers``: each consumer reads its Q tile into registers as a tile starts, which
+    frees the Q buffer for the next tile's Q at once (O cannot then lie over Q)."""
 
     block_m: int
     block_n: int
@@ -654,10 +711,16 @@ class Config:
     consumers: int = 2
     q_buffers: int = 1
     o_over_kv: bool = False
+    q_in_registers: bool = False
 
     def __post_init__(self):
         if self.o_over_kv and not self.alias_o:
             raise ValueError("o_over_kv places O over a K/V stage: it needs alias_o=True")
+        if self.q_in_registers and self.alias_o and not self.o_over_kv:
+            raise ValueError(
+                "q_in_registers frees Q's buffer for the next tile's Q before the epilogue: O "
+                "cannot lie over Q (use o_over_kv=True or alias_o=False)"
+            )
 
     def replace(self, **changes):
         return dataclasses.replace(self, **changes)
@@ -666,9 +729,10 @@ class Config:
         consumers = "" if self.consumers == 2 else f" consumers={self.consumers}"
         q_buffers = "" if self.q_buffers == 1 else f" q_buffers={self.q_buffers}"
         o_over_kv = " o_over_kv" if self.o_over_kv else ""
+        q_in_registers = " q_in_registers" if self.q_in_registers else ""
         return (
             f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} stages={self.num_stages} "
-            f"alias_o={self.alias_o}{consumers}{q_buffers}{o_over_kv}"
+            f"alias_o={self.alias_o}{consumers}{q_buffers}{o_over_kv}{q_in_registers}"
         )
 
 
@@ -676,14 +740,16 @@ def default_config(head_dim):
     """The fastest configuration measured on an H100 (bench/flash_attention.py --sweep).
     HEAD_DIM 128: BLOCK_M = BLOCK_N = 128 and as many K/V stages as fit with O aliasing (3).
     A second Q buffer does not fit beside them, so O takes the K/V stage of the tile's last
-    block rather than Q: Q is free after the tile's last S and the next tile's Q loads while
-    this one finishes (1-2.5% faster than O over Q). HEAD_DIM 64: the exponentials of the
+    block rather than Q (1-2.5% faster than O over Q), and each consumer reads its Q into
+    registers as the tile starts: the next tile's Q loads a whole tile ahead into the one
+    buffer (1.5-3.5% faster at N = 512 to 2048 than Q read from SMEM by every S, which frees
+    it only after the tile's last S; 0-2% from N = 4096 up). HEAD_DIM 64: the exponentials of the
     softmax take about as long as both matrix products of a block, so three consumer
     warpgroups (BLOCK_M = 192) keep the tensor cores busier than two; two Q buffers per
     consumer, O over Q (5-6% faster than one Q buffer, with O over Q or over the last stage:
     the next tile's Q is there when this one ends) and 5 stages (within 1% of 4)."""
     if head_dim == 128:
-        return Config(128, 128, 3, alias_o=True, o_over_kv=True)
+        return Config(128, 128, 3, alias_o=True, o_over_kv=True, q_in_registers=True)
     return Config(192, 128, 5, alias_o=True, consumers=3, q_buffers=2)
 
 
@@ -739,7 +805,8 @@ def all_configs(head_dim):
         configs.append(Config(128, 128, 5, alias_o=True, q_buffers=2))
         configs.append(base.replace(q_buffers=1, o_over_kv=True))
     else:
-        configs.append(base.replace(o_over_kv=False))
+        configs.append(base.replace(q_in_registers=False))
+        configs.append(base.replace(o_over_kv=False, q_in_registers=False))
     return list(dict.fromkeys(configs))
 
 
@@ -810,14 +877,19 @@ def autotune_space(head_dim):
         Config(128, 64, 6, alias_o=True, o_over_kv=True),
         Config(192, 64, 4, alias_o=True, consumers=3),
     ]
-    # Two Q buffers, so that the next tile's Q is loaded a whole tile ahead: a short tile
-    # waits for little else (bench/flash_attention.py --tile-cost). At HEAD_DIM 128 a second
-    # Q buffer fits only beside 64-key stages; at HEAD_DIM 64, 64-key blocks with two Q
-    # buffers were 1.04-1.12x the space's best with a causal mask at N = 512 and 1024 (H100).
+    # The next tile's Q loaded a whole tile ahead: a short tile waits for little else
+    # (bench/flash_attention.py --tile-cost). At HEAD_DIM 128 a second Q buffer fits only
+    # beside 64-key stages, and Q read into registers (one buffer, free once read) ran
+    # 1.5-3.5% faster than either at N = 512 to 2048 (H100). At HEAD_DIM 64, 64-key blocks
+    # with two Q buffers were 1.04-1.12x the space's best with a causal mask at N = 512 and
+    # 1024, and 128 rows with Q in registers over five 128-key stages the best at 2048.
+    qreg = dict(alias_o=True, o_over_kv=True, q_in_registers=True)
     if head_dim == 128:
-        short += [Config(128, 64, stages, alias_o=True, q_buffers=2) for stages in (4, 5)]
+        short += [
+            Config(128, block_n, stages, **qreg) for block_n, stages in ((128, 3), (64, 4), (64, 6))
+        ]
     else:
-        short.append(Config(128, 64, 6, alias_o=True, q_buffers=2))
+        short += [Config(128, 64, 6, alias_o=True, q_buffers=2), Config(128, 128, 5, **qreg)]
     return list(dict.fromkeys([*all_configs(head_dim), *short]))
 
 
@@ -831,6 +903,7 @@ def config_arguments(config):
         "CONSUMERS": config.consumers,
         "Q_BUFFERS": config.q_buffers,
         "O_OVER_KV": config.o_over_kv,
+        "Q_IN_REGISTERS": config.q_in_registers,
     }
 
 
@@ -854,6 +927,7 @@ def config_of(triton_config):
         kwargs["CONSUMERS"],
         kwargs["Q_BUFFERS"],
         kwargs["O_OVER_KV"],
+        kwargs["Q_IN_REGISTERS"],
     )
 
 

@@ -70,6 +70,37 @@ def test_every_swept_configuration_agrees(causal):
 
 @pytest.mark.parametrize("head_dim", [64, 128])
 @pytest.mark.parametrize("causal", [False, True])
+def test_every_autotuned_configuration_agrees(head_dim, causal):
+    """Every configuration the tuner may choose (autotune_space) computes the same result: on
+    many one-block tiles per CTA (200 heads of 100 rows), where the loader refills a Q buffer
+    for the next tile as soon as the consumers free it (Q read into registers, two Q
+    buffers, O over the last K/V stage), and on a sequence that ends inside a block."""
+    import hopper_flash_attention as fa
+    from triton.compiler.errors import CompilationError
+
+    kept = []
+    for config in fa.autotune_space(head_dim):
+        try:
+            fa.smem_plan(config, head_dim)
+        except CompilationError as error:
+            # The tuner's plan pruner drops it before anything runs (test_tutorial_spaces.py).
+            assert "more than the target's limit" in error.error_message, error.error_message
+        else:
+            kept.append(config)
+    assert any(config.q_in_registers for config in kept)
+    for seed, shape in enumerate([(2, 100, 100, head_dim), (1, 4, 1000, head_dim)]):
+        torch.manual_seed(seed)
+        q, k, v = (torch.randn(shape, device="cuda", dtype=torch.float16) for _ in range(3))
+        expected = reference(q, k, v, causal)
+        for config in kept:
+            out = fa.attention(q, k, v, causal, config=config)
+            torch.testing.assert_close(
+                out, expected, atol=1e-2, rtol=1e-2, msg=lambda m, c=config: f"{c}: {m}"
+            )
+
+
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
 def test_every_work_unit_of_a_persistent_grid(head_dim, causal):
     """More work units than the GPU has SMs: each CTA of the persistent grid computes several
     tiles (with a causal mask, pairs of row blocks), its K/V ring and Q buffers running on from

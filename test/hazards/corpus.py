@@ -261,9 +261,7 @@ SEEDS = (
                 (HOPPER_ATTENTION, line_of(HOPPER_ATTENTION, "o_smem.store(o)")),
                 (
                     HOPPER_ATTENTION,
-                    line_of(
-                        HOPPER_ATTENTION, "q_smem, k_tiles.index(stage).permute((1, 0)), s_zero"
-                    ),
+                    line_of(HOPPER_ATTENTION, "q, k_tiles.index(stage).permute((1, 0)), s_zero"),
                 ),
             }
         ),

@@ -127,6 +127,10 @@ def test_hopper_aliasing_is_what_makes_three_stages_fit():
         fa.compile_for_hopper(unaliased_3_stages, 128)
     with pytest.raises(ValueError, match="o_over_kv places O over a K/V stage"):
         aliased.replace(alias_o=False)
+    # Q read into registers frees its buffer for the next tile's Q: O cannot take it.
+    assert aliased.q_in_registers
+    with pytest.raises(ValueError, match="q_in_registers frees Q's buffer .* O cannot lie over Q"):
+        aliased.replace(o_over_kv=False)
     best, rejected = fa.unaliased_search(128)
     assert best is unaliased
     assert [(config.num_stages, config.alias_o) for config, _ in rejected] == [(3, False)]
@@ -144,7 +148,7 @@ def test_hopper_script_compiles_without_gpu(capsys):
         "without aliasing (the planner's plan of the same buffers, none sharing bytes) they need "
         "262144 bytes (256 KiB): does not fit" in out
     )
-    assert "stages=3 alias_o=False does not compile: " in out
+    assert "stages=3 alias_o=False q_in_registers does not compile: " in out
     assert "best configuration without aliasing: BLOCK_M=128 BLOCK_N=128 stages=2" in out
     assert "No Hopper GPU: compiling for sm_90a only." in out
 
