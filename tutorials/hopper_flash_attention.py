@@ -179,6 +179,14 @@ def _attn_step(
 
 
 @gluon.jit
+def _release_after_store(empty):
+    """Arrives on ``empty`` once the TMA stores issued so far have read their SMEM: the bytes
+    under an O tile are free for the loader only then."""
+    tma.store_wait(0)
+    mbarrier.arrive(empty)
+
+
+@gluon.jit
 def _attend_rows(
     state,
     q_index,
@@ -190,6 +198,7 @@ def _attend_rows(
     o_index,
     tile_last,
     tile_count,
+    pending,
     SUB_M: gl.constexpr,
     BLOCK_N: gl.constexpr,
     HEAD_DIM: gl.constexpr,
@@ -198,6 +207,7 @@ def _attend_rows(
     O_OVER_KV: gl.constexpr,
     O_OVER_K: gl.constexpr,
     Q_IN_REGISTERS: gl.constexpr,
+    OVERLAP_O_STORE: gl.constexpr,
 ):
     """O for the SUB_M rows of Q from ``off_m`` on, in Q buffer ``q_index``, over key blocks
     0 .. n_blocks - 1 (at least one), which are blocks ``first_index`` on of the K/V ring; the
@@ -214,7 +224,11 @@ def _attend_rows(
 
     With Q_IN_REGISTERS, Q is read into registers first (the A operand of S = Q K^T may come
     from registers) and its buffer freed at once: the next tile's Q then loads a whole tile
-    ahead with one Q buffer, as it does with two when Q stays in SMEM."""
+    ahead with one Q buffer, as it does with two when Q stays in SMEM.
+
+    With OVERLAP_O_STORE (O over a K/V stage), the stage under O is not released here: the
+    TMA store of O reads it while the next tile starts, and the release waits for the store
+    after that tile's first S (``pending``: the stage under the last tile's O, or -1)."""
     (desc_o, q_tiles, k_tiles, v_tiles, o_tiles, _, q_empty, k_ready, v_ready, kv_empty) = state[
         :10
     ]
@@ -246,6 +260,10 @@ def _attend_rows(
     mbarrier.wait(k_ready.index(first_stage), (first_index // NUM_STAGES) & 1)
     s = gl.zeros([SUB_M, BLOCK_N], gl.float32, s_layout)
     s = warpgroup_mma(q, k_tiles.index(first_stage).permute((1, 0)), s, use_acc=False)
+    if OVERLAP_O_STORE:
+        if pending >= 0:
+            # The last tile's O store has had this tile's start to read the stage under it.
+            _release_after_store(kv_empty.index(pending))
     if n_unmasked == 0:
         s = _mask_scores(s, off_m, 0, seq_len, SUB_M, BLOCK_N, CAUSAL, s_layout)
     p, alpha, m_i, l_i = _online_softmax(s, m_i, l_i, qk_scale)
@@ -310,10 +328,12 @@ def _attend_rows(
     o_smem.store(o)
     fence_async_shared()
     tma_store(desc_o, [off_bh, off_m, 0], o_smem.reshape([1, SUB_M, HEAD_DIM]))
-    # O may take Q's or a K/V stage's bytes: they are released once the store has read them.
-    tma.store_wait(0)
-    if O_OVER_KV:
-        mbarrier.arrive(kv_empty.index(last), pred=first_index + n_blocks - 1 == tile_last)
+    # O may take Q's or a K/V stage's bytes: they are released once the store has read them
+    # (with OVERLAP_O_STORE, after the next tile's first S: the caller's ``pending``).
+    if not OVERLAP_O_STORE:
+        tma.store_wait(0)
+        if O_OVER_KV:
+            mbarrier.arrive(kv_empty.index(last), pred=first_index + n_blocks - 1 == tile_last)
 
 
 @gluon.jit
@@ -356,6 +376,7 @@ def _consumer_partition(
     CAUSAL: gl.constexpr,
     O_OVER_KV: gl.constexpr,
     Q_IN_REGISTERS: gl.constexpr,
+    OVERLAP_O_STORE: gl.constexpr,
 ):
     """Rows [consumer * SUB_M, (consumer + 1) * SUB_M) of every tile of this CTA, one
     warpgroup. ``state`` holds the tensors and buffers every partition takes (the kernel's
@@ -372,6 +393,9 @@ def _consumer_partition(
     n_row_blocks, units_per_head, n_units = _work_units(seq_len, batch_heads, BLOCK_M, CAUSAL)
     tile_count = 0  # tiles of this CTA so far: which Q buffer, which phase
     kv_count = 0  # K/V blocks of this CTA so far: which stage, which phase
+    # With OVERLAP_O_STORE: the stage under the last tile's O, which this warpgroup releases
+    # once that O's store has read it (-1: none).
+    pending = -1
     for unit in range(gl.program_id(0), n_units, gl.num_programs(0)):
         off_bh, first_row_block, step, n_tiles = _unit_tiles(
             unit, n_row_blocks, units_per_head, CAUSAL
@@ -402,6 +426,7 @@ def _consumer_partition(
                     o_index,
                     tile_last,
                     tile_count,
+                    pending,
                     SUB_M,
                     BLOCK_N,
                     HEAD_DIM,
@@ -410,6 +435,7 @@ def _consumer_partition(
                     O_OVER_KV,
                     O_OVER_K,
                     Q_IN_REGISTERS,
+                    OVERLAP_O_STORE,
                 )
             # Q is free (with O over a K/V stage, _attend_rows freed it after the last S; with
             # Q in registers, before the first).
@@ -421,10 +447,25 @@ def _consumer_partition(
             # The CTA's other rows read further along K (causal) or these rows are past the
             # end: release the blocks this warpgroup skips once they have landed (so that the
             # release counts for this round of the ring, not the last).
+            if OVERLAP_O_STORE:
+                if own_blocks == 0:
+                    # Before this tile's blocks are waited for: the loader may need the stage.
+                    if pending >= 0:
+                        _release_after_store(kv_empty.index(pending))
+            # With OVERLAP_O_STORE, the release of the tile's last stage, under this
+            # warpgroup's O, waits for O's store (pending).
             for j in range(own_blocks, n_blocks):
                 index = kv_count + j
                 mbarrier.wait(v_ready.index(index % NUM_STAGES), (index // NUM_STAGES) & 1)
-                mbarrier.arrive(kv_empty.index(index % NUM_STAGES))
+                mbarrier.arrive(
+                    kv_empty.index(index % NUM_STAGES),
+                    pred=not (OVERLAP_O_STORE and own_blocks > 0 and j == n_blocks - 1),
+                )
+            if OVERLAP_O_STORE:
+                if own_blocks == 0:
+                    pending = -1
+                else:
+                    pending = tile_last % NUM_STAGES
             if O_OVER_KV:
                 if own_blocks == 0:
                     # No O to store, but every consumer meets at tile_done once per tile.
@@ -432,6 +473,9 @@ def _consumer_partition(
                     mbarrier.wait(tile_done, tile_count & 1)
             tile_count += 1
             kv_count += n_blocks
+    if OVERLAP_O_STORE:
+        # The last O store reads SMEM until it completes.
+        tma.store_wait(0)
 
 
 @gluon.jit
@@ -508,6 +552,7 @@ def attention_fwd_kernel(
     Q_BUFFERS: gl.constexpr,
     O_OVER_KV: gl.constexpr,
     Q_IN_REGISTERS: gl.constexpr,
+    OVERLAP_O_STORE: gl.constexpr,
 ):
     """A persistent kernel: each CTA computes the work units (_work_units) program_id,
     program_id + num_programs, ... of the batch_heads x seq_len rows of Q."""
@@ -629,15 +674,42 @@ def attention_fwd_kernel(
             [
                 (
                     _consumer_partition,
-                    (partition_state, 0, 3, Q_BUFFERS, CAUSAL, O_OVER_KV, Q_IN_REGISTERS),
+                    (
+                        partition_state,
+                        0,
+                        3,
+                        Q_BUFFERS,
+                        CAUSAL,
+                        O_OVER_KV,
+                        Q_IN_REGISTERS,
+                        OVERLAP_O_STORE,
+                    ),
                 ),
                 (
                     _consumer_partition,
-                    (partition_state, 1, 3, Q_BUFFERS, CAUSAL, O_OVER_KV, Q_IN_REGISTERS),
+                    (
+                        partition_state,
+                        1,
+                        3,
+                        Q_BUFFERS,
+                        CAUSAL,
+                        O_OVER_KV,
+                        Q_IN_REGISTERS,
+                        OVERLAP_O_STORE,
+                    ),
                 ),
                 (
                     _consumer_partition,
-                    (partition_state, 2, 3, Q_BUFFERS, CAUSAL, O_OVER_KV, Q_IN_REGISTERS),
+                    (
+                        partition_state,
+                        2,
+                        3,
+                        Q_BUFFERS,
+                        CAUSAL,
+                        O_OVER_KV,
+                        Q_IN_REGISTERS,
+                        OVERLAP_O_STORE,
+                    ),
                 ),
                 (
                     _load_partition,
@@ -662,11 +734,29 @@ def attention_fwd_kernel(
             [
                 (
                     _consumer_partition,
-                    (partition_state, 0, 2, Q_BUFFERS, CAUSAL, O_OVER_KV, Q_IN_REGISTERS),
+                    (
+                        partition_state,
+                        0,
+                        2,
+                        Q_BUFFERS,
+                        CAUSAL,
+                        O_OVER_KV,
+                        Q_IN_REGISTERS,
+                        OVERLAP_O_STORE,
+                    ),
                 ),
                 (
                     _consumer_partition,
-                    (partition_state, 1, 2, Q_BUFFERS, CAUSAL, O_OVER_KV, Q_IN_REGISTERS),
+                    (
+                        partition_state,
+                        1,
+                        2,
+                        Q_BUFFERS,
+                        CAUSAL,
+                        O_OVER_KV,
+                        Q_IN_REGISTERS,
+                        OVERLAP_O_STORE,
+                    ),
                 ),
                 (
                     _load_partition,
@@ -702,7 +792,9 @@ class Config:
     and where the epilogue's O tiles live: in bytes of their own (``alias_o=False``), over the
     consumers' Q tiles, or (``o_over_kv``) over the K/V stage of the tile's last key block.
     ``q_in_registers``: each consumer reads its Q tile into registers as a tile starts, which
-    frees the Q buffer for the next tile's Q at once (O cannot then lie over Q)."""
+    frees the Q buffer for the next tile's Q at once (O cannot then lie over Q).
+    ``overlap_o_store`` (with ``o_over_kv``): the TMA store of O runs on while the next tile
+    starts; the stage under O is released after that tile's first S."""
 
     block_m: int
     block_n: int
@@ -712,6 +804,7 @@ class Config:
     q_buffers: int = 1
     o_over_kv: bool = False
     q_in_registers: bool = False
+    overlap_o_store: bool = False
 
     def __post_init__(self):
         if self.o_over_kv and not self.alias_o:
@@ -720,6 +813,11 @@ class Config:
             raise ValueError(
                 "q_in_registers frees Q's buffer for the next tile's Q before the epilogue: O "
                 "cannot lie over Q (use o_over_kv=True or alias_o=False)"
+            )
+        if self.overlap_o_store and not self.o_over_kv:
+            raise ValueError(
+                "overlap_o_store defers the release of the K/V stage under O past the O "
+                "store: it needs o_over_kv=True"
             )
 
     def replace(self, **changes):
@@ -730,9 +828,11 @@ class Config:
         q_buffers = "" if self.q_buffers == 1 else f" q_buffers={self.q_buffers}"
         o_over_kv = " o_over_kv" if self.o_over_kv else ""
         q_in_registers = " q_in_registers" if self.q_in_registers else ""
+        overlap_o_store = " overlap_o_store" if self.overlap_o_store else ""
         return (
             f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} stages={self.num_stages} "
             f"alias_o={self.alias_o}{consumers}{q_buffers}{o_over_kv}{q_in_registers}"
+            f"{overlap_o_store}"
         )
 
 
@@ -743,13 +843,18 @@ def default_config(head_dim):
     block rather than Q (1-2.5% faster than O over Q), and each consumer reads its Q into
     registers as the tile starts: the next tile's Q loads a whole tile ahead into the one
     buffer (1.5-3.5% faster at N = 512 to 2048 than Q read from SMEM by every S, which frees
-    it only after the tile's last S; 0-2% from N = 4096 up). HEAD_DIM 64: the exponentials of the
-    softmax take about as long as both matrix products of a block, so three consumer
-    warpgroups (BLOCK_M = 192) keep the tensor cores busier than two; two Q buffers per
-    consumer, O over Q (5-6% faster than one Q buffer, with O over Q or over the last stage:
-    the next tile's Q is there when this one ends) and 5 stages (within 1% of 4)."""
+    it only after the tile's last S; 0-2% from N = 4096 up). The TMA store of O runs on into
+    the next tile (2-4% faster without a mask at N = 512 and 1024, 0-0.5% from 2048 up, but
+    2% slower with a causal mask at 512 and 1024, where the tuner takes other tiles). HEAD_DIM
+    64: the exponentials of the softmax take about as long as both matrix products of a
+    block, so three consumer warpgroups (BLOCK_M = 192) keep the tensor cores busier than two;
+    two Q buffers per consumer, O over Q (5-6% faster than one Q buffer, with O over Q or over
+    the last stage: the next tile's Q is there when this one ends) and 5 stages (within 1% of
+    4)."""
     if head_dim == 128:
-        return Config(128, 128, 3, alias_o=True, o_over_kv=True, q_in_registers=True)
+        return Config(
+            128, 128, 3, alias_o=True, o_over_kv=True, q_in_registers=True, overlap_o_store=True
+        )
     return Config(192, 128, 5, alias_o=True, consumers=3, q_buffers=2)
 
 
@@ -761,7 +866,7 @@ def unaliased_search(head_dim):
     rejected = []
     for num_stages in range(default_config(head_dim).num_stages, 0, -1):
         config = default_config(head_dim).replace(
-            num_stages=num_stages, alias_o=False, o_over_kv=False
+            num_stages=num_stages, alias_o=False, o_over_kv=False, overlap_o_store=False
         )
         try:
             smem_plan(config, head_dim)
@@ -805,8 +910,9 @@ def all_configs(head_dim):
         configs.append(Config(128, 128, 5, alias_o=True, q_buffers=2))
         configs.append(base.replace(q_buffers=1, o_over_kv=True))
     else:
-        configs.append(base.replace(q_in_registers=False))
-        configs.append(base.replace(o_over_kv=False, q_in_registers=False))
+        configs.append(base.replace(overlap_o_store=False))
+        configs.append(base.replace(q_in_registers=False, overlap_o_store=False))
+        configs.append(base.replace(o_over_kv=False, q_in_registers=False, overlap_o_store=False))
     return list(dict.fromkeys(configs))
 
 
@@ -904,6 +1010,7 @@ def config_arguments(config):
         "Q_BUFFERS": config.q_buffers,
         "O_OVER_KV": config.o_over_kv,
         "Q_IN_REGISTERS": config.q_in_registers,
+        "OVERLAP_O_STORE": config.overlap_o_store,
     }
 
 
@@ -928,6 +1035,7 @@ def config_of(triton_config):
         kwargs["Q_BUFFERS"],
         kwargs["O_OVER_KV"],
         kwargs["Q_IN_REGISTERS"],
+        kwargs["OVERLAP_O_STORE"],
     )
 
 

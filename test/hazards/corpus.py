@@ -185,7 +185,7 @@ SEEDS = (
         Operation(
             "ttng.async_tma_store_wait",
             HOPPER_ATTENTION,
-            line_of(HOPPER_ATTENTION, "tma.store_wait(0)"),
+            line_of(HOPPER_ATTENTION, "tma.store_wait(0)", function="_attend_rows"),
         ),
         None,
         frozenset(
@@ -273,12 +273,12 @@ SEEDS = (
         Operation(
             "ttng.async_tma_store_wait",
             HOPPER_ATTENTION,
-            line_of(HOPPER_ATTENTION, "tma.store_wait(0)"),
+            line_of(HOPPER_ATTENTION, "tma.store_wait(0)", function="_release_after_store"),
         ),
         Operation(
             "ttng.arrive_barrier",
             HOPPER_ATTENTION,
-            line_of(HOPPER_ATTENTION, "pred=first_index + n_blocks - 1 == tile_last"),
+            line_of(HOPPER_ATTENTION, "mbarrier.arrive(empty)", function="_release_after_store"),
         ),
         frozenset(
             {

@@ -119,7 +119,11 @@ def test_hopper_aliasing_is_what_makes_three_stages_fit():
     assert views["o_tiles"].buffer_size == 16 * 1024
     without_aliasing = smem.plan_without_aliasing()
     assert not without_aliasing.ok
-    unaliased_3_stages = aliased.replace(alias_o=False, o_over_kv=False)
+    # O's store overlapping the next tile defers the release of the stage under O.
+    assert aliased.overlap_o_store
+    with pytest.raises(ValueError, match="overlap_o_store defers .* it needs o_over_kv=True"):
+        aliased.replace(alias_o=False, o_over_kv=False)
+    unaliased_3_stages = aliased.replace(alias_o=False, o_over_kv=False, overlap_o_store=False)
     too_big = "needs 262144 bytes of shared memory, more than the target's limit of 232448 bytes"
     with pytest.raises(CompilationError, match=too_big):
         fa.smem_plan(unaliased_3_stages, 128)
