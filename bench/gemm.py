@@ -2,6 +2,7 @@
 
     python bench/gemm.py [--runs 100]
     python bench/gemm.py --grid [--runs 100]
+    python bench/gemm.py --launch
 
 For every shape (M, N, K) in fp16 and bf16, in one process on one GPU: the tutorial kernel with
 SMEM aliasing (its default configuration: 128 x 256 x 64 tiles, four stages, C over the ring),
@@ -16,14 +17,25 @@ one tuner per dtype) against cuBLAS for M = N = K in {1024, 2048, 4096, 8192} an
 1024, 1024), (1024, 16384, 1024), (8192, 8192, 512), fp16 and bf16, on fresh random inputs per
 row: GPU time as above, the time as a user calls it (`triton.testing.do_bench`, launch
 included), and the host's microseconds per call; each row prints the configuration chosen.
+
+`--launch` says where a tuned call's host time goes at 1024 cubed, and how much of it
+`triton.testing.do_bench` hides: the host's microseconds of ``autotuned_matmul``, of each of
+its steps (the tuned key's lookup and the operands' checks, C's allocation, the descriptors
+and arguments, Triton's launcher) and of ``torch.matmul``; then each one's ``do_bench`` time
+when the host first spins for 0 to 120 us more before every call, beside the GPU time of
+``do_bench``'s clearing of the L2 between calls. ``do_bench`` hides a launch while the host
+issues a call faster than the GPU clears the L2 and runs it.
 """
 
 import argparse
 import functools
+import statistics
 import sys
+import time
 from pathlib import Path
 
 import torch
+import triton
 from gpu_timing import called_ms, host_us, median_ms
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tutorials"))
@@ -85,10 +97,82 @@ def grid(runs):
     print(f"TFLOP/s; {below} rows below cuBLAS in GPU time.")
 
 
+LAUNCH_SHAPE = (1024, 1024, 1024)
+# Host microseconds spun before each call (--launch).
+EXTRA_HOST_US = (0, 20, 40, 60, 80, 120)
+
+
+def after_spinning(fn, microseconds):
+    """``fn``, called once the host has spun for ``microseconds``: a slower launch."""
+
+    def call():
+        end = time.perf_counter() + microseconds * 1e-6
+        while time.perf_counter() < end:
+            pass
+        return fn()
+
+    return call
+
+
+def clear_cache_us(samples=20):
+    """GPU microseconds of do_bench's clearing of the L2 (a write of its whole buffer)."""
+    driver = triton.runtime.driver.active
+    cache = driver.get_empty_cache_for_benchmark()
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(samples):
+        start.record()
+        driver.clear_cache(cache)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e3)
+    return statistics.median(times), cache.numel() * cache.element_size()
+
+
+def launch_cost():
+    """The host's time of a tuned call, step by step, and what do_bench hides of it (see the
+    module's doc)."""
+    M, N, K = LAUNCH_SHAPE
+    clear_us, clear_bytes = clear_cache_us()
+    print(
+        f"do_bench clears the L2 by writing {clear_bytes >> 20} MB: {clear_us:.1f} us of GPU time"
+    )
+    for dtype_name, dtype in DTYPES.items():
+        a = torch.randn(M, K, device="cuda", dtype=dtype)
+        b = torch.randn(K, N, device="cuda", dtype=dtype)
+        gemm.autotuned_matmul(a, b)  # tunes the key
+        launch = gemm.direct_launch(a, b)
+        c = torch.empty(M, N, device="cuda", dtype=dtype)
+        arguments = launch.arguments((a, b, c), (M, N, K))
+        ours = functools.partial(gemm.autotuned_matmul, a, b)
+        cublas = functools.partial(torch.matmul, a, b)
+        steps = {
+            "  tuned key's lookup, operands' checks": functools.partial(gemm.direct_launch, a, b),
+            "  C's allocation": functools.partial(torch.empty, (M, N), device="cuda", dtype=dtype),
+            "  descriptors and arguments": functools.partial(
+                launch.arguments, (a, b, c), (M, N, K)
+            ),
+            "  Triton's launcher": functools.partial(launch.run, a.device.index, arguments),
+        }
+        print(f"{M} x {N} x {K} {dtype_name}, {gemm.chosen_config(dtype)}: host us per call")
+        print(f"  autotuned_matmul {host_us(ours):6.1f}")
+        for name, step in steps.items():
+            print(f"  {name:40s} {host_us(step):6.1f}")
+        print(f"  torch.matmul {host_us(cublas):6.1f}")
+        print(f"  {'host us added':>13} | do_bench us: {'ours':>6} {'cuBLAS':>6}")
+        for extra in EXTRA_HOST_US:
+            times = [called_ms(after_spinning(fn, extra)) * 1e3 for fn in (ours, cublas)]
+            print(f"  {extra:13d} | {'':12s} {times[0]:6.1f} {times[1]:6.1f}", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100, help="timed runs per measurement")
     parser.add_argument("--grid", action="store_true", help="the autotuned kernel, shape grid")
+    parser.add_argument(
+        "--launch", action="store_true", help="a tuned call's host time and what do_bench hides"
+    )
     args = parser.parse_args()
     if args.runs < 50:
         parser.error("--runs must be at least 50")
@@ -105,6 +189,9 @@ def main():
     )
     if args.grid:
         grid(args.runs)
+        return
+    if args.launch:
+        launch_cost()
         return
     header = (
         f"{'M':>6} {'N':>6} {'K':>6} {'dtype':>5} | {'ours':>6} {'no-alias':>8} {'cuBLAS':>6} | "

@@ -198,14 +198,23 @@ class DirectLaunch:
     def __call__(self, tensors, call_arguments):
         """Launches the kernel on ``tensors`` (one per descriptor, each as the TMA addresses
         it) on the current stream."""
+        self.run(tensors[0].device.index, self.arguments(tensors, call_arguments))
+
+    def arguments(self, tensors, call_arguments):
+        """The kernel's arguments for ``tensors`` and ``call_arguments``: the descriptors, the
+        call's arguments, the configuration's."""
         descriptors = [
             _copy_descriptor(template, tensor)
             for template, tensor in zip(self.templates, tensors, strict=True)
         ]
+        return (*descriptors, *call_arguments, *self.config_arguments)
+
+    def run(self, device_index, arguments):
+        """Launches the kernel with ``arguments`` (``self.arguments``) on the current stream
+        of the device, as Triton's JIT launches a compiled kernel, with its launch hooks
+        (profilers)."""
         kernel = self.kernel
-        stream = driver.active.get_current_stream(tensors[0].device.index)
-        arguments = (*descriptors, *call_arguments, *self.config_arguments)
-        # As Triton's JIT launches a compiled kernel, with its launch hooks (profilers).
+        stream = driver.active.get_current_stream(device_index)
         kernel.run(
             self.grid, 1, 1, stream, kernel.function, kernel.packed_metadata,
             kernel.launch_metadata((self.grid, 1, 1), stream, *arguments),

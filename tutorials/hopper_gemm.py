@@ -617,13 +617,25 @@ def tuner_arguments(a, b):
     return c, (*descriptors, M, N, K)
 
 
+def _launch_key(a, b):
+    return (a.device, a.dtype, b.dtype, *a.shape, *b.shape)
+
+
+def direct_launch(a, b):
+    """The ``hopper_common.DirectLaunch`` of ``a @ b``'s tuned key, when the key is tuned and
+    the TMA addresses ``a`` and ``b`` as they are; else None."""
+    launch = _launches.get(_launch_key(a, b))
+    if launch is not None and _direct_operand(a) and _direct_operand(b):
+        return launch
+    return None
+
+
 def autotuned_matmul(a, b):
     """``matmul`` with the configuration tlx.autotune finds fastest for the shape and dtype
     (the first call of a shape times every configuration that fits, later ones launch the
     chosen kernel directly)."""
-    key = (a.device, a.dtype, b.dtype, *a.shape, *b.shape)
-    launch = _launches.get(key)
-    if launch is not None and _direct_operand(a) and _direct_operand(b):
+    launch = direct_launch(a, b)
+    if launch is not None:
         _last_config[a.dtype] = launch.config
         M, K = a.shape
         N = b.shape[1]
@@ -639,7 +651,8 @@ def autotuned_matmul(a, b):
     tuner[_grid](*arguments)
     config = config_of(tuner.best_config)
     _last_config[a.dtype] = config
-    if launch is None and c.is_contiguous():
+    key = _launch_key(a, b)
+    if key not in _launches and c.is_contiguous():
         _launches[key] = DirectLaunch.compile(
             gemm_kernel,
             config,

@@ -74,7 +74,9 @@ def test_every_autotuned_configuration_agrees(head_dim, causal):
     """Every configuration the tuner may choose (autotune_space) computes the same result: on
     many one-block tiles per CTA (200 heads of 100 rows), where the loader refills a Q buffer
     for the next tile as soon as the consumers free it (Q read into registers, two Q
-    buffers, O over the last K/V stage), and on a sequence that ends inside a block."""
+    buffers, O over the last K/V stage); on many tiles whose last has rows for one consumer
+    only (150 heads of 300 rows: the other releases the stage under its last O before it
+    skips the tile's blocks, overlap_o_store); and on a sequence that ends inside a block."""
     import hopper_flash_attention as fa
     from triton.compiler.errors import CompilationError
 
@@ -88,7 +90,8 @@ def test_every_autotuned_configuration_agrees(head_dim, causal):
         else:
             kept.append(config)
     assert any(config.q_in_registers for config in kept)
-    for seed, shape in enumerate([(2, 100, 100, head_dim), (1, 4, 1000, head_dim)]):
+    shapes = [(2, 100, 100, head_dim), (1, 150, 300, head_dim), (1, 4, 1000, head_dim)]
+    for seed, shape in enumerate(shapes):
         torch.manual_seed(seed)
         q, k, v = (torch.randn(shape, device="cuda", dtype=torch.float16) for _ in range(3))
         expected = reference(q, k, v, causal)

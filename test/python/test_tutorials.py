@@ -341,3 +341,8 @@ def test_direct_launch_copies_descriptors_and_orders_the_configuration_arguments
     names = [param.name for param in fa.attention_fwd_kernel.params][7:]
     assert launch.config_arguments == tuple(arguments[name] for name in names)
     assert names[:2] == ["BLOCK_M", "BLOCK_N"] and "num_warps" not in names
+    # A launch's arguments: a copy of each descriptor for the call's tensor, then the call's
+    # arguments and the configuration's, in the kernel's order.
+    arguments = launch.arguments((other,) * 4, (0.18, 100, 6))
+    assert all(descriptor.base is other for descriptor in arguments[:4])
+    assert arguments[4:] == (0.18, 100, 6, *launch.config_arguments)
