@@ -368,19 +368,16 @@ def _unit_tiles(unit, n_row_blocks, units_per_head, CAUSAL: gl.constexpr):
 
 
 @gluon.jit
-def _consumer_partition(
-    state,
-    consumer: gl.constexpr,
-    CONSUMERS: gl.constexpr,
-    Q_BUFFERS: gl.constexpr,
-    CAUSAL: gl.constexpr,
-    O_OVER_KV: gl.constexpr,
-    Q_IN_REGISTERS: gl.constexpr,
-    OVERLAP_O_STORE: gl.constexpr,
-):
+def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
     """Rows [consumer * SUB_M, (consumer + 1) * SUB_M) of every tile of this CTA, one
     warpgroup. ``state`` holds the tensors and buffers every partition takes (the kernel's
-    ``partition_state``)."""
+    ``partition_state``), ``SCHEDULE`` the kernel's schedule constexprs (its ``schedule``)."""
+    CONSUMERS: gl.constexpr = SCHEDULE[0]
+    Q_BUFFERS: gl.constexpr = SCHEDULE[1]
+    CAUSAL: gl.constexpr = SCHEDULE[2]
+    O_OVER_KV: gl.constexpr = SCHEDULE[3]
+    Q_IN_REGISTERS: gl.constexpr = SCHEDULE[4]
+    OVERLAP_O_STORE: gl.constexpr = SCHEDULE[5]
     (q_tiles, k_tiles) = state[1:3]
     (q_ready, q_empty, k_ready, v_ready, kv_empty) = state[5:10]
     (seq_len, batch_heads, tile_done) = state[11:14]
@@ -479,17 +476,7 @@ def _consumer_partition(
 
 
 @gluon.jit
-def _load_partition(
-    state,
-    desc_q,
-    desc_k,
-    desc_v,
-    CONSUMERS: gl.constexpr,
-    Q_BUFFERS: gl.constexpr,
-    CAUSAL: gl.constexpr,
-    O_OVER_KV: gl.constexpr,
-    Q_IN_REGISTERS: gl.constexpr,
-):
+def _load_partition(state, desc_q, desc_k, desc_v, SCHEDULE: gl.constexpr):
     """The loader warp: for every tile of this CTA, in the consumers' order, its Q tiles once
     their buffers are free (q_empty) and its K/V blocks into the ring (load_kv_blocks).
 
@@ -498,6 +485,11 @@ def _load_partition(
     the consumers free as they finish the last tile, so that only Q's copy stands between two
     tiles. With two, or with Q read into registers, Q goes first: its buffer was freed a tile
     ago."""
+    CONSUMERS: gl.constexpr = SCHEDULE[0]
+    Q_BUFFERS: gl.constexpr = SCHEDULE[1]
+    CAUSAL: gl.constexpr = SCHEDULE[2]
+    O_OVER_KV: gl.constexpr = SCHEDULE[3]
+    Q_IN_REGISTERS: gl.constexpr = SCHEDULE[4]
     (q_tiles, k_tiles, v_tiles) = state[1:4]
     (q_ready, q_empty, k_ready, v_ready, kv_empty) = state[5:10]
     (seq_len, batch_heads) = state[11:13]
@@ -666,65 +658,26 @@ def attention_fwd_kernel(
         batch_heads,
         tile_done.index(0),
     )
+    # The partitions' constexprs, as one constexpr tuple (a plain tuple held in a variable
+    # keeps tensors only).
+    SCHEDULE: gl.constexpr = (
+        CONSUMERS,
+        Q_BUFFERS,
+        CAUSAL,
+        O_OVER_KV,
+        Q_IN_REGISTERS,
+        OVERLAP_O_STORE,
+    )
     # The first consumer is the default partition (the kernel's 4 warps), the others and the
     # loader warp are workers. Registers: a CTA has 64K; the loader warp needs few and the
     # consumers share the rest.
     if CONSUMERS == 3:
         gl.warp_specialize(
             [
-                (
-                    _consumer_partition,
-                    (
-                        partition_state,
-                        0,
-                        3,
-                        Q_BUFFERS,
-                        CAUSAL,
-                        O_OVER_KV,
-                        Q_IN_REGISTERS,
-                        OVERLAP_O_STORE,
-                    ),
-                ),
-                (
-                    _consumer_partition,
-                    (
-                        partition_state,
-                        1,
-                        3,
-                        Q_BUFFERS,
-                        CAUSAL,
-                        O_OVER_KV,
-                        Q_IN_REGISTERS,
-                        OVERLAP_O_STORE,
-                    ),
-                ),
-                (
-                    _consumer_partition,
-                    (
-                        partition_state,
-                        2,
-                        3,
-                        Q_BUFFERS,
-                        CAUSAL,
-                        O_OVER_KV,
-                        Q_IN_REGISTERS,
-                        OVERLAP_O_STORE,
-                    ),
-                ),
-                (
-                    _load_partition,
-                    (
-                        partition_state,
-                        desc_q,
-                        desc_k,
-                        desc_v,
-                        3,
-                        Q_BUFFERS,
-                        CAUSAL,
-                        O_OVER_KV,
-                        Q_IN_REGISTERS,
-                    ),
-                ),
+                (_consumer_partition, (partition_state, 0, SCHEDULE)),
+                (_consumer_partition, (partition_state, 1, SCHEDULE)),
+                (_consumer_partition, (partition_state, 2, SCHEDULE)),
+                (_load_partition, (partition_state, desc_q, desc_k, desc_v, SCHEDULE)),
             ],
             [4, 4, 1],
             [160, 160, 24],
@@ -732,46 +685,9 @@ def attention_fwd_kernel(
     else:
         gl.warp_specialize(
             [
-                (
-                    _consumer_partition,
-                    (
-                        partition_state,
-                        0,
-                        2,
-                        Q_BUFFERS,
-                        CAUSAL,
-                        O_OVER_KV,
-                        Q_IN_REGISTERS,
-                        OVERLAP_O_STORE,
-                    ),
-                ),
-                (
-                    _consumer_partition,
-                    (
-                        partition_state,
-                        1,
-                        2,
-                        Q_BUFFERS,
-                        CAUSAL,
-                        O_OVER_KV,
-                        Q_IN_REGISTERS,
-                        OVERLAP_O_STORE,
-                    ),
-                ),
-                (
-                    _load_partition,
-                    (
-                        partition_state,
-                        desc_q,
-                        desc_k,
-                        desc_v,
-                        2,
-                        Q_BUFFERS,
-                        CAUSAL,
-                        O_OVER_KV,
-                        Q_IN_REGISTERS,
-                    ),
-                ),
+                (_consumer_partition, (partition_state, 0, SCHEDULE)),
+                (_consumer_partition, (partition_state, 1, SCHEDULE)),
+                (_load_partition, (partition_state, desc_q, desc_k, desc_v, SCHEDULE)),
             ],
             [4, 1],
             [240, 24],
