@@ -278,7 +278,11 @@ SEEDS = (
         Operation(
             "ttng.arrive_barrier",
             HOPPER_ATTENTION,
-            line_of(HOPPER_ATTENTION, "mbarrier.arrive(empty)", function="_release_after_store"),
+            line_of(
+                HOPPER_ATTENTION,
+                "mbarrier.arrive(kv_empty.index(index))",
+                function="_release_after_store",
+            ),
         ),
         frozenset(
             {

@@ -121,7 +121,7 @@ def test_hopper_aliasing_is_what_makes_three_stages_fit():
     assert not without_aliasing.ok
     # O's store overlapping the next tile defers the release of the stage under O.
     assert aliased.overlap_o_store
-    with pytest.raises(ValueError, match="overlap_o_store defers .* it needs o_over_kv=True"):
+    with pytest.raises(ValueError, match="overlap_o_store releases .* it needs O over a K/V"):
         aliased.replace(alias_o=False, o_over_kv=False)
     unaliased_3_stages = aliased.replace(alias_o=False, o_over_kv=False, overlap_o_store=False)
     too_big = "needs 262144 bytes of shared memory, more than the target's limit of 232448 bytes"
