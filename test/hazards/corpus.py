@@ -192,7 +192,7 @@ SEEDS = (
             {
                 (
                     HOPPER_ATTENTION,
-                    line_of(HOPPER_ATTENTION, "tma_store(desc_o, [off_bh, off_m, 0], o_smem"),
+                    line_of(HOPPER_ATTENTION, "tma_store(desc_o, [off_bh, rows, 0], o_smem"),
                 ),
                 (
                     COMMON,
@@ -228,7 +228,7 @@ SEEDS = (
         Operation(
             "ttng.fence_async_shared",
             HOPPER_ATTENTION,
-            line_of(HOPPER_ATTENTION, "fence_async_shared()", function="_attend_rows"),
+            line_of(HOPPER_ATTENTION, "fence_async_shared()", function="_store_o"),
         ),
         None,
         frozenset(
@@ -252,7 +252,7 @@ SEEDS = (
             line_of(
                 HOPPER_ATTENTION,
                 "mbarrier.wait(tile_done, tile_count & 1)",
-                function="_attend_rows",
+                function="_store_o",
             ),
         ),
         None,
@@ -288,7 +288,7 @@ SEEDS = (
             {
                 (
                     HOPPER_ATTENTION,
-                    line_of(HOPPER_ATTENTION, "tma_store(desc_o, [off_bh, off_m, 0], o_smem"),
+                    line_of(HOPPER_ATTENTION, "tma_store(desc_o, [off_bh, rows, 0], o_smem"),
                 ),
                 (COMMON, line_of(COMMON, "k_tiles.index(stage).reshape([1, BLOCK_N, HEAD_DIM])")),
             }

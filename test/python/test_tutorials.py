@@ -131,6 +131,11 @@ def test_hopper_aliasing_is_what_makes_three_stages_fit():
         fa.compile_for_hopper(unaliased_3_stages, 128)
     with pytest.raises(ValueError, match="o_over_kv places O over a K/V stage"):
         aliased.replace(alias_o=False)
+    # O stored during the next tile's first S: the bytes under it are released as
+    # overlap_o_store releases them.
+    with pytest.raises(ValueError, match="store_o_during_next_s .* needs overlap_o_store=True"):
+        aliased.replace(overlap_o_store=False, store_o_during_next_s=True)
+    assert any(config.store_o_during_next_s for config in fa.autotune_space(128))
     # Q read into registers frees its buffer for the next tile's Q: O cannot take it.
     assert aliased.q_in_registers
     with pytest.raises(ValueError, match="q_in_registers frees Q's buffer .* O cannot lie over Q"):
