@@ -44,15 +44,9 @@ def _cases():
     import kernels
 
     cases = {}
-    for key in ("hopper_attention_d64", "hopper_attention_d128", "hopper_gemm"):
-        cases[key] = {"kernel": key, "seed": None}
-    for key in (
-        "hopper_gemm_persistent",
-        "hopper_fused_mlp_shared",
-        "hopper_fused_mlp_separate",
-        "hopper_fused_mlp_phases",
-    ):
-        cases[key] = {"kernel": key, "seed": None}
+    for key in corpus.TUTORIAL_KERNELS:
+        if key.startswith("hopper"):
+            cases[key] = {"kernel": key, "seed": None}
     for seed in corpus.SEEDS:
         if seed.kernel.startswith("hopper"):
             cases[f"seed: {seed.name}"] = {"kernel": seed.kernel, "seed": seed}
@@ -96,6 +90,7 @@ def _install_mutation(seed) -> None:
 
 def run_case(name: str) -> int:
     """Runs case ``name`` once on the GPU; prints whether its output matches torch."""
+    import corpus
     import torch
 
     case = _cases()[name]
@@ -120,12 +115,11 @@ def run_case(name: str) -> int:
         if key.startswith("hopper_attention"):
             import hopper_flash_attention as attention
 
-            head_dim = int(key.rsplit("d", 1)[1])
+            head_dim, config = corpus.attention_config(key)
             q, k, v = (
                 torch.randn(1, 1, SEQ_LEN, head_dim, device="cuda", dtype=torch.float16)
                 for _ in range(3)
             )
-            config = attention.benchmark_configs(head_dim)[0]
             o = attention.attention(q, k, v, True, config=config)
             expected = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
             matches = torch.allclose(o, expected, atol=2e-2, rtol=0)
@@ -139,9 +133,7 @@ def run_case(name: str) -> int:
         else:
             import hopper_gemm as gemm
 
-            config = gemm.default_config()
-            if key.endswith("persistent"):
-                config = gemm.Config(128, 128, 64, 3, alias_c=False, persistent=True)
+            config = corpus.gemm_config(key)
             M, N, K = GEMM_SHAPE
             a = torch.randn(M, K, device="cuda", dtype=torch.float16)
             b = torch.randn(K, N, device="cuda", dtype=torch.float16)

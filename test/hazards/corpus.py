@@ -62,12 +62,37 @@ def _tutorial_file(file_name):
     return module
 
 
+# A Hopper attention key's variant of its head dim's default configuration.
+ATTENTION_VARIANTS = {
+    "": {},
+    "_store_o_during_next_s": {"overlap_o_store": True, "store_o_during_next_s": True},
+}
+
+
+def attention_config(key):
+    """(head dim, tutorial Config) of a Hopper attention key: hopper_attention_d<head dim>,
+    then a suffix of ATTENTION_VARIANTS."""
+    attention = _tutorial("hopper_flash_attention")
+    match = re.fullmatch(r"hopper_attention_d(\d+)(.*)", key)
+    head_dim = int(match[1])
+    return head_dim, attention.benchmark_configs(head_dim)[0].replace(
+        **ATTENTION_VARIANTS[match[2]]
+    )
+
+
+def gemm_config(key):
+    """The tutorial Config of a Hopper GEMM key: hopper_gemm, or hopper_gemm_persistent."""
+    gemm = _tutorial("hopper_gemm")
+    if key.endswith("persistent"):
+        return gemm.Config(128, 128, 64, 3, alias_c=False, persistent=True)
+    return gemm.default_config()
+
+
 def kernel(key):
     """(tlx.ASTSource, target, options, values) of a tutorial kernel the check runs."""
     if key.startswith("hopper_attention_d"):
         attention = _tutorial("hopper_flash_attention")
-        head_dim = int(key.rsplit("d", 1)[1])
-        config = attention.benchmark_configs(head_dim)[0]
+        head_dim, config = attention_config(key)
         source = attention.kernel_source(config, head_dim, causal=True)
         return (
             source,
@@ -82,9 +107,7 @@ def kernel(key):
         return source, attention.SM100A, attention.COMPILE_OPTIONS, {"seq_len": 512}
     if key.startswith("hopper_gemm"):
         gemm = _tutorial("hopper_gemm")
-        config = gemm.default_config()
-        if key.endswith("persistent"):
-            config = gemm.Config(128, 128, 64, 3, alias_c=False, persistent=True)
+        config = gemm_config(key)
         source = gemm.kernel_source(config)
         values = {"M": 256, "N": 512, "K": 512, "GROUP_M": config.group_m}
         return source, gemm.SM90A, gemm.COMPILE_OPTIONS, values
@@ -100,6 +123,8 @@ def kernel(key):
 TUTORIAL_KERNELS = (
     "hopper_attention_d64",
     "hopper_attention_d128",
+    "hopper_attention_d64_store_o_during_next_s",
+    "hopper_attention_d128_store_o_during_next_s",
     "hopper_gemm",
     "hopper_gemm_persistent",
     "hopper_fused_mlp_shared",
