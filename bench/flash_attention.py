@@ -3,6 +3,7 @@
     python bench/flash_attention.py [--sweep] [--head-dim 64|128] [--runs 100]
     python bench/flash_attention.py --grid [--dtype fp16|bf16] [--head-dim 64|128] [--runs 100]
     python bench/flash_attention.py --tile-cost [--runs 100]
+    python bench/flash_attention.py --tunings [--runs 100]
 
 For every shape (B, H, N, D) in fp16, causal and non-causal, in one process on one GPU:
 the tutorial kernel with SMEM aliasing (its default configuration), the best configuration of
@@ -27,6 +28,12 @@ epilogue, moving to the next tile), the slope what each key costs. Fitted by lea
 over the short rows (N = 512 to 2048, where the grid's rows trail; at longer N cuDNN's cost
 per key grows) for our kernel (its default configuration) and for cuDNN, with the
 residuals printed.
+
+`--tunings` says how often the tuner chooses what the GPU-time column finds fastest: each of
+the short rows' keys (TUNING_KEYS, fp16) is tuned TUNINGS times from scratch with
+tlx.autotune's retiming of the three fastest (the tutorial's tuner) and TUNINGS times with
+Triton's choice alone (retime_top=1); then every configuration chosen is timed against
+cuDNN in GPU time, and each line counts how many tunings of either kind chose it.
 """
 
 import argparse
@@ -48,6 +55,9 @@ GRID_SEQ_LENS = (512, 1024, 2048, 4096, 8192, 16384)
 # --tile-cost fits its line over the grid's rows up to this sequence length.
 TILE_COST_MAX_SEQ = 2048
 GRID_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+# --tunings: (head dim, causal, N) of the keys tuned, and how many times with each tuner.
+TUNING_KEYS = ((128, False, 512), (128, False, 1024), (128, True, 512), (64, False, 1024))
+TUNINGS = 3
 
 
 def tflops(shape, causal, ms):
@@ -174,6 +184,38 @@ def tile_cost(runs):
     print(f"GPU time of one call, B x N = {GRID_TOKENS}, H = {GRID_HEADS}, no mask, fp16.")
 
 
+def tunings(runs):
+    """How often each tuner chooses the configuration GPU time finds fastest (see the module's
+    doc)."""
+    cudnn = sdpa(SDPBackend.CUDNN_ATTENTION)
+    tuners = {"retimed": 3, "Triton's": 1}  # retime_top
+    for head_dim, causal, seq_len in TUNING_KEYS:
+        shape = (GRID_TOKENS // seq_len, GRID_HEADS, seq_len, head_dim)
+        chosen = {}  # configuration -> {tuner: times chosen}
+        for name, retime_top in tuners.items():
+            for _ in range(TUNINGS):
+                tuner = fa.autotuned_kernel.__wrapped__(torch.float16, head_dim, retime_top)
+                q, k, v = (torch.randn(shape, device="cuda", dtype=torch.float16) for _ in range(3))
+                fa.run_tuner(tuner, q, k, v, causal)
+                counts = chosen.setdefault(fa.config_of(tuner.best_config), {})
+                counts[name] = counts.get(name, 0) + 1
+        q, k, v = (torch.randn(shape, device="cuda", dtype=torch.float16) for _ in range(3))
+        inputs = (q, k, v, causal)
+        runs_by_name = {"cuDNN": cudnn, **{str(c): ours_with(c) for c in chosen}}
+        result = measure(runs_by_name, inputs, runs)
+        print(f"D={head_dim} N={seq_len} causal={causal}: cuDNN {result['cuDNN']:.1f} TFLOP/s")
+        for config in sorted(chosen, key=lambda c: -result[str(c)]):
+            counts = ", ".join(f"{name} {chosen[config].get(name, 0)}/{TUNINGS}" for name in tuners)
+            print(f"  {result[str(config)] / result['cuDNN']:5.3f}x cuDNN | {counts} | {config}")
+
+
+def print_device(runs, dtype=""):
+    print(
+        f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+        f"triton {fa.triton.__version__}, {dtype}median of {runs} runs"
+    )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100, help="timed runs per measurement")
@@ -181,6 +223,9 @@ def main():
     parser.add_argument("--grid", action="store_true", help="the autotuned kernel, shape grid")
     parser.add_argument(
         "--tile-cost", action="store_true", help="per-tile and per-key time, ours and cuDNN"
+    )
+    parser.add_argument(
+        "--tunings", action="store_true", help="how often each tuner chooses the fastest"
     )
     parser.add_argument(
         "--head-dim", type=int, choices=fa.HEAD_DIMS, help="only the shapes of this head dim"
@@ -191,11 +236,9 @@ def main():
     args = parser.parse_args()
     if args.runs < 50:
         parser.error("--runs must be at least 50")
+    # The default table is fp16 only; the other modes print each row's dtype or use fp16.
+    print_device(args.runs, "" if args.grid or args.tile_cost or args.tunings else "fp16, ")
     if args.grid:
-        print(
-            f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
-            f"triton {fa.triton.__version__}, median of {args.runs} runs"
-        )
         grid(
             args.runs,
             [args.dtype] if args.dtype else list(GRID_DTYPES),
@@ -203,17 +246,12 @@ def main():
         )
         return
     if args.tile_cost:
-        print(
-            f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
-            f"triton {fa.triton.__version__}, median of {args.runs} runs"
-        )
         tile_cost(args.runs)
         return
+    if args.tunings:
+        tunings(args.runs)
+        return
 
-    print(
-        f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
-        f"triton {fa.triton.__version__}, fp16, median of {args.runs} runs"
-    )
     header = (
         f"{'B':>2} {'H':>3} {'N':>5} {'D':>4} {'causal':>6} | {'ours':>6} {'no-alias':>8} "
         f"{'flash':>6} {'cuDNN':>6} | {'/flash':>6} {'/cuDNN':>6} | {'max err':>7}"

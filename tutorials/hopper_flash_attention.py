@@ -1089,11 +1089,13 @@ def _set_block_shapes(arguments):
 
 
 @functools.cache
-def autotuned_kernel(dtype, head_dim):
+def autotuned_kernel(dtype, head_dim, retime_top=3):
     """The kernel under ``tlx.autotune`` for one dtype and head dim, keyed on the sequence
-    length, the number of heads and the mask."""
+    length, the number of heads and the mask (``retime_top``: tlx.autotune's)."""
     return tlx.autotune(
-        configs=autotune_configs(head_dim), key=["seq_len", "batch_heads", "CAUSAL"]
+        configs=autotune_configs(head_dim),
+        key=["seq_len", "batch_heads", "CAUSAL"],
+        retime_top=retime_top,
     )(attention_fwd_kernel)
 
 
@@ -1103,31 +1105,39 @@ _launches = {}
 _last_config = {}
 
 
+def run_tuner(tuner, q, k, v, causal, sm_scale=None):
+    """Launches ``tuner`` (an ``autotuned_kernel``) on the inputs, which times every
+    configuration on a key's first call. Returns (O, the descriptors and the call's arguments
+    it ran with)."""
+    call_arguments = _call_arguments(q, sm_scale)
+    base = default_config(q.shape[-1])
+    # The configuration's pre_hook sets each descriptor's block shape.
+    o, *descs = descriptors(q, k, v, base.block_m // base.consumers, base.block_n)
+
+    def grid(meta):
+        return _persistent_grid(q.device, meta["batch_heads"], meta["seq_len"], meta["BLOCK_M"])
+
+    tuner[grid](*descs, *call_arguments, HEAD_DIM=q.shape[-1], CAUSAL=causal)
+    return o, descs, call_arguments
+
+
 def autotuned_attention(q, k, v, causal, sm_scale=None):
     """``attention`` with the configuration tlx.autotune finds fastest for the shape, dtype
     and mask (the first call of a key times every configuration that fits, later ones launch
     the chosen kernel directly)."""
     _check_inputs(q, k, v)
     batch, heads, seq_len, head_dim = q.shape
-    call_arguments = _call_arguments(q, sm_scale)
     key = (q.device, q.dtype, tuple(q.shape), causal)
     launch = _launches.get(key)
     if launch is not None:
         _last_config[q.dtype, head_dim] = launch.config
         q3, k3, v3 = (t.contiguous().view(batch * heads, seq_len, head_dim) for t in (q, k, v))
         o = q3.new_empty(q3.shape)
-        launch((q3, k3, v3, o), call_arguments)
+        launch((q3, k3, v3, o), _call_arguments(q, sm_scale))
         return o.view(batch, heads, seq_len, head_dim)
 
-    base = default_config(head_dim)
-    # The configuration's pre_hook sets each descriptor's block shape.
-    o, *descs = descriptors(q, k, v, base.block_m // base.consumers, base.block_n)
     tuner = autotuned_kernel(q.dtype, head_dim)
-
-    def grid(meta):
-        return _persistent_grid(q.device, meta["batch_heads"], meta["seq_len"], meta["BLOCK_M"])
-
-    tuner[grid](*descs, *call_arguments, HEAD_DIM=head_dim, CAUSAL=causal)
+    o, descs, call_arguments = run_tuner(tuner, q, k, v, causal, sm_scale)
     config = config_of(tuner.best_config)
     _last_config[q.dtype, head_dim] = config
     _launches[key] = DirectLaunch.compile(

@@ -19,11 +19,19 @@ Triton's autotuner then compiles each configuration as it first times it, one af
 other. ``tlx.autotune`` compiles those the plans keep on several threads first
 (``compile_ahead``, through Triton's asynchronous compile mode), so the first call of a
 key waits for about one compilation per thread rather than one per configuration.
+
+Triton's autotuner times each configuration once, one after the other, and keeps the
+fastest. ``do_bench`` varies by several percent from call to call on one configuration,
+more than a kernel's best configurations differ, so that choice is partly chance.
+``tlx.autotune`` times the few fastest again, in turn, and keeps the one whose median is
+lowest (``retime``).
 """
 
 from __future__ import annotations
 
+import math
 import os
+import statistics
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -233,6 +241,73 @@ def compile_ahead(
     return time.perf_counter() - start
 
 
+def _first_time(timing) -> float:
+    """The time ``do_bench`` gave (the median, with quantiles a list led by it)."""
+    return timing[0] if isinstance(timing, (list, tuple)) else timing
+
+
+def retime(tuner, key, args: Sequence, kwargs: Mapping, top: int, rounds: int) -> dict | None:
+    """Times the ``top`` fastest configurations of ``tuner``'s last timing (``key``'s) again,
+    ``rounds`` times each in turn (one of each, then again), and makes the one with the
+    lowest median ``key``'s choice (``tuner.cache``, ``tuner.best_config``). A GPU's clocks
+    drift over the seconds a key's configurations take to time one after another, and
+    ``do_bench`` varies by several percent from call to call: timing the finalists in turn,
+    several times, leaves the choice less to chance. ``args`` and ``kwargs`` are the
+    launch's, as the tuner benchmarks with them. Returns {configuration: median} of the
+    finalists, or None when fewer than two were timed."""
+    timings = tuner.configs_timings
+    ranked = sorted(timings, key=lambda config: _first_time(timings[config]))
+    finalists = [c for c in ranked[:top] if math.isfinite(_first_time(timings[c]))]
+    if len(finalists) < 2:
+        return None
+    samples = {config: [] for config in finalists}
+    tuner.nargs = dict(zip(tuner.arg_names, args, strict=False))
+    try:
+        for _ in range(rounds):
+            for config in finalists:
+                samples[config].append(_first_time(tuner._bench(*args, config=config, **kwargs)))
+    finally:
+        tuner.nargs = None
+    medians = {config: statistics.median(times) for config, times in samples.items()}
+    best = min(finalists, key=medians.get)
+    tuner.cache[key] = best
+    tuner.best_config = best
+    return medians
+
+
+def _retiming_run(tuner, top: int, rounds: int, retimed: dict):
+    """``tuner.run``, which after a key's first timing retimes its finalists (``retime``)
+    and launches the kernel again with the choice: the timing runs overwrote its outputs."""
+    run = tuner.run
+
+    def retiming_run(*args, **kwargs):
+        known = set(tuner.cache)
+        timed_before = getattr(tuner, "configs_timings", None)
+        result = run(*args, **kwargs)
+        new_keys = set(tuner.cache) - known
+        timed = getattr(tuner, "configs_timings", None)
+        if len(new_keys) != 1 or timed is None or timed is timed_before:
+            return result  # no key was timed by this call
+        (key,) = new_keys
+        first_choice = tuner.cache[key]
+        medians = retime(tuner, key, args, kwargs, top, rounds)
+        if medians is None:
+            return result
+        retimed[key] = medians
+        if os.environ.get(LOG_ENVIRONMENT_VARIABLE, "0") not in ("", "0"):
+            chosen = tuner.cache[key]
+            sys.stderr.write(
+                f"tlx.autotune {tuner.base_fn.__name__}: retimed {len(medians)} finalists "
+                f"{rounds} times each for key {key}: chose {config_text(chosen)} "
+                f"({medians[chosen] * 1e3:.1f} us; first timing's choice "
+                f"{medians[first_choice] * 1e3:.1f} us)\n"
+            )
+            sys.stderr.flush()
+        return run(*args, **kwargs)
+
+    return retiming_run
+
+
 def autotune(
     configs,
     key,
@@ -240,6 +315,8 @@ def autotune(
     target=None,
     prune_configs_by=None,
     compile_workers=None,
+    retime_top=3,
+    retime_rounds=3,
     **autotune_options,
 ):
     """``triton.autotune`` for a ``@tlx.jit`` kernel, whose configurations are first
@@ -252,15 +329,22 @@ def autotune(
     ``GPUTarget`` (default: the current device's). What is left is compiled on
     ``compile_workers`` threads (default: one per CPU; 1 compiles each configuration when
     it is first timed, as Triton does) before any is timed, unless a ``perf_model`` in
-    ``prune_configs_by`` is to choose among them. The returned autotuner has ``pruned``
-    (the configurations dropped and why, per set of argument types), ``plan_pruner`` and
-    ``compile_seconds`` (the time each key's configurations took to compile ahead)."""
+    ``prune_configs_by`` is to choose among them. Once a key's configurations are timed,
+    the ``retime_top`` fastest are timed ``retime_rounds`` times more each, in turn, and
+    the key takes the one with the lowest median (``retime``; ``retime_top=1`` keeps
+    Triton's choice). The returned autotuner has ``pruned`` (the configurations dropped
+    and why, per set of argument types), ``plan_pruner``, ``compile_seconds`` (the time
+    each key's configurations took to compile ahead) and ``retimed`` ({key: {finalist:
+    median ms}})."""
     if compile_workers is None:
         compile_workers = os.cpu_count() or 1
-    if not isinstance(compile_workers, int) or compile_workers < 1:
-        raise ValueError(
-            f"tlx.autotune: compile_workers must be a positive int, got {compile_workers!r}"
-        )
+    for name, value in (
+        ("compile_workers", compile_workers),
+        ("retime_top", retime_top),
+        ("retime_rounds", retime_rounds),
+    ):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"tlx.autotune: {name} must be a positive int, got {value!r}")
 
     def decorator(kernel):
         prune = dict(prune_configs_by or {})
@@ -286,6 +370,9 @@ def autotune(
         tuner.plan_pruner = pruner
         tuner.pruned = pruner.pruned
         tuner.compile_seconds = compile_seconds
+        tuner.retimed = {}
+        if retime_top > 1:
+            tuner.run = _retiming_run(tuner, retime_top, retime_rounds, tuner.retimed)
         return tuner
 
     return decorator

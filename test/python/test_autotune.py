@@ -258,3 +258,86 @@ def test_the_pruner_takes_only_tlx_kernels():
 
     with pytest.raises(TypeError, match="@tlx.jit"):
         tlx.PlanPruner(plain)
+
+
+class LaunchRecorder:
+    """Stands for the kernel under the autotuner (its ``run``): records each launch's
+    configuration, which the scripted ``do_bench`` below reads."""
+
+    def __init__(self):
+        self.launches = []
+
+    def run(self, *args, **kwargs):
+        self.launches.append((kwargs["STAGES"], args))
+
+
+def scripted_do_bench(kernel, first_timing, retimings):
+    """A ``do_bench`` that launches once and gives each configuration (by its stages) its
+    first timing, then its retimings in order."""
+    given = {}
+
+    def do_bench(kernel_call, quantiles):
+        kernel_call()
+        stages = kernel.launches[-1][0]
+        count = given[stages] = given.get(stages, -1) + 1
+        time = first_timing[stages] if count == 0 else retimings[stages][count - 1]
+        return [time, time, time]
+
+    return do_bench
+
+
+def retimed_tuner(retime_top, retime_rounds, first_timing, retimings):
+    kernel = LaunchRecorder()
+    fitting = [
+        triton.Config({"BLOCK": 128, "STAGES": stages, "ALIAS": True}, num_warps=4)
+        for stages in (2, 3, 4, 5)
+    ]
+    tuner = tlx.autotune(
+        fitting,
+        key=["n"],
+        target=SM90,
+        compile_workers=1,
+        retime_top=retime_top,
+        retime_rounds=retime_rounds,
+        do_bench=scripted_do_bench(kernel, first_timing, retimings),
+    )(ring_kernel)
+    tuner.fn = kernel
+    return tuner, kernel
+
+
+def test_retiming_chooses_the_finalist_with_the_lowest_median(monkeypatch, capfd):
+    monkeypatch.setenv("TLX_AUTOTUNE_LOG", "1")
+    first_timing = {2: 1.00, 3: 1.01, 4: 1.02, 5: 2.0}  # Triton's choice: 2 stages
+    retimings = {2: [1.10, 1.09, 1.10], 3: [1.00, 1.20, 0.99], 4: [1.05, 1.05, 1.05]}
+    tuner, kernel = retimed_tuner(3, 3, first_timing, retimings)
+    x = arguments()["x_ptr"]
+    tuner[(1,)](x, 1024)
+    ((key, medians),) = tuner.retimed.items()
+    assert {config.kwargs["STAGES"]: median for config, median in medians.items()} == {
+        2: 1.10,
+        3: 1.00,
+        4: 1.05,
+    }
+    assert tuner.best_config.kwargs["STAGES"] == 3 and tuner.cache[key] is tuner.best_config
+    # 4 first timings and Triton's launch of its choice, 3 finalists 3 times each in turn,
+    # then the launch of the choice, whose outputs the retiming's launches overwrote.
+    stages = [launched for launched, _ in kernel.launches]
+    assert stages == [2, 3, 4, 5, 2, 2, 3, 4, 2, 3, 4, 2, 3, 4, 3]
+    assert "retimed 3 finalists 3 times each" in capfd.readouterr().err
+    # A later call of the key launches the choice alone.
+    tuner[(1,)](x, 1024)
+    assert [launched for launched, _ in kernel.launches[15:]] == [3]
+
+
+def test_retime_top_1_keeps_tritons_choice():
+    tuner, kernel = retimed_tuner(1, 3, {2: 1.0, 3: 1.01, 4: 1.02, 5: 2.0}, {})
+    tuner[(1,)](arguments()["x_ptr"], 1024)
+    assert tuner.best_config.kwargs["STAGES"] == 2 and tuner.retimed == {}
+    assert [launched for launched, _ in kernel.launches] == [2, 3, 4, 5, 2]
+
+
+@pytest.mark.parametrize("option", ["retime_top", "retime_rounds"])
+@pytest.mark.parametrize("value", [0, 2.5, True])
+def test_retime_options_must_be_positive_ints(option, value):
+    with pytest.raises(ValueError, match=f"{option} must be a positive int"):
+        tlx.autotune(configs(), key=["n"], **{option: value})
