@@ -190,10 +190,12 @@ def _release_after_store(kv_empty, q_empty, index, O_OVER_KV: gl.constexpr):
 
 
 @gluon.jit
-def _store_o(state, o, off_bh, rows, o_index, tile_count, O_OVER_KV: gl.constexpr):
-    """The epilogue of tile ``tile_count``: O (its rows from ``rows`` on) into O buffer
-    ``o_index``, then a TMA store. With O over a K/V stage, it first waits until every consumer
-    is done reading the bytes under it (``tile_done``, one phase per tile)."""
+def _store_o(state, o_tile, tile_count, O_OVER_KV: gl.constexpr):
+    """The epilogue of tile ``tile_count``: ``o_tile`` is (O, its head, its first row, its O
+    buffer); O goes into the buffer, then out through a TMA store. With O over a K/V stage, it
+    first waits until every consumer is done reading the bytes under it (``tile_done``, one
+    phase per tile)."""
+    (o, off_bh, rows, o_index) = o_tile
     desc_o = state[0]
     o_tiles = state[4]
     tile_done = state[13]
@@ -290,16 +292,7 @@ def _attend_rows(
             q, k_tiles.index(first_stage).permute((1, 0)), s, use_acc=False, is_async=True
         )
         if pending >= 0:
-            (o_previous, previous_bh, previous_rows, previous_o_index) = previous
-            _store_o(
-                state,
-                o_previous,
-                previous_bh,
-                previous_rows,
-                previous_o_index,
-                tile_count - 1,
-                O_OVER_KV,
-            )
+            _store_o(state, previous, tile_count - 1, O_OVER_KV)
         s = warpgroup_mma_wait(0, deps=[s_tok])
     else:
         s = warpgroup_mma(q, k_tiles.index(first_stage).permute((1, 0)), s, use_acc=False)
@@ -371,7 +364,7 @@ def _attend_rows(
         if not O_OVER_K:
             mbarrier.arrive(tile_done)
     if not STORE_O_DURING_NEXT_S:
-        _store_o(state, o, off_bh, off_m, o_index, tile_count, O_OVER_KV)
+        _store_o(state, (o, off_bh, off_m, o_index), tile_count, O_OVER_KV)
     # O may take Q's or a K/V stage's bytes: they are released once the store has read them
     # (with OVERLAP_O_STORE, after the next tile's first S: the caller's ``pending``).
     if not OVERLAP_O_STORE:
@@ -515,10 +508,7 @@ def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
                             # No S here to store the last tile's O during.
                             _store_o(
                                 state,
-                                o_previous,
-                                previous_bh,
-                                previous_rows,
-                                previous_o_index,
+                                (o_previous, previous_bh, previous_rows, previous_o_index),
                                 tile_count - 1,
                                 O_OVER_KV,
                             )
@@ -553,10 +543,7 @@ def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
             if pending >= 0:
                 _store_o(
                     state,
-                    o_previous,
-                    previous_bh,
-                    previous_rows,
-                    previous_o_index,
+                    (o_previous, previous_bh, previous_rows, previous_o_index),
                     tile_count - 1,
                     O_OVER_KV,
                 )
