@@ -23,8 +23,8 @@ key waits for about one compilation per thread rather than one per configuration
 Triton's autotuner times each configuration once, one after the other, and keeps the
 fastest. ``do_bench`` varies by several percent from call to call on one configuration,
 more than a kernel's best configurations differ, so that choice is partly chance.
-``tlx.autotune`` times the few fastest again, in turn, and keeps the one whose median is
-lowest (``retime``).
+``tlx.autotune`` times the few fastest again on the GPU alone, call by call in turn, and
+keeps the one whose median is lowest (``retime``).
 """
 
 from __future__ import annotations
@@ -48,6 +48,11 @@ from ._errors import TLXError
 from ._jit import ASTSource, JITFunction, kernel_plans
 
 LOG_ENVIRONMENT_VARIABLE = "TLX_AUTOTUNE_LOG"
+# GPU cycles slept before each call the retiming times (about half a millisecond): longer
+# than the host takes to launch it, so that the call is queued before its start event.
+RETIME_SLEEP_CYCLES = 1_000_000
+# Calls of each finalist before the retiming's timed ones (compilation, clocks).
+RETIME_WARMUP_CALLS = 3
 
 # Config.all_kwargs() entries that are compile options, not kernel arguments.
 _OPTION_NAMES = ("num_warps", "num_ctas", "num_stages", "maxnreg")
@@ -246,29 +251,73 @@ def _first_time(timing) -> float:
     return timing[0] if isinstance(timing, (list, tuple)) else timing
 
 
+def kernel_calls(tuner, configs: Sequence, args: Sequence, kwargs: Mapping) -> dict:
+    """{configuration: the call that launches ``tuner``'s kernel with it}, each made by the
+    tuner's own benchmark (its pre_hooks and post_hook included), which hands it to
+    ``do_bench``: here to one that keeps it."""
+    calls = {}
+    saved = tuner.__dict__.pop("do_bench", None)  # a cached_property's value
+    tuner.nargs = dict(zip(tuner.arg_names, args, strict=False))
+    try:
+        for config in configs:
+
+            def keep(kernel_call, quantiles, config=config):
+                calls[config] = kernel_call
+                return [0.0] * len(quantiles)
+
+            tuner.__dict__["do_bench"] = keep
+            tuner._bench(*args, config=config, **kwargs)
+    finally:
+        tuner.nargs = None
+        tuner.__dict__.pop("do_bench", None)
+        if saved is not None:
+            tuner.__dict__["do_bench"] = saved
+    return calls
+
+
+def gpu_times(calls: Mapping, rounds: int) -> dict:
+    """{key: median milliseconds of ``calls[key]()`` over ``rounds`` calls}, the calls made
+    in turn (one of each, then again) so that the GPU's clocks drift alike for all. Each is
+    timed on the GPU alone: the L2 cleared before it as ``do_bench`` clears it, then queued
+    behind a GPU sleep, so that its events time the GPU's work and not the host's launch,
+    which costs every configuration of a kernel the same but varies from call to call."""
+    driver = triton.runtime.driver.active
+    device = driver.get_device_interface()
+    cache = driver.get_empty_cache_for_benchmark()
+    for _ in range(RETIME_WARMUP_CALLS):
+        for call in calls.values():
+            call()
+    samples = {key: [] for key in calls}
+    for _ in range(rounds):
+        for key, call in calls.items():
+            start = device.Event(enable_timing=True)
+            end = device.Event(enable_timing=True)
+            driver.clear_cache(cache)
+            device._sleep(RETIME_SLEEP_CYCLES)
+            start.record()
+            call()
+            end.record()
+            end.synchronize()
+            samples[key].append(start.elapsed_time(end))
+    return {key: statistics.median(times) for key, times in samples.items()}
+
+
 def retime(tuner, key, args: Sequence, kwargs: Mapping, top: int, rounds: int) -> dict | None:
-    """Times the ``top`` fastest configurations of ``tuner``'s last timing (``key``'s) again,
-    ``rounds`` times each in turn (one of each, then again), and makes the one with the
-    lowest median ``key``'s choice (``tuner.cache``, ``tuner.best_config``). A GPU's clocks
-    drift over the seconds a key's configurations take to time one after another, and
-    ``do_bench`` varies by several percent from call to call: timing the finalists in turn,
-    several times, leaves the choice less to chance. ``args`` and ``kwargs`` are the
-    launch's, as the tuner benchmarks with them. Returns {configuration: median} of the
-    finalists, or None when fewer than two were timed."""
+    """Times the ``top`` fastest configurations of ``tuner``'s last timing (``key``'s) again
+    on the GPU alone, ``rounds`` calls each in turn (``gpu_times``), and makes the one with
+    the lowest median ``key``'s choice (``tuner.cache``, ``tuner.best_config``). A GPU's
+    clocks drift over the seconds a key's configurations take to time one after another, and
+    ``do_bench``, which times the host's launch too wherever the host is slower than the
+    GPU, varies by several percent from call to call: more than a kernel's best
+    configurations differ. ``args`` and ``kwargs`` are the launch's, as the tuner benchmarks
+    with them. Returns {configuration: median ms} of the finalists, or None when fewer than
+    two were timed."""
     timings = tuner.configs_timings
     ranked = sorted(timings, key=lambda config: _first_time(timings[config]))
     finalists = [c for c in ranked[:top] if math.isfinite(_first_time(timings[c]))]
     if len(finalists) < 2:
         return None
-    samples = {config: [] for config in finalists}
-    tuner.nargs = dict(zip(tuner.arg_names, args, strict=False))
-    try:
-        for _ in range(rounds):
-            for config in finalists:
-                samples[config].append(_first_time(tuner._bench(*args, config=config, **kwargs)))
-    finally:
-        tuner.nargs = None
-    medians = {config: statistics.median(times) for config, times in samples.items()}
+    medians = gpu_times(kernel_calls(tuner, finalists, args, kwargs), rounds)
     best = min(finalists, key=medians.get)
     tuner.cache[key] = best
     tuner.best_config = best
@@ -298,7 +347,7 @@ def _retiming_run(tuner, top: int, rounds: int, retimed: dict):
             chosen = tuner.cache[key]
             sys.stderr.write(
                 f"tlx.autotune {tuner.base_fn.__name__}: retimed {len(medians)} finalists "
-                f"{rounds} times each for key {key}: chose {config_text(chosen)} "
+                f"over {rounds} calls each for key {key}: chose {config_text(chosen)} "
                 f"({medians[chosen] * 1e3:.1f} us; first timing's choice "
                 f"{medians[first_choice] * 1e3:.1f} us)\n"
             )
@@ -316,7 +365,7 @@ def autotune(
     prune_configs_by=None,
     compile_workers=None,
     retime_top=3,
-    retime_rounds=3,
+    retime_rounds=25,
     **autotune_options,
 ):
     """``triton.autotune`` for a ``@tlx.jit`` kernel, whose configurations are first
@@ -330,12 +379,12 @@ def autotune(
     ``compile_workers`` threads (default: one per CPU; 1 compiles each configuration when
     it is first timed, as Triton does) before any is timed, unless a ``perf_model`` in
     ``prune_configs_by`` is to choose among them. Once a key's configurations are timed,
-    the ``retime_top`` fastest are timed ``retime_rounds`` times more each, in turn, and
-    the key takes the one with the lowest median (``retime``; ``retime_top=1`` keeps
-    Triton's choice). The returned autotuner has ``pruned`` (the configurations dropped
-    and why, per set of argument types), ``plan_pruner``, ``compile_seconds`` (the time
-    each key's configurations took to compile ahead) and ``retimed`` ({key: {finalist:
-    median ms}})."""
+    the ``retime_top`` fastest are timed again on the GPU alone, ``retime_rounds`` calls
+    each in turn, and the key takes the one with the lowest median (``retime``;
+    ``retime_top=1`` keeps Triton's choice). The returned autotuner has ``pruned`` (the
+    configurations dropped and why, per set of argument types), ``plan_pruner``,
+    ``compile_seconds`` (the time each key's configurations took to compile ahead) and
+    ``retimed`` ({key: {finalist: median ms}})."""
     if compile_workers is None:
         compile_workers = os.cpu_count() or 1
     for name, value in (

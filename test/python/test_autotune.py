@@ -262,32 +262,45 @@ def test_the_pruner_takes_only_tlx_kernels():
 
 class LaunchRecorder:
     """Stands for the kernel under the autotuner (its ``run``): records each launch's
-    configuration, which the scripted ``do_bench`` below reads."""
+    configuration, which the scripted timings below read."""
 
     def __init__(self):
         self.launches = []
 
     def run(self, *args, **kwargs):
-        self.launches.append((kwargs["STAGES"], args))
+        self.launches.append(kwargs["STAGES"])
 
 
-def scripted_do_bench(kernel, first_timing, retimings):
+def scripted_do_bench(kernel, first_timing):
     """A ``do_bench`` that launches once and gives each configuration (by its stages) its
-    first timing, then its retimings in order."""
-    given = {}
+    first timing."""
 
     def do_bench(kernel_call, quantiles):
         kernel_call()
-        stages = kernel.launches[-1][0]
-        count = given[stages] = given.get(stages, -1) + 1
-        time = first_timing[stages] if count == 0 else retimings[stages][count - 1]
+        time = first_timing[kernel.launches[-1]]
         return [time, time, time]
 
     return do_bench
 
 
-def retimed_tuner(retime_top, retime_rounds, first_timing, retimings):
+def scripted_gpu_times(kernel, medians):
+    """Stands for ``gpu_times``: makes the calls in turn, ``rounds`` times, and gives each
+    configuration (by its stages) its median."""
+
+    def gpu_times(calls, rounds):
+        stages = {}
+        for _ in range(rounds):
+            for config, call in calls.items():
+                call()
+                stages[config] = kernel.launches[-1]
+        return {config: medians[stages[config]] for config in calls}
+
+    return gpu_times
+
+
+def retimed_tuner(monkeypatch, retime_top, first_timing, medians):
     kernel = LaunchRecorder()
+    monkeypatch.setattr(tlx._autotune, "gpu_times", scripted_gpu_times(kernel, medians))
     fitting = [
         triton.Config({"BLOCK": 128, "STAGES": stages, "ALIAS": True}, num_warps=4)
         for stages in (2, 3, 4, 5)
@@ -298,8 +311,8 @@ def retimed_tuner(retime_top, retime_rounds, first_timing, retimings):
         target=SM90,
         compile_workers=1,
         retime_top=retime_top,
-        retime_rounds=retime_rounds,
-        do_bench=scripted_do_bench(kernel, first_timing, retimings),
+        retime_rounds=2,
+        do_bench=scripted_do_bench(kernel, first_timing),
     )(ring_kernel)
     tuner.fn = kernel
     return tuner, kernel
@@ -308,8 +321,7 @@ def retimed_tuner(retime_top, retime_rounds, first_timing, retimings):
 def test_retiming_chooses_the_finalist_with_the_lowest_median(monkeypatch, capfd):
     monkeypatch.setenv("TLX_AUTOTUNE_LOG", "1")
     first_timing = {2: 1.00, 3: 1.01, 4: 1.02, 5: 2.0}  # Triton's choice: 2 stages
-    retimings = {2: [1.10, 1.09, 1.10], 3: [1.00, 1.20, 0.99], 4: [1.05, 1.05, 1.05]}
-    tuner, kernel = retimed_tuner(3, 3, first_timing, retimings)
+    tuner, kernel = retimed_tuner(monkeypatch, 3, first_timing, {2: 1.10, 3: 1.00, 4: 1.05})
     x = arguments()["x_ptr"]
     tuner[(1,)](x, 1024)
     ((key, medians),) = tuner.retimed.items()
@@ -319,21 +331,23 @@ def test_retiming_chooses_the_finalist_with_the_lowest_median(monkeypatch, capfd
         4: 1.05,
     }
     assert tuner.best_config.kwargs["STAGES"] == 3 and tuner.cache[key] is tuner.best_config
-    # 4 first timings and Triton's launch of its choice, 3 finalists 3 times each in turn,
-    # then the launch of the choice, whose outputs the retiming's launches overwrote.
-    stages = [launched for launched, _ in kernel.launches]
-    assert stages == [2, 3, 4, 5, 2, 2, 3, 4, 2, 3, 4, 2, 3, 4, 3]
-    assert "retimed 3 finalists 3 times each" in capfd.readouterr().err
+    # 4 first timings and Triton's launch of its choice; the 3 finalists' calls, made by the
+    # tuner's own benchmark, 2 rounds in turn; then the launch of the choice, whose outputs
+    # the retiming's calls overwrote.
+    assert kernel.launches == [2, 3, 4, 5, 2, 2, 3, 4, 2, 3, 4, 3]
+    # The tuner's do_bench is its own again after the retiming borrowed it.
+    assert tuner.do_bench.__name__ == "do_bench"
+    assert "retimed 3 finalists over 2 calls each" in capfd.readouterr().err
     # A later call of the key launches the choice alone.
     tuner[(1,)](x, 1024)
-    assert [launched for launched, _ in kernel.launches[15:]] == [3]
+    assert kernel.launches[12:] == [3]
 
 
-def test_retime_top_1_keeps_tritons_choice():
-    tuner, kernel = retimed_tuner(1, 3, {2: 1.0, 3: 1.01, 4: 1.02, 5: 2.0}, {})
+def test_retime_top_1_keeps_tritons_choice(monkeypatch):
+    tuner, kernel = retimed_tuner(monkeypatch, 1, {2: 1.0, 3: 1.01, 4: 1.02, 5: 2.0}, {})
     tuner[(1,)](arguments()["x_ptr"], 1024)
     assert tuner.best_config.kwargs["STAGES"] == 2 and tuner.retimed == {}
-    assert [launched for launched, _ in kernel.launches] == [2, 3, 4, 5, 2]
+    assert kernel.launches == [2, 3, 4, 5, 2]
 
 
 @pytest.mark.parametrize("option", ["retime_top", "retime_rounds"])
