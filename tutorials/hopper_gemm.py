@@ -122,6 +122,24 @@ def _tile_offsets(tile, M, N, GROUP_M, BLOCK_M: gl.constexpr, BLOCK_N: gl.conste
 
 
 @gluon.jit
+def _load_tile(desc_a, desc_b, a_ring, b_ring, ready, empty, off_m, off_n, first_index, k_steps):
+    """The loader's work for one tile: the A and B tiles of K step k into the ring's stage of
+    index ``first_index + k`` (mod its depth) once both consumers have released that stage's
+    previous contents."""
+    NUM_STAGES: gl.constexpr = a_ring.shape[0]
+    BLOCK_K: gl.constexpr = a_ring.shape[2]
+    step_bytes: gl.constexpr = desc_a.block_type.nbytes + desc_b.block_type.nbytes
+    for k in range(k_steps):
+        index = first_index + k
+        stage = index % NUM_STAGES
+        # Phase ^ 1: the first pass over the ring finds every stage free.
+        mbarrier.wait(empty.index(stage), ((index // NUM_STAGES) & 1) ^ 1)
+        mbarrier.expect(ready.index(stage), step_bytes)
+        tma_load(desc_a, [off_m, k * BLOCK_K], ready.index(stage), a_ring.index(stage))
+        tma_load(desc_b, [k * BLOCK_K, off_n], ready.index(stage), b_ring.index(stage))
+
+
+@gluon.jit
 def _load_partition(
     desc_a,
     desc_b,
@@ -132,68 +150,80 @@ def _load_partition(
     schedule,
     BLOCK_M: gl.constexpr,
     BLOCK_N: gl.constexpr,
-    BLOCK_K: gl.constexpr,
-    NUM_STAGES: gl.constexpr,
+    PERSISTENT: gl.constexpr,
 ):
-    """The loader warp: for each of the CTA's tiles (``schedule``), the A and B tiles of K step
-    k into the next stage of the ring once both consumers have released that stage's previous
-    contents. The ring runs on from one tile to the next."""
+    """The loader warp: for each of the CTA's tiles (``schedule``), its K steps into the next
+    stages of the ring, which runs on from one tile to the next."""
     M, N, GROUP_M, k_steps, first_tile, end_tile, tile_step = schedule
-    step_bytes: gl.constexpr = desc_a.block_type.nbytes + desc_b.block_type.nbytes
-    step = 0
-    for tile in range(first_tile, end_tile, tile_step):
-        off_m, off_n = _tile_offsets(tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
-        for k in range(k_steps):
-            stage = step % NUM_STAGES
-            # Phase ^ 1: the first pass over the ring finds every stage free.
-            mbarrier.wait(empty.index(stage), ((step // NUM_STAGES) & 1) ^ 1)
-            mbarrier.expect(ready.index(stage), step_bytes)
-            tma_load(desc_a, [off_m, k * BLOCK_K], ready.index(stage), a_ring.index(stage))
-            tma_load(desc_b, [k * BLOCK_K, off_n], ready.index(stage), b_ring.index(stage))
-            step += 1
+    if PERSISTENT:
+        step = 0
+        for tile in range(first_tile, end_tile, tile_step):
+            off_m, off_n = _tile_offsets(tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
+            _load_tile(desc_a, desc_b, a_ring, b_ring, ready, empty, off_m, off_n, step, k_steps)
+            step += k_steps
+    else:
+        # One tile, from ring index 0: a constant the stage arithmetic folds.
+        off_m, off_n = _tile_offsets(first_tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
+        _load_tile(desc_a, desc_b, a_ring, b_ring, ready, empty, off_m, off_n, 0, k_steps)
+
+
+@gluon.jit
+def _mma_tile(state, consumer: gl.constexpr, off_m, off_n, first_index, ALIAS_C: gl.constexpr):
+    """One consumer's rows of one tile: its matrix products over the ring's stages of indices
+    ``first_index``, ``first_index + 1``, ..., then its half of the epilogue."""
+    desc_c, a_ring, b_ring, c_tile, ready, empty, mma_done, schedule = state
+    k_steps = schedule[3]
+    SUB_M: gl.constexpr = c_tile.shape[1] // 2
+    BLOCK_N: gl.constexpr = c_tile.shape[2]
+    num_warps: gl.constexpr = gl.num_warps()
+    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16]
+    )
+    c_half = c_tile.index(0).slice(consumer * SUB_M, SUB_M)
+    acc = gl.zeros([SUB_M, BLOCK_N], gl.float32, acc_layout)
+    # The tile's last stage is released at the end, so the loader may refill it with the next
+    # tile's steps.
+    acc = ring_matmul(a_ring, b_ring, ready, empty, acc, first_index, k_steps, consumer * SUB_M)
+
+    if ALIAS_C:
+        # C lies over A stages the other consumer may still be reading: meet it at mma_done
+        # (one arrival per consumer, made once all four warps of this one are past their last
+        # wait). A kernel whose C aliases the ring has one tile per CTA.
+        cta_barrier()
+        mbarrier.arrive(mma_done)
+        mbarrier.wait(mma_done, 0)
+
+    # The previous tile's store has read this half of C.
+    tma.store_wait(0)
+    c_half.store(acc.to(c_tile.dtype))
+    fence_async_shared()
+    tma_store(desc_c, [off_m + consumer * SUB_M, off_n], c_half)
 
 
 @gluon.jit
 def _mma_partition(
     state,
     consumer: gl.constexpr,
-    SUB_M: gl.constexpr,
-    BLOCK_N: gl.constexpr,
-    NUM_STAGES: gl.constexpr,
     ALIAS_C: gl.constexpr,
+    PERSISTENT: gl.constexpr,
 ):
-    """Rows [consumer * SUB_M, (consumer + 1) * SUB_M) of each of the CTA's tiles, one
-    warpgroup: the matrix products, then this half of the tile's epilogue. ``state`` holds
-    the tensors and buffers both consumers take (the kernel's ``consumer_state``)."""
-    desc_c, a_ring, b_ring, c_tile, ready, empty, mma_done, schedule = state
-    M, N, GROUP_M, k_steps, first_tile, end_tile, tile_step = schedule
-    num_warps: gl.constexpr = gl.num_warps()
-    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16]
-    )
-    c_half = c_tile.index(0).slice(consumer * SUB_M, SUB_M)
-    step = 0
-    for tile in range(first_tile, end_tile, tile_step):
-        off_m, off_n = _tile_offsets(tile, M, N, GROUP_M, 2 * SUB_M, BLOCK_N)
-        acc = gl.zeros([SUB_M, BLOCK_N], gl.float32, acc_layout)
-        # The tile's steps take the next ring indices; its last stage is released at the end,
-        # so the loader may refill it with the next tile's steps.
-        acc = ring_matmul(a_ring, b_ring, ready, empty, acc, step, k_steps, consumer * SUB_M)
-        step += k_steps
-
-        if ALIAS_C:
-            # C lies over A stages the other consumer may still be reading: meet it at
-            # mma_done (one arrival per consumer, made once all four warps of this one are past
-            # their last wait). A kernel whose C aliases the ring has one tile per CTA.
-            cta_barrier()
-            mbarrier.arrive(mma_done)
-            mbarrier.wait(mma_done, 0)
-
-        # The previous tile's store has read this half of C.
-        tma.store_wait(0)
-        c_half.store(acc.to(c_tile.dtype))
-        fence_async_shared()
-        tma_store(desc_c, [off_m + consumer * SUB_M, off_n], c_half)
+    """Rows [consumer * BLOCK_M / 2, (consumer + 1) * BLOCK_M / 2) of each of the CTA's
+    tiles, one warpgroup: the matrix products, then this half of the tile's epilogue.
+    ``state`` holds the tensors and buffers both consumers take (the kernel's
+    ``consumer_state``)."""
+    c_tile = state[3]
+    M, N, GROUP_M, k_steps, first_tile, end_tile, tile_step = state[7]
+    BLOCK_M: gl.constexpr = c_tile.shape[1]
+    BLOCK_N: gl.constexpr = c_tile.shape[2]
+    if PERSISTENT:
+        step = 0
+        for tile in range(first_tile, end_tile, tile_step):
+            off_m, off_n = _tile_offsets(tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
+            _mma_tile(state, consumer, off_m, off_n, step, ALIAS_C)
+            step += k_steps
+    else:
+        off_m, off_n = _tile_offsets(first_tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
+        _mma_tile(state, consumer, off_m, off_n, 0, ALIAS_C)
     tma.store_wait(0)
 
 
@@ -220,7 +250,6 @@ def gemm_kernel(
     # A persistent CTA's next tile loads into the ring while this one's C is stored: C cannot
     # lie over the ring then.
     gl.static_assert(not (PERSISTENT and ALIAS_C), "a persistent kernel's C cannot alias the ring")
-    SUB_M: gl.constexpr = BLOCK_M // 2
     k_steps = gl.cdiv(K, BLOCK_K)
     # The tiles this CTA computes: its own, or (persistent) every num_programs-th from it.
     first_tile = gl.program_id(0)
@@ -291,11 +320,11 @@ def gemm_kernel(
         [
             (
                 _mma_partition,
-                (consumer_state, 0, SUB_M, BLOCK_N, NUM_STAGES, ALIAS_C),
+                (consumer_state, 0, ALIAS_C, PERSISTENT),
             ),
             (
                 _mma_partition,
-                (consumer_state, 1, SUB_M, BLOCK_N, NUM_STAGES, ALIAS_C),
+                (consumer_state, 1, ALIAS_C, PERSISTENT),
             ),
             (
                 _load_partition,
@@ -309,8 +338,7 @@ def gemm_kernel(
                     schedule,
                     BLOCK_M,
                     BLOCK_N,
-                    BLOCK_K,
-                    NUM_STAGES,
+                    PERSISTENT,
                 ),
             ),
         ],
