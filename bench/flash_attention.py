@@ -42,7 +42,7 @@ import sys
 from pathlib import Path
 
 import torch
-from gpu_timing import called_ms, median_ms
+from gpu_timing import called_ms, line_fit, median_ms
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tutorials"))
@@ -139,18 +139,6 @@ def grid(runs, dtype_names, head_dims):
     print(f"TFLOP/s; {below} rows below cuDNN in GPU time.")
 
 
-def _line_fit(xs, ys):
-    """(intercept, slope, largest residual) of the least-squares line through (xs, ys)."""
-    n = len(xs)
-    mean_x, mean_y = sum(xs) / n, sum(ys) / n
-    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / sum(
-        (x - mean_x) ** 2 for x in xs
-    )
-    intercept = mean_y - slope * mean_x
-    residual = max(abs(y - intercept - slope * x) for x, y in zip(xs, ys, strict=True))
-    return intercept, slope, residual
-
-
 def tile_cost(runs):
     """The per-tile and per-key GPU time of our kernel and cuDNN (see the module's doc)."""
     cudnn = sdpa(SDPBackend.CUDNN_ATTENTION)
@@ -174,7 +162,7 @@ def tile_cost(runs):
             )
         short = [i for i, seq_len in enumerate(GRID_SEQ_LENS) if seq_len <= TILE_COST_MAX_SEQ]
         for name, ys in times.items():
-            fixed, slope, residual = _line_fit(
+            fixed, slope, residual = line_fit(
                 [GRID_SEQ_LENS[i] for i in short], [ys[i] for i in short]
             )
             print(

@@ -3,6 +3,7 @@
     python bench/gemm.py [--runs 100]
     python bench/gemm.py --grid [--runs 100]
     python bench/gemm.py --launch
+    python bench/gemm.py --k-cost [--runs 100]
 
 For every shape (M, N, K) in fp16 and bf16, in one process on one GPU: the tutorial kernel with
 SMEM aliasing (its default configuration: 128 x 256 x 64 tiles, four stages, C over the ring),
@@ -25,6 +26,13 @@ and arguments, Triton's launcher) and of ``torch.matmul``; then each one's ``do_
 when the host first spins for 0 to 120 us more before every call, beside the GPU time of
 ``do_bench``'s clearing of the L2 between calls. ``do_bench`` hides a launch while the host
 issues a call faster than the GPU clears the L2 and runs it.
+
+`--k-cost` says where the short square rows of the grid (1024 and 2048 cubed) lose to cuBLAS:
+at M = N fixed, a call's GPU time is close to a line in K, t(K) = fixed + slope x K, whose
+intercept is what a CTA pays whatever its K loop (the launch, filling the ring, the
+epilogue) and whose slope is what each step of the loop costs. The configuration the tuner
+chooses for the cube is timed against cuBLAS at K = 256 to 4096 (fp16), and both lines are
+fitted by least squares, with the residuals printed.
 """
 
 import argparse
@@ -36,7 +44,7 @@ from pathlib import Path
 
 import torch
 import triton
-from gpu_timing import called_ms, host_us, median_ms
+from gpu_timing import called_ms, host_us, line_fit, median_ms
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tutorials"))
 import hopper_gemm as gemm  # noqa: E402
@@ -98,6 +106,9 @@ def grid(runs):
 
 
 LAUNCH_SHAPE = (1024, 1024, 1024)
+# --k-cost: M = N of the rows whose time is fitted as a line in K, and the depths K.
+K_COST_SIZES = (1024, 2048)
+K_COST_DEPTHS = (256, 512, 1024, 2048, 4096)
 # Host microseconds spun before each call (--launch).
 EXTRA_HOST_US = (0, 20, 40, 60, 80, 120)
 
@@ -166,12 +177,49 @@ def launch_cost():
             print(f"  {extra:13d} | {'':12s} {times[0]:6.1f} {times[1]:6.1f}", flush=True)
 
 
+def k_cost(runs):
+    """The fixed and per-K GPU time of the tuned kernel and of cuBLAS (see the module's doc)."""
+    header = f"{'M = N':>5} {'K':>5} | {'ours us':>8} {'cuBLAS us':>9} {'ratio':>5}"
+    print(header)
+    print("-" * len(header))
+    for size in K_COST_SIZES:
+        cube = [torch.randn(size, size, device="cuda", dtype=torch.float16) for _ in range(2)]
+        gemm.autotuned_matmul(*cube)  # tunes the cube's key
+        config = gemm.chosen_config(torch.float16)
+        times = {"ours": [], "cuBLAS": []}
+        for K in K_COST_DEPTHS:
+            a = torch.randn(size, K, device="cuda", dtype=torch.float16)
+            b = torch.randn(K, size, device="cuda", dtype=torch.float16)
+            calls = [
+                functools.partial(gemm.matmul, a, b, config),
+                functools.partial(torch.matmul, a, b),
+            ]
+            for name, ms in zip(times, median_ms(calls, runs), strict=True):
+                times[name].append(ms * 1e3)
+            print(
+                f"{size:>5} {K:>5} | {times['ours'][-1]:8.2f} {times['cuBLAS'][-1]:9.2f} "
+                f"{times['cuBLAS'][-1] / times['ours'][-1]:5.3f}",
+                flush=True,
+            )
+        for name, ys in times.items():
+            fixed, slope, residual = line_fit(K_COST_DEPTHS, ys)
+            print(
+                f"      M = N = {size} {name:>6}: t(K) = {fixed:6.2f} us + {slope * 1024:6.2f} us "
+                f"per 1024 of K (largest residual {residual:.2f} us)"
+            )
+        print(f"      ours: {config}, the tuner's choice at {size} cubed")
+    print("GPU time of one call, fp16; ratio = cuBLAS / ours.")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100, help="timed runs per measurement")
     parser.add_argument("--grid", action="store_true", help="the autotuned kernel, shape grid")
     parser.add_argument(
         "--launch", action="store_true", help="a tuned call's host time and what do_bench hides"
+    )
+    parser.add_argument(
+        "--k-cost", action="store_true", help="fixed and per-K time, ours and cuBLAS"
     )
     args = parser.parse_args()
     if args.runs < 50:
@@ -192,6 +240,9 @@ def main():
         return
     if args.launch:
         launch_cost()
+        return
+    if args.k_cost:
+        k_cost(args.runs)
         return
     header = (
         f"{'M':>6} {'N':>6} {'K':>6} {'dtype':>5} | {'ours':>6} {'no-alias':>8} {'cuBLAS':>6} | "

@@ -69,3 +69,15 @@ def host_us(fn, calls=200):
     elapsed = time.perf_counter() - start
     torch.cuda.synchronize()
     return elapsed / calls * 1e6
+
+
+def line_fit(xs, ys):
+    """(intercept, slope, largest residual) of the least-squares line through (xs, ys)."""
+    n = len(xs)
+    mean_x, mean_y = sum(xs) / n, sum(ys) / n
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / sum(
+        (x - mean_x) ** 2 for x in xs
+    )
+    intercept = mean_y - slope * mean_x
+    residual = max(abs(y - intercept - slope * x) for x, y in zip(xs, ys, strict=True))
+    return intercept, slope, residual
