@@ -22,9 +22,11 @@ key waits for about one compilation per thread rather than one per configuration
 
 Triton's autotuner times each configuration once, one after the other, and keeps the
 fastest. ``do_bench`` varies by several percent from call to call on one configuration,
-more than a kernel's best configurations differ, so that choice is partly chance.
-``tlx.autotune`` times the few fastest again on the GPU alone, call by call in turn, and
-keeps the one whose median is lowest (``retime``).
+more than a kernel's best configurations differ, and where the host takes longer to launch
+a call than the GPU to run it, it times the launch: that choice is partly chance.
+``tlx.autotune`` times every configuration again on the GPU alone, call by call in turn,
+then the few fastest of that survey with more calls, and keeps the one whose median is
+lowest (``retime``).
 """
 
 from __future__ import annotations
@@ -51,8 +53,10 @@ LOG_ENVIRONMENT_VARIABLE = "TLX_AUTOTUNE_LOG"
 # GPU cycles slept before each call the retiming times (about half a millisecond): longer
 # than the host takes to launch it, so that the call is queued before its start event.
 RETIME_SLEEP_CYCLES = 1_000_000
-# Calls of each finalist before the retiming's timed ones (compilation, clocks).
+# Calls of each configuration before the retiming's timed ones (compilation, clocks).
 RETIME_WARMUP_CALLS = 3
+# Timed calls of each configuration in the retiming's survey, which picks its finalists.
+SURVEY_ROUNDS = 5
 
 # Config.all_kwargs() entries that are compile options, not kernel arguments.
 _OPTION_NAMES = ("num_warps", "num_ctas", "num_stages", "maxnreg")
@@ -303,21 +307,25 @@ def gpu_times(calls: Mapping, rounds: int) -> dict:
 
 
 def retime(tuner, key, args: Sequence, kwargs: Mapping, top: int, rounds: int) -> dict | None:
-    """Times the ``top`` fastest configurations of ``tuner``'s last timing (``key``'s) again
-    on the GPU alone, ``rounds`` calls each in turn (``gpu_times``), and makes the one with
-    the lowest median ``key``'s choice (``tuner.cache``, ``tuner.best_config``). A GPU's
-    clocks drift over the seconds a key's configurations take to time one after another, and
-    ``do_bench``, which times the host's launch too wherever the host is slower than the
-    GPU, varies by several percent from call to call: more than a kernel's best
-    configurations differ. ``args`` and ``kwargs`` are the launch's, as the tuner benchmarks
-    with them. Returns {configuration: median ms} of the finalists, or None when fewer than
-    two were timed."""
+    """Times every configuration of ``tuner``'s last timing (``key``'s) again on the GPU
+    alone (``gpu_times``), ``SURVEY_ROUNDS`` calls each in turn, then the ``top`` fastest of
+    that survey ``rounds`` calls each, and makes the one with the lowest median ``key``'s
+    choice (``tuner.cache``, ``tuner.best_config``). A GPU's clocks drift over the seconds a
+    key's configurations take to time one after another, and ``do_bench`` varies by several
+    percent from call to call: more than a kernel's best configurations differ. Where the
+    host takes longer to launch a call than the GPU to clear the L2 and run it, ``do_bench``
+    times the launch, the same for every configuration: its ranking is then noise, so the
+    finalists come from the survey, not from it. ``args`` and ``kwargs`` are the launch's, as
+    the tuner benchmarks with them. Returns {configuration: median ms} of the finalists, or
+    None when fewer than two configurations were timed."""
     timings = tuner.configs_timings
-    ranked = sorted(timings, key=lambda config: _first_time(timings[config]))
-    finalists = [c for c in ranked[:top] if math.isfinite(_first_time(timings[c]))]
-    if len(finalists) < 2:
+    timed = [config for config in timings if math.isfinite(_first_time(timings[config]))]
+    if len(timed) < 2:
         return None
-    medians = gpu_times(kernel_calls(tuner, finalists, args, kwargs), rounds)
+    calls = kernel_calls(tuner, timed, args, kwargs)
+    survey = gpu_times(calls, SURVEY_ROUNDS)
+    finalists = sorted(timed, key=survey.get)[:top]
+    medians = gpu_times({config: calls[config] for config in finalists}, rounds)
     best = min(finalists, key=medians.get)
     tuner.cache[key] = best
     tuner.best_config = best
@@ -325,8 +333,9 @@ def retime(tuner, key, args: Sequence, kwargs: Mapping, top: int, rounds: int) -
 
 
 def _retiming_run(tuner, top: int, rounds: int, retimed: dict):
-    """``tuner.run``, which after a key's first timing retimes its finalists (``retime``)
-    and launches the kernel again with the choice: the timing runs overwrote its outputs."""
+    """``tuner.run``, which after a key's first timing retimes its configurations
+    (``retime``) and launches the kernel again with the choice: the timing runs overwrote
+    its outputs."""
     run = tuner.run
 
     def retiming_run(*args, **kwargs):
@@ -345,11 +354,17 @@ def _retiming_run(tuner, top: int, rounds: int, retimed: dict):
         retimed[key] = medians
         if os.environ.get(LOG_ENVIRONMENT_VARIABLE, "0") not in ("", "0"):
             chosen = tuner.cache[key]
+            surveyed = sum(math.isfinite(_first_time(t)) for t in tuner.configs_timings.values())
+            first = (
+                f"{medians[first_choice] * 1e3:.1f} us"
+                if first_choice in medians
+                else "not a finalist"
+            )
             sys.stderr.write(
-                f"tlx.autotune {tuner.base_fn.__name__}: retimed {len(medians)} finalists "
-                f"over {rounds} calls each for key {key}: chose {config_text(chosen)} "
-                f"({medians[chosen] * 1e3:.1f} us; first timing's choice "
-                f"{medians[first_choice] * 1e3:.1f} us)\n"
+                f"tlx.autotune {tuner.base_fn.__name__}: surveyed {surveyed} configurations "
+                f"over {SURVEY_ROUNDS} calls each, retimed {len(medians)} finalists over "
+                f"{rounds} calls each for key {key}: chose {config_text(chosen)} "
+                f"({medians[chosen] * 1e3:.1f} us; first timing's choice {first})\n"
             )
             sys.stderr.flush()
         return run(*args, **kwargs)
@@ -379,9 +394,10 @@ def autotune(
     ``compile_workers`` threads (default: one per CPU; 1 compiles each configuration when
     it is first timed, as Triton does) before any is timed, unless a ``perf_model`` in
     ``prune_configs_by`` is to choose among them. Once a key's configurations are timed,
-    the ``retime_top`` fastest are timed again on the GPU alone, ``retime_rounds`` calls
-    each in turn, and the key takes the one with the lowest median (``retime``;
-    ``retime_top=1`` keeps Triton's choice). The returned autotuner has ``pruned`` (the
+    each is timed again on the GPU alone (``SURVEY_ROUNDS`` calls each, in turn), the
+    ``retime_top`` fastest of that survey ``retime_rounds`` calls more each, and the key
+    takes the one with the lowest median (``retime``; ``retime_top=1`` keeps Triton's
+    choice). The returned autotuner has ``pruned`` (the
     configurations dropped and why, per set of argument types), ``plan_pruner``,
     ``compile_seconds`` (the time each key's configurations took to compile ahead) and
     ``retimed`` ({key: {finalist: median ms}})."""

@@ -320,27 +320,49 @@ def retimed_tuner(monkeypatch, retime_top, first_timing, medians):
 
 def test_retiming_chooses_the_finalist_with_the_lowest_median(monkeypatch, capfd):
     monkeypatch.setenv("TLX_AUTOTUNE_LOG", "1")
+    monkeypatch.setattr(tlx._autotune, "SURVEY_ROUNDS", 1)
     first_timing = {2: 1.00, 3: 1.01, 4: 1.02, 5: 2.0}  # Triton's choice: 2 stages
-    tuner, kernel = retimed_tuner(monkeypatch, 3, first_timing, {2: 1.10, 3: 1.00, 4: 1.05})
+    tuner, kernel = retimed_tuner(
+        monkeypatch, 3, first_timing, {2: 1.10, 3: 1.00, 4: 1.05, 5: 1.20}
+    )
     x = arguments()["x_ptr"]
     tuner[(1,)](x, 1024)
     ((key, medians),) = tuner.retimed.items()
+    # The survey's three fastest are the finalists: 5 stages is not one.
     assert {config.kwargs["STAGES"]: median for config, median in medians.items()} == {
         2: 1.10,
         3: 1.00,
         4: 1.05,
     }
     assert tuner.best_config.kwargs["STAGES"] == 3 and tuner.cache[key] is tuner.best_config
-    # 4 first timings and Triton's launch of its choice; the 3 finalists' calls, made by the
-    # tuner's own benchmark, 2 rounds in turn; then the launch of the choice, whose outputs
-    # the retiming's calls overwrote.
-    assert kernel.launches == [2, 3, 4, 5, 2, 2, 3, 4, 2, 3, 4, 3]
+    # 4 first timings and Triton's launch of its choice; the survey's calls of every
+    # configuration (1 round) and the 3 finalists' calls, 2 rounds in turn, all made by the
+    # tuner's own benchmark; then the launch of the choice, whose outputs the retiming's
+    # calls overwrote.
+    assert kernel.launches == [2, 3, 4, 5, 2, 2, 3, 4, 5, 3, 4, 2, 3, 4, 2, 3]
     # The tuner's do_bench is its own again after the retiming borrowed it.
     assert tuner.do_bench.__name__ == "do_bench"
-    assert "retimed 3 finalists over 2 calls each" in capfd.readouterr().err
+    log = capfd.readouterr().err
+    assert "surveyed 4 configurations over 1 calls each, retimed 3 finalists over 2" in log
+    assert "first timing's choice 1100.0 us" in log
     # A later call of the key launches the choice alone.
     tuner[(1,)](x, 1024)
-    assert kernel.launches[12:] == [3]
+    assert kernel.launches[16:] == [3]
+
+
+def test_the_survey_finds_what_the_first_timing_ranked_last(monkeypatch, capfd):
+    """Where do_bench timed the host's launch, its ranking is noise: the finalists come from
+    the survey on the GPU alone."""
+    monkeypatch.setenv("TLX_AUTOTUNE_LOG", "1")
+    first_timing = {2: 1.00, 3: 1.01, 4: 1.02, 5: 1.03}
+    tuner, kernel = retimed_tuner(
+        monkeypatch, 2, first_timing, {2: 1.30, 3: 1.20, 4: 1.10, 5: 1.00}
+    )
+    tuner[(1,)](arguments()["x_ptr"], 1024)
+    ((key, medians),) = tuner.retimed.items()
+    assert sorted(config.kwargs["STAGES"] for config in medians) == [4, 5]
+    assert tuner.best_config.kwargs["STAGES"] == 5
+    assert "first timing's choice not a finalist" in capfd.readouterr().err
 
 
 def test_retime_top_1_keeps_tritons_choice(monkeypatch):
