@@ -42,7 +42,7 @@ import sys
 from pathlib import Path
 
 import torch
-from gpu_timing import called_ms, line_fit, median_ms
+from gpu_timing import called_ms, line_costs, line_costs_header, median_ms
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tutorials"))
@@ -142,34 +142,22 @@ def grid(runs, dtype_names, head_dims):
 def tile_cost(runs):
     """The per-tile and per-key GPU time of our kernel and cuDNN (see the module's doc)."""
     cudnn = sdpa(SDPBackend.CUDNN_ATTENTION)
-    header = f"{'D':>4} {'N':>5} | {'ours us':>8} {'cuDNN us':>8} {'ratio':>5}"
-    print(header)
-    print("-" * len(header))
+    names = ("ours", "cuDNN")
+    line_costs_header("N", names)
+    short = [seq_len for seq_len in GRID_SEQ_LENS if seq_len <= TILE_COST_MAX_SEQ]
     for head_dim in fa.HEAD_DIMS:
         ours = ours_with(fa.default_config(head_dim))
-        times = {"ours": [], "cuDNN": []}
-        for seq_len in GRID_SEQ_LENS:
+
+        def calls_at(seq_len, head_dim=head_dim, ours=ours):
             shape = (GRID_TOKENS // seq_len, GRID_HEADS, seq_len, head_dim)
             q, k, v = (torch.randn(shape, device="cuda", dtype=torch.float16) for _ in range(3))
-            inputs = (q, k, v, False)
-            calls = [functools.partial(run, *inputs) for run in (ours, cudnn)]
-            for name, ms in zip(times, median_ms(calls, runs), strict=True):
-                times[name].append(ms * 1e3)
-            print(
-                f"{head_dim:>4} {seq_len:>5} | {times['ours'][-1]:8.1f} {times['cuDNN'][-1]:8.1f} "
-                f"{times['cuDNN'][-1] / times['ours'][-1]:5.2f}",
-                flush=True,
-            )
-        short = [i for i, seq_len in enumerate(GRID_SEQ_LENS) if seq_len <= TILE_COST_MAX_SEQ]
-        for name, ys in times.items():
-            fixed, slope, residual = line_fit(
-                [GRID_SEQ_LENS[i] for i in short], [ys[i] for i in short]
-            )
-            print(
-                f"     D={head_dim} {name:>5}: t(N) = {fixed:7.1f} us + {slope * 1024:6.1f} us per "
-                f"1024 keys, N <= {TILE_COST_MAX_SEQ} (largest residual {residual:.1f} us)"
-            )
-    print(f"GPU time of one call, B x N = {GRID_TOKENS}, H = {GRID_HEADS}, no mask, fp16.")
+            return [functools.partial(run, q, k, v, False) for run in (ours, cudnn)]
+
+        line_costs(f"D={head_dim}", GRID_SEQ_LENS, calls_at, names, runs, short, per="keys")
+    print(
+        f"GPU time of one call, B x N = {GRID_TOKENS}, H = {GRID_HEADS}, no mask, fp16; the "
+        f"lines are fitted over N <= {TILE_COST_MAX_SEQ}; ratio = cuDNN / ours."
+    )
 
 
 def tunings(runs):

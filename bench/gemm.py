@@ -44,7 +44,7 @@ from pathlib import Path
 
 import torch
 import triton
-from gpu_timing import called_ms, host_us, line_fit, median_ms
+from gpu_timing import called_ms, host_us, line_costs, line_costs_header, median_ms
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tutorials"))
 import hopper_gemm as gemm  # noqa: E402
@@ -179,35 +179,23 @@ def launch_cost():
 
 def k_cost(runs):
     """The fixed and per-K GPU time of the tuned kernel and of cuBLAS (see the module's doc)."""
-    header = f"{'M = N':>5} {'K':>5} | {'ours us':>8} {'cuBLAS us':>9} {'ratio':>5}"
-    print(header)
-    print("-" * len(header))
+    names = ("ours", "cuBLAS")
+    line_costs_header("K", names)
     for size in K_COST_SIZES:
         cube = [torch.randn(size, size, device="cuda", dtype=torch.float16) for _ in range(2)]
         gemm.autotuned_matmul(*cube)  # tunes the cube's key
         config = gemm.chosen_config(torch.float16)
-        times = {"ours": [], "cuBLAS": []}
-        for K in K_COST_DEPTHS:
+
+        def calls_at(K, size=size, config=config):
             a = torch.randn(size, K, device="cuda", dtype=torch.float16)
             b = torch.randn(K, size, device="cuda", dtype=torch.float16)
-            calls = [
+            return [
                 functools.partial(gemm.matmul, a, b, config),
                 functools.partial(torch.matmul, a, b),
             ]
-            for name, ms in zip(times, median_ms(calls, runs), strict=True):
-                times[name].append(ms * 1e3)
-            print(
-                f"{size:>5} {K:>5} | {times['ours'][-1]:8.2f} {times['cuBLAS'][-1]:9.2f} "
-                f"{times['cuBLAS'][-1] / times['ours'][-1]:5.3f}",
-                flush=True,
-            )
-        for name, ys in times.items():
-            fixed, slope, residual = line_fit(K_COST_DEPTHS, ys)
-            print(
-                f"      M = N = {size} {name:>6}: t(K) = {fixed:6.2f} us + {slope * 1024:6.2f} us "
-                f"per 1024 of K (largest residual {residual:.2f} us)"
-            )
-        print(f"      ours: {config}, the tuner's choice at {size} cubed")
+
+        line_costs(f"M = N = {size}", K_COST_DEPTHS, calls_at, names, runs, per="of K")
+        print(f"{'':>12} ours: {config}, the tuner's choice at {size} cubed")
     print("GPU time of one call, fp16; ratio = cuBLAS / ours.")
 
 

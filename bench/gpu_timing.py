@@ -81,3 +81,37 @@ def line_fit(xs, ys):
     intercept = mean_y - slope * mean_x
     residual = max(abs(y - intercept - slope * x) for x, y in zip(xs, ys, strict=True))
     return intercept, slope, residual
+
+
+def line_costs(label, xs, calls_at, names, runs, fit_xs=None, per="x"):
+    """The GPU time of two contenders over ``xs``, and each one's least-squares line
+    t(x) = fixed + slope x: what a call pays whatever x, and what each unit of x costs. At
+    each x, ``calls_at(x)`` gives one call per name (ours, then the reference), timed with
+    ``median_ms``; a row prints ``label``, x, both times in microseconds and the reference's
+    over ours. Then each line, fitted over the xs in ``fit_xs`` (default: all), as fixed
+    microseconds plus microseconds per 1024 of ``per``, with its largest residual. Returns
+    {name: [microseconds at each x]}."""
+    times = {name: [] for name in names}
+    for x in xs:
+        for name, ms in zip(names, median_ms(calls_at(x), runs), strict=True):
+            times[name].append(ms * 1e3)
+        ours, reference = (times[name][-1] for name in names)
+        print(
+            f"{label:>12} {x:>5} | {ours:9.2f} {reference:9.2f} {reference / ours:5.3f}", flush=True
+        )
+    fit_xs = xs if fit_xs is None else fit_xs
+    for name, ys in times.items():
+        fit_ys = [y for x, y in zip(xs, ys, strict=True) if x in fit_xs]
+        fixed, slope, residual = line_fit(fit_xs, fit_ys)
+        print(
+            f"{label:>12} {name:>6}: t = {fixed:7.2f} us + {slope * 1024:6.2f} us per 1024 {per} "
+            f"(largest residual {residual:.2f} us)"
+        )
+    return times
+
+
+def line_costs_header(x_name, names):
+    """The header of ``line_costs``'s rows."""
+    header = f"{'':>12} {x_name:>5} | {names[0] + ' us':>9} {names[1] + ' us':>9} ratio"
+    print(header)
+    print("-" * len(header))
