@@ -514,9 +514,12 @@ def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
                             )
                         _release_after_store(kv_empty, q_empty, pending, O_OVER_KV)
             # With OVERLAP_O_STORE and O over a K/V stage, the release of the tile's last
-            # stage, under this warpgroup's O, waits for O's store (pending).
+            # stage, under this warpgroup's O, waits for O's store (pending). A skipped block's
+            # K is waited for too: a wait names its phase by parity, and one that skipped a
+            # phase of k_ready could pass on the phase two before it (tlx check).
             for j in range(own_blocks, n_blocks):
                 index = kv_count + j
+                mbarrier.wait(k_ready.index(index % NUM_STAGES), (index // NUM_STAGES) & 1)
                 mbarrier.wait(v_ready.index(index % NUM_STAGES), (index // NUM_STAGES) & 1)
                 mbarrier.arrive(
                     kv_empty.index(index % NUM_STAGES),
