@@ -18,7 +18,9 @@ The check joins two sources and re-derives neither:
 
 Every pair of accesses to overlapping units of two different buffers (or buffer
 indices) of one spec, at least one a write, that happens-before does not order is
-a ``Hazard``. docs/hazards.md says what is and is not modelled.
+a ``Hazard``. A wait on an mbarrier phase by its parity that happens-before does
+not tell from the phase two earlier is an ``AmbiguousWait``. docs/hazards.md says
+what is and is not modelled.
 """
 
 from __future__ import annotations
@@ -88,9 +90,38 @@ class Hazard:
 
 
 @dataclass(frozen=True)
+class AmbiguousWait:
+    """A wait on mbarrier ``barrier`` that passed on phase ``phase`` by the phase's
+    parity, which the hardware cannot tell from the phase two earlier: ``why`` says
+    what leaves the two apart unordered. ``occurrences`` counts the waits the
+    execution met at that line in that partition."""
+
+    file_name: str
+    line: int
+    callers: tuple[tuple[str, int], ...]
+    partition: str
+    barrier: str
+    phase: int
+    why: str
+    occurrences: int = 1
+
+    def describe(self) -> str:
+        where = f"{os.path.basename(self.file_name)}:{self.line}"
+        for file_name, line in self.callers[:1]:
+            where += f" (called at {os.path.basename(file_name)}:{line})"
+        took = f"for phase {self.phase}" if self.phase >= 0 else "passing on the fresh barrier"
+        return (
+            f"ambiguous wait: {self.partition} waits on mbarrier {self.barrier} at {where} "
+            f"{took} by its parity, and {self.why}"
+            + (f" ({self.occurrences} times)" if self.occurrences > 1 else "")
+        )
+
+
+@dataclass(frozen=True)
 class HazardReport:
     """What ``tlx.check_hazards`` found. ``result`` is ``"clean"`` (every pair of
-    accesses to shared units is ordered, for the execution checked), ``"hazards"``,
+    accesses to shared units is ordered and every mbarrier wait takes the phase it
+    means, for the execution checked), ``"hazards"`` (``hazards``, ``ambiguous_waits``),
     ``"deadlock"`` (the partitions wait on each other for ever: ``blocked`` says
     where) or ``"incomplete"`` (``unmodelled`` names what the check cannot execute,
     and nothing is claimed)."""
@@ -106,6 +137,7 @@ class HazardReport:
     seconds: float  # the abstract execution and the check
     values: dict = field(default_factory=dict)
     ttgir_seconds: float = 0.0  # Triton's front end and TTGIR pipeline, before it
+    ambiguous_waits: tuple[AmbiguousWait, ...] = ()
 
     @property
     def clean(self) -> bool:
@@ -122,6 +154,8 @@ class HazardReport:
         )
         for hazard in self.hazards:
             lines.append(hazard.describe())
+        for wait in self.ambiguous_waits:
+            lines.append(wait.describe())
         if self.blocked:
             lines.append("deadlock: every partition waits for ever:")
             lines.extend(f"  {line}" for line in self.blocked)
@@ -129,7 +163,10 @@ class HazardReport:
             lines.append("not checked: the kernel has operations the check does not model:")
             lines.extend(f"  {line}" for line in self.unmodelled)
         if self.result == CLEAN:
-            lines.append("no hazard: every access to bytes two buffers share is ordered")
+            lines.append(
+                "no hazard: every access to bytes two buffers share is ordered, and every "
+                "mbarrier wait takes the phase it names"
+            )
         return "\n".join(lines) + "\n"
 
 
@@ -231,6 +268,11 @@ def _join(first: dict, second: dict) -> dict:
     return joined
 
 
+def _before(earlier: dict, later: dict) -> bool:
+    """True when the event with clock ``earlier`` happens before one with ``later``."""
+    return all(later.get(component, 0) >= value for component, value in earlier.items())
+
+
 @dataclass
 class Agent:
     """An asynchronous operation: its own clock component, joined where it completes."""
@@ -271,23 +313,38 @@ class Barrier:
         self.completed = 0
         self.clock: dict = {}
         self.phase_clocks: list[dict] = []
+        # What arrived on each phase, (clock, what), for the report of an ambiguous wait.
+        self.arrivals: list[tuple[dict, str]] = []
+        self.phase_arrivals: list[list[tuple[dict, str]]] = []
+        # The waits that took each phase (-1: passed on the fresh barrier), each (thread
+        # component, its epoch just after the wait, the wait); and (wait, the phase after
+        # the one it took) where that next phase's completion is not ordered after it.
+        self.waits: dict[int, list[tuple[int, int, tuple]]] = {}
+        self.late: list[tuple[tuple, int]] = []
 
-    def arrive(self, clock: dict, count: int = 1) -> bool:
+    def arrive(self, clock: dict, source: str, count: int = 1) -> bool:
         self.clock = _join(self.clock, clock)
+        self.arrivals.append((clock, source))
         self.pending -= count
         return self._complete()
 
-    def transact(self, clock: dict, units: int) -> bool:
+    def transact(self, clock: dict, source: str, units: int) -> bool:
         self.clock = _join(self.clock, clock)
+        self.arrivals.append((clock, source))
         self.transaction -= units
         return self._complete()
 
     def _complete(self) -> bool:
         if self.pending <= 0 and self.transaction == 0:
+            for component, epoch, wait in self.waits.pop(self.completed - 1, ()):
+                if self.clock.get(component, 0) < epoch:
+                    self.late.append((wait, self.completed))
             self.phase_clocks.append(self.clock)
+            self.phase_arrivals.append(self.arrivals)
             self.completed += 1
             self.pending = self.count
             self.clock = {}
+            self.arrivals = []
             return True
         return False
 
@@ -401,6 +458,7 @@ class Execution:
         self.accesses: dict[int, dict] = {}  # region id -> {latest key: RecordedAccess}
         self.access_count = 0
         self.hazards: dict[tuple, list] = {}
+        self.ambiguous_waits: dict[tuple, list] = {}  # (where, partition) -> [wait, count]
         self.unmodelled: dict[str, str] = {}
         self.location_cache: dict[str, tuple] = {}
         self.not_given: list[str] = []  # integer arguments without a value
@@ -414,9 +472,12 @@ class Execution:
             cached = self.location_cache[operation.location] = (file_name, line, tuple(callers))
         return cached
 
-    def describe_operation(self, operation) -> str:
+    def location_text(self, operation) -> str:
         file_name, line, _ = self.where(operation)
-        return f"{operation.name} at {os.path.basename(file_name)}:{line}"
+        return f"{os.path.basename(file_name)}:{line}"
+
+    def describe_operation(self, operation) -> str:
+        return f"{operation.name} at {self.location_text(operation)}"
 
     def unmodelled_operation(self, operation, why: str) -> None:
         self.unmodelled.setdefault(
@@ -920,14 +981,15 @@ class Execution:
                 if not self.predicate(thread, operation, predicate_operands[-1]):
                     return None
             barrier = self.barrier(memory)
+            source = f"{self.describe_operation(operation)} ({thread.name})"
             if sync == "expect":
                 barrier.transaction += _expect_bytes(operation.text)
-                barrier.arrive(thread.clock)
+                barrier.arrive(thread.clock, source)
             elif sync == "commit":
-                barrier.arrive(_join(thread.clock, thread.tcgen05_clock))
+                barrier.arrive(_join(thread.clock, thread.tcgen05_clock), source)
             else:
                 count = _arrive_count(operation.text)
-                barrier.arrive(thread.clock, count)
+                barrier.arrive(thread.clock, source, count)
             thread.tick()
             return None
         if sync == "store_wait":
@@ -960,8 +1022,58 @@ class Execution:
             yield
         thread.blocked_at = ""
         thread.waited.add(key)
-        if barrier.completed:
-            thread.acquire(barrier.phase_clocks[barrier.completed - 1])
+        phase = barrier.completed - 1
+        file_name, line, callers = self.where(operation)
+        wait = (file_name, line, callers[:1], thread.name, barrier.name, phase)
+        if phase >= 1 and not _before(barrier.phase_clocks[phase - 1], thread.clock):
+            # A wait passes on the last completed phase of the parity it names: while phase
+            # ``phase - 1`` has not completed, that is phase ``phase - 2``.
+            unordered = sorted(
+                {
+                    source
+                    for clock, source in barrier.phase_arrivals[phase - 1]
+                    if not _before(clock, thread.clock)
+                }
+            )
+            earlier = f"on phase {phase - 2}" if phase >= 2 else "at once"
+            self.ambiguous(
+                wait,
+                "before",
+                f"phase {phase - 1}'s completion is not ordered before it (its arrivals "
+                f"{', '.join(unordered)}): had that phase not completed yet, the wait would "
+                f"pass {earlier}",
+            )
+        if phase >= 0:
+            thread.acquire(barrier.phase_clocks[phase])
+        # Had phase ``phase + 1`` completed first, the wait would have taken ``phase + 2``:
+        # the barrier checks that completion against the thread's epoch after the wait.
+        thread.tick()
+        barrier.waits.setdefault(phase, []).append(
+            (thread.component, thread.clock[thread.component], wait)
+        )
+
+    def ambiguous(self, wait: tuple, kind: str, why: str) -> None:
+        """Records an ambiguous ``wait`` (file, line, callers, partition, mbarrier, phase):
+        the phase next to the one it took is not ordered ``kind`` ("before" or "after")
+        it, as ``why`` says."""
+        found = self.ambiguous_waits.setdefault((*wait[:4], kind), [AmbiguousWait(*wait, why), 0])
+        found[1] += 1
+
+    def report_ambiguous_waits(self) -> tuple[AmbiguousWait, ...]:
+        for barrier in self.barriers.values():
+            for wait, later in barrier.late:
+                self.ambiguous(
+                    wait,
+                    "after",
+                    f"phase {later}'s completion is not ordered after it: had that phase "
+                    f"completed first, the wait would take phase {later + 1}",
+                )
+        return tuple(
+            dataclasses.replace(wait, occurrences=count)
+            for wait, count in sorted(
+                self.ambiguous_waits.values(), key=lambda found: (found[0].line, found[0].why)
+            )
+        )
 
     def run_access(self, thread: Thread, operation, model, memories):
         operands = operation.operands
@@ -1012,7 +1124,8 @@ class Execution:
             units = sum(
                 _units(memory.region, memory.type, memory.type.shape) for _, memory, _ in data
             )
-            self.barrier(barriers[0][1]).transact(agent.clock, units)
+            source = f"{what} at {self.location_text(operation)} ({thread.name})"
+            self.barrier(barriers[0][1]).transact(agent.clock, source, units)
         elif model.completion == "store_wait":
             thread.stores.append(agent)
         elif model.completion == "dot_wait":
@@ -1027,7 +1140,10 @@ class Execution:
                 )
                 if isinstance(barrier_predicate, int) and not barrier_predicate:
                     continue
-                self.barrier(memory).arrive(_join(agent.clock, thread.tcgen05_clock))
+                self.barrier(memory).arrive(
+                    _join(agent.clock, thread.tcgen05_clock),
+                    f"{self.describe_operation(operation)} ({thread.name})",
+                )
         return None
 
     # The scheduler.
@@ -1177,12 +1293,13 @@ def check_ttgir(
         except Incomplete as why:
             execution.unmodelled["incomplete"] = str(why)
     hazards = execution.report_hazards()
+    ambiguous_waits = execution.report_ambiguous_waits()
     unmodelled = tuple(execution.unmodelled.values())
     if unmodelled:
         result = INCOMPLETE
     if blocked:
         result = DEADLOCK
-    if hazards:
+    if hazards or ambiguous_waits:
         result = HAZARDS
     return HazardReport(
         kernel or (function.text.split("@")[1].split("(")[0] if function else "?"),
@@ -1195,6 +1312,7 @@ def check_ttgir(
         execution.access_count,
         time.perf_counter() - started,
         values,
+        ambiguous_waits=ambiguous_waits,
     )
 
 

@@ -15,6 +15,14 @@
 
 ``SEEDS`` lists them as the corpus's other seeds do (lines of the two accesses);
 test/python/test_hazards.py checks them, test/gpu/sanitize_hazards.py runs the Hopper one.
+
+* ``wait_skips_a_phase`` (sm_90a): two producer partitions complete a phase of
+  ``k_ready`` and of ``v_ready`` each round, a consumer waits for both and releases the
+  round (``empty``). Round 1 needs V only: without ``WAIT_EVERY_PHASE`` the consumer
+  skips that round's ``k_ready`` phase, and its next wait on ``k_ready``, which names
+  phase 2 by its parity, would pass on phase 0 were phase 1 late, as the Hopper
+  attention consumer's wait on K did after a key block it skipped (the check reports an
+  ambiguous wait; no buffer is involved).
 """
 
 from __future__ import annotations
@@ -159,6 +167,49 @@ def tmem_store_over_loaded_alias(out_ptr, TILE: gl.constexpr, WAIT_LOAD: gl.cons
         ],
         [4],
         [96],
+    )
+
+
+@gluon.jit
+def _produce(ready, empty, ROUNDS: gl.constexpr):
+    for round in range(ROUNDS):
+        mbarrier.wait(empty.index(0), (round & 1) ^ 1)  # the round before was consumed
+        mbarrier.arrive(ready.index(0))
+
+
+@gluon.jit
+def _consume_k_and_v(k_ready, v_ready, empty, ROUNDS: gl.constexpr, WAIT_EVERY_PHASE: gl.constexpr):
+    for round in range(ROUNDS):
+        if WAIT_EVERY_PHASE or round != 1:  # round 1 needs V only
+            mbarrier.wait(k_ready.index(0), round & 1)
+        mbarrier.wait(v_ready.index(0), round & 1)
+        mbarrier.arrive(empty.index(0))
+
+
+@tlx.jit
+def wait_skips_a_phase(ROUNDS: gl.constexpr, WAIT_EVERY_PHASE: gl.constexpr):
+    k_ready = gl.allocate_shared_memory(gl.int64, [1, 1], mbarrier.MBarrierLayout())
+    v_ready = gl.allocate_shared_memory(gl.int64, [1, 1], mbarrier.MBarrierLayout())
+    empty = gl.allocate_shared_memory(gl.int64, [1, 1], mbarrier.MBarrierLayout())
+    mbarrier.init(k_ready.index(0), count=1)
+    mbarrier.init(v_ready.index(0), count=1)
+    mbarrier.init(empty.index(0), count=1)
+    gl.warp_specialize(
+        [
+            (_consume_k_and_v, (k_ready, v_ready, empty, ROUNDS, WAIT_EVERY_PHASE)),
+            (_produce, (k_ready, empty, ROUNDS)),
+            (_produce, (v_ready, empty, ROUNDS)),
+        ],
+        [1, 1],
+        [24, 24],
+    )
+
+
+def wait_skips_a_phase_source(wait_every_phase: bool):
+    return tlx.ASTSource(
+        fn=wait_skips_a_phase,
+        signature={"ROUNDS": "constexpr", "WAIT_EVERY_PHASE": "constexpr"},
+        constexprs={"ROUNDS": 4, "WAIT_EVERY_PHASE": wait_every_phase},
     )
 
 

@@ -246,3 +246,65 @@ def test_an_mbarrier_of_an_unmodelled_operation_is_not_checked():
     report = _hazards.check_ttgir(mutated, spec_plans, values=values)
     assert report.result == "incomplete", report.describe()
     assert any("its mbarrier comes from an operation" in line for line in report.unmodelled)
+
+
+def test_a_wait_that_skips_a_phase_is_ambiguous():
+    every_phase = tlx.check_hazards(kernels.wait_skips_a_phase_source(True), kernels.SM90A)
+    assert every_phase.result == "clean", every_phase.describe()
+    assert "every mbarrier wait takes the phase it names" in every_phase.describe()
+    skipping = tlx.check_hazards(kernels.wait_skips_a_phase_source(False), kernels.SM90A)
+    assert skipping.result == "hazards" and not skipping.hazards
+    waits = {(wait.barrier, wait.line, wait.phase): wait for wait in skipping.ambiguous_waits}
+    k_line = kernels._line(kernels._consume_k_and_v, "mbarrier.wait(k_ready.index(0)")
+    empty_line = kernels._line(kernels._produce, "mbarrier.wait(empty.index(0)")
+    assert set(waits) == {("k_ready[0]", k_line, 2), ("empty[0]", empty_line, 0)}
+    # The consumer's wait names phase 2; phase 1, which it skipped, could still be running.
+    consumer = waits["k_ready[0]", k_line, 2]
+    assert consumer.partition == "default partition"
+    assert "phase 1's completion is not ordered before it" in consumer.why
+    assert f"kernels.py:{kernels._line(kernels._produce, 'mbarrier.arrive(')}" in consumer.why
+    assert "the wait would pass on phase 0" in consumer.why
+    # The K producer's wait for round 1 names phase 0 of empty; the consumer's release of
+    # round 1 (phase 1) does not wait for K, so it could come first.
+    producer = waits["empty[0]", empty_line, 0]
+    assert "phase 1's completion is not ordered after it" in producer.why
+    assert "the wait would take phase 2" in producer.why
+    text = skipping.describe()
+    assert (
+        f"ambiguous wait: default partition waits on mbarrier k_ready[0] at kernels.py:{k_line}"
+        in text
+    )
+    assert "for phase 2 by its parity, and phase 1's completion" in text
+    docs = (REPOSITORY / "docs" / "hazards.md").read_text()
+    shown = [line for line in docs.splitlines() if line.startswith("ambiguous wait: ")]
+    assert shown and all(line in text.splitlines() for line in shown), shown
+
+
+def test_the_attention_consumer_waits_for_the_k_of_a_block_it_skips():
+    """The Hopper attention consumer waits for K and V of the key blocks it skips (rows past
+    the end, or past the diagonal): without the K wait, its next wait on that stage's K
+    names a phase whose predecessor it never saw."""
+    source, target, options, values = corpus.kernel("hopper_attention_d64")
+    text, spec_plans = _hazards.kernel_ttgir(source, target, options)
+    skip_wait = corpus.line_of(
+        corpus.HOPPER_ATTENTION, "mbarrier.wait(k_ready.index(index % NUM_STAGES)"
+    )
+    seed = corpus.Seed(
+        "skipped block's K wait dropped",
+        "hopper_attention_d64",
+        corpus.Operation("ttng.wait_barrier", corpus.HOPPER_ATTENTION, skip_wait),
+        None,
+        frozenset(),
+        "",
+    )
+    for _ in range(3):  # from each consumer partition
+        text = corpus.mutate(text, seed)
+    report = _hazards.check_ttgir(text, spec_plans, values=values)
+    assert report.result == "hazards" and not report.hazards, report.describe()
+    step_wait = corpus.line_of(
+        corpus.HOPPER_ATTENTION, "mbarrier.wait(k_ready.index(stage)", function="_attn_step"
+    )
+    assert any(
+        wait.barrier.startswith("k_ready[") and wait.line == step_wait and wait.phase >= 1
+        for wait in report.ambiguous_waits
+    ), report.describe()
