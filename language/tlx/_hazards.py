@@ -1,4 +1,4 @@
-"""``tlx.check_hazards``: the races that aliasing makes possible, found before running.
+"""``tlx.check_hazards``: the races on a kernel's specs, found before running.
 
 Two buffers of one spec may share bytes; the planner guarantees the layout, the
 kernel's barriers must guarantee that one is dead before its alias is written.
@@ -16,11 +16,11 @@ The check joins two sources and re-derives neither:
   ``warpgroup_mma``, ``tcgen05``) is its own clock component, joined where it
   completes (an mbarrier phase, a wait, a commit).
 
-Every pair of accesses to overlapping units of two different buffers (or buffer
-indices) of one spec, at least one a write, that happens-before does not order is
-a ``Hazard``. A wait on an mbarrier phase by its parity that happens-before does
-not tell from the phase two earlier is an ``AmbiguousWait``. docs/hazards.md says
-what is and is not modelled.
+Every pair of accesses to overlapping units of one spec (of two buffers that share
+them, two buffer indices, or one buffer index), at least one a write, that
+happens-before does not order is a ``Hazard``. A wait on an mbarrier phase by its
+parity that happens-before does not tell from the phase two before or after it is an
+``AmbiguousWait``. docs/hazards.md says what is and is not modelled.
 """
 
 from __future__ import annotations
@@ -667,7 +667,7 @@ class Execution:
         smem = memory.region.storage == "smem"
         for history in recorded.values():
             for earlier in history:
-                if earlier.key == new.key or (earlier.kind == "read" and kind == "read"):
+                if earlier.kind == "read" and kind == "read":
                     continue
                 missing = None
                 if clock.get(earlier.component, 0) < earlier.epoch:
@@ -1295,12 +1295,13 @@ def check_ttgir(
     hazards = execution.report_hazards()
     ambiguous_waits = execution.report_ambiguous_waits()
     unmodelled = tuple(execution.unmodelled.values())
-    if unmodelled:
-        result = INCOMPLETE
     if blocked:
         result = DEADLOCK
     if hazards or ambiguous_waits:
         result = HAZARDS
+    if unmodelled:
+        # What an unmodelled operation orders is unknown: the hazards listed may be its.
+        result = INCOMPLETE
     return HazardReport(
         kernel or (function.text.split("@")[1].split("(")[0] if function else "?"),
         target,
@@ -1326,7 +1327,8 @@ def check_hazards(
     num_programs=(1, 1, 1),
     budget: int = 2_000_000,
 ) -> HazardReport:
-    """The races that aliasing makes possible in a ``@tlx.jit`` kernel.
+    """The races on the SMEM and TMEM of a ``@tlx.jit`` kernel's specs: between buffers
+    that share bytes, and within one buffer index.
 
     Takes what ``tlx.kernel_plans`` takes (``src`` a ``tlx.ASTSource``, ``target`` a
     ``GPUTarget`` for sm_90a or sm_100a, ``options`` the compile options) and

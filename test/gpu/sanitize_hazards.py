@@ -48,7 +48,7 @@ def _cases():
         if key.startswith("hopper"):
             cases[key] = {"kernel": key, "seed": None}
     for seed in corpus.SEEDS:
-        if seed.kernel.startswith("hopper"):
+        if seed.kernel.startswith("hopper") and seed.runs_on_gpu:
             cases[f"seed: {seed.name}"] = {"kernel": seed.kernel, "seed": seed}
     for name, source_of, target, _ in kernels.seeds():
         if target.arch == 90:

@@ -45,6 +45,8 @@ class Seed:
     moved_after: Operation | None
     expected: frozenset
     why: str
+    # False where the mutated kernel may hang on a GPU (test/gpu/sanitize_hazards.py skips it).
+    runs_on_gpu: bool = True
 
 
 def _tutorial(name):
@@ -320,6 +322,26 @@ SEEDS = (
         ),
         "the stage under O is released while the TMA store still reads O: the loader's TMA "
         "load of the next K into it races with the store",
+    ),
+    Seed(
+        "kv_empty wait dropped in the loader",
+        "hopper_attention_d128",
+        # The second load_kv_blocks of the loader's tile (the first loads the blocks that go
+        # before Q, none with Q in registers).
+        Operation(
+            "ttng.wait_barrier",
+            COMMON,
+            line_of(COMMON, "mbarrier.wait(kv_empty.index(stage)"),
+            nth=1,
+        ),
+        None,
+        frozenset(
+            {(COMMON, line_of(COMMON, "k_tiles.index(stage).reshape([1, BLOCK_N, HEAD_DIM])"))}
+        ),
+        "the loader refills a K/V stage before the consumers released it: its TMA load of K "
+        "lands on the K it loaded a ring earlier (one buffer index: an ordinary pipeline race)",
+        # The loader runs rings ahead: a consumer's wait by parity may sleep for ever.
+        runs_on_gpu=False,
     ),
     Seed(
         "fused MLP: the loader's empty2 wait dropped",
