@@ -92,9 +92,9 @@ class Hazard:
 @dataclass(frozen=True)
 class AmbiguousWait:
     """A wait on mbarrier ``barrier`` that passed on phase ``phase`` by the phase's
-    parity, which the hardware cannot tell from the phase two earlier: ``why`` says
-    what leaves the two apart unordered. ``occurrences`` counts the waits the
-    execution met at that line in that partition."""
+    parity, which the hardware cannot tell from the phases two before and two after
+    it: ``why`` says which neighbouring phase nothing orders before (or after) it.
+    ``occurrences`` counts the waits the execution met at that line in that partition."""
 
     file_name: str
     line: int
@@ -164,7 +164,7 @@ class HazardReport:
             lines.extend(f"  {line}" for line in self.unmodelled)
         if self.result == CLEAN:
             lines.append(
-                "no hazard: every access to bytes two buffers share is ordered, and every "
+                "no hazard: every two accesses to the same bytes are ordered, and every "
                 "mbarrier wait takes the phase it names"
             )
         return "\n".join(lines) + "\n"
@@ -458,7 +458,8 @@ class Execution:
         self.accesses: dict[int, dict] = {}  # region id -> {latest key: RecordedAccess}
         self.access_count = 0
         self.hazards: dict[tuple, list] = {}
-        self.ambiguous_waits: dict[tuple, list] = {}  # (where, partition) -> [wait, count]
+        # (file, line, callers, partition, "before" or "after") -> [AmbiguousWait, count]
+        self.ambiguous_waits: dict[tuple, list] = {}
         self.unmodelled: dict[str, str] = {}
         self.location_cache: dict[str, tuple] = {}
         self.not_given: list[str] = []  # integer arguments without a value
