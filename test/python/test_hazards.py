@@ -10,6 +10,7 @@ import pytest
 import tlx
 from _helpers import REPOSITORY, SM90, fill, load_api_example
 from tlx import _cli, _hazards
+from triton.compiler.errors import CompilationError
 from triton.experimental.gluon import language as ttgl
 
 sys.path.insert(0, str(REPOSITORY / "test" / "hazards"))
@@ -307,3 +308,58 @@ def test_the_attention_consumer_waits_for_the_k_of_a_block_it_skips():
         wait.barrier.startswith("k_ready[") and wait.line == step_wait and wait.phase >= 1
         for wait in report.ambiguous_waits
     ), report.describe()
+
+
+def _space_kernels(tutorial):
+    """(name, tlx.ASTSource, values) of each kernel of a tutorial's autotuning space."""
+    module = corpus._tutorial(tutorial)
+    if tutorial == "hopper_flash_attention":
+        for head_dim in module.HEAD_DIMS:
+            for config in module.autotune_space(head_dim):
+                for causal in (False, True):
+                    source = module.kernel_source(config, head_dim, causal=causal)
+                    values = {"seq_len": 512, "batch_heads": 1}
+                    yield f"D={head_dim} {config} causal={causal}", source, values
+    elif tutorial == "hopper_gemm":
+        # GROUP_M is an argument: configurations that differ only in it are one kernel.
+        kernels = {}
+        for triton_config in module.autotune_configs():
+            config = module.config_of(triton_config)
+            kernels.setdefault(tuple(module.constexprs(config).items()), config)
+        for config in kernels.values():
+            values = {"M": 256, "N": 512, "K": 512, "GROUP_M": config.group_m}
+            yield str(config), module.kernel_source(config), values
+    else:
+        for layout in module.LAYOUTS:
+            for triton_config in module.autotune_configs(layout):
+                config = module.config_of(triton_config)
+                values = {"tokens": 256, "d_model": 512, "hidden": 512}
+                yield str(config), module.kernel_source(config), values
+
+
+@pytest.mark.skipif(
+    tlx.compat.TRITON_VERSION != (3, 9),
+    reason="traces every configuration: the newest supported Triton does (as "
+    "test_tutorial_spaces.py compiles them)",
+)
+@pytest.mark.parametrize("tutorial", ["hopper_flash_attention", "hopper_gemm", "hopper_fused_mlp"])
+def test_every_configuration_of_the_tutorials_spaces_checks_clean(tutorial):
+    """What the tuner may choose is as race-free as the defaults: every configuration of a
+    space that fits checks clean (those that do not fit are the planner's to refuse)."""
+    module = corpus._tutorial(tutorial)
+    checked = refused = 0
+    for name, source, values in _space_kernels(tutorial):
+        try:
+            report = tlx.check_hazards(source, module.SM90A, module.COMPILE_OPTIONS, values=values)
+        except CompilationError as error:
+            # The planner's message, on the error or (raised in a called function) its cause.
+            messages = []
+            while error is not None:
+                messages.append(str(error))
+                error = error.__cause__
+            assert any("more than the target's limit" in text for text in messages), name
+            refused += 1
+            continue
+        assert report.result == "clean", f"{name}\n{report.describe()}"
+        checked += 1
+    assert checked > refused > 0
