@@ -61,6 +61,18 @@ only before it rewrites its half of C. On short K loops and skinny shapes, where
 epilogue and the ring's fill are a large share of its time, the autotuner picks it
 (``bench/gemm.py --grid``).
 
+Pipelined, one warpgroup
+------------------------
+``warp_specialize=False`` drops the loader warp and the second consumer: the kernel's one
+warpgroup computes the whole 128-row tile (one ``warpgroup_mma`` per K step over all of A's
+stage) and issues the TMA copies itself, NUM_STAGES - 1 steps ahead. It refills a stage as
+soon as ``warpgroup_mma_wait(1)`` shows that the product which read it has completed, so the
+ring needs no ``empty`` barriers, and C may lie over the ring once the last product has
+completed. With 128 x 64 tiles it is what the tuner takes at 1024 cubed, where the whole
+problem is one wave of 128 CTAs of 16 K steps each: on an H200 (Triton 3.6) it runs 8.0 us
+where the warp-specialized kernel with the same tiles runs 8.5 (README, Known limits). It
+is not persistent.
+
 Measured on an H100 with Triton 3.6 (``bench/gemm.py``, M = N = K = 4096 and 8192 and
 16384 x 4096 x 4096): 96-99% of cuBLAS (``torch.matmul``) in fp16 and bf16. The fourth stage
 gains under 1% over the best configuration without aliasing: at 128 x 256 x 64 steps three
@@ -100,6 +112,8 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     fence_async_shared,
     mbarrier,
     tma,
+    warpgroup_mma,
+    warpgroup_mma_wait,
 )
 
 # Kernel side -------------------------------------------------------------------------------
@@ -122,21 +136,28 @@ def _tile_offsets(tile, M, N, GROUP_M, BLOCK_M: gl.constexpr, BLOCK_N: gl.conste
 
 
 @gluon.jit
+def _copy_step(desc_a, desc_b, a_ring, b_ring, ready, stage, off_m, off_n, k):
+    """The TMA copies of K step ``k``'s A and B tiles into stage ``stage`` of the ring, whose
+    ``ready`` barrier expects their bytes."""
+    BLOCK_K: gl.constexpr = a_ring.shape[2]
+    step_bytes: gl.constexpr = desc_a.block_type.nbytes + desc_b.block_type.nbytes
+    mbarrier.expect(ready.index(stage), step_bytes)
+    tma_load(desc_a, [off_m, k * BLOCK_K], ready.index(stage), a_ring.index(stage))
+    tma_load(desc_b, [k * BLOCK_K, off_n], ready.index(stage), b_ring.index(stage))
+
+
+@gluon.jit
 def _load_tile(desc_a, desc_b, a_ring, b_ring, ready, empty, off_m, off_n, first_index, k_steps):
     """The loader's work for one tile: the A and B tiles of K step k into the ring's stage of
     index ``first_index + k`` (mod its depth) once both consumers have released that stage's
     previous contents."""
     NUM_STAGES: gl.constexpr = a_ring.shape[0]
-    BLOCK_K: gl.constexpr = a_ring.shape[2]
-    step_bytes: gl.constexpr = desc_a.block_type.nbytes + desc_b.block_type.nbytes
     for k in range(k_steps):
         index = first_index + k
         stage = index % NUM_STAGES
         # Phase ^ 1: the first pass over the ring finds every stage free.
         mbarrier.wait(empty.index(stage), ((index // NUM_STAGES) & 1) ^ 1)
-        mbarrier.expect(ready.index(stage), step_bytes)
-        tma_load(desc_a, [off_m, k * BLOCK_K], ready.index(stage), a_ring.index(stage))
-        tma_load(desc_b, [k * BLOCK_K, off_n], ready.index(stage), b_ring.index(stage))
+        _copy_step(desc_a, desc_b, a_ring, b_ring, ready, stage, off_m, off_n, k)
 
 
 @gluon.jit
@@ -227,6 +248,48 @@ def _mma_partition(
     tma.store_wait(0)
 
 
+@gluon.jit
+def _pipelined_tile(
+    desc_a, desc_b, desc_c, a_ring, b_ring, c_tile, ready, off_m, off_n, k_steps, ALIAS_C
+):
+    """A whole tile in the kernel's one warpgroup, without warp specialization: it issues the
+    TMA copies NUM_STAGES - 1 K steps ahead of its matrix products, and refills a stage as
+    soon as ``warpgroup_mma_wait(1)`` shows that the product which read it has completed."""
+    NUM_STAGES: gl.constexpr = a_ring.shape[0]
+    BLOCK_M: gl.constexpr = a_ring.shape[1]
+    BLOCK_N: gl.constexpr = b_ring.shape[2]
+    SUB_M: gl.constexpr = desc_c.block_type.shape[0]
+    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[gl.num_warps(), 1], instr_shape=[16, BLOCK_N, 16]
+    )
+    for k in gl.static_range(NUM_STAGES - 1):
+        if k < k_steps:
+            _copy_step(desc_a, desc_b, a_ring, b_ring, ready, k, off_m, off_n, k)
+    acc = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, acc_layout)
+    for k in range(k_steps):
+        stage = k % NUM_STAGES
+        mbarrier.wait(ready.index(stage), (k // NUM_STAGES) & 1)
+        acc = warpgroup_mma(a_ring.index(stage), b_ring.index(stage), acc, is_async=True)
+        acc = warpgroup_mma_wait(1, deps=[acc])
+        # Step k - 1's product has read its stage, which takes step k + NUM_STAGES - 1.
+        refill = k + NUM_STAGES - 1
+        if refill < k_steps:
+            refill_stage = refill % NUM_STAGES
+            _copy_step(desc_a, desc_b, a_ring, b_ring, ready, refill_stage, off_m, off_n, refill)
+    acc = warpgroup_mma_wait(0, deps=[acc])
+    if ALIAS_C:
+        # C lies over the ring: every copy issued has been waited for, and every product
+        # has completed once all four warps are past their last wait.
+        cta_barrier()
+    c_whole = c_tile.index(0)
+    c_whole.store(acc.to(c_tile.dtype))
+    fence_async_shared()
+    # The C descriptor's block is half a tile (a warp-specialized consumer's rows).
+    for half in gl.static_range(BLOCK_M // SUB_M):
+        tma_store(desc_c, [off_m + half * SUB_M, off_n], c_whole.slice(half * SUB_M, SUB_M))
+    tma.store_wait(0)
+
+
 # The shapes vary from call to call and the TMA clips at the edges: specializing on their
 # divisibility would buy nothing and compile every configuration again for each new one.
 # GROUP_M only orders the tiles: as an argument, the tuner's GROUP_M variants of a
@@ -246,10 +309,14 @@ def gemm_kernel(
     NUM_STAGES: gl.constexpr,
     ALIAS_C: gl.constexpr,
     PERSISTENT: gl.constexpr,
+    WARP_SPECIALIZE: gl.constexpr,
 ):
     # A persistent CTA's next tile loads into the ring while this one's C is stored: C cannot
     # lie over the ring then.
     gl.static_assert(not (PERSISTENT and ALIAS_C), "a persistent kernel's C cannot alias the ring")
+    gl.static_assert(
+        WARP_SPECIALIZE or not PERSISTENT, "a kernel without warp specialization is not persistent"
+    )
     k_steps = gl.cdiv(K, BLOCK_K)
     # The tiles this CTA computes: its own, or (persistent) every num_programs-th from it.
     first_tile = gl.program_id(0)
@@ -296,62 +363,70 @@ def gemm_kernel(
 
     bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
     ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
-    empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
-    mma_done = gl.allocate_shared_memory(gl.int64, [1, 1], bar_layout)
     for i in gl.static_range(NUM_STAGES):
         mbarrier.init(ready.index(i), count=1)
-        mbarrier.init(empty.index(i), count=2)
-    mbarrier.init(mma_done.index(0), count=2)
-    fence_async_shared()
+    if not WARP_SPECIALIZE:
+        fence_async_shared()
+        off_m, off_n = _tile_offsets(first_tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
+        _pipelined_tile(
+            desc_a, desc_b, desc_c, a_ring, b_ring, c_tile, ready, off_m, off_n, k_steps, ALIAS_C
+        )
+    else:
+        empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
+        mma_done = gl.allocate_shared_memory(gl.int64, [1, 1], bar_layout)
+        for i in gl.static_range(NUM_STAGES):
+            mbarrier.init(empty.index(i), count=2)
+        mbarrier.init(mma_done.index(0), count=2)
+        fence_async_shared()
 
-    # Both consumers take these (a tuple held in a variable keeps tensors only, so the
-    # constexprs go in each call).
-    consumer_state = (
-        desc_c,
-        a_ring,
-        b_ring,
-        c_tile,
-        ready,
-        empty,
-        mma_done.index(0),
-        schedule,
-    )
-    gl.warp_specialize(
-        [
-            (
-                _mma_partition,
-                (consumer_state, 0, ALIAS_C, PERSISTENT),
-            ),
-            (
-                _mma_partition,
-                (consumer_state, 1, ALIAS_C, PERSISTENT),
-            ),
-            (
-                _load_partition,
+        # Both consumers take these (a tuple held in a variable keeps tensors only, so the
+        # constexprs go in each call).
+        consumer_state = (
+            desc_c,
+            a_ring,
+            b_ring,
+            c_tile,
+            ready,
+            empty,
+            mma_done.index(0),
+            schedule,
+        )
+        gl.warp_specialize(
+            [
                 (
-                    desc_a,
-                    desc_b,
-                    a_ring,
-                    b_ring,
-                    ready,
-                    empty,
-                    schedule,
-                    BLOCK_M,
-                    BLOCK_N,
-                    PERSISTENT,
+                    _mma_partition,
+                    (consumer_state, 0, ALIAS_C, PERSISTENT),
                 ),
-            ),
-        ],
-        [4, 1],
-        [240, 24],
-    )
+                (
+                    _mma_partition,
+                    (consumer_state, 1, ALIAS_C, PERSISTENT),
+                ),
+                (
+                    _load_partition,
+                    (
+                        desc_a,
+                        desc_b,
+                        a_ring,
+                        b_ring,
+                        ready,
+                        empty,
+                        schedule,
+                        BLOCK_M,
+                        BLOCK_N,
+                        PERSISTENT,
+                    ),
+                ),
+            ],
+            [4, 1],
+            [240, 24],
+        )
 
 
 # Host side ---------------------------------------------------------------------------------
 
 _TORCH_DTYPE = {name: dtype for dtype, name in TORCH_TO_TRITON_DTYPE.items()}
 # The default partition is one consumer warpgroup; the other consumer (4 warps) and the loader
-# (1 warp) are workers.
+# (1 warp) are workers. Without warp specialization the 4 warps are the kernel's one warpgroup.
 COMPILE_OPTIONS = {"num_warps": 4}
 
 
@@ -367,6 +442,7 @@ class Config:
     alias_c: bool
     group_m: int = 8
     persistent: bool = False
+    warp_specialize: bool = True
 
     def __post_init__(self):
         if self.persistent and self.alias_c:
@@ -374,15 +450,22 @@ class Config:
                 "a persistent kernel loads a CTA's next tile while it stores C: C cannot alias "
                 "the ring (alias_c=False)"
             )
+        if self.persistent and not self.warp_specialize:
+            raise ValueError(
+                "a persistent kernel loads a CTA's next tile in a loader warp while the "
+                "consumers store C: it needs warp_specialize=True"
+            )
 
     def replace(self, **changes):
         return dataclasses.replace(self, **changes)
 
     def __repr__(self):
         persistent = " persistent" if self.persistent else ""
+        pipelined = "" if self.warp_specialize else " pipelined"
         return (
             f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} BLOCK_K={self.block_k} "
-            f"stages={self.num_stages} alias_c={self.alias_c} GROUP_M={self.group_m}{persistent}"
+            f"stages={self.num_stages} alias_c={self.alias_c} GROUP_M={self.group_m}"
+            f"{persistent}{pipelined}"
         )
 
 
@@ -531,10 +614,12 @@ def autotune_configs():
     the ring or beside it, persistent kernels (C beside the ring) whose next tile loads while
     this one's C is stored, and for the 256-column tiles, whose order decides most what L2
     holds, groups of 4, 8 or 16 tile rows (GROUP_M is an argument: the variants share one
-    compiled kernel). The planner drops, before compiling, the 24 of 70 whose SMEM does not
-    fit: 256 columns fit 3 stages
-    with C beside the ring and 4 with C over it (a tiles-times-stages formula would drop that
-    one too); 64 and 128 columns fit all their stages."""
+    compiled kernel), and 64-column tiles without warp specialization (K steps of 64 with 4,
+    6 or 8 stages, or of 128 with 4; C over the ring or beside it), which the tuner takes at
+    1024 cubed. The planner drops, before compiling, the 24 of 78 whose SMEM does not fit:
+    256 columns fit 3 stages with C beside the ring and 4 with C over it (a
+    tiles-times-stages formula would drop that one too); 64 and 128 columns fit all their
+    stages."""
     configs = [
         Config(128, block_n, 64, stages, alias_c)
         for block_n in (64, 128, 256)
@@ -552,6 +637,11 @@ def autotune_configs():
         if config.block_n == 256
         for group_m in (4, 16)
     ]
+    configs += [
+        Config(128, 64, block_k, stages, alias_c, warp_specialize=False)
+        for block_k, stages in ((64, 4), (64, 6), (64, 8), (128, 4))
+        for alias_c in (True, False)
+    ]
     return [
         triton.Config(config_arguments(config), pre_hook=_set_block_shapes, **COMPILE_OPTIONS)
         for config in configs
@@ -567,6 +657,7 @@ def constexprs(config):
         "NUM_STAGES": config.num_stages,
         "ALIAS_C": config.alias_c,
         "PERSISTENT": config.persistent,
+        "WARP_SPECIALIZE": config.warp_specialize,
     }
 
 
@@ -588,6 +679,7 @@ def config_of(arguments):
         arguments["ALIAS_C"],
         arguments["GROUP_M"],
         arguments["PERSISTENT"],
+        arguments["WARP_SPECIALIZE"],
     )
 
 

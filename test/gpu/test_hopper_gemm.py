@@ -42,11 +42,17 @@ def configs(dtype):
         "unaliased": gemm.best_unaliased_config(dtype),
         # Every CTA takes several tiles at the grid's sizes: the ring runs on across tiles.
         "persistent": gemm.Config(128, 128, 64, 5, alias_c=False, persistent=True),
+        # One warpgroup issues the copies and computes the tile; C over the ring or beside it.
+        "pipelined": gemm.Config(128, 64, 64, 6, alias_c=True, warp_specialize=False),
+        "pipelined_k128": gemm.Config(128, 64, 128, 4, alias_c=False, warp_specialize=False),
     }
 
 
+CONFIG_NAMES = ["aliased", "unaliased", "persistent", "pipelined", "pipelined_k128"]
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-@pytest.mark.parametrize("config_name", ["aliased", "unaliased", "persistent"])
+@pytest.mark.parametrize("config_name", CONFIG_NAMES)
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda shape: "x".join(map(str, shape)))
 def test_matches_reference(dtype, config_name, shape):
     import hopper_gemm as gemm

@@ -83,10 +83,13 @@ def attention_config(key):
 
 
 def gemm_config(key):
-    """The tutorial Config of a Hopper GEMM key: hopper_gemm, or hopper_gemm_persistent."""
+    """The tutorial Config of a Hopper GEMM key: hopper_gemm, hopper_gemm_persistent, or
+    hopper_gemm_pipelined (one warpgroup, no warp specialization, C over the ring)."""
     gemm = _tutorial("hopper_gemm")
     if key.endswith("persistent"):
         return gemm.Config(128, 128, 64, 3, alias_c=False, persistent=True)
+    if key.endswith("pipelined"):
+        return gemm.Config(128, 64, 64, 6, alias_c=True, warp_specialize=False)
     return gemm.default_config()
 
 
@@ -129,6 +132,7 @@ TUTORIAL_KERNELS = (
     "hopper_attention_d128_store_o_during_next_s",
     "hopper_gemm",
     "hopper_gemm_persistent",
+    "hopper_gemm_pipelined",
     "hopper_fused_mlp_shared",
     "hopper_fused_mlp_separate",
     "hopper_fused_mlp_phases",

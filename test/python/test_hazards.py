@@ -248,6 +248,25 @@ def test_an_mbarrier_of_an_unmodelled_operation_is_not_checked():
     assert any("its mbarrier comes from an operation" in line for line in report.unmodelled)
 
 
+def test_a_pipelined_gemm_refilling_a_stage_still_read_is_reported():
+    """The GEMM without warp specialization refills a stage after warpgroup_mma_wait(1) has
+    retired the product that read it; waiting for two products to be in flight instead
+    leaves that product reading the stage the TMA load overwrites."""
+    source, target, options, values = corpus.kernel("hopper_gemm_pipelined")
+    text, spec_plans = _hazards.kernel_ttgir(source, target, options)
+    assert text.count("ttng.warp_group_dot_wait") == 2 and "{pendings = 1 : i32}" in text
+    mutated = text.replace("{pendings = 1 : i32}", "{pendings = 2 : i32}")
+    report = _hazards.check_ttgir(mutated, spec_plans, values=values)
+    assert report.result == "hazards", report.describe()
+    pairs = {
+        (hazard.first.operation, hazard.first.buffer, hazard.second.operation, hazard.second.buffer)
+        for hazard in report.hazards
+    }
+    assert ("warpgroup_mma", "a_ring", "TMA load", "a_ring") in pairs, pairs
+    assert ("warpgroup_mma", "b_ring", "TMA load", "b_ring") in pairs, pairs
+    assert "there is none between it and the TMA load" in report.describe()
+
+
 def test_a_wait_that_skips_a_phase_is_ambiguous():
     every_phase = tlx.check_hazards(kernels.wait_skips_a_phase_source(True), kernels.SM90A)
     assert every_phase.result == "clean", every_phase.describe()

@@ -117,6 +117,30 @@ def test_kernel_compiles_to_a_cubin_for_sm90a(gemm, dtype):
         assert smem.plan.size_bytes < compiled.metadata.shared <= SMEM_LIMIT
 
 
+@pytest.mark.parametrize("alias_c", [True, False])
+def test_pipelined_kernel_is_one_warpgroup_with_c_over_the_ring_or_beside_it(gemm, alias_c):
+    """Without warp specialization the kernel's one warpgroup issues the copies and computes
+    the whole 128-row tile: one wgmma per K step reads all of A's stage, and C (128 x 64) lies
+    over the ring's first bytes or beside it."""
+    config = gemm.Config(128, 64, 64, 6, alias_c=alias_c, warp_specialize=False)
+    smem = gemm.smem_plan(config)
+    stage = 128 * 64 * 2 + 64 * 64 * 2
+    c_bytes = 0 if alias_c else 128 * 64 * 2
+    assert smem.plan.ok and smem.plan.size_bytes == smem.plan.ideal_bytes == 6 * stage + c_bytes
+    assert buffer_offsets(smem)["c_tile"] == [0]
+    compiled = gemm.compile_for_hopper(config)
+    ttgir = compiled.asm["ttgir"]
+    assert "ttg.warp_specialize" not in ttgir
+    assert re.search(r"ttng.warp_group_dot .*: !ttg.memdesc<128x64xf16", ttgir)
+    ((_, rows),) = SMEM_BACKING.findall(ttgir)
+    assert int(rows) * 128 == smem.plan.size_bytes < compiled.metadata.shared <= SMEM_LIMIT
+
+
+def test_pipelined_config_is_not_persistent(gemm):
+    with pytest.raises(ValueError, match="persistent kernel .* needs warp_specialize=True"):
+        gemm.Config(128, 64, 64, 6, alias_c=False, persistent=True, warp_specialize=False)
+
+
 def test_matmul_refuses_bad_inputs(gemm):
     a = torch.zeros(4, 8, dtype=torch.float16)
     with pytest.raises(ValueError, match=r"a must be \[M, K\] and b \[K, N\], got \(4, 8\)"):
