@@ -102,9 +102,9 @@ def autotuned(q, k, v, causal):
     return fa.autotuned_attention(q, k, v, causal)
 
 
-def grid(runs, dtype_names, head_dims):
+def grid(runs, dtype_names, head_dims, masks):
     """The autotuned kernel against cuDNN over the shape grid (see the module's doc), for the
-    dtypes and head dims asked for."""
+    dtypes, head dims and masks (causal or not) asked for."""
     header = (
         f"{'dtype':>5} {'B':>3} {'N':>5} {'D':>4} {'causal':>6} | GPU: {'ours':>6} {'cuDNN':>6} "
         f"{'ratio':>5} | called: {'ours':>6} {'cuDNN':>6} {'ratio':>5} | {'max err':>7} | chosen"
@@ -116,7 +116,7 @@ def grid(runs, dtype_names, head_dims):
     for dtype_name in dtype_names:
         dtype = GRID_DTYPES[dtype_name]
         for head_dim in head_dims:
-            for causal in (False, True):
+            for causal in masks:
                 for seq_len in GRID_SEQ_LENS:
                     shape = (GRID_TOKENS // seq_len, GRID_HEADS, seq_len, head_dim)
                     q, k, v = (torch.randn(shape, device="cuda", dtype=dtype) for _ in range(3))
@@ -209,6 +209,9 @@ def main():
     parser.add_argument(
         "--dtype", choices=tuple(GRID_DTYPES), help="--grid: only the rows of this dtype"
     )
+    parser.add_argument(
+        "--mask", choices=("causal", "none"), help="--grid: only the rows with this mask"
+    )
     args = parser.parse_args()
     if args.runs < 50:
         parser.error("--runs must be at least 50")
@@ -219,6 +222,7 @@ def main():
             args.runs,
             [args.dtype] if args.dtype else list(GRID_DTYPES),
             [args.head_dim] if args.head_dim else list(fa.HEAD_DIMS),
+            [args.mask == "causal"] if args.mask else [False, True],
         )
         return
     if args.tile_cost:

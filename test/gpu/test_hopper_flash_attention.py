@@ -3,8 +3,11 @@
 Runs only on a Hopper GPU (compute capability 9.x); skipped elsewhere.
 """
 
+import hopper_flash_attention as fa
 import pytest
 import torch
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
 
 pytestmark = pytest.mark.hopper
 
@@ -104,14 +107,16 @@ def test_every_autotuned_configuration_agrees(head_dim, causal):
 
 @pytest.mark.parametrize("head_dim", [64, 128])
 @pytest.mark.parametrize("causal", [False, True])
-def test_every_work_unit_of_a_persistent_grid(head_dim, causal):
+@pytest.mark.parametrize("seq_len", [1000, 520])
+def test_every_work_unit_of_a_persistent_grid(head_dim, causal, seq_len):
     """More work units than the GPU has SMs: each CTA of the persistent grid computes several
-    tiles (with a causal mask, pairs of row blocks), its K/V ring and Q buffers running on from
-    one tile to the next. Every head must match the reference."""
+    tiles (with a causal mask, pairs of row blocks, and the last heads' tiles one by one), its
+    K/V ring and Q buffers running on from one tile to the next; 520 rows make an odd number
+    of row blocks, whose middle one is a unit alone. Every head must match the reference."""
     import hopper_flash_attention as fa
 
     config = fa.default_config(head_dim)
-    batch, heads, seq_len = 2, 48, 1000
+    batch, heads = 3, 48
     row_blocks = -(-seq_len // config.block_m)
     units = batch * heads * (-(-row_blocks // 2) if causal else row_blocks)
     assert units >= 2 * torch.cuda.get_device_properties(0).multi_processor_count
@@ -123,3 +128,62 @@ def test_every_work_unit_of_a_persistent_grid(head_dim, causal):
     )
     out = fa.attention(q, k, v, causal)
     torch.testing.assert_close(out, reference(q, k, v, causal), atol=1e-2, rtol=1e-2)
+
+
+@gluon.jit
+def deal_causal_units(
+    tiles, seq_len, batch_heads, BLOCK_M: gl.constexpr, BALANCE_TAIL: gl.constexpr
+):
+    """Each work unit's row blocks (head x row blocks + row block) at tiles[2 * unit + tile],
+    as the attention kernel's partitions deal them."""
+    n_row_blocks, units_per_head, tail_heads, n_units = fa._work_units(
+        seq_len, batch_heads, BLOCK_M, True, BALANCE_TAIL
+    )
+    for unit in range(gl.program_id(0), n_units, gl.num_programs(0)):
+        off_bh, first, step, n_tiles = fa._unit_tiles(
+            unit, n_row_blocks, units_per_head, tail_heads, batch_heads, True, BALANCE_TAIL
+        )
+        for tile in range(n_tiles):
+            gl.store(tiles + 2 * unit + tile, off_bh * n_row_blocks + first + tile * step)
+
+
+@pytest.mark.parametrize("balance_tail", [False, True])
+@pytest.mark.parametrize(
+    ("batch_heads", "seq_len", "block_m", "programs"),
+    [(1024, 512, 128, 132), (512, 1024, 128, 132), (256, 2048, 128, 132), (96, 520, 128, 132)]
+    + [(128, 4096, 192, 132), (3, 1000, 128, 17), (1, 640, 128, 5)],
+)
+def test_causal_work_units_cover_every_tile_once(
+    batch_heads, seq_len, block_m, programs, balance_tail
+):
+    """The kernel's own work-unit functions (_work_units, _unit_tiles), run by a grid of
+    ``programs`` CTAs, deal every causal row block of every head exactly once; dealing the
+    tail tile by tile leaves no CTA with more key blocks than dealing it in pairs does."""
+    n_row_blocks = -(-seq_len // block_m)
+    tiles = torch.full((2 * batch_heads * n_row_blocks,), -1, device="cuda", dtype=torch.int32)
+    deal_causal_units[(programs,)](
+        tiles, seq_len, batch_heads, BLOCK_M=block_m, BALANCE_TAIL=balance_tail
+    )
+    dealt = tiles.view(-1, 2).cpu()
+    taken = dealt[dealt >= 0]
+    assert sorted(taken.tolist()) == list(range(batch_heads * n_row_blocks))
+
+    # The keys each CTA's tiles visit: row block r visits (r + 1) * block_m.
+    keys = [0] * programs
+    for unit, pair in enumerate(dealt.tolist()):
+        keys[unit % programs] += sum(
+            (tile % n_row_blocks + 1) * block_m for tile in pair if tile >= 0
+        )
+    units_per_head = -(-n_row_blocks // 2)
+
+    def pair_keys(i):  # row blocks n - 1 - i and i, or the middle one alone
+        return (i + 1 if 2 * i + 1 == n_row_blocks else n_row_blocks + 1) * block_m
+
+    keys_in_pairs = [
+        sum(
+            pair_keys(unit % units_per_head)
+            for unit in range(cta, batch_heads * units_per_head, programs)
+        )
+        for cta in range(programs)
+    ]
+    assert max(keys) <= max(keys_in_pairs)

@@ -146,6 +146,20 @@ def test_hopper_aliasing_is_what_makes_three_stages_fit():
     assert too_big in rejected[0][1]
 
 
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_hopper_attention_tail_balancing_is_tuned_with_a_causal_mask_only(head_dim):
+    """balance_tail changes how a causal grid's last rounds are dealt (_work_units): the
+    space has it, and the tuner drops it without a mask, where the kernel is the same."""
+    fa = importlib.import_module("hopper_flash_attention")
+    configs = fa.autotune_configs(head_dim)
+    balanced = [config for config in configs if config.kwargs["BALANCE_TAIL"]]
+    assert balanced and all(fa.config_of(config).balance_tail for config in balanced)
+    assert "balance_tail" in repr(fa.config_of(balanced[0]))
+    assert fa.causal_only_pruned(configs, {}, HEAD_DIM=head_dim, CAUSAL=True) == configs
+    without_mask = fa.causal_only_pruned(configs, {}, HEAD_DIM=head_dim, CAUSAL=False)
+    assert without_mask == [config for config in configs if config not in balanced]
+
+
 @without_gpu
 def test_hopper_script_compiles_without_gpu(capsys):
     fa = importlib.import_module("hopper_flash_attention")
