@@ -378,14 +378,14 @@ def _attend_rows(
 def _work_units(
     seq_len, batch_heads, BLOCK_M: gl.constexpr, CAUSAL: gl.constexpr, BALANCE_TAIL: gl.constexpr
 ):
-    """(row blocks per head, work units per head, tail heads, work units): the grid's CTAs take
-    work units round-robin. A unit is one row block of a head; causal, it is the pair of row
-    blocks i and n - 1 - i (n row blocks), whose key blocks add up to about n + 1 whatever i,
-    so that every CTA gets as much work as the others (the middle block of an odd n is a unit
-    alone). Pairs leave the grid's last round part empty, a pair's worth of work idle on the
-    CTAs without one: with BALANCE_TAIL, the last ``tail heads`` heads (the pairs of that last
-    round and of one round more) are rather dealt tile by tile, longest first
-    (``_unit_tiles``)."""
+    """(row blocks per head, work units per head, tail heads, work units, whether the last row
+    block is short): the grid's CTAs take work units round-robin (``_unit_tiles``). A unit is
+    one row block of a head; causal, it is the pair of row blocks i and n - 1 - i (n row
+    blocks), whose key blocks add up to about n + 1 whatever i, so that every CTA gets as much
+    work as the others (the middle block of an odd n is a unit alone). Pairs leave the grid's
+    last round part empty, a pair's worth of work idle on the CTAs without one: with
+    BALANCE_TAIL, the last ``tail heads`` heads (the pairs of that last round and of one round
+    more) are rather dealt tile by tile, longest first."""
     n_row_blocks = gl.cdiv(seq_len, BLOCK_M)
     if CAUSAL:
         units_per_head = (n_row_blocks + 1) // 2
@@ -398,29 +398,39 @@ def _work_units(
         tail_units = n_units % programs + programs
         tail_heads = gl.minimum(gl.cdiv(tail_units, units_per_head), batch_heads)
         n_units += tail_heads * (n_row_blocks - units_per_head)
-    return n_row_blocks, units_per_head, tail_heads, n_units
+    return n_row_blocks, units_per_head, tail_heads, n_units, seq_len % BLOCK_M != 0
 
 
 @gluon.jit
-def _unit_tiles(
-    unit,
-    n_row_blocks,
-    units_per_head,
-    tail_heads,
-    batch_heads,
-    CAUSAL: gl.constexpr,
-    BALANCE_TAIL: gl.constexpr,
-):
-    """(off_bh, first row block, row block step, tiles) of a work unit (_work_units): its
-    tiles are row blocks first, first + step, ..., the longest first when causal.
+def _unit_tiles(unit, work, CAUSAL: gl.constexpr, BALANCE_TAIL: gl.constexpr):
+    """(off_bh, first row block, row block step, tiles) of a work unit; ``work`` is (row
+    blocks per head, work units per head, tail heads, batch_heads, whether the last row block
+    is short), as _work_units finds them. A unit's tiles are row blocks first, first + step,
+    ..., the longest first when causal.
 
     A tail head's tiles are units of one tile each: row block n - 1 of every tail head, then
     n - 2, ... The CTAs take them in rounds of num_programs tiles whose direction alternates
     from the last round, which is partial and goes to the first CTAs: so that those get the
     shortest tiles of the round before it, and every CTA ends within about a short tile of the
-    others (against a pair's worth of work when the tail is dealt in pairs)."""
-    off_bh = unit // units_per_head
-    first = unit % units_per_head
+    others (against a pair's worth of work when the tail is dealt in pairs).
+
+    When the last row block is short, the other units are dealt in rounds of num_programs
+    rotated by one CTA a round: CTA c takes unit c + r of round r. A round keeps its units (the
+    same heads run side by side, their K/V shared in L2), but a CTA no longer takes the same
+    row block of a head every round when the units per head divide num_programs: with
+    192-row tiles at N = 1024 on 132 SMs, 22 CTAs took every short last row block and the
+    others only full ones (3% of the call, H200)."""
+    n_row_blocks, units_per_head, tail_heads, batch_heads, short_last = work
+    programs = gl.num_programs(0)
+    body_units = (batch_heads - tail_heads) * units_per_head
+    dealt = unit
+    if short_last:
+        if unit < body_units:
+            round_start = unit - unit % programs
+            in_round = gl.minimum(programs, body_units - round_start)
+            dealt = round_start + (unit - round_start + unit // programs) % in_round
+    off_bh = dealt // units_per_head
+    first = dealt % units_per_head
     step = 0
     n_tiles = 1
     if CAUSAL:
@@ -429,9 +439,7 @@ def _unit_tiles(
         step = i - first
         n_tiles = gl.minimum(first - i, 1) + 1
         if BALANCE_TAIL:
-            body_units = (batch_heads - tail_heads) * units_per_head
             if unit >= body_units:
-                programs = gl.num_programs(0)
                 tail_tile = unit - body_units
                 tail_round = tail_tile // programs
                 position = tail_tile % programs
@@ -468,7 +476,7 @@ def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
     BLOCK_N: gl.constexpr = k_tiles.shape[1]
     BLOCK_M: gl.constexpr = CONSUMERS * SUB_M
     O_OVER_K: gl.constexpr = O_OVER_KV and BLOCK_M <= BLOCK_N  # the kernel's stage layout
-    n_row_blocks, units_per_head, tail_heads, n_units = _work_units(
+    n_row_blocks, units_per_head, tail_heads, n_units, short_last = _work_units(
         seq_len, batch_heads, BLOCK_M, CAUSAL, BALANCE_TAIL
     )
     tile_count = 0  # tiles of this CTA so far: which Q buffer, which phase
@@ -487,7 +495,10 @@ def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
     previous_o_index = 0
     for unit in range(gl.program_id(0), n_units, gl.num_programs(0)):
         off_bh, first_row_block, step, n_tiles = _unit_tiles(
-            unit, n_row_blocks, units_per_head, tail_heads, batch_heads, CAUSAL, BALANCE_TAIL
+            unit,
+            (n_row_blocks, units_per_head, tail_heads, batch_heads, short_last),
+            CAUSAL,
+            BALANCE_TAIL,
         )
         for tile in range(n_tiles):
             off_m = (first_row_block + tile * step) * BLOCK_M
@@ -625,14 +636,17 @@ def _load_partition(state, desc_q, desc_k, desc_v, SCHEDULE: gl.constexpr):
         KV_BEFORE_Q: gl.constexpr = NUM_STAGES - 1
     else:
         KV_BEFORE_Q: gl.constexpr = 0
-    n_row_blocks, units_per_head, tail_heads, n_units = _work_units(
+    n_row_blocks, units_per_head, tail_heads, n_units, short_last = _work_units(
         seq_len, batch_heads, BLOCK_M, CAUSAL, BALANCE_TAIL
     )
     tile_count = 0
     kv_count = 0
     for unit in range(gl.program_id(0), n_units, gl.num_programs(0)):
         off_bh, first_row_block, step, n_tiles = _unit_tiles(
-            unit, n_row_blocks, units_per_head, tail_heads, batch_heads, CAUSAL, BALANCE_TAIL
+            unit,
+            (n_row_blocks, units_per_head, tail_heads, batch_heads, short_last),
+            CAUSAL,
+            BALANCE_TAIL,
         )
         for tile in range(n_tiles):
             off_m = (first_row_block + tile * step) * BLOCK_M

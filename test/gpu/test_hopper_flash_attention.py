@@ -131,59 +131,82 @@ def test_every_work_unit_of_a_persistent_grid(head_dim, causal, seq_len):
 
 
 @gluon.jit
-def deal_causal_units(
-    tiles, seq_len, batch_heads, BLOCK_M: gl.constexpr, BALANCE_TAIL: gl.constexpr
+def deal_units(
+    tiles,
+    seq_len,
+    batch_heads,
+    BLOCK_M: gl.constexpr,
+    CAUSAL: gl.constexpr,
+    BALANCE_TAIL: gl.constexpr,
 ):
     """Each work unit's row blocks (head x row blocks + row block) at tiles[2 * unit + tile],
     as the attention kernel's partitions deal them."""
-    n_row_blocks, units_per_head, tail_heads, n_units = fa._work_units(
-        seq_len, batch_heads, BLOCK_M, True, BALANCE_TAIL
+    n_row_blocks, units_per_head, tail_heads, n_units, short_last = fa._work_units(
+        seq_len, batch_heads, BLOCK_M, CAUSAL, BALANCE_TAIL
     )
+    work = (n_row_blocks, units_per_head, tail_heads, batch_heads, short_last)
     for unit in range(gl.program_id(0), n_units, gl.num_programs(0)):
-        off_bh, first, step, n_tiles = fa._unit_tiles(
-            unit, n_row_blocks, units_per_head, tail_heads, batch_heads, True, BALANCE_TAIL
-        )
+        off_bh, first, step, n_tiles = fa._unit_tiles(unit, work, CAUSAL, BALANCE_TAIL)
         for tile in range(n_tiles):
             gl.store(tiles + 2 * unit + tile, off_bh * n_row_blocks + first + tile * step)
 
 
-@pytest.mark.parametrize("balance_tail", [False, True])
 @pytest.mark.parametrize(
-    ("batch_heads", "seq_len", "block_m", "programs"),
-    [(1024, 512, 128, 132), (512, 1024, 128, 132), (256, 2048, 128, 132), (96, 520, 128, 132)]
-    + [(128, 4096, 192, 132), (3, 1000, 128, 17), (1, 640, 128, 5)],
+    ("causal", "balance_tail", "batch_heads", "seq_len", "block_m", "programs"),
+    [
+        (causal, balance_tail, *shape)
+        for causal, balance_tail in ((True, False), (True, True))
+        for shape in (
+            (1024, 512, 128, 132),
+            (512, 1024, 128, 132),
+            (256, 2048, 128, 132),
+            (96, 520, 128, 132),
+            (128, 4096, 192, 132),
+            (3, 1000, 128, 17),
+            (1, 640, 128, 5),
+        )
+    ]
+    + [(False, False, *shape) for shape in ((512, 1024, 192, 132), (1024, 512, 192, 132))]
+    + [(False, False, *shape) for shape in ((256, 2048, 192, 132), (7, 1000, 128, 9))],
 )
-def test_causal_work_units_cover_every_tile_once(
-    batch_heads, seq_len, block_m, programs, balance_tail
+def test_work_units_deal_every_tile_once(
+    causal, balance_tail, batch_heads, seq_len, block_m, programs
 ):
     """The kernel's own work-unit functions (_work_units, _unit_tiles), run by a grid of
-    ``programs`` CTAs, deal every causal row block of every head exactly once; dealing the
-    tail tile by tile leaves no CTA with more key blocks than dealing it in pairs does."""
+    ``programs`` CTAs, deal every row block of every head exactly once, and leave no CTA with
+    more work (rows x keys) than the round-robin of head-major units (pairs when causal) that
+    they improve on: with 192-row tiles and 6 or 3 row blocks a head on 132 CTAs, that put
+    every short last row block on the same 22 or 44 CTAs."""
     n_row_blocks = -(-seq_len // block_m)
     tiles = torch.full((2 * batch_heads * n_row_blocks,), -1, device="cuda", dtype=torch.int32)
-    deal_causal_units[(programs,)](
-        tiles, seq_len, batch_heads, BLOCK_M=block_m, BALANCE_TAIL=balance_tail
+    deal_units[(programs,)](
+        tiles, seq_len, batch_heads, BLOCK_M=block_m, CAUSAL=causal, BALANCE_TAIL=balance_tail
     )
-    dealt = tiles.view(-1, 2).cpu()
-    taken = dealt[dealt >= 0]
-    assert sorted(taken.tolist()) == list(range(batch_heads * n_row_blocks))
+    dealt = tiles.view(-1, 2).cpu().tolist()
+    taken = [tile for pair in dealt for tile in pair if tile >= 0]
+    assert sorted(taken) == list(range(batch_heads * n_row_blocks))
 
-    # The keys each CTA's tiles visit: row block r visits (r + 1) * block_m.
-    keys = [0] * programs
-    for unit, pair in enumerate(dealt.tolist()):
-        keys[unit % programs] += sum(
-            (tile % n_row_blocks + 1) * block_m for tile in pair if tile >= 0
-        )
-    units_per_head = -(-n_row_blocks // 2)
+    def work(row_block):
+        rows = min(block_m, seq_len - row_block * block_m)
+        return rows * (min(seq_len, (row_block + 1) * block_m) if causal else seq_len)
 
-    def pair_keys(i):  # row blocks n - 1 - i and i, or the middle one alone
-        return (i + 1 if 2 * i + 1 == n_row_blocks else n_row_blocks + 1) * block_m
+    per_cta = [0] * programs
+    for unit, pair in enumerate(dealt):
+        per_cta[unit % programs] += sum(work(tile % n_row_blocks) for tile in pair if tile >= 0)
+    units_per_head = -(-n_row_blocks // 2) if causal else n_row_blocks
 
-    keys_in_pairs = [
+    def unit_work(i):  # row blocks n - 1 - i and i (causal) or i, as the units were dealt
+        if not causal:
+            return work(i)
+        return work(i) + (work(n_row_blocks - 1 - i) if 2 * i + 1 != n_row_blocks else 0)
+
+    round_robin = [
         sum(
-            pair_keys(unit % units_per_head)
+            unit_work(unit % units_per_head)
             for unit in range(cta, batch_heads * units_per_head, programs)
         )
         for cta in range(programs)
     ]
-    assert max(keys) <= max(keys_in_pairs)
+    assert max(per_cta) <= max(round_robin)
+    if not causal and programs % n_row_blocks == 0 and seq_len % block_m:
+        assert max(per_cta) < max(round_robin)
