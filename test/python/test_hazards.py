@@ -383,3 +383,25 @@ def test_every_configuration_of_the_tutorials_spaces_checks_clean(tutorial):
         assert report.result == "clean", f"{name}\n{report.describe()}"
         checked += 1
     assert checked > refused > 0
+
+
+@pytest.mark.parametrize(
+    ("head_dim", "causal", "balance_tail", "program"),
+    [(64, False, False, 4), (128, True, True, 0), (128, True, True, 4)],
+)
+def test_attention_ctas_of_a_dealt_grid_check_clean(head_dim, causal, balance_tail, program):
+    """One CTA of a grid of five over 3 heads of 1000 rows: the last row block is short, so
+    its rounds of work units are rotated (_unit_tiles), and with balance_tail its last units
+    are single row blocks of other heads than its pairs'; its Q buffers, K/V stages and their
+    barrier phases run on from one such tile to the next, and must check clean."""
+    attention = corpus._tutorial("hopper_flash_attention")
+    config = attention.default_config(head_dim).replace(balance_tail=balance_tail)
+    report = tlx.check_hazards(
+        attention.kernel_source(config, head_dim, causal=causal),
+        attention.SM90A,
+        attention.COMPILE_OPTIONS,
+        values={"seq_len": 1000, "batch_heads": 3},
+        program_id=(program, 0, 0),
+        num_programs=(5, 1, 1),
+    )
+    assert report.clean, report.describe()
