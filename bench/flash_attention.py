@@ -1,7 +1,8 @@
 """Flash Attention forward on one Hopper GPU: the tutorial kernel vs. torch SDPA.
 
     python bench/flash_attention.py [--sweep] [--head-dim 64|128] [--runs 100]
-    python bench/flash_attention.py --grid [--dtype fp16|bf16] [--head-dim 64|128] [--runs 100]
+    python bench/flash_attention.py --grid [--dtype fp16|bf16] [--head-dim 64|128]
+        [--mask causal|none] [--runs 100]
     python bench/flash_attention.py --tile-cost [--runs 100]
     python bench/flash_attention.py --tunings [--runs 100]
 
