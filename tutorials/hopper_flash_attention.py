@@ -379,8 +379,9 @@ def _attend_rows(
 def _work_units(
     seq_len, batch_heads, BLOCK_M: gl.constexpr, CAUSAL: gl.constexpr, BALANCE_TAIL: gl.constexpr
 ):
-    """(row blocks per head, work units per head, tail heads, work units, whether the last row
-    block is short): the grid's CTAs take work units round-robin (``_unit_tiles``). A unit is
+    """(work, work units): the grid's CTAs take work units round-robin, ``_unit_tiles`` says
+    which tiles a unit is from ``work`` (row blocks per head, work units per head, tail heads,
+    batch_heads, whether the last row block is short). A unit is
     one row block of a head; causal, it is the pair of row blocks i and n - 1 - i (n row
     blocks), whose key blocks add up to about n + 1 whatever i, so that every CTA gets as much
     work as the others (the middle block of an odd n is a unit alone). Pairs leave the grid's
@@ -399,15 +400,15 @@ def _work_units(
         tail_units = n_units % programs + programs
         tail_heads = gl.minimum(gl.cdiv(tail_units, units_per_head), batch_heads)
         n_units += tail_heads * (n_row_blocks - units_per_head)
-    return n_row_blocks, units_per_head, tail_heads, n_units, seq_len % BLOCK_M != 0
+    short_last = seq_len % BLOCK_M != 0
+    return (n_row_blocks, units_per_head, tail_heads, batch_heads, short_last), n_units
 
 
 @gluon.jit
 def _unit_tiles(unit, work, CAUSAL: gl.constexpr, BALANCE_TAIL: gl.constexpr):
-    """(off_bh, first row block, row block step, tiles) of a work unit; ``work`` is (row
-    blocks per head, work units per head, tail heads, batch_heads, whether the last row block
-    is short), as _work_units finds them. A unit's tiles are row blocks first, first + step,
-    ..., the longest first when causal.
+    """(off_bh, first row block, row block step, tiles) of a work unit, ``work`` as
+    _work_units finds it. A unit's tiles are row blocks first, first + step, ..., the longest
+    first when causal.
 
     A tail head's tiles are units of one tile each: row block n - 1 of every tail head, then
     n - 2, ... The CTAs take them in rounds of num_programs tiles whose direction alternates
@@ -477,9 +478,7 @@ def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
     BLOCK_N: gl.constexpr = k_tiles.shape[1]
     BLOCK_M: gl.constexpr = CONSUMERS * SUB_M
     O_OVER_K: gl.constexpr = O_OVER_KV and BLOCK_M <= BLOCK_N  # the kernel's stage layout
-    n_row_blocks, units_per_head, tail_heads, n_units, short_last = _work_units(
-        seq_len, batch_heads, BLOCK_M, CAUSAL, BALANCE_TAIL
-    )
+    work, n_units = _work_units(seq_len, batch_heads, BLOCK_M, CAUSAL, BALANCE_TAIL)
     tile_count = 0  # tiles of this CTA so far: which Q buffer, which phase
     kv_count = 0  # K/V blocks of this CTA so far: which stage, which phase
     # With OVERLAP_O_STORE: the stage or Q buffer under the last tile's O, which this
@@ -495,12 +494,7 @@ def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
     previous_rows = 0
     previous_o_index = 0
     for unit in range(gl.program_id(0), n_units, gl.num_programs(0)):
-        off_bh, first_row_block, step, n_tiles = _unit_tiles(
-            unit,
-            (n_row_blocks, units_per_head, tail_heads, batch_heads, short_last),
-            CAUSAL,
-            BALANCE_TAIL,
-        )
+        off_bh, first_row_block, step, n_tiles = _unit_tiles(unit, work, CAUSAL, BALANCE_TAIL)
         for tile in range(n_tiles):
             off_m = (first_row_block + tile * step) * BLOCK_M
             _, n_blocks = key_blocks(seq_len, off_m, BLOCK_M, BLOCK_N, CAUSAL)
@@ -637,18 +631,11 @@ def _load_partition(state, desc_q, desc_k, desc_v, SCHEDULE: gl.constexpr):
         KV_BEFORE_Q: gl.constexpr = NUM_STAGES - 1
     else:
         KV_BEFORE_Q: gl.constexpr = 0
-    n_row_blocks, units_per_head, tail_heads, n_units, short_last = _work_units(
-        seq_len, batch_heads, BLOCK_M, CAUSAL, BALANCE_TAIL
-    )
+    work, n_units = _work_units(seq_len, batch_heads, BLOCK_M, CAUSAL, BALANCE_TAIL)
     tile_count = 0
     kv_count = 0
     for unit in range(gl.program_id(0), n_units, gl.num_programs(0)):
-        off_bh, first_row_block, step, n_tiles = _unit_tiles(
-            unit,
-            (n_row_blocks, units_per_head, tail_heads, batch_heads, short_last),
-            CAUSAL,
-            BALANCE_TAIL,
-        )
+        off_bh, first_row_block, step, n_tiles = _unit_tiles(unit, work, CAUSAL, BALANCE_TAIL)
         for tile in range(n_tiles):
             off_m = (first_row_block + tile * step) * BLOCK_M
             _, n_blocks = key_blocks(seq_len, off_m, BLOCK_M, BLOCK_N, CAUSAL)

@@ -141,10 +141,8 @@ def deal_units(
 ):
     """Each work unit's row blocks (head x row blocks + row block) at tiles[2 * unit + tile],
     as the attention kernel's partitions deal them."""
-    n_row_blocks, units_per_head, tail_heads, n_units, short_last = fa._work_units(
-        seq_len, batch_heads, BLOCK_M, CAUSAL, BALANCE_TAIL
-    )
-    work = (n_row_blocks, units_per_head, tail_heads, batch_heads, short_last)
+    work, n_units = fa._work_units(seq_len, batch_heads, BLOCK_M, CAUSAL, BALANCE_TAIL)
+    n_row_blocks = work[0]
     for unit in range(gl.program_id(0), n_units, gl.num_programs(0)):
         off_bh, first, step, n_tiles = fa._unit_tiles(unit, work, CAUSAL, BALANCE_TAIL)
         for tile in range(n_tiles):
