@@ -231,10 +231,11 @@ void bindReport(py::module_ &m) {
   m.def("sharing_segments", &sharingSegments, py::arg("plan"),
         py::arg("extents"), "The region cut where its occupants change.");
   m.def("storage_budget", &storageBudget, py::arg("storage"),
-        py::arg("capability"),
+        py::arg("capability"), py::arg("ctas_per_sm") = 1,
         "SMEM bytes or TMEM columns one CTA has on the target.");
   m.def("over_storage_budget", &overStorageBudget, py::arg("storage"),
         py::arg("capability"), py::arg("used_units"),
+        py::arg("ctas_per_sm") = 1,
         "The error when a kernel's regions of a storage exceed the budget.");
   m.def("advise_splits", &adviseSplits, py::arg("spec"), py::arg("buffers"),
         py::arg("tree"), py::arg("other_regions_units"),

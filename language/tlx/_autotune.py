@@ -48,6 +48,7 @@ from triton.runtime.jit import mangle_type
 from ._budget import KernelBudget, kernel_budget
 from ._errors import TLXError
 from ._jit import ASTSource, JITFunction, kernel_plans
+from .planner import checked_ctas_per_sm
 
 LOG_ENVIRONMENT_VARIABLE = "TLX_AUTOTUNE_LOG"
 # GPU cycles slept before each call the retiming times (about half a millisecond): longer
@@ -113,16 +114,39 @@ class PlanPruner:
     (default: the current device's); ``then`` the user's own ``early_config_prune``,
     applied to what is left. A configuration's ``pre_hook`` runs on the arguments before
     they are typed, as the autotuner runs it before a launch (it may set a tensor
-    descriptor's block shape). Verdicts are cached per configuration and argument types.
+    descriptor's block shape). ``ctas_per_sm`` says how many CTAs of the kernel are to run
+    on one SM at once, each then fitting an equal share of its SMEM and TMEM
+    (``tlx.kernel_budget``): an int for every configuration, or the name of one of the
+    kernel's parameters whose value in each configuration (or call) gives it. A kernel
+    made to run two CTAs an SM (its grid, its registers) is pruned where its regions do
+    not fit half an SM, not where they would not fit a whole one. Verdicts are cached per
+    configuration and argument types.
     ``pruned`` maps each set of argument types to the configurations dropped for it,
     ``(config, reasons)`` in order; ``verdicts`` keeps every verdict."""
 
-    def __init__(self, kernel: JITFunction, *, target=None, then: Callable | None = None):
+    def __init__(
+        self,
+        kernel: JITFunction,
+        *,
+        target=None,
+        then: Callable | None = None,
+        ctas_per_sm: int | str = 1,
+    ):
         if not isinstance(kernel, JITFunction):
             raise TypeError(f"tlx.PlanPruner takes a @tlx.jit kernel, got {type(kernel).__name__}")
+        if isinstance(ctas_per_sm, str):
+            constexprs = [param.name for param in kernel.params if param.is_constexpr]
+            if ctas_per_sm not in constexprs:
+                raise TLXError(
+                    f'tlx.autotune of {kernel.__name__}: ctas_per_sm names "{ctas_per_sm}", '
+                    f"which is not one of its constexpr parameters ({', '.join(constexprs)})"
+                )
+        else:
+            checked_ctas_per_sm(ctas_per_sm)
         self.kernel = kernel
         self.target = target
         self.then = then
+        self.ctas_per_sm = ctas_per_sm
         self.pruned: dict[tuple, tuple[tuple[triton.Config, tuple[str, ...]], ...]] = {}
         self.verdicts: dict[tuple, ConfigVerdict] = {}
 
@@ -152,6 +176,21 @@ class PlanPruner:
         options = {name: values[name] for name in _OPTION_NAMES if values.get(name) is not None}
         return ASTSource(fn=self.kernel, signature=signature, constexprs=constexprs), options
 
+    def _ctas_per_sm(self, config: triton.Config, arguments: Mapping) -> int:
+        if not isinstance(self.ctas_per_sm, str):
+            return self.ctas_per_sm
+        name = self.ctas_per_sm
+        values = {**arguments, **config.all_kwargs()}
+        (param,) = (param for param in self.kernel.params if param.name == name)
+        value = values.get(name, param.default if param.has_default else None)
+        try:
+            return checked_ctas_per_sm(value)
+        except ValueError as error:
+            raise TLXError(
+                f"tlx.autotune of {self.kernel.__name__}: {name}={value!r} in the call or the "
+                f"configuration {config_text(config)}: {error}"
+            ) from None
+
     def verdict(self, config: triton.Config, arguments: Mapping) -> ConfigVerdict:
         """Traces the kernel for ``config`` and asks the planner and the budget."""
         target = self.target or current_target()
@@ -171,7 +210,7 @@ class PlanPruner:
             message = error.error_message or str(error)
             budget, reasons = None, (message.strip(),)
         else:
-            budget = kernel_budget(plans, target)
+            budget = kernel_budget(plans, target, self._ctas_per_sm(config, arguments))
             reasons = budget.reasons
         elapsed = time.perf_counter() - start
         verdict = ConfigVerdict(config, not reasons, reasons, budget, elapsed)
@@ -377,6 +416,7 @@ def autotune(
     key,
     *,
     target=None,
+    ctas_per_sm=1,
     prune_configs_by=None,
     compile_workers=None,
     retime_top=3,
@@ -390,7 +430,9 @@ def autotune(
     Takes what ``triton.autotune`` takes (``configs``, ``key``, ``prune_configs_by``,
     ``warmup``, ``rep``, ``do_bench``, ...); an ``early_config_prune`` in
     ``prune_configs_by`` runs on what the plans leave. ``target`` fixes the
-    ``GPUTarget`` (default: the current device's). What is left is compiled on
+    ``GPUTarget`` (default: the current device's); ``ctas_per_sm`` how many CTAs are to
+    share an SM (an int, or the name of a constexpr parameter that gives it for each
+    configuration; ``PlanPruner``). What is left is compiled on
     ``compile_workers`` threads (default: one per CPU; 1 compiles each configuration when
     it is first timed, as Triton does) before any is timed, unless a ``perf_model`` in
     ``prune_configs_by`` is to choose among them. Once a key's configurations are timed,
@@ -413,7 +455,12 @@ def autotune(
 
     def decorator(kernel):
         prune = dict(prune_configs_by or {})
-        pruner = PlanPruner(kernel, target=target, then=prune.get("early_config_prune"))
+        pruner = PlanPruner(
+            kernel,
+            target=target,
+            then=prune.get("early_config_prune"),
+            ctas_per_sm=ctas_per_sm,
+        )
         compile_seconds = {}
 
         def prune_and_compile(configs, named_args, **kwargs):

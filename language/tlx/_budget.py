@@ -1,8 +1,9 @@
 """A kernel's budget: the SMEM and TMEM its plans use against a target's capacity.
 
-``kernel_budget(spec_plans, target)`` adds up the regions a kernel allocates, per
-storage, and asks the planner whether they fit what one CTA of the target has
-(``planner.storage_budget``, ``planner.over_storage_budget``). Its ``reasons`` are
+``kernel_budget(spec_plans, target, ctas_per_sm)`` adds up the regions a kernel
+allocates, per storage, and asks the planner whether they fit what one CTA of the
+target has when ``ctas_per_sm`` CTAs are to share an SM (``planner.storage_budget``,
+``planner.over_storage_budget``). Its ``reasons`` are
 the planner's words: each plan's own errors (``over_smem_limit``, ...) and the
 kernel-wide ``over_storage_budget``. The plan report, the tutorials and
 configuration pruning read it; none of them re-derives a budget.
@@ -37,8 +38,9 @@ def target_capability(target) -> int:
 
 @dataclass(frozen=True)
 class StorageBudget:
-    """One storage of a kernel against one CTA of the target: ``used_units`` (bytes
-    for SMEM, columns for TMEM) of ``capacity_units``, made of ``regions`` (the
+    """One storage of a kernel against one CTA of the target (its share of an SM where
+    several CTAs share one): ``used_units`` (bytes for SMEM, columns for TMEM) of
+    ``capacity_units``, made of ``regions`` (the
     name and units of each region the kernel allocates, in creation order).
     ``error`` is the planner's ``over_storage_budget`` diagnostic, None when it
     fits."""
@@ -76,13 +78,15 @@ class StorageBudget:
 @dataclass(frozen=True)
 class KernelBudget:
     """What a kernel's plans use of each storage it allocates, against the target
-    of ``capability``. ``storages`` has one entry per storage the kernel allocates
-    (in the order its regions are created); ``reasons`` says, in the planner's
-    words, why the kernel does not fit (empty when it does)."""
+    of ``capability`` with ``ctas_per_sm`` CTAs an SM. ``storages`` has one entry
+    per storage the kernel allocates (in the order its regions are created);
+    ``reasons`` says, in the planner's words, why the kernel does not fit (empty
+    when it does)."""
 
     capability: int
     storages: tuple[StorageBudget, ...]
     reasons: tuple[str, ...]
+    ctas_per_sm: int = 1
 
     @property
     def fits(self) -> bool:
@@ -95,7 +99,7 @@ class KernelBudget:
         for entry in self.storages:
             if entry.storage is storage:
                 return entry
-        return _storage_budget(storage, self.capability, ())
+        return _storage_budget(storage, self.capability, (), self.ctas_per_sm)
 
     def describe(self) -> str:
         """One line per storage (``StorageBudget.describe``), then the reasons."""
@@ -104,24 +108,26 @@ class KernelBudget:
         return "\n".join(lines)
 
 
-def _storage_budget(storage, capability, regions) -> StorageBudget:
+def _storage_budget(storage, capability, regions, ctas_per_sm) -> StorageBudget:
     used = sum(units for _, units in regions)
     return StorageBudget(
         storage,
         used,
-        planner.storage_budget(storage, capability),
+        planner.storage_budget(storage, capability, ctas_per_sm),
         tuple(regions),
-        planner.over_storage_budget(storage, capability, used),
+        planner.over_storage_budget(storage, capability, used, ctas_per_sm),
     )
 
 
-def kernel_budget(spec_plans: Iterable, target) -> KernelBudget:
+def kernel_budget(spec_plans: Iterable, target, ctas_per_sm: int = 1) -> KernelBudget:
     """The budget of a kernel whose plans are ``spec_plans`` (``tlx.SpecPlan``, as
     ``tlx.kernel_plans`` returns them) on ``target`` (a compute capability such as
-    90 or 100, a name such as ``"sm_90a"``, or a ``GPUTarget``). Counts the regions
-    the kernel allocates (``SpecPlan.region_units``); a spec never sealed counts
-    nothing but its plan's errors are still reasons."""
+    90 or 100, a name such as ``"sm_90a"``, or a ``GPUTarget``), ``ctas_per_sm`` of
+    its CTAs to run on one SM at once (each then has an equal share of the SM's SMEM
+    and TMEM). Counts the regions the kernel allocates (``SpecPlan.region_units``); a
+    spec never sealed counts nothing but its plan's errors are still reasons."""
     capability = target_capability(target)
+    ctas_per_sm = planner.checked_ctas_per_sm(ctas_per_sm)
     spec_plans = tuple(spec_plans)
     regions: dict[planner.Storage, list[tuple[str, int]]] = {}
     reasons = []
@@ -132,8 +138,8 @@ def kernel_budget(spec_plans: Iterable, target) -> KernelBudget:
                 (spec_plan.name, spec_plan.region_units)
             )
     storages = tuple(
-        _storage_budget(storage, capability, storage_regions)
+        _storage_budget(storage, capability, storage_regions, ctas_per_sm)
         for storage, storage_regions in regions.items()
     )
     reasons.extend(entry.error.message for entry in storages if entry.error is not None)
-    return KernelBudget(capability, storages, tuple(reasons))
+    return KernelBudget(capability, storages, tuple(reasons), ctas_per_sm)

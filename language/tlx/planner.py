@@ -72,6 +72,7 @@ __all__ = [
     "buffer_size",
     "buffer_stride",
     "check_view",
+    "checked_ctas_per_sm",
     "cta_split_of_cga_bases",
     "describe",
     "distinct",
@@ -637,18 +638,35 @@ def sharing_segments(plan_: Plan, extents: Sequence[Extent]) -> tuple[Segment, .
     return _from_native(native)
 
 
-def storage_budget(storage: Storage, capability: int) -> int:
-    """SMEM bytes or TMEM columns one CTA has on the target of ``capability``."""
-    return _native.storage_budget(_native_enum(_native.Storage, Storage(storage)), capability)
+def checked_ctas_per_sm(ctas_per_sm) -> int:
+    """``ctas_per_sm`` when it is a positive int (CTAs to run on one SM at once)."""
+    if not isinstance(ctas_per_sm, int) or isinstance(ctas_per_sm, bool) or ctas_per_sm < 1:
+        raise ValueError(f"ctas_per_sm must be a positive int, got {ctas_per_sm!r}")
+    return ctas_per_sm
 
 
-def over_storage_budget(storage: Storage, capability: int, used_units: int) -> Diagnostic | None:
+def storage_budget(storage: Storage, capability: int, ctas_per_sm: int = 1) -> int:
+    """SMEM bytes or TMEM columns one CTA has on the target of ``capability`` when
+    ``ctas_per_sm`` CTAs are to run on one SM at once (an equal share of the SM's)."""
+    return _native.storage_budget(
+        _native_enum(_native.Storage, Storage(storage)),
+        capability,
+        checked_ctas_per_sm(ctas_per_sm),
+    )
+
+
+def over_storage_budget(
+    storage: Storage, capability: int, used_units: int, ctas_per_sm: int = 1
+) -> Diagnostic | None:
     """The planner's error (kind ``"over_storage_budget"``, numbers: the units used
     and the budget) when a kernel whose regions of ``storage`` take ``used_units``
-    (bytes or TMEM columns) does not fit the target of ``capability``; None when it
-    fits (``storage_budget``)."""
+    (bytes or TMEM columns) does not fit the target of ``capability`` with
+    ``ctas_per_sm`` CTAs an SM; None when it fits (``storage_budget``)."""
     native = _native.over_storage_budget(
-        _native_enum(_native.Storage, Storage(storage)), capability, used_units
+        _native_enum(_native.Storage, Storage(storage)),
+        capability,
+        used_units,
+        checked_ctas_per_sm(ctas_per_sm),
     )
     return None if native is None else _from_native(native, ("", []))
 

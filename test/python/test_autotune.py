@@ -166,6 +166,60 @@ def test_a_missing_argument_names_the_parameter():
         tlx.PlanPruner(ring_kernel, target=SM90)(configs()[:1], {"x_ptr": arguments()["x_ptr"]})
 
 
+@tlx.jit
+def shared_sm_ring_kernel(
+    x_ptr, n, STAGES: ttgl.constexpr, CTAS_PER_SM: ttgl.constexpr = 1, BLOCK: ttgl.constexpr = 128
+):
+    """ring_kernel's aliased SMEM (32 KiB a stage) in a kernel made to run CTAS_PER_SM CTAs
+    an SM (its grid and registers would follow it)."""
+    ring_kernel(x_ptr, n, BLOCK, STAGES, True)
+
+
+def shared_sm_configs():
+    return [
+        triton.Config({"STAGES": stages, "CTAS_PER_SM": ctas}, num_warps=4)
+        for stages in (2, 3, 4, 5, 7)
+        for ctas in (1, 2)
+    ]
+
+
+def test_a_kernel_sharing_its_sm_is_pruned_by_its_share():
+    pruner = tlx.PlanPruner(shared_sm_ring_kernel, target=SM90, ctas_per_sm="CTAS_PER_SM")
+    kept = pruner(shared_sm_configs(), arguments())
+    # Stages of 32 KiB: seven fit the 227 KiB of one CTA, three the 113 KiB of each of two.
+    assert {(c.kwargs["STAGES"], c.kwargs["CTAS_PER_SM"]) for c in kept} == {
+        (2, 1), (3, 1), (4, 1), (5, 1), (7, 1), (2, 2), (3, 2)
+    }  # fmt: skip
+    (dropped,) = pruner.pruned.values()
+    for config, (reason,) in dropped:
+        assert config.kwargs["CTAS_PER_SM"] == 2
+        assert reason.endswith(
+            "than the 115712 bytes one CTA has on sm_90a when 2 CTAs share an SM"
+        )
+    # The same number for every configuration, and the parameter's default where a
+    # configuration does not set it.
+    every = tlx.PlanPruner(shared_sm_ring_kernel, target=SM90, ctas_per_sm=2)
+    assert [c.kwargs["STAGES"] for c in every(shared_sm_configs()[::2], arguments())] == [2, 3]
+    default = tlx.PlanPruner(shared_sm_ring_kernel, target=SM90, ctas_per_sm="CTAS_PER_SM")
+    unset = [triton.Config({"STAGES": 7}, num_warps=4)]
+    assert default(unset, arguments()) == unset
+    tuner = tlx.autotune(
+        shared_sm_configs(), key=["n"], target=SM90, ctas_per_sm="CTAS_PER_SM", compile_workers=1
+    )(shared_sm_ring_kernel)
+    assert tuner.plan_pruner.ctas_per_sm == "CTAS_PER_SM"
+
+
+def test_ctas_per_sm_must_name_a_constexpr_or_be_a_positive_int():
+    with pytest.raises(tlx.TLXError, match=r'names "n", which is not one of its constexpr'):
+        tlx.PlanPruner(shared_sm_ring_kernel, ctas_per_sm="n")
+    with pytest.raises(ValueError, match="ctas_per_sm must be a positive int, got 0"):
+        tlx.PlanPruner(shared_sm_ring_kernel, ctas_per_sm=0)
+    pruner = tlx.PlanPruner(shared_sm_ring_kernel, target=SM90, ctas_per_sm="CTAS_PER_SM")
+    zero = triton.Config({"STAGES": 2, "CTAS_PER_SM": 0}, num_warps=4)
+    with pytest.raises(tlx.TLXError, match=r"CTAS_PER_SM=0 in the call or the configuration"):
+        pruner([zero], arguments())
+
+
 def test_autotune_is_triton_autotune_with_the_plan_pruner_in_front():
     tuner = tlx.autotune(configs(), key=["n"], target=SM90, compile_workers=1)(ring_kernel)
     assert isinstance(tuner, triton.runtime.Autotuner)

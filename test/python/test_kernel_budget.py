@@ -69,6 +69,25 @@ def test_regions_that_fit_alone_but_not_together_get_the_planners_reason(plans):
     assert budget.describe().endswith("does not fit: " + budget.reasons[0])
 
 
+def test_ctas_sharing_an_sm_each_get_a_share_of_it(plans):
+    smem = plans[0]
+    # Eight copies of a 16 KiB region: 128 KiB, which fits one CTA of sm_90a, not two.
+    copies = [
+        dataclasses.replace(smem, spec=dataclasses.replace(smem.spec, name=f"s{i}"))
+        for i in range(8)
+    ]
+    assert tlx.kernel_budget(copies, 90).fits
+    shared = tlx.kernel_budget(copies, 90, ctas_per_sm=2)
+    assert shared.ctas_per_sm == 2 and not shared.fits
+    (entry,) = shared.storages
+    assert (entry.used_units, entry.capacity_units) == (131072, 115712)
+    assert shared.reasons[0].endswith("one CTA has on sm_90a when 2 CTAs share an SM")
+    assert tlx.kernel_budget(copies[:7], 90, ctas_per_sm=2).fits
+    assert shared.storage("tmem").capacity_units == 0
+    with pytest.raises(ValueError, match="ctas_per_sm must be a positive int"):
+        tlx.kernel_budget(copies, 90, ctas_per_sm=0)
+
+
 def test_a_plans_own_errors_come_first(plans):
     smem = plans[0]
     alone = smem.plan_without_aliasing()

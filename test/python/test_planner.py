@@ -1003,6 +1003,19 @@ def test_storage_budget_is_the_targets():
     assert storage_budget(Storage.TMEM, 90) == 0
 
 
+def test_ctas_sharing_an_sm_share_its_storage():
+    # 228 KiB an SM on sm_90a and sm_100a, less 1 KiB reserved for each CTA; 164 KiB on sm_80.
+    assert storage_budget(Storage.SMEM, 90, 1) == 227 * 1024
+    assert storage_budget(Storage.SMEM, 90, 2) == 113 * 1024
+    assert storage_budget(Storage.SMEM, 100, 3) == 76 * 1024 - 1024
+    assert storage_budget(Storage.SMEM, 80, 2) == 82 * 1024 - 1024
+    assert storage_budget(Storage.TMEM, 100, 2) == TMEM_COLUMNS // 2
+    assert storage_budget(Storage.TMEM, 90, 2) == 0
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="ctas_per_sm must be a positive int"):
+            storage_budget(Storage.SMEM, 90, bad)
+
+
 def test_advice_for_the_flash_attention_tmem_tree():
     # Seed 001's example at HEAD_DIM=64: qk_storage takes 256 columns, the O
     # accumulators 128 more; alpha alone in a region of its own takes 32.
@@ -1068,6 +1081,21 @@ def test_regions_over_the_budget_are_the_planners_error_with_both_numbers():
     hopper = over_storage_budget(TMEM, 90, 128)
     assert hopper.numbers == (128, 0)
     assert hopper.message == "the kernel's tmem regions take 128 columns, but sm_90a has no tmem"
+
+
+def test_regions_over_a_share_of_the_sm_name_the_ctas_sharing_it():
+    # 120 KiB fits one CTA of sm_90a, not each of two.
+    assert over_storage_budget(SMEM, 90, 120 * 1024) is None
+    error = over_storage_budget(SMEM, 90, 120 * 1024, 2)
+    assert error.numbers == (122880, 115712)
+    assert error.message == (
+        "the kernel's smem regions take 122880 bytes, 7168 bytes more than the 115712 bytes "
+        "one CTA has on sm_90a when 2 CTAs share an SM"
+    )
+    assert over_storage_budget(TMEM, 100, 256, 2) is None
+    assert over_storage_budget(TMEM, 100, 257, 2).numbers == (257, 256)
+    with pytest.raises(ValueError, match="got 0"):
+        over_storage_budget(SMEM, 90, 1, 0)
 
 
 NATIVE_STRUCTS = [

@@ -358,6 +358,11 @@ int64_t requiredAlignment(const Buffer &buffer);
 /// not know (and 0, unknown) get the sm_90a/sm_100a limit, 227 KiB.
 int64_t smemLimitForTarget(int capability);
 
+/// The shared memory the system reserves for each CTA on an SM, beside the
+/// smemLimitForTarget it may opt into (CUDA programming guide, "Shared
+/// Memory" of compute capabilities 8.x to 12.x).
+constexpr int64_t kSmemReservedPerCta = 1024;
+
 /// Whether a CUDA target has tensor memory: the data-center Blackwell family
 /// (sm_100a, sm_101a / sm_110a, sm_103a); true for 0 (unknown target).
 bool hasTensorMemory(int capability);
@@ -550,17 +555,22 @@ std::vector<Segment> sharingSegments(const Plan &plan,
 /// the plan has no views).
 int64_t sharedBytes(const Plan &plan, const std::vector<Buffer> &buffers);
 
-/// What one CTA has of `storage` on the target of `capability`: SMEM bytes
-/// (smemLimitForTarget), TMEM columns (kTmemColumns; 0 without TMEM).
-int64_t storageBudget(Storage storage, int capability);
+/// What one CTA has of `storage` on the target of `capability` when
+/// `ctasPerSm` CTAs (1 or more) are to run on one SM at once: SMEM bytes
+/// (smemLimitForTarget for one; for several, an equal share of the SM's
+/// shared memory less the KiB reserved for each CTA), TMEM columns
+/// (kTmemColumns shared equally; 0 without TMEM).
+int64_t storageBudget(Storage storage, int capability, int ctasPerSm = 1);
 
 /// The error when a kernel whose regions of `storage` take `usedUnits` (SMEM
 /// bytes, TMEM columns; every region it allocates, summed) does not fit the
-/// target of `capability`: kind OverStorageBudget, numbers {usedUnits,
-/// budget}, a message that names the storage, both amounts, the excess and
-/// the target. nullopt when they fit (usedUnits <= storageBudget).
+/// target of `capability` with `ctasPerSm` CTAs an SM: kind
+/// OverStorageBudget, numbers {usedUnits, budget}, a message that names the
+/// storage, both amounts, the excess, the target and (above one) the CTAs
+/// an SM. nullopt when they fit (usedUnits <= storageBudget).
 std::optional<Diagnostic> overStorageBudget(Storage storage, int capability,
-                                            int64_t usedUnits);
+                                            int64_t usedUnits,
+                                            int ctasPerSm = 1);
 
 /// Under-utilisation advice: what the kernel's memory would be if some
 /// buffers stopped sharing bytes with the other children of a `shared`
