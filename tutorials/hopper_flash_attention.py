@@ -675,9 +675,13 @@ def attention_fwd_kernel(
     OVERLAP_O_STORE: gl.constexpr,
     STORE_O_DURING_NEXT_S: gl.constexpr,
     BALANCE_TAIL: gl.constexpr,
+    CTAS_PER_SM: gl.constexpr,
+    CONSUMER_REGISTERS: gl.constexpr,
 ):
     """A persistent kernel: each CTA computes the work units (_work_units) program_id,
-    program_id + num_programs, ... of the batch_heads x seq_len rows of Q."""
+    program_id + num_programs, ... of the batch_heads x seq_len rows of Q. CTAS_PER_SM CTAs
+    run on each SM (the grid has as many an SM); CONSUMER_REGISTERS is what a consumer thread
+    takes of the CTA's share of the SM's registers (``Config.registers``)."""
     SUB_M: gl.constexpr = BLOCK_M // CONSUMERS
     dtype: gl.constexpr = desc_q.dtype
     tile_layout: gl.constexpr = gl.NVMMASharedLayout(
@@ -801,8 +805,8 @@ def attention_fwd_kernel(
         BALANCE_TAIL,
     )
     # The first consumer is the default partition (the kernel's 4 warps), the others and the
-    # loader warp are workers. Registers: a CTA has 64K; the loader warp needs few and the
-    # consumers share the rest.
+    # loader warp are workers. Registers: the loader warp needs few and the consumers share
+    # the rest of the CTA's (Config.registers).
     if CONSUMERS == 3:
         gl.warp_specialize(
             [
@@ -812,7 +816,7 @@ def attention_fwd_kernel(
                 (_load_partition, (partition_state, desc_q, desc_k, desc_v, SCHEDULE)),
             ],
             [4, 4, 1],
-            [160, 160, 24],
+            [CONSUMER_REGISTERS, CONSUMER_REGISTERS, LOADER_REGISTERS],
         )
     else:
         gl.warp_specialize(
@@ -822,7 +826,7 @@ def attention_fwd_kernel(
                 (_load_partition, (partition_state, desc_q, desc_k, desc_v, SCHEDULE)),
             ],
             [4, 1],
-            [240, 24],
+            [CONSUMER_REGISTERS, LOADER_REGISTERS],
         )
 
 
@@ -830,6 +834,13 @@ def attention_fwd_kernel(
 
 HEAD_DIMS = (64, 128)
 COMPILE_OPTIONS = {"num_warps": 4}
+# Registers: an SM has 64K, shared equally by the CTAs that run on it. Triton launches every
+# thread of a warp-specialized kernel with the same count and then moves them between its
+# warpgroups (setmaxnreg): the loader's warpgroup keeps LOADER_REGISTERS a thread, the
+# consumers take the rest; counts are multiples of 8.
+SM_REGISTERS = 65536
+LOADER_REGISTERS = gl.constexpr(24)
+WARPGROUP_THREADS = 128
 
 
 @dataclasses.dataclass(frozen=True)
@@ -846,7 +857,11 @@ class Config:
     tile's first S. ``store_o_during_next_s`` (with ``overlap_o_store``): O is written to SMEM
     and its TMA store issued while the tensor cores compute the next tile's first S, rather
     than before that tile starts. ``balance_tail`` (causal only): the grid's last rounds take
-    single row blocks, longest first, rather than pairs (``_work_units``)."""
+    single row blocks, longest first, rather than pairs (``_work_units``). ``ctas_per_sm``
+    (1 or 2): CTAs that run on one SM at once, each with half its shared memory (the plan
+    pruner holds each to that share: ``tlx.autotune(ctas_per_sm=...)``) and registers
+    (``registers``); with two, an SM runs four consumer warpgroups' chains of S, softmax and
+    P V rather than two, which short tiles, bound by those chains' latency, need."""
 
     block_m: int
     block_n: int
@@ -859,8 +874,17 @@ class Config:
     overlap_o_store: bool = False
     store_o_during_next_s: bool = False
     balance_tail: bool = False
+    ctas_per_sm: int = 1
 
     def __post_init__(self):
+        if self.ctas_per_sm not in (1, 2):
+            raise ValueError(f"ctas_per_sm must be 1 or 2, got {self.ctas_per_sm}")
+        if self.ctas_per_sm == 2 and (self.consumers != 2 or self.block_n != 64):
+            raise ValueError(
+                f"ctas_per_sm=2 leaves a consumer thread {self.registers[1]} registers: two "
+                f"consumers over 64-key blocks fit in 112, {self.consumers} over "
+                f"{self.block_n}-key blocks do not"
+            )
         if self.o_over_kv and not self.alias_o:
             raise ValueError("o_over_kv places O over a K/V stage: it needs alias_o=True")
         if self.q_in_registers and self.alias_o and not self.o_over_kv:
@@ -885,6 +909,28 @@ class Config:
     def replace(self, **changes):
         return dataclasses.replace(self, **changes)
 
+    @property
+    def registers(self):
+        """(registers a thread at launch, a worker consumer thread's after setmaxnreg): the
+        CTA's share of the SM's, less the loader warpgroup's, split among the consumers.
+        Triton gives the default partition, consumer 0, what the others leave of the launch
+        count times the warpgroups: with two CTAs an SM 104, beside consumer 1's 112 (the
+        later rows of a causal tile, which has more key blocks)."""
+        cta = SM_REGISTERS // self.ctas_per_sm
+        launch = cta // ((self.consumers + 1) * WARPGROUP_THREADS) // 8 * 8
+        consumer = (cta - LOADER_REGISTERS.value * WARPGROUP_THREADS) // (
+            self.consumers * WARPGROUP_THREADS
+        )
+        return launch, consumer // 8 * 8
+
+    @property
+    def compile_options(self):
+        """Triton's compile options: with CTAs sharing an SM, every thread launched with
+        its CTA's share (``maxnreg``), which is what lets them share it."""
+        if self.ctas_per_sm == 1:
+            return COMPILE_OPTIONS
+        return {**COMPILE_OPTIONS, "maxnreg": self.registers[0]}
+
     def __repr__(self):
         consumers = "" if self.consumers == 2 else f" consumers={self.consumers}"
         q_buffers = "" if self.q_buffers == 1 else f" q_buffers={self.q_buffers}"
@@ -893,10 +939,11 @@ class Config:
         overlap_o_store = " overlap_o_store" if self.overlap_o_store else ""
         store_o_during_next_s = " store_o_during_next_s" if self.store_o_during_next_s else ""
         balance_tail = " balance_tail" if self.balance_tail else ""
+        ctas_per_sm = "" if self.ctas_per_sm == 1 else f" ctas_per_sm={self.ctas_per_sm}"
         return (
             f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} stages={self.num_stages} "
             f"alias_o={self.alias_o}{consumers}{q_buffers}{o_over_kv}{q_in_registers}"
-            f"{overlap_o_store}{store_o_during_next_s}{balance_tail}"
+            f"{overlap_o_store}{store_o_during_next_s}{balance_tail}{ctas_per_sm}"
         )
 
 
@@ -999,10 +1046,10 @@ def _sm_count(device):
     return torch.cuda.get_device_properties(device).multi_processor_count
 
 
-def _persistent_grid(device, batch_heads, seq_len, block_m):
-    # Persistent: at most one CTA per SM (a CTA takes most of an SM's shared memory), and no
-    # more than there are row blocks; a CTA with no work unit left returns at once.
-    return (min(_sm_count(device), batch_heads * triton.cdiv(seq_len, block_m)),)
+def _persistent_grid(device, batch_heads, seq_len, block_m, ctas_per_sm):
+    # Persistent: as many CTAs an SM as run on one at once, and no more than there are row
+    # blocks; a CTA with no work unit left returns at once.
+    return (min(ctas_per_sm * _sm_count(device), batch_heads * triton.cdiv(seq_len, block_m)),)
 
 
 def _call_arguments(q, sm_scale):
@@ -1019,13 +1066,14 @@ def attention(q, k, v, causal, sm_scale=None, config=None):
     batch, heads, seq_len, head_dim = q.shape
     config = config or default_config(head_dim)
     o, *descs = descriptors(q, k, v, config.block_m // config.consumers, config.block_n)
-    attention_fwd_kernel[_persistent_grid(q.device, batch * heads, seq_len, config.block_m)](
+    grid = _persistent_grid(q.device, batch * heads, seq_len, config.block_m, config.ctas_per_sm)
+    attention_fwd_kernel[grid](
         *descs,
         *_call_arguments(q, sm_scale),
         HEAD_DIM=head_dim,
         CAUSAL=causal,
         **config_arguments(config),
-        **COMPILE_OPTIONS,
+        **config.compile_options,
     )
     return o.view(batch, heads, seq_len, head_dim)
 
@@ -1072,6 +1120,9 @@ def autotune_space(head_dim):
             default_config(head_dim).replace(balance_tail=True),
         ]
     else:
+        two_ctas = Config(
+            128, 64, 4, alias_o=True, q_buffers=2, overlap_o_store=True, ctas_per_sm=2
+        )
         # O's store overlapping the next tile: 1.5-2.5% at N = 512 and 1024 with a causal
         # mask for the 64-key blocks, 1% from N = 1024 up without a mask for the default.
         short += [
@@ -1091,6 +1142,12 @@ def autotune_space(head_dim):
             # 1.016x cuDNN with a causal mask at N = 2048, where the kernel the tuner took
             # (five stages, the store not overlapped) ran 0.998x (H200, fp16).
             Config(192, 64, 6, alias_o=True, consumers=3, q_buffers=2, overlap_o_store=True),
+            # Two CTAs an SM, each with two consumers over four 64-key stages (113 KiB):
+            # with a causal mask 1.008x cuDNN at N = 512 (without balance_tail), 1.033x at
+            # 1024 and 1.022x at 2048 (with it), where the space's best ran 0.953x, 0.929x and
+            # 1.02x (H200, fp16).
+            two_ctas,
+            two_ctas.replace(balance_tail=True),
         ]
     return list(dict.fromkeys([*all_configs(head_dim), *short]))
 
@@ -1109,11 +1166,15 @@ def config_arguments(config):
         "OVERLAP_O_STORE": config.overlap_o_store,
         "STORE_O_DURING_NEXT_S": config.store_o_during_next_s,
         "BALANCE_TAIL": config.balance_tail,
+        "CTAS_PER_SM": config.ctas_per_sm,
+        "CONSUMER_REGISTERS": config.registers[1],
     }
 
 
 def _triton_config(config):
-    return triton.Config(config_arguments(config), pre_hook=_set_block_shapes, **COMPILE_OPTIONS)
+    return triton.Config(
+        config_arguments(config), pre_hook=_set_block_shapes, **config.compile_options
+    )
 
 
 def autotune_configs(head_dim):
@@ -1136,6 +1197,7 @@ def config_of(triton_config):
         kwargs["OVERLAP_O_STORE"],
         kwargs["STORE_O_DURING_NEXT_S"],
         kwargs["BALANCE_TAIL"],
+        kwargs["CTAS_PER_SM"],
     )
 
 
@@ -1161,6 +1223,7 @@ def autotuned_kernel(dtype, head_dim, retime_top=3):
         configs=autotune_configs(head_dim),
         key=["seq_len", "batch_heads", "CAUSAL"],
         prune_configs_by={"early_config_prune": causal_only_pruned},
+        ctas_per_sm="CTAS_PER_SM",
         retime_top=retime_top,
     )(attention_fwd_kernel)
 
@@ -1189,7 +1252,9 @@ def run_tuner(tuner, q, k, v, causal, sm_scale=None):
     o, *descs = descriptors(q, k, v, base.block_m // base.consumers, base.block_n)
 
     def grid(meta):
-        return _persistent_grid(q.device, meta["batch_heads"], meta["seq_len"], meta["BLOCK_M"])
+        return _persistent_grid(
+            q.device, meta["batch_heads"], meta["seq_len"], meta["BLOCK_M"], meta["CTAS_PER_SM"]
+        )
 
     tuner[grid](*descs, *call_arguments, HEAD_DIM=q.shape[-1], CAUSAL=causal)
     return o, descs, call_arguments
@@ -1217,14 +1282,14 @@ def autotuned_attention(q, k, v, causal, sm_scale=None):
     _launches[key] = DirectLaunch.compile(
         attention_fwd_kernel,
         config,
-        _persistent_grid(q.device, batch * heads, seq_len, config.block_m),
+        _persistent_grid(q.device, batch * heads, seq_len, config.block_m, config.ctas_per_sm),
         descs,
         call_arguments,
         {
             **tuner.best_config.kwargs,
             "HEAD_DIM": head_dim,
             "CAUSAL": causal,
-            **COMPILE_OPTIONS,
+            **config.compile_options,
         },
     )
     return o.view(batch, heads, seq_len, head_dim)
@@ -1252,7 +1317,7 @@ def kernel_source(config, head_dim, dtype="fp16", causal=False):
 def compile_for_hopper(config, head_dim, dtype="fp16", causal=False):
     """Compiles the kernel for sm_90a without a GPU; returns Triton's compiled kernel."""
     source = kernel_source(config, head_dim, dtype, causal)
-    return triton.compile(source, target=SM90A, options=COMPILE_OPTIONS)
+    return triton.compile(source, target=SM90A, options=config.compile_options)
 
 
 def smem_plan(config, head_dim):
@@ -1260,7 +1325,7 @@ def smem_plan(config, head_dim):
     is compiled for sm_90a with ``config``: ``tlx.kernel_plans`` traces the kernel (no GPU, no
     PTX). A configuration that does not fit raises the CompilationError compiling it raises."""
     (smem,) = tlx.kernel_plans(
-        kernel_source(config, head_dim), target=SM90A, options=COMPILE_OPTIONS
+        kernel_source(config, head_dim), target=SM90A, options=config.compile_options
     )
     return smem
 

@@ -112,22 +112,28 @@ def test_every_work_unit_of_a_persistent_grid(head_dim, causal, seq_len):
     """More work units than the GPU has SMs: each CTA of the persistent grid computes several
     tiles (with a causal mask, pairs of row blocks, and the last heads' tiles one by one), its
     K/V ring and Q buffers running on from one tile to the next; 520 rows make an odd number
-    of row blocks, whose middle one is a unit alone. Every head must match the reference."""
+    of row blocks, whose middle one is a unit alone. Every head must match the reference. The
+    default configuration and those of two CTAs an SM (a grid of twice as many CTAs)."""
     import hopper_flash_attention as fa
 
-    config = fa.default_config(head_dim)
-    batch, heads = 3, 48
-    row_blocks = -(-seq_len // config.block_m)
-    units = batch * heads * (-(-row_blocks // 2) if causal else row_blocks)
-    assert units >= 2 * torch.cuda.get_device_properties(0).multi_processor_count
-
+    configs = [fa.default_config(head_dim)]
+    configs += [config for config in fa.autotune_space(head_dim) if config.ctas_per_sm == 2]
+    batch, heads = 3, 96
     torch.manual_seed(1)
     q, k, v = (
         torch.randn(batch, heads, seq_len, head_dim, device="cuda", dtype=torch.float16)
         for _ in range(3)
     )
-    out = fa.attention(q, k, v, causal)
-    torch.testing.assert_close(out, reference(q, k, v, causal), atol=1e-2, rtol=1e-2)
+    expected = reference(q, k, v, causal)
+    for config in configs:
+        row_blocks = -(-seq_len // config.block_m)
+        units = batch * heads * (-(-row_blocks // 2) if causal else row_blocks)
+        grid = config.ctas_per_sm * torch.cuda.get_device_properties(0).multi_processor_count
+        assert units >= 2 * grid
+        out = fa.attention(q, k, v, causal, config=config)
+        torch.testing.assert_close(
+            out, expected, atol=1e-2, rtol=1e-2, msg=lambda m, c=config: f"{c}: {m}"
+        )
 
 
 @gluon.jit

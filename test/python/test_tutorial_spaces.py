@@ -54,7 +54,9 @@ def attention_arguments(fa, head_dim):
 def assert_compiles_or_is_pruned(verdict, compile_config):
     if verdict.fits:
         compiled = compile_config()
-        assert compiled.metadata.shared <= SMEM_LIMIT
+        # What one CTA has, or its share of the SM where several are to share one.
+        share = verdict.budget.storage(tlx.storage_kind.smem).capacity_units
+        assert share <= SMEM_LIMIT and compiled.metadata.shared <= share
     else:
         assert verdict.reasons and all(verdict.reasons)
         with pytest.raises(CompilationError, match="more than the target's limit"):
@@ -84,7 +86,7 @@ def test_every_gemm_configuration_compiles_or_is_pruned():
 @pytest.mark.parametrize("head_dim", [64, 128])
 def test_every_attention_configuration_compiles_or_is_pruned(head_dim):
     fa = importlib.import_module("hopper_flash_attention")
-    pruner = tlx.PlanPruner(fa.attention_fwd_kernel, target=fa.SM90A)
+    pruner = tlx.PlanPruner(fa.attention_fwd_kernel, target=fa.SM90A, ctas_per_sm="CTAS_PER_SM")
     arguments = {**attention_arguments(fa, head_dim), "HEAD_DIM": head_dim, "CAUSAL": True}
     for triton_config in fa.autotune_configs(head_dim):
         config = fa.config_of(triton_config)
@@ -93,3 +95,21 @@ def test_every_attention_configuration_compiles_or_is_pruned(head_dim):
             verdict,
             lambda config=config: fa.compile_for_hopper(config, head_dim, causal=True),
         )
+
+
+def test_attention_sharing_an_sm_is_pruned_by_its_share():
+    """A configuration of two CTAs an SM whose region fits one CTA but not half an SM is
+    pruned by the planner's budget for that share, and would indeed not let two CTAs share
+    an SM; those of the space fit."""
+    fa = importlib.import_module("hopper_flash_attention")
+    pruner = tlx.PlanPruner(fa.attention_fwd_kernel, target=fa.SM90A, ctas_per_sm="CTAS_PER_SM")
+    arguments = {**attention_arguments(fa, 64), "HEAD_DIM": 64, "CAUSAL": True}
+    shared = [config for config in fa.autotune_space(64) if config.ctas_per_sm == 2]
+    assert shared
+    for config in shared:
+        assert pruner.verdict(fa._triton_config(config), arguments).fits
+    six_stages = shared[0].replace(num_stages=6)
+    verdict = pruner.verdict(fa._triton_config(six_stages), arguments)
+    (reason,) = verdict.reasons
+    assert reason.endswith("than the 115712 bytes one CTA has on sm_90a when 2 CTAs share an SM")
+    assert fa.compile_for_hopper(six_stages, 64, causal=True).metadata.shared > 115712

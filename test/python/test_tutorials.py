@@ -160,6 +160,30 @@ def test_hopper_attention_tail_balancing_is_tuned_with_a_causal_mask_only(head_d
     assert without_mask == [config for config in configs if config not in balanced]
 
 
+def test_hopper_attention_two_ctas_an_sm_share_its_registers():
+    """A CTA's share of the SM's 64K registers: the launch count lets two CTAs an SM hold
+    all their threads (compile option maxnreg), and the consumers' count after setmaxnreg
+    is what the loader leaves of the share; with one CTA an SM, the counts the kernel had."""
+    fa = importlib.import_module("hopper_flash_attention")
+    assert fa.default_config(128).registers[1] == 240
+    assert fa.default_config(64).registers[1] == 160
+    assert fa.default_config(128).compile_options == {"num_warps": 4}
+    (two,) = {c for c in fa.autotune_space(64) if c.ctas_per_sm == 2 and not c.balance_tail}
+    launch, consumer = two.registers
+    assert (launch, consumer) == (80, 112)
+    assert 2 * launch * 3 * 128 <= 65536
+    assert two.compile_options == {"num_warps": 4, "maxnreg": 80}
+    assert fa.config_arguments(two)["CONSUMER_REGISTERS"] == 112
+    assert repr(two).endswith(" ctas_per_sm=2")
+    assert fa.config_of(fa._triton_config(two)) == two
+    with pytest.raises(ValueError, match="ctas_per_sm must be 1 or 2, got 3"):
+        two.replace(ctas_per_sm=3)
+    with pytest.raises(ValueError, match="leaves a consumer thread 72 registers"):
+        two.replace(block_m=192, consumers=3)
+    with pytest.raises(ValueError, match="2 over 128-key blocks do not"):
+        two.replace(block_n=128)
+
+
 @without_gpu
 def test_hopper_script_compiles_without_gpu(capsys):
     fa = importlib.import_module("hopper_flash_attention")
