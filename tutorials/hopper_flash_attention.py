@@ -1145,9 +1145,13 @@ def autotune_space(head_dim):
             # Two CTAs an SM, each with two consumers over four 64-key stages (113 KiB):
             # with a causal mask 1.008x cuDNN at N = 512 (without balance_tail), 1.033x at
             # 1024 and 1.022x at 2048 (with it), where the space's best ran 0.953x, 0.929x and
-            # 1.02x (H200, fp16).
+            # 1.02x (H200, fp16). Five stages: 1.050x at N = 512 where four ran 1.042x; O
+            # stored during the next tile's first S: 0.981x without a mask at N = 512 where
+            # the space's best ran 0.965x.
             two_ctas,
             two_ctas.replace(balance_tail=True),
+            two_ctas.replace(num_stages=5),
+            two_ctas.replace(store_o_during_next_s=True),
         ]
     return list(dict.fromkeys([*all_configs(head_dim), *short]))
 
