@@ -121,16 +121,18 @@ def full_signature(kernel, signature: dict[str, str], constexprs: dict[str, obje
     return full, constexprs
 
 
-def report(kernel_name: str, target: str, num_warps: int, spec_plans) -> str:
-    """The text ``python -m tlx plan`` prints."""
-    lines = [f"kernel {kernel_name} for {target} (num_warps={num_warps})", ""]
+def report(kernel_name: str, target: str, num_warps: int, spec_plans, ctas_per_sm: int = 1) -> str:
+    """The text ``python -m tlx plan`` prints: the total against one CTA's share of an SM
+    where ``ctas_per_sm`` CTAs are to share one."""
+    sharing = "" if ctas_per_sm == 1 else f", {ctas_per_sm} CTAs an SM"
+    lines = [f"kernel {kernel_name} for {target} (num_warps={num_warps}{sharing})", ""]
     for spec_plan in spec_plans:
         lines.append(spec_plan.describe().rstrip("\n"))
         if spec_plan.advice:
             lines.append("advice:")
             lines.extend(f"  {split.message}" for split in spec_plan.advice)
         lines.append("")
-    budget = kernel_budget(spec_plans, _TARGETS[target])
+    budget = kernel_budget(spec_plans, _TARGETS[target], ctas_per_sm)
     if budget.storages:
         lines.append("total (the kernel's tlx regions):")
         lines.extend(f"  {line}" for line in budget.describe().splitlines())
@@ -197,6 +199,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     _kernel_arguments(plan)
     plan.add_argument("--svg", type=Path, metavar="DIR", help="write DIR/<kernel>.<spec>.svg")
+    plan.add_argument(
+        "--ctas-per-sm",
+        type=int,
+        default=1,
+        metavar="N",
+        help="CTAs to run on one SM at once: the total is against each one's share (default 1)",
+    )
     check = commands.add_parser(
         "check",
         help="report the races between aliased buffers (on the CPU; no GPU)",
@@ -232,6 +241,8 @@ def main(argv: list[str] | None = None) -> int:
             kernel, parse_signature(arguments.signature), parse_constexpr(arguments.constexpr)
         )
         values = parse_values(arguments.value) if arguments.command == "check" else {}
+        if arguments.command == "plan" and arguments.ctas_per_sm < 1:
+            raise UsageError(f"--ctas-per-sm must be 1 or more, got {arguments.ctas_per_sm}")
     except UsageError as error:
         print(f"python -m tlx {arguments.command}: error: {error}", file=sys.stderr)
         return USAGE_ERROR
@@ -244,7 +255,15 @@ def main(argv: list[str] | None = None) -> int:
     except CompilationError as error:
         print(error, file=sys.stderr)
         return PLAN_ERROR
-    sys.stdout.write(report(kernel.__name__, arguments.target, arguments.num_warps, spec_plans))
+    sys.stdout.write(
+        report(
+            kernel.__name__,
+            arguments.target,
+            arguments.num_warps,
+            spec_plans,
+            arguments.ctas_per_sm,
+        )
+    )
     if arguments.svg is not None:
         for path in write_svgs(arguments.svg, kernel.__name__, spec_plans):
             print(f"wrote {path}")

@@ -168,6 +168,36 @@ def test_plan_prints_the_memory_map_advice_and_total(capsys, readme_example):
     )
 
 
+def test_plan_totals_a_share_of_the_sm_where_ctas_share_one(capsys, readme_example):
+    status, out, err = run_cli(
+        capsys,
+        "plan",
+        f"{readme_example}::share_bytes",
+        *README_EXAMPLE_ARGS,
+        "--ctas-per-sm",
+        "2",
+    )
+    assert status == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "kernel share_bytes for sm_90a (num_warps=4, 2 CTAs an SM)"
+    region = re.search(r"smem region: (\d+) bytes", out).group(1)
+    # 113 KiB each: the SM's 228 KiB halved, less the KiB reserved for each CTA.
+    assert (
+        lines[-1]
+        == f"  smem: {region} of 115712 bytes ({115712 - int(region)} left): spec {region}"
+    )
+    status, out, err = run_cli(
+        capsys,
+        "plan",
+        f"{readme_example}::share_bytes",
+        *README_EXAMPLE_ARGS,
+        "--ctas-per-sm",
+        "0",
+    )
+    assert status == 2 and out == ""
+    assert "--ctas-per-sm must be 1 or more, got 0" in err
+
+
 def test_plan_writes_one_svg_per_spec(capsys, readme_example, tmp_path):
     directory = tmp_path / "pictures"
     status, out, _ = run_cli(
