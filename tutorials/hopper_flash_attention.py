@@ -5,11 +5,13 @@
 The kernel
 ----------
 O = softmax(Q K^T * sm_scale) V, tile by tile: a tile is BLOCK_M rows of Q of one (batch, head).
-The kernel is persistent: one CTA per SM takes work units round-robin (``_work_units``): a unit
-is one tile, or with a causal mask the pair of row blocks i and n - 1 - i of a head, whose work
-adds up to the same for every i, so that every CTA gets as much as the others (``_unit_tiles``:
-rounds rotated when a head's last row block is short, and with ``balance_tail`` the last
-rounds dealt one row block at a time). A CTA has three warp-specialized partitions:
+The kernel is persistent: one CTA per SM (two with ``Config.ctas_per_sm``: short tiles, bound
+by the latency of each consumer's chain, run faster with twice the chains) takes work units
+round-robin (``_work_units``): a unit is one tile, or with a causal mask the pair of row blocks
+i and n - 1 - i of a head, whose work adds up to the same for every i, so that every CTA gets
+as much as the others (``_unit_tiles``: rounds rotated when a head's last row block is short,
+and with ``balance_tail`` the last rounds dealt one row block at a time). A CTA has three
+warp-specialized partitions:
 
 * a loader warp issues TMA copies: each tile's Q tiles, and K_j and V_j into a ring of
   NUM_STAGES stage buffers guarded by mbarriers (k_ready / v_ready: "the copy landed",
