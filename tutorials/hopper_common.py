@@ -2,8 +2,9 @@
 128-byte-swizzled tile layout the matrix tutorials' (hopper_gemm.py, hopper_fused_mlp.py) TMA
 descriptors and warpgroup_mma operands use, the padding of an operand whose rows the TMA
 cannot address, the consumers' matrix products over an operand ring (hopper_gemm.py,
-hopper_fused_mlp.py), the printing of plans, and the direct launch of a tuned kernel
-(hopper_gemm.py, hopper_flash_attention.py). The tutorials import it from their own folder."""
+hopper_fused_mlp.py), the registers of a warp-specialized kernel's partitions, the printing of
+plans, and the direct launch of a tuned kernel (hopper_gemm.py, hopper_flash_attention.py).
+The tutorials import it from their own folder."""
 
 import dataclasses
 import functools
@@ -27,6 +28,25 @@ SM90A = GPUTarget("cuda", 90, 32)
 # The TMA reads and writes rows whose byte stride is a multiple of this, from an address that
 # is a multiple of it.
 TMA_ALIGNMENT = 16
+# Registers: an SM has 64K, shared equally by the CTAs that run on it. Triton launches every
+# thread of a warp-specialized kernel with one count, then moves registers between its
+# warpgroups (setmaxnreg): the loader warp's warpgroup keeps LOADER_REGISTERS a thread and the
+# consumer warpgroups share the rest. Counts are multiples of 8.
+SM_REGISTERS = 65536
+WARPGROUP_THREADS = 128
+LOADER_REGISTERS = gl.constexpr(24)
+
+
+def partition_registers(consumers, ctas_per_sm=1):
+    """(registers a thread at launch, a worker consumer thread's after setmaxnreg) of a kernel
+    of ``consumers`` consumer warpgroups and a loader warp, ``ctas_per_sm`` CTAs an SM: the
+    CTA's share of the SM's, less the loader warpgroup's, split among the consumers. Triton
+    gives the default partition, the first consumer, what the others leave of the launch count
+    times the warpgroups (with two consumers and two CTAs an SM, 104 beside the other's 112)."""
+    cta = SM_REGISTERS // ctas_per_sm
+    launch = cta // ((consumers + 1) * WARPGROUP_THREADS) // 8 * 8
+    consumer = (cta - LOADER_REGISTERS.value * WARPGROUP_THREADS) // (consumers * WARPGROUP_THREADS)
+    return launch, consumer // 8 * 8
 
 
 def triton_dtype(dtype):

@@ -63,7 +63,14 @@ from flash_attention_common import (
     load_kv_blocks,
     load_q_tiles,
 )
-from hopper_common import SM90A, TORCH_TO_TRITON_DTYPE, DirectLaunch, print_without_aliasing
+from hopper_common import (
+    LOADER_REGISTERS,
+    SM90A,
+    TORCH_TO_TRITON_DTYPE,
+    DirectLaunch,
+    partition_registers,
+    print_without_aliasing,
+)
 from tlx.compat import tma_store
 from triton.compiler.errors import CompilationError
 from triton.experimental import gluon
@@ -836,13 +843,6 @@ def attention_fwd_kernel(
 
 HEAD_DIMS = (64, 128)
 COMPILE_OPTIONS = {"num_warps": 4}
-# Registers: an SM has 64K, shared equally by the CTAs that run on it. Triton launches every
-# thread of a warp-specialized kernel with the same count and then moves them between its
-# warpgroups (setmaxnreg): the loader's warpgroup keeps LOADER_REGISTERS a thread, the
-# consumers take the rest; counts are multiples of 8.
-SM_REGISTERS = 65536
-LOADER_REGISTERS = gl.constexpr(24)
-WARPGROUP_THREADS = 128
 
 
 @dataclasses.dataclass(frozen=True)
@@ -913,17 +913,11 @@ class Config:
 
     @property
     def registers(self):
-        """(registers a thread at launch, a worker consumer thread's after setmaxnreg): the
-        CTA's share of the SM's, less the loader warpgroup's, split among the consumers.
-        Triton gives the default partition, consumer 0, what the others leave of the launch
-        count times the warpgroups: with two CTAs an SM 104, beside consumer 1's 112 (the
-        later rows of a causal tile, which has more key blocks)."""
-        cta = SM_REGISTERS // self.ctas_per_sm
-        launch = cta // ((self.consumers + 1) * WARPGROUP_THREADS) // 8 * 8
-        consumer = (cta - LOADER_REGISTERS.value * WARPGROUP_THREADS) // (
-            self.consumers * WARPGROUP_THREADS
-        )
-        return launch, consumer // 8 * 8
+        """(registers a thread at launch, a worker consumer thread's): the CTA's share of the
+        SM's (``hopper_common.partition_registers``). With two CTAs an SM the default partition,
+        consumer 0, gets 104 beside consumer 1's 112: the later rows of a causal tile, which
+        have more key blocks."""
+        return partition_registers(self.consumers, self.ctas_per_sm)
 
     @property
     def compile_options(self):

@@ -160,9 +160,11 @@ import tlx
 import torch
 import triton
 from hopper_common import (
+    LOADER_REGISTERS,
     SM90A,
     TORCH_TO_TRITON_DTYPE,
     TRITON_DTYPE_BITS,
+    partition_registers,
     print_plan_verdicts,
     print_spec_plan,
     ring_matmul,
@@ -473,7 +475,7 @@ def fused_mlp_kernel(
             ),
         ],
         [4, 1],
-        [240, 24],
+        [CONSUMER_REGISTERS, LOADER_REGISTERS],
     )
 
 
@@ -484,6 +486,9 @@ LAYOUTS = ("shared", "separate", "phases")
 # The default partition is one consumer warpgroup; the other consumer (4 warps) and the loader
 # (1 warp) are workers.
 COMPILE_OPTIONS = {"num_warps": 4}
+# A worker consumer thread's registers: two consumers, one CTA an SM
+# (hopper_common.partition_registers).
+CONSUMER_REGISTERS = gl.constexpr(partition_registers(2)[1])
 
 
 @dataclasses.dataclass(frozen=True)

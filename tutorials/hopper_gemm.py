@@ -91,11 +91,13 @@ import tlx
 import torch
 import triton
 from hopper_common import (
+    LOADER_REGISTERS,
     SM90A,
     TMA_ALIGNMENT,
     TORCH_TO_TRITON_DTYPE,
     TRITON_DTYPE_BITS,
     DirectLaunch,
+    partition_registers,
     print_plan_verdicts,
     print_spec_plan,
     print_without_aliasing,
@@ -418,7 +420,7 @@ def gemm_kernel(
                 ),
             ],
             [4, 1],
-            [240, 24],
+            [CONSUMER_REGISTERS, LOADER_REGISTERS],
         )
 
 
@@ -428,6 +430,9 @@ _TORCH_DTYPE = {name: dtype for dtype, name in TORCH_TO_TRITON_DTYPE.items()}
 # The default partition is one consumer warpgroup; the other consumer (4 warps) and the loader
 # (1 warp) are workers. Without warp specialization the 4 warps are the kernel's one warpgroup.
 COMPILE_OPTIONS = {"num_warps": 4}
+# A worker consumer thread's registers: two consumers, one CTA an SM
+# (hopper_common.partition_registers).
+CONSUMER_REGISTERS = gl.constexpr(partition_registers(2)[1])
 
 
 @dataclasses.dataclass(frozen=True)
