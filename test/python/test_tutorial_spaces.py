@@ -3,6 +3,7 @@ pruned by its plan with the planner's reason: the pruner drops nothing that woul
 and keeps nothing that would not (tlx.autotune, docs/autotune.md)."""
 
 import importlib
+import re
 import sys
 from pathlib import Path
 
@@ -108,6 +109,13 @@ def test_attention_sharing_an_sm_is_pruned_by_its_share():
     assert shared
     for config in shared:
         assert pruner.verdict(fa._triton_config(config), arguments).fits
+        # Two such CTAs fit one SM: every thread launched with at most half the SM's registers
+        # (the kernel has three warpgroups), the shared memory Triton adds (mbarriers) and the
+        # KiB reserved for each CTA included.
+        compiled = fa.compile_for_hopper(config, 64, causal=True)
+        (launch,) = re.findall(r"\.maxnreg (\d+)", compiled.asm["ptx"])
+        assert 2 * int(launch) * 3 * 128 <= 65536
+        assert 2 * (compiled.metadata.shared + 1024) <= 228 * 1024
     six_stages = shared[0].replace(num_stages=6)
     verdict = pruner.verdict(fa._triton_config(six_stages), arguments)
     (reason,) = verdict.reasons
