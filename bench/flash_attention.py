@@ -2,7 +2,7 @@
 
     python bench/flash_attention.py [--sweep] [--head-dim 64|128] [--runs 100]
     python bench/flash_attention.py --grid [--dtype fp16|bf16] [--head-dim 64|128]
-        [--mask causal|none] [--runs 100]
+        [--mask causal|none] [--seq-len N ...] [--tokens 32768] [--runs 100]
     python bench/flash_attention.py --tile-cost [--runs 100]
     python bench/flash_attention.py --tunings [--runs 100]
 
@@ -19,7 +19,10 @@ configuration the kernel offers, to choose the defaults.
 shape and mask, one tuner per dtype and head dim) against cuDNN over N in 512 ... 16384 at
 B x N = 32768 tokens, H = 16, D in {64, 128}, causal and not, fp16 and bf16, on fresh random
 inputs per row: GPU time as above, and the time as a user calls it (`triton.testing.do_bench`,
-launch included); each row prints the configuration the tuner chose.
+launch included); each row prints the configuration the tuner chose. `--seq-len` keeps the
+rows of the N given, and `--tokens` sets B x N (B = tokens // N): at B = 66 and N = 512 the
+grid's 128-row tiles (16 heads x 4 a head x B) are 32 for each of an H100's or H200's 132 SMs,
+where the grid's B = 64 leaves 4 over 31 rounds.
 
 `--tile-cost` says why the short rows of the grid trail cuDNN: at a fixed number of tokens
 (B x N = 32768, H = 16, no mask, fp16) the work of a row is a fixed number of Q tiles, each
@@ -103,9 +106,9 @@ def autotuned(q, k, v, causal):
     return fa.autotuned_attention(q, k, v, causal)
 
 
-def grid(runs, dtype_names, head_dims, masks):
+def grid(runs, dtype_names, head_dims, masks, seq_lens=GRID_SEQ_LENS, tokens=GRID_TOKENS):
     """The autotuned kernel against cuDNN over the shape grid (see the module's doc), for the
-    dtypes, head dims and masks (causal or not) asked for."""
+    dtypes, head dims, masks (causal or not) and sequence lengths asked for, B x N = tokens."""
     header = (
         f"{'dtype':>5} {'B':>3} {'N':>5} {'D':>4} {'causal':>6} | GPU: {'ours':>6} {'cuDNN':>6} "
         f"{'ratio':>5} | called: {'ours':>6} {'cuDNN':>6} {'ratio':>5} | {'max err':>7} | chosen"
@@ -118,8 +121,8 @@ def grid(runs, dtype_names, head_dims, masks):
         dtype = GRID_DTYPES[dtype_name]
         for head_dim in head_dims:
             for causal in masks:
-                for seq_len in GRID_SEQ_LENS:
-                    shape = (GRID_TOKENS // seq_len, GRID_HEADS, seq_len, head_dim)
+                for seq_len in seq_lens:
+                    shape = (tokens // seq_len, GRID_HEADS, seq_len, head_dim)
                     q, k, v = (torch.randn(shape, device="cuda", dtype=dtype) for _ in range(3))
                     inputs = (q, k, v, causal)
                     err = max_error(autotuned(*inputs), cudnn(*inputs))
@@ -213,9 +216,23 @@ def main():
     parser.add_argument(
         "--mask", choices=("causal", "none"), help="--grid: only the rows with this mask"
     )
+    parser.add_argument(
+        "--seq-len", type=int, nargs="+", metavar="N", help="--grid: only the rows of these N"
+    )
+    parser.add_argument(
+        "--tokens",
+        type=int,
+        default=GRID_TOKENS,
+        help="--grid: B x N of every row (B = tokens // N)",
+    )
     args = parser.parse_args()
     if args.runs < 50:
         parser.error("--runs must be at least 50")
+    seq_lens = args.seq_len or GRID_SEQ_LENS
+    if min(seq_lens) < 1 or args.tokens < max(seq_lens):
+        parser.error(
+            f"--seq-len must be at least 1 and at most --tokens ({args.tokens}), got {seq_lens}"
+        )
     # The default table is fp16 only; the other modes print each row's dtype or use fp16.
     print_device(args.runs, "" if args.grid or args.tile_cost or args.tunings else "fp16, ")
     if args.grid:
@@ -224,6 +241,8 @@ def main():
             [args.dtype] if args.dtype else list(GRID_DTYPES),
             [args.head_dim] if args.head_dim else list(fa.HEAD_DIMS),
             [args.mask == "causal"] if args.mask else [False, True],
+            seq_lens,
+            args.tokens,
         )
         return
     if args.tile_cost:

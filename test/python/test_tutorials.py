@@ -291,13 +291,24 @@ def test_blackwell_attention_refuses_head_dim():
         bw.attention(q, q, q, causal=False)
 
 
-def test_bench_refuses_fewer_than_50_runs(monkeypatch, capsys):
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["--runs", "10"], "--runs must be at least 50"),
+        (["--grid", "--seq-len", "0"], "--seq-len must be at least 1 and at most --tokens"),
+        (
+            ["--grid", "--seq-len", "512", "1024", "--tokens", "768"],
+            "--seq-len must be at least 1 and at most --tokens (768), got [512, 1024]",
+        ),
+    ],
+)
+def test_bench_refuses_bad_arguments(monkeypatch, capsys, arguments, message):
     sys.path.insert(0, str(TUTORIALS.parent / "bench"))
     bench = importlib.import_module("flash_attention")
-    monkeypatch.setattr(sys, "argv", ["flash_attention.py", "--runs", "10"])
+    monkeypatch.setattr(sys, "argv", ["flash_attention.py", *arguments])
     with pytest.raises(SystemExit):
         bench.main()
-    assert "--runs must be at least 50" in capsys.readouterr().err
+    assert message in capsys.readouterr().err
 
 
 def test_two_cta_accumulator_is_planned_per_cta():
