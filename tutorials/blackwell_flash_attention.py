@@ -276,11 +276,14 @@ def _correction_partition(
         mbarrier.wait(l_ready.index(g), 0)
         l_i = gl.convert_layout(gl.sum(l_tiles.index(g).load(column_layout), 1), o_rows)
         m_i = gl.convert_layout(gl.sum(m_tiles.index(g).load(column_layout), 1), o_rows)
+        # A reciprocal a row, then a multiply an element, as in hopper_flash_attention.py's
+        # epilogue: a division an element takes the MUFU once for each element of O.
+        inverse_l = 1.0 / l_i
         o_smem = o_smem_tiles.index(g)
         for half in gl.static_range(2):
             o_half = o_tiles.index(g).slice(half * HALF_D, HALF_D).load(o_layout)
             o_smem.slice(half * HALF_D, HALF_D, dim=1).store(
-                (o_half / l_i[:, None]).to(o_smem.dtype)
+                (o_half * inverse_l[:, None]).to(o_smem.dtype)
             )
         rows = off_m + g * GROUP_M + gl.arange(0, GROUP_M, o_rows)
         lse = (m_i + gl.log2(l_i)) / LOG2E
