@@ -66,6 +66,22 @@ def test_seeded_races_are_reported_at_their_lines(seed):
     assert f'"{hazard.first.buffer}"[{hazard.first.index}]' in text and "not ordered:" in text
 
 
+def test_docs_table_of_seeded_races_names_their_lines():
+    """docs/hazards.md's table of seeded races gives, row by row in the order of corpus.SEEDS
+    and then kernels.seeds(), the source lines each race is reported at (a file's name once,
+    then its lines): they move with the tutorials, and the seeds find them from the source."""
+    docs = (REPOSITORY / "docs" / "hazards.md").read_text()
+    rows = docs.split("| seed | kernel | reported at |")[1].split("\n\n")[0].splitlines()[2:]
+    expected = [(seed.name, seed.expected) for seed in corpus.SEEDS]
+    expected += [(name, lines) for name, _, _, lines in kernels.seeds()]
+    assert len(rows) == len(expected)
+    for row, (name, accesses) in zip(rows, expected, strict=True):
+        reported_at = row.split("|")[-2]
+        lines = {int(line) for line in re.findall(r"(?<![\w.-])(\d+)(?![\w.-])", reported_at)}
+        lines |= {int(line) for line in re.findall(r"\.py:(\d+)", reported_at)}
+        assert lines == {line for _, line in accesses}, (name, row)
+
+
 @pytest.mark.parametrize("seed", kernels.seeds(), ids=lambda seed: seed[0])
 def test_small_kernels_race_without_their_wait(seed):
     _, source_of, target, expected = seed

@@ -82,6 +82,11 @@ def test_every_gemm_configuration_compiles_or_is_pruned():
         (config, verdict), *others = variants
         assert all(other.fits == verdict.fits for _, other in others)
         assert_compiles_or_is_pruned(verdict, lambda config=config: gemm.compile_for_hopper(config))
+    # docs/autotune.md shows the log line of one configuration pruned: its reason is one of
+    # the planner's, source line included.
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "autotune.md").read_text()
+    shown = re.search(r"pruned GROUP_M=8, .*?, num_ctas=1: (.*)", docs)[1]
+    assert shown in {reason for verdict in verdicts for reason in verdict.reasons}
 
 
 @pytest.mark.parametrize("head_dim", [64, 128])
