@@ -3,10 +3,8 @@ pruned by its plan with the planner's reason: the pruner drops nothing that woul
 and keeps nothing that would not (tlx.autotune, docs/autotune.md)."""
 
 import importlib
-import os
 import re
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -18,9 +16,6 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tutorials"))
 
 SMEM_LIMIT = 232448
-# Threads that compile a space's configurations at once, at most (each holds a kernel's
-# compilation in memory).
-COMPILE_WORKERS = 8
 # Compiling every configuration to cubin takes minutes: the newest supported Triton does it,
 # the older ones trace the same spaces (test_autotune.py, the tutorials' --plans).
 NEWEST_TRITON = (3, 9)
@@ -57,32 +52,16 @@ def attention_arguments(fa, head_dim):
     return {**arguments, "qk_scale": 1.0, "seq_len": 4096, "batch_heads": 64}
 
 
-def _compile_outcome(compile_config):
-    """The compiled kernel, or the CompilationError compiling it raised."""
-    try:
-        return compile_config()
-    except CompilationError as error:
-        return error
-
-
-def assert_each_compiles_or_is_pruned(cases):
-    """For each (verdict, compile_config) of ``cases``: a configuration that fits compiles
-    within its share of shared memory, one that does not carries the planner's reasons and
-    fails to compile for want of shared memory. The compilations run on several threads
-    (ptxas and Triton's passes release the GIL: some 1.7x faster on two cores)."""
-    workers = min(COMPILE_WORKERS, os.cpu_count() or 1)
-    with ThreadPoolExecutor(workers, thread_name_prefix="spaces-compile") as executor:
-        outcomes = list(executor.map(_compile_outcome, [compile for _, compile in cases]))
-    for (verdict, _), outcome in zip(cases, outcomes, strict=True):
-        if verdict.fits:
-            assert not isinstance(outcome, CompilationError), outcome
-            # What one CTA has, or its share of the SM where several are to share one.
-            share = verdict.budget.storage(tlx.storage_kind.smem).capacity_units
-            assert share <= SMEM_LIMIT and outcome.metadata.shared <= share
-        else:
-            assert verdict.reasons and all(verdict.reasons)
-            assert isinstance(outcome, CompilationError)
-            assert "more than the target's limit" in str(outcome)
+def assert_compiles_or_is_pruned(verdict, compile_config):
+    if verdict.fits:
+        compiled = compile_config()
+        # What one CTA has, or its share of the SM where several are to share one.
+        share = verdict.budget.storage(tlx.storage_kind.smem).capacity_units
+        assert share <= SMEM_LIMIT and compiled.metadata.shared <= share
+    else:
+        assert verdict.reasons and all(verdict.reasons)
+        with pytest.raises(CompilationError, match="more than the target's limit"):
+            compile_config()
 
 
 def test_every_gemm_configuration_compiles_or_is_pruned():
@@ -99,12 +78,10 @@ def test_every_gemm_configuration_compiles_or_is_pruned():
     assert len(kernels) < len(gemm.autotune_configs())
     verdicts = [verdict for variants in kernels.values() for _, verdict in variants]
     assert any(v.fits for v in verdicts) and not all(v.fits for v in verdicts)
-    cases = []
     for variants in kernels.values():
         (config, verdict), *others = variants
         assert all(other.fits == verdict.fits for _, other in others)
-        cases.append((verdict, lambda config=config: gemm.compile_for_hopper(config)))
-    assert_each_compiles_or_is_pruned(cases)
+        assert_compiles_or_is_pruned(verdict, lambda config=config: gemm.compile_for_hopper(config))
     # docs/autotune.md shows the log line of one configuration pruned: its reason is one of
     # the planner's, source line included.
     docs = (Path(__file__).resolve().parents[2] / "docs" / "autotune.md").read_text()
@@ -117,16 +94,13 @@ def test_every_attention_configuration_compiles_or_is_pruned(head_dim):
     fa = importlib.import_module("hopper_flash_attention")
     pruner = tlx.PlanPruner(fa.attention_fwd_kernel, target=fa.SM90A, ctas_per_sm="CTAS_PER_SM")
     arguments = {**attention_arguments(fa, head_dim), "HEAD_DIM": head_dim, "CAUSAL": True}
-    cases = []
     for triton_config in fa.autotune_configs(head_dim):
         config = fa.config_of(triton_config)
-        cases.append(
-            (
-                pruner.verdict(triton_config, arguments),
-                lambda config=config: fa.compile_for_hopper(config, head_dim, causal=True),
-            )
+        verdict = pruner.verdict(triton_config, arguments)
+        assert_compiles_or_is_pruned(
+            verdict,
+            lambda config=config: fa.compile_for_hopper(config, head_dim, causal=True),
         )
-    assert_each_compiles_or_is_pruned(cases)
 
 
 def test_attention_sharing_an_sm_is_pruned_by_its_share():
