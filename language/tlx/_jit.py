@@ -4,7 +4,8 @@ with TLX.
 ``tlx.ASTSource`` is Gluon's AST source that traces the kernel inside a
 ``KernelTrace`` (``_state``): TLX builtins register their specs there, and when
 tracing is done the trace checks the specs never sealed, records every spec's
-plan and, with ``TLX_DUMP_ALIAS_IR=1``, dumps them. ``tlx.kernel_plans`` traces a
+plan and, with ``TLX_DUMP_ALIAS_IR=1``, dumps them; the traced module is marked
+for the descriptor prefetch (``_descriptor_prefetch``). ``tlx.kernel_plans`` traces a
 kernel with Triton's front end alone and returns those records.
 """
 
@@ -17,8 +18,12 @@ from triton._C.libtriton import ir
 from triton.compiler.compiler import make_backend
 from triton.experimental.gluon._runtime import GluonASTSource, GluonJITFunction
 
+from . import _descriptor_prefetch
 from ._report import SpecPlan
 from ._state import KernelTrace, tracing
+
+# At import, so that Triton 3.7+ keys a tlx kernel's first launch as it keys the next.
+_descriptor_prefetch.install()
 
 
 def _package_fingerprint() -> str:
@@ -42,8 +47,14 @@ class ASTSource(GluonASTSource):
     signature={"x": "*fp16"}, constexprs={"N": 64}), target=GPUTarget("cuda",
     90, 32))``. Launching a ``@tlx.jit`` kernel uses it automatically."""
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Again, in case a stages hook set since the import replaced tlx's.
+        _descriptor_prefetch.install()
+
     def hash(self):
-        return hashlib.sha256((super().hash() + _package_fingerprint()).encode()).hexdigest()
+        key = super().hash() + _package_fingerprint() + str(_descriptor_prefetch.enabled())
+        return hashlib.sha256(key.encode()).hexdigest()
 
     def make_ir(self, target, options, codegen_fns, module_map, context):
         module, _ = self.traced_make_ir(target, options, codegen_fns, module_map, context)
@@ -58,6 +69,7 @@ class ASTSource(GluonASTSource):
         with tracing(trace):
             module = super().make_ir(target, options, codegen_fns, module_map, context)
             trace.finish(module)
+        _descriptor_prefetch.mark(module, context)
         return module, trace
 
 
