@@ -3,8 +3,11 @@ pruned by its plan with the planner's reason: the pruner drops nothing that woul
 and keeps nothing that would not (tlx.autotune, docs/autotune.md)."""
 
 import importlib
+import multiprocessing
+import os
 import re
 import sys
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -13,9 +16,13 @@ import torch
 from triton.compiler.errors import CompilationError
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tutorials"))
+TUTORIALS = Path(__file__).resolve().parents[2] / "tutorials"
+sys.path.insert(0, str(TUTORIALS))
 
 SMEM_LIMIT = 232448
+# Processes that compile a space's configurations at once, at most (each holds a kernel's
+# compilation in memory).
+COMPILE_WORKERS = 8
 # Compiling every configuration to cubin takes minutes: the newest supported Triton does it,
 # the older ones trace the same spaces (test_autotune.py, the tutorials' --plans).
 NEWEST_TRITON = (3, 9)
@@ -52,19 +59,58 @@ def attention_arguments(fa, head_dim):
     return {**arguments, "qk_scale": 1.0, "seq_len": 4096, "batch_heads": 64}
 
 
-def assert_compiles_or_is_pruned(verdict, compile_config):
-    if verdict.fits:
-        compiled = compile_config()
-        # What one CTA has, or its share of the SM where several are to share one.
-        share = verdict.budget.storage(tlx.storage_kind.smem).capacity_units
-        assert share <= SMEM_LIMIT and compiled.metadata.shared <= share
-    else:
-        assert verdict.reasons and all(verdict.reasons)
-        with pytest.raises(CompilationError, match="more than the target's limit"):
-            compile_config()
+def _start_compiler():
+    """What a compiling process sets up: the tutorials importable, Triton's cache off (as
+    the always_compile fixture has it here) and FP fusion said explicitly (conftest.py)."""
+    sys.path.insert(0, str(TUTORIALS))
+    os.environ["TRITON_ALWAYS_COMPILE"] = "1"
+    os.environ["TRITON_DEFAULT_FP_FUSION"] = "1"
 
 
-def test_every_gemm_configuration_compiles_or_is_pruned():
+def _compile_outcome(tutorial, config, arguments):
+    """(the compiled kernel's shared memory in bytes, None), or (None, the message of the
+    CompilationError compiling it raised): ``tutorial``'s ``compile_for_hopper(config,
+    *arguments)`` in a compiling process."""
+    try:
+        compiled = importlib.import_module(tutorial).compile_for_hopper(config, *arguments)
+    except CompilationError as error:
+        return None, str(error)
+    return compiled.metadata.shared, None
+
+
+@pytest.fixture(scope="module")
+def compilers():
+    """Processes that compile configurations side by side (ptxas and Triton's passes keep a
+    core each busy): started afresh (spawned), not forked from a process whose MLIR contexts
+    may hold threads, and not threads, on which CPython 3.11's ast raced in Triton's front
+    end."""
+    workers = min(COMPILE_WORKERS, os.cpu_count() or 1)
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_compiler) as pool:
+        yield pool
+
+
+def assert_each_compiles_or_is_pruned(compilers, tutorial, cases):
+    """For each (verdict, config, arguments) of ``cases``: a configuration that fits compiles
+    within its share of shared memory, one that does not carries the planner's reasons and
+    fails to compile for want of shared memory."""
+    outcomes = [
+        compilers.submit(_compile_outcome, tutorial, config, arguments)
+        for _, config, arguments in cases
+    ]
+    for (verdict, config, _), outcome in zip(cases, outcomes, strict=True):
+        shared, error = outcome.result()
+        if verdict.fits:
+            assert error is None, (config, error)
+            # What one CTA has, or its share of the SM where several are to share one.
+            share = verdict.budget.storage(tlx.storage_kind.smem).capacity_units
+            assert share <= SMEM_LIMIT and shared <= share, config
+        else:
+            assert verdict.reasons and all(verdict.reasons)
+            assert error is not None and "more than the target's limit" in error, config
+
+
+def test_every_gemm_configuration_compiles_or_is_pruned(compilers):
     gemm = importlib.import_module("hopper_gemm")
     pruner = tlx.PlanPruner(gemm.gemm_kernel, target=gemm.SM90A)
     arguments = gemm_arguments(gemm)
@@ -78,10 +124,12 @@ def test_every_gemm_configuration_compiles_or_is_pruned():
     assert len(kernels) < len(gemm.autotune_configs())
     verdicts = [verdict for variants in kernels.values() for _, verdict in variants]
     assert any(v.fits for v in verdicts) and not all(v.fits for v in verdicts)
+    cases = []
     for variants in kernels.values():
         (config, verdict), *others = variants
         assert all(other.fits == verdict.fits for _, other in others)
-        assert_compiles_or_is_pruned(verdict, lambda config=config: gemm.compile_for_hopper(config))
+        cases.append((verdict, config, ()))
+    assert_each_compiles_or_is_pruned(compilers, "hopper_gemm", cases)
     # docs/autotune.md shows the log line of one configuration pruned: its reason is one of
     # the planner's, source line included.
     docs = (Path(__file__).resolve().parents[2] / "docs" / "autotune.md").read_text()
@@ -90,17 +138,16 @@ def test_every_gemm_configuration_compiles_or_is_pruned():
 
 
 @pytest.mark.parametrize("head_dim", [64, 128])
-def test_every_attention_configuration_compiles_or_is_pruned(head_dim):
+def test_every_attention_configuration_compiles_or_is_pruned(compilers, head_dim):
     fa = importlib.import_module("hopper_flash_attention")
     pruner = tlx.PlanPruner(fa.attention_fwd_kernel, target=fa.SM90A, ctas_per_sm="CTAS_PER_SM")
     arguments = {**attention_arguments(fa, head_dim), "HEAD_DIM": head_dim, "CAUSAL": True}
-    for triton_config in fa.autotune_configs(head_dim):
-        config = fa.config_of(triton_config)
-        verdict = pruner.verdict(triton_config, arguments)
-        assert_compiles_or_is_pruned(
-            verdict,
-            lambda config=config: fa.compile_for_hopper(config, head_dim, causal=True),
-        )
+    compile_arguments = (head_dim, "fp16", True)  # causal, as the arguments are
+    cases = [
+        (pruner.verdict(triton_config, arguments), fa.config_of(triton_config), compile_arguments)
+        for triton_config in fa.autotune_configs(head_dim)
+    ]
+    assert_each_compiles_or_is_pruned(compilers, "hopper_flash_attention", cases)
 
 
 def test_attention_sharing_an_sm_is_pruned_by_its_share():
