@@ -4,6 +4,7 @@
     python bench/gemm.py --grid [--runs 100]
     python bench/gemm.py --launch
     python bench/gemm.py --k-cost [--runs 100]
+    python bench/gemm.py --prefetch [--runs 100]
 
 For every shape (M, N, K) in fp16 and bf16, in one process on one GPU: the tutorial kernel with
 SMEM aliasing (its default configuration: 128 x 256 x 64 tiles, four stages, C over the ring),
@@ -33,10 +34,16 @@ intercept is what a CTA pays whatever its K loop (the launch, filling the ring, 
 epilogue) and whose slope is what each step of the loop costs. The configuration the tuner
 chooses for the cube is timed against cuBLAS at K = 256 to 4096 (fp16), and both lines are
 fitted by least squares, with the residuals printed.
+
+`--prefetch` says what the prefetch of the TMA descriptors at a kernel's entry buys
+(docs/api.md): the configuration the tuner chooses for 1024, 2048 and 4096 cubed, compiled
+with the prefetch and without it (``TLX_DESCRIPTOR_PREFETCH=0``), both launched directly and
+timed round-robin against cuBLAS in GPU time, fp16 and bf16.
 """
 
 import argparse
 import functools
+import os
 import statistics
 import sys
 import time
@@ -111,6 +118,9 @@ K_COST_SIZES = (1024, 2048)
 K_COST_DEPTHS = (256, 512, 1024, 2048, 4096)
 # Host microseconds spun before each call (--launch).
 EXTRA_HOST_US = (0, 20, 40, 60, 80, 120)
+# --prefetch: the cubes, and the variable that turns the prefetch off (docs/api.md).
+PREFETCH_SIZES = (1024, 2048, 4096)
+PREFETCH_VARIABLE = "TLX_DESCRIPTOR_PREFETCH"
 
 
 def after_spinning(fn, microseconds):
@@ -199,6 +209,58 @@ def k_cost(runs):
     print("GPU time of one call, fp16; ratio = cuBLAS / ours.")
 
 
+def compiled_with_prefetch(config, dtype_name, prefetch):
+    """``config``'s kernel compiled with the descriptor prefetch on or off."""
+    saved = os.environ.get(PREFETCH_VARIABLE)
+    os.environ[PREFETCH_VARIABLE] = "1" if prefetch else "0"
+    try:
+        return gemm.compile_for_hopper(config, dtype_name)
+    finally:
+        if saved is None:
+            del os.environ[PREFETCH_VARIABLE]
+        else:
+            os.environ[PREFETCH_VARIABLE] = saved
+
+
+def prefetch_gain(runs):
+    """The tuned kernels with and without the descriptor prefetch (see the module's doc)."""
+    header = (
+        f"{'M=N=K':>6} {'dtype':>5} | GPU us: {'prefetch':>8} {'without':>8} {'cuBLAS':>6} | "
+        f"{'gain':>6} {'ours/cuBLAS':>11} | rel err | chosen"
+    )
+    print(header)
+    print("-" * len(header))
+    for dtype_name, dtype in DTYPES.items():
+        for size in PREFETCH_SIZES:
+            torch.manual_seed(size)
+            a = torch.randn(size, size, device="cuda", dtype=dtype)
+            b = torch.randn(size, size, device="cuda", dtype=dtype)
+            gemm.autotuned_matmul(a, b)  # tunes the cube's key
+            config = gemm.chosen_config(dtype)
+            c = torch.empty(size, size, device="cuda", dtype=dtype)
+            calls = []
+            for prefetch in (True, False):
+                kernel = compiled_with_prefetch(config, dtype_name, prefetch)
+                launch = gemm.compiled_launch(kernel, a, b, config)
+                calls.append(functools.partial(launch, (a, b, c), (size, size, size)))
+            expected = a.float() @ b.float()
+            error = 0.0
+            for call in calls:
+                c.zero_()
+                call()
+                error = max(error, relative_error(c, expected))
+            del expected
+            times = median_ms([*calls, functools.partial(torch.matmul, a, b)], runs)
+            with_prefetch, without, cublas = (ms * 1e3 for ms in times)
+            print(
+                f"{size:>6} {dtype_name:>5} | GPU us: {with_prefetch:8.2f} {without:8.2f} "
+                f"{cublas:6.2f} | {without / with_prefetch:6.3f} {cublas / with_prefetch:11.3f} "
+                f"| {error:7.1e} | {config}",
+                flush=True,
+            )
+    print("gain = without / prefetch; ours/cuBLAS with the prefetch; L2 warm (gpu_timing.py).")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100, help="timed runs per measurement")
@@ -208,6 +270,9 @@ def main():
     )
     parser.add_argument(
         "--k-cost", action="store_true", help="fixed and per-K time, ours and cuBLAS"
+    )
+    parser.add_argument(
+        "--prefetch", action="store_true", help="the tuned kernels with and without the prefetch"
     )
     args = parser.parse_args()
     if args.runs < 50:
@@ -231,6 +296,9 @@ def main():
         return
     if args.k_cost:
         k_cost(args.runs)
+        return
+    if args.prefetch:
+        prefetch_gain(args.runs)
         return
     header = (
         f"{'M':>6} {'N':>6} {'K':>6} {'dtype':>5} | {'ours':>6} {'no-alias':>8} {'cuBLAS':>6} | "

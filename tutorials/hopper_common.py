@@ -203,6 +203,17 @@ class DirectLaunch:
         compile options), compiled for (or found in the cache as) the types of
         ``descriptors`` and ``call_arguments``."""
         kernel = jit_kernel.warmup(*descriptors, *call_arguments, **config_arguments, grid=grid)
+        return cls.of_compiled(
+            kernel, jit_kernel, config, grid, descriptors, call_arguments, config_arguments
+        )
+
+    @classmethod
+    def of_compiled(
+        cls, kernel, jit_kernel, config, grid, descriptors, call_arguments, config_arguments
+    ):
+        """The launch of ``kernel``, ``jit_kernel`` compiled (by ``triton.compile`` or its
+        ``warmup``) with ``config_arguments``, taking arguments of the types of
+        ``descriptors`` and ``call_arguments``."""
         # The kernel's parameters after the descriptors and the call's arguments, in order.
         names = [param.name for param in jit_kernel.params][
             len(descriptors) + len(call_arguments) :

@@ -761,6 +761,31 @@ def direct_launch(a, b):
     return None
 
 
+def compiled_launch(kernel, a, b, config):
+    """The ``hopper_common.DirectLaunch`` of ``kernel`` (``compile_for_hopper(config, ...)``'s)
+    for products of ``a``'s and ``b``'s shapes and dtype, which the TMA addresses as they
+    are."""
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    M, K = a.shape
+    N = b.shape[1]
+    layout = _tile_layout(a.element_size() * 8)
+    c = torch.empty(M, N, device=a.device, dtype=a.dtype)
+    descriptors = [
+        TensorDescriptor.from_tensor(t, shape, layout)
+        for t, shape in zip((a, b, c), _block_shapes(config), strict=True)
+    ]
+    return DirectLaunch.of_compiled(
+        kernel,
+        gemm_kernel,
+        config,
+        _launch_grid(M, N, config, a.device),
+        descriptors,
+        (M, N, K),
+        {**config_arguments(config), **COMPILE_OPTIONS},
+    )
+
+
 def autotuned_matmul(a, b):
     """``matmul`` with the configuration tlx.autotune finds fastest for the shape and dtype
     (the first call of a shape times every configuration that fits, later ones launch the

@@ -3,7 +3,7 @@
 A TMA copy reads its 128-byte tensor map (descriptor) before it moves data; the
 first copy of each descriptor otherwise waits for that read. ``prefetch.tensormap``
 at the kernel's entry starts those reads while the kernel initializes its barriers:
-0.2 us of an 8 us GEMM at 1024 cubed on an H200 (README.md, Known limits). Gluon
+0.16-0.2 us of an 8 us GEMM at 1024 cubed on an H200 (README.md, Known limits). Gluon
 3.6-3.9 has no operation for it, so tlx adds it where Triton lets a library change
 its pipeline: Triton's stages hook (``knobs.runtime.add_stages_inspection_hook``).
 The hook acts only on modules ``mark`` marked (those ``tlx.ASTSource`` traced),

@@ -136,6 +136,25 @@ def test_pipelined_kernel_is_one_warpgroup_with_c_over_the_ring_or_beside_it(gem
     assert int(rows) * 128 == smem.plan.size_bytes < compiled.metadata.shared <= SMEM_LIMIT
 
 
+def test_compiled_launch_takes_the_configurations_tiles_and_arguments(gemm):
+    """gemm.compiled_launch (bench/gemm.py --prefetch launches the kernels it compiles with
+    it): descriptors of the configuration's blocks, one CTA per tile, and the arguments after
+    M, N, K in the kernel's order."""
+    config = gemm.Config(128, 64, 64, 6, alias_c=False, group_m=4, warp_specialize=False)
+    a = torch.zeros(256, 512, dtype=torch.float16)
+    b = torch.zeros(512, 320, dtype=torch.float16)
+    launch = gemm.compiled_launch("compiled", a, b, config)
+    assert launch.kernel == "compiled" and launch.config == config
+    assert launch.grid == 2 * 5
+    assert [template.block_shape for template in launch.templates] == [
+        [128, 64],
+        [64, 64],
+        [64, 64],
+    ]
+    assert all(template.base is None for template in launch.templates)
+    assert launch.config_arguments == (4, 128, 64, 64, 6, False, False, False)
+
+
 def test_pipelined_config_is_not_persistent(gemm):
     with pytest.raises(ValueError, match="persistent kernel .* needs warp_specialize=True"):
         gemm.Config(128, 64, 64, 6, alias_c=False, persistent=True, warp_specialize=False)
