@@ -8,6 +8,7 @@ import re
 
 import pytest
 import tlx
+import torch
 import triton
 from _helpers import SM90, SM100
 from tlx import _descriptor_prefetch
@@ -17,6 +18,8 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon._runtime import GluonASTSource
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier
+from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+from triton.runtime import driver
 
 pytestmark = pytest.mark.usefixtures("always_compile")
 
@@ -80,6 +83,37 @@ def test_a_gluon_kernel_of_the_same_process_is_left_as_it_is():
     _compile(tlx_copy, SM90)
     assert isinstance(knobs.runtime.add_stages_inspection_hook, _descriptor_prefetch._StagesHook)
     assert "prefetch.tensormap" not in _compile(gluon_copy, SM90).asm["ptx"]
+
+
+class CompileOnlyDriver:
+    """What Triton's JIT asks of the driver before it compiles (``warmup`` launches
+    nothing): an sm_90a device 0 and its stream."""
+
+    def get_current_device(self):
+        return 0
+
+    def get_current_stream(self, device=None):
+        return 0
+
+    def get_current_target(self):
+        return SM90
+
+    def get_active_torch_device(self):
+        return torch.device("cpu")
+
+
+def test_a_jit_compiled_kernel_is_prefetched_and_found_again(monkeypatch):
+    """Through Triton's JIT, which in 3.7+ asks the stages hook for a key at every launch:
+    the kernel is compiled with the prefetch once and then found in its cache."""
+    monkeypatch.setattr(driver, "_active", CompileOnlyDriver())
+    tile = torch.zeros(TILE, TILE, dtype=torch.float16)
+    descriptor = TensorDescriptor(tile, [TILE, TILE], [TILE, 1], [TILE, TILE], TILE_LAYOUT.value)
+    arguments = (descriptor, descriptor, tile)
+    first = tlx_copy.warmup(*arguments, TILE=TILE, grid=(1,))
+    assert tlx_copy.warmup(*arguments, TILE=TILE, grid=(1,)) is first
+    assert len(PREFETCH.findall(first.asm["ptx"])) == 2
+    gluon_kernel = gluon_copy.warmup(*arguments, TILE=TILE, grid=(1,))
+    assert "prefetch.tensormap" not in gluon_kernel.asm["ptx"]
 
 
 def test_the_environment_variable_turns_it_off(monkeypatch):
