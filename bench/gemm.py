@@ -22,8 +22,10 @@ included), and the host's microseconds per call; each row prints the configurati
 
 `--launch` says where a tuned call's host time goes at 1024 cubed, and how much of it
 `triton.testing.do_bench` hides: the host's microseconds of ``autotuned_matmul``, of each of
-its steps (the tuned key's lookup and the operands' checks, C's allocation, the descriptors
-and arguments, Triton's launcher) and of ``torch.matmul``; then each one's ``do_bench`` time
+its steps (the tuned key's lookup and the operands' checks, C's allocation, the launch from
+the arguments kept from the last call of the same tensors and Triton's C launch function in
+it; for new tensors, the descriptors and arguments and Triton's launcher, which encodes the
+descriptors) and of ``torch.matmul``; then each one's ``do_bench`` time
 when the host first spins for 0 to 120 us more before every call, beside the GPU time of
 ``do_bench``'s clearing of the L2 between calls. ``do_bench`` hides a launch while the host
 issues a call faster than the GPU clears the L2 and runs it.
@@ -166,17 +168,28 @@ def launch_cost():
         launch = gemm.direct_launch(a, b)
         c = torch.empty(M, N, device="cuda", dtype=dtype)
         arguments = launch.arguments((a, b, c), (M, N, K))
+        launch((a, b, c), (M, N, K))  # keeps the call's expanded arguments
+        expanded = launch.expanded_launch.expand(arguments)
+        stream = torch.cuda.current_stream().cuda_stream
         ours = functools.partial(gemm.autotuned_matmul, a, b)
         cublas = functools.partial(torch.matmul, a, b)
         steps = {
             "  tuned key's lookup, operands' checks": functools.partial(gemm.direct_launch, a, b),
             "  C's allocation": functools.partial(torch.empty, (M, N), device="cuda", dtype=dtype),
-            "  descriptors and arguments": functools.partial(
+            "  the launch, arguments kept": functools.partial(launch, (a, b, c), (M, N, K)),
+            "    of which Triton's C launch function": functools.partial(
+                launch.expanded_launch.launch, (launch.grid, 1, 1), stream, expanded
+            ),
+            "  new tensors: descriptors and arguments": functools.partial(
                 launch.arguments, (a, b, c), (M, N, K)
             ),
-            "  Triton's launcher": functools.partial(launch.run, a.device.index, arguments),
+            "    and Triton's launcher, which encodes them": functools.partial(
+                launch.run, a.device.index, arguments
+            ),
         }
         print(f"{M} x {N} x {K} {dtype_name}, {gemm.chosen_config(dtype)}: host us per call")
+        if not launch.expanded_launch.usable:
+            print("  (this Triton's launcher is not entered past its wrapper: every call encodes)")
         print(f"  autotuned_matmul {host_us(ours):6.1f}")
         for name, step in steps.items():
             print(f"  {name:40s} {host_us(step):6.1f}")

@@ -10,6 +10,7 @@ import dataclasses
 import sys
 
 import triton
+from triton import knobs
 from triton.experimental.gluon import constexpr_function
 from triton.experimental.gluon import language as _gl
 from triton.experimental.gluon.language.nvidia import blackwell as _blackwell
@@ -106,3 +107,95 @@ def tmem_reg_layout(element_ty, shape, layout, num_warps):
         )
     descriptor = _blackwell.tensor_memory_descriptor_type(element_ty, shape, layout, shape)
     return descriptor.get_reg_layout(num_warps)
+
+
+# A compiled kernel's ``run`` (the CUDA backend's ``CudaLauncher``) wraps the C launch
+# function in ``wrap_handle_tensordesc``, which encodes every TMA descriptor argument into a
+# CUtensorMap on each call. 3.6's C launch function takes the launch's arguments, then the
+# kernel's arguments one by one; 3.7 on take the launch's arguments, the argument annotations
+# and the kernel signature, then the kernel's arguments as one sequence.
+_LAUNCH_TAKES_SEQUENCE = TRITON_VERSION >= (3, 7)
+
+
+class ExpandedLaunch:
+    """One compiled kernel (a ``CompiledKernel``) launched through the C launch function its
+    ``run`` ends in, with arguments ``expand`` turned once into what that function takes:
+    Triton's own ``wrap_handle_tensordesc`` encodes each TMA descriptor, as ``run`` does on
+    every call. A caller that launches the same arguments again (same tensors' addresses,
+    shapes and strides) skips the encoding and ``run``'s Python, some 8 us of a call's host
+    time on an H200 host (bench/gemm.py --launch).
+
+    ``usable`` is False where ``run`` does more than this would: a kernel with global or
+    profile scratch to allocate per call, an instrumented one (3.8+'s gsan), or a descriptor
+    that the kernel takes as a pointer rather than as an encoded CUtensorMap (its expansion
+    would hold the tensor). ``launch`` also declines while Triton's launch hooks (profilers)
+    are set. Launch with ``run`` then."""
+
+    def __init__(self, kernel):
+        from triton.backends.nvidia import driver as nvidia_driver
+
+        run = kernel.run
+        self.kernel = kernel
+        self._run = run
+        signature = dict(getattr(getattr(kernel, "src", None), "signature", None) or {})
+        descriptor_meta = getattr(kernel.metadata, "tensordesc_meta", None)
+        has_descriptors = any(
+            isinstance(kind, str) and kind.startswith("tensordesc") for kind in signature.values()
+        )
+        wrapped = run.launch
+        freevars = getattr(getattr(wrapped, "__code__", None), "co_freevars", ())
+        launch_function = None
+        if "launcher" in freevars:
+            launch_function = wrapped.__closure__[freevars.index("launcher")].cell_contents
+        elif not has_descriptors and not hasattr(wrapped, "__code__"):
+            launch_function = wrapped
+        self.usable = (
+            bool(signature)
+            and launch_function is not None
+            and (not has_descriptors or bool(descriptor_meta))
+            and all(meta is not None for meta in descriptor_meta or ())
+            and not run.global_scratch_size
+            and not run.profile_scratch_size
+            and not getattr(run, "gsan_enabled", False)
+        )
+        self._launch_function = launch_function
+        self._expander = nvidia_driver.wrap_handle_tensordesc(
+            lambda *arguments: arguments, signature, descriptor_meta
+        )
+        self._base_count = getattr(nvidia_driver, "_BASE_ARGS_FORMAT_LEN", 0)
+
+    def expand(self, arguments):
+        """``arguments`` (the kernel's, as ``run`` takes them after the launch's own) as the C
+        launch function takes them: each descriptor encoded."""
+        if _LAUNCH_TAKES_SEQUENCE:
+            return self._expander(None, tuple(arguments))[-1]
+        return self._expander(*([None] * self._base_count), *arguments)[self._base_count :]
+
+    def launch(self, grid, stream, expanded):
+        """Launches the kernel on ``grid`` (x, y, z) in ``stream`` with ``expanded``
+        (``expand``'s); False, launching nothing, where ``run`` must launch it (not
+        ``usable``, or a launch hook is set)."""
+        if not self.usable or _hooked(knobs.runtime.launch_enter_hook):
+            return False
+        if _hooked(knobs.runtime.launch_exit_hook):
+            return False
+        kernel, run = self.kernel, self._run
+        cooperative, pdl = run.launch_cooperative_grid, run.launch_pdl
+        if _LAUNCH_TAKES_SEQUENCE:
+            self._launch_function(
+                *grid, stream, kernel.function, cooperative, pdl, kernel.packed_metadata,
+                None, None, None, None, None, run.arg_annotations, run.kernel_signature,
+                expanded,
+            )  # fmt: skip
+        else:
+            self._launch_function(
+                *grid, stream, kernel.function, cooperative, pdl, None, None,
+                kernel.packed_metadata, None, None, None, *expanded,
+            )  # fmt: skip
+        return True
+
+
+def _hooked(hook):
+    """Whether a launch hook of ``knobs.runtime`` is set: a function, or (3.6+) a
+    ``HookChain`` with calls."""
+    return hook is not None and bool(getattr(hook, "calls", True))

@@ -67,3 +67,32 @@ def test_autotuned_attention_matches_reference(dtype, head_dim, causal, seq_len)
         error = (out.float() - expected).abs().max().item()
         assert error <= ATTENTION_TOLERANCE[dtype], f"{fa.chosen_config(dtype, head_dim)}: {error}"
     assert (q.device, dtype, q.shape, causal) in fa._launches
+
+
+def test_a_tuned_launch_keeps_its_arguments_and_reads_what_the_tensors_now_hold():
+    """The direct launch of a tuned key keeps a call's arguments, its TMA descriptors encoded,
+    for the next call of the same tensors (hopper_common.DirectLaunch): the kernel launched
+    from them reads what the tensors hold then, and other tensors get their own."""
+    import hopper_gemm as gemm
+
+    M, N, K = 384, 256, 320
+    a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+    b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+    gemm.autotuned_matmul(a, b)  # tunes the key
+    launch = gemm.direct_launch(a, b)
+    assert launch.expanded_launch.usable
+    c = torch.empty(M, N, device="cuda", dtype=torch.float16)
+    for _ in range(3):
+        a.copy_(torch.randn_like(a))
+        b.copy_(torch.randn_like(b))
+        launch((a, b, c), (M, N, K))
+        expected = a.float() @ b.float()
+        error = ((c.float() - expected).abs().max() / expected.abs().max()).item()
+        assert error <= GEMM_TOLERANCE[torch.float16]
+    kept = dict(launch.expanded)
+    assert len(kept) >= 1
+    assert [key for key in kept if key[0] == (M, N, K)]
+    other = torch.empty_like(c)
+    launch((a, b, other), (M, N, K))
+    assert len(launch.expanded) == len(kept) + 1
+    torch.testing.assert_close(other, c, rtol=0, atol=0)

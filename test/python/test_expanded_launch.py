@@ -1,0 +1,224 @@
+"""tlx.compat.ExpandedLaunch and the tutorials' DirectLaunch, which keeps a call's expanded
+arguments (its TMA descriptors encoded) for the next call of the same tensors.
+
+Without a GPU, the installed Triton's own ``CudaLauncher`` is built around a C launch function
+and a descriptor encoder that record what they are given; the test checks that a launch
+through ``ExpandedLaunch`` hands the C launch function exactly what ``CudaLauncher`` hands it,
+for whichever of Triton 3.6 ... 3.9 is installed."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from pathlib import Path
+
+import pytest
+import tlx
+import torch
+import triton
+from _helpers import SM90
+from tlx.compat import ExpandedLaunch, tma_load, tma_store
+from triton import knobs
+from triton.backends.nvidia import driver as nvidia_driver
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier, tma
+from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+from triton.runtime import driver
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tutorials"))
+
+SIZE = 64
+TILE = gl.constexpr(SIZE)
+TILE_LAYOUT = gl.constexpr(gl.NVMMASharedLayout(128, 16, rank=2))
+DESCRIPTOR_TYPE = f"tensordesc<fp16[{SIZE},{SIZE}],{TILE_LAYOUT.value!r}>"
+SIGNATURE = {"source": DESCRIPTOR_TYPE, "destination": DESCRIPTOR_TYPE, "row": "i32"}
+GRID = (3, 2, 5)
+STREAM = 7
+FUNCTION = 0xF00
+
+
+@tlx.jit
+def copy_tile(source, destination, row):
+    tile = gl.allocate_shared_memory(gl.float16, [TILE, TILE], TILE_LAYOUT)
+    ready = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(ready, count=1)
+    fence_async_shared()
+    mbarrier.expect(ready, source.block_type.nbytes)
+    tma_load(source, [row, 0], ready, tile)
+    mbarrier.wait(ready, 0)
+    tma_store(destination, [row, 0], tile)
+    tma.store_wait(0)
+    mbarrier.invalidate(ready)
+
+
+@pytest.fixture
+def compiled():
+    source = tlx.ASTSource(fn=copy_tile, signature=SIGNATURE, constexprs={})
+    return triton.compile(source, target=SM90)
+
+
+class RecordingUtils:
+    """The driver's C utilities: a launch function and a descriptor encoder that record."""
+
+    def __init__(self):
+        self.launches = []
+        self.encoded = 0
+
+    def launch(self, *arguments):
+        self.launches.append(arguments)
+
+    def fill_tma_descriptor(self, *fields):
+        self.encoded += 1
+        return ("CUtensorMap", *fields)
+
+    fill_tma_descriptor_tiled = fill_tma_descriptor
+
+    def build_signature_metadata(self, kernel_signature):
+        """3.7+: the kernel signature as the C launch function reads it."""
+        return ("signature", *kernel_signature)
+
+
+class RecordingDriver:
+    def __init__(self):
+        self.utils = RecordingUtils()
+
+    def get_current_device(self):
+        return 0
+
+    def get_current_stream(self, device=None):
+        return STREAM
+
+
+@pytest.fixture
+def recording(monkeypatch):
+    """The active driver's utilities record; 3.6's launcher module, compiled from C against
+    libcuda, is that recording launch function."""
+    active = RecordingDriver()
+    monkeypatch.setattr(driver, "_active", active)
+    monkeypatch.setattr(
+        nvidia_driver,
+        "compile_module_from_src",
+        lambda **_: types.SimpleNamespace(launch=active.utils.launch),
+        raising=False,
+    )
+    monkeypatch.setattr(nvidia_driver, "library_dirs", lambda: [], raising=False)
+    # 3.7+: the kinds of the C launch function's arguments, set once the driver's C module
+    # has been loaded.
+    if hasattr(nvidia_driver, "PyKernelArg"):
+        monkeypatch.setattr(nvidia_driver, "PyKernelArg", lambda nested_tuple, type: type)
+        for kind in ("ARG_CONSTEXPR", "ARG_KERNEL", "ARG_TUPLE"):
+            monkeypatch.setattr(nvidia_driver, kind, kind)
+    return active.utils
+
+
+def _set_launch_enter_hook(monkeypatch, hook):
+    """A profiler's launch hook, as Triton takes it: added to the chain (3.6+)."""
+    chain = knobs.runtime.launch_enter_hook
+    if hasattr(chain, "calls"):
+        monkeypatch.setattr(chain, "calls", [hook])
+    else:
+        monkeypatch.setattr(knobs.runtime, "launch_enter_hook", hook)
+
+
+def _kernel(compiled):
+    """``compiled`` with the run, function and metadata it has once loaded on a GPU: Triton's
+    own launcher around the recording launch function."""
+    run = nvidia_driver.CudaLauncher(compiled.src, compiled.metadata)
+    # Values no other argument of the launch takes, so that each is found in its place.
+    run.launch_cooperative_grid, run.launch_pdl = "cooperative", "pdl"
+    return types.SimpleNamespace(
+        run=run,
+        src=compiled.src,
+        metadata=compiled.metadata,
+        function=FUNCTION,
+        packed_metadata=("packed metadata",),
+        launch_metadata=lambda grid, stream, *arguments: None,
+    )
+
+
+def _descriptors(rows):
+    tensors = [torch.zeros(rows, SIZE, dtype=torch.float16) for _ in range(2)]
+    layout = TILE_LAYOUT.value
+    return tensors, [TensorDescriptor.from_tensor(t, [SIZE, SIZE], layout) for t in tensors]
+
+
+def test_it_launches_what_tritons_launcher_launches(compiled, recording):
+    kernel = _kernel(compiled)
+    _, descriptors = _descriptors(256)
+    arguments = (*descriptors, 64)
+    kernel.run(*GRID, STREAM, FUNCTION, kernel.packed_metadata, None, None, None, *arguments)
+    assert recording.encoded == 2
+
+    launch = ExpandedLaunch(kernel)
+    assert launch.usable
+    expanded = launch.expand(arguments)
+    assert recording.encoded == 4
+    assert launch.launch(GRID, STREAM, expanded)
+    assert recording.encoded == 4  # the launch encodes nothing
+    assert len(recording.launches) == 2
+    assert recording.launches[1] == recording.launches[0]
+
+
+def test_it_declines_a_kernel_with_scratch_and_a_launch_with_hooks(
+    compiled, recording, monkeypatch
+):
+    kernel = _kernel(compiled)
+    launch = ExpandedLaunch(kernel)
+    _, descriptors = _descriptors(128)
+    expanded = launch.expand((*descriptors, 0))
+    _set_launch_enter_hook(monkeypatch, lambda metadata: None)
+    assert not launch.launch(GRID, STREAM, expanded)
+    assert recording.launches == []
+
+    kernel.run.global_scratch_size = 128
+    assert not ExpandedLaunch(kernel).usable
+
+
+def _direct_launch(compiled):
+    common = importlib.import_module("hopper_common")
+    _, descriptors = _descriptors(128)
+    templates = tuple(common._descriptor_template(d) for d in descriptors)
+    return common, common.DirectLaunch(None, _kernel(compiled), GRID[0], templates, ())
+
+
+def test_a_direct_launch_encodes_a_call_of_the_same_tensors_once(compiled, recording):
+    _, launch = _direct_launch(compiled)
+    tensors, _ = _descriptors(256)
+    launch(tensors, (64,))
+    launch(tensors, (64,))
+    assert recording.encoded == 2 and len(recording.launches) == 2
+    assert recording.launches[0] == recording.launches[1]
+    # Another row, other tensors of the same shape, or another shape: encoded again.
+    launch(tensors, (128,))
+    assert recording.encoded == 4
+    others, _ = _descriptors(256)
+    launch(others, (64,))
+    assert recording.encoded == 6
+    assert recording.launches[-1] != recording.launches[0]  # the new tensors' addresses
+    taller, _ = _descriptors(512)
+    launch(taller, (64,))
+    assert recording.encoded == 8 and len(launch.expanded) == 4
+
+
+def test_a_direct_launch_keeps_a_bounded_number(compiled, recording, monkeypatch):
+    common, launch = _direct_launch(compiled)
+    monkeypatch.setattr(common, "EXPANDED_ARGUMENTS_KEPT", 2)
+    tensors, _ = _descriptors(256)
+    for row in range(5):
+        launch(tensors, (row,))
+        assert len(launch.expanded) <= 2
+    assert recording.encoded == 10
+
+
+def test_a_direct_launch_with_hooks_goes_through_tritons_launcher(compiled, recording, monkeypatch):
+    _, launch = _direct_launch(compiled)
+    tensors, _ = _descriptors(256)
+    launch(tensors, (64,))
+    seen = []
+    _set_launch_enter_hook(monkeypatch, seen.append)
+    launch(tensors, (64,))
+    # Encoded again by Triton's launcher, which the recording launch function stands for
+    # (it would call the hook).
+    assert recording.encoded == 4 and len(recording.launches) == 2
+    assert recording.launches[1][:3] == (GRID[0], 1, 1)
