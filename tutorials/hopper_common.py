@@ -250,7 +250,7 @@ class DirectLaunch:
     def __call__(self, tensors, call_arguments):
         """Launches the kernel on ``tensors`` (one per descriptor, each as the TMA addresses
         it) on the current stream."""
-        device_index = tensors[0].device.index
+        device_index = tensors[0].get_device()
         launch = self.expanded_launch
         if launch.usable:
             key = (call_arguments, *[(t.data_ptr(), t.shape, t.stride()) for t in tensors])

@@ -795,7 +795,7 @@ def autotuned_matmul(a, b):
         _last_config[a.dtype] = launch.config
         M, K = a.shape
         N = b.shape[1]
-        c = torch.empty((M, N), device=a.device, dtype=a.dtype)
+        c = a.new_empty((M, N))
         launch((a, b, c), (M, N, K))
         return c
 
