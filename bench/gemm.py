@@ -5,6 +5,7 @@
     python bench/gemm.py --launch
     python bench/gemm.py --k-cost [--runs 100]
     python bench/gemm.py --prefetch [--runs 100]
+    python bench/gemm.py --stagger [--runs 100]
 
 For every shape (M, N, K) in fp16 and bf16, in one process on one GPU: the tutorial kernel with
 SMEM aliasing (its default configuration: 128 x 256 x 64 tiles, four stages, C over the ring),
@@ -41,6 +42,12 @@ fitted by least squares, with the residuals printed.
 (docs/api.md): the configuration the tuner chooses for 1024, 2048 and 4096 cubed, compiled
 with the prefetch and without it (``TLX_DESCRIPTOR_PREFETCH=0``), both launched directly and
 timed round-robin against cuBLAS in GPU time, fp16 and bf16.
+
+`--stagger` says what staggered consumers buy (the tutorial's doc): the persistent kernel of
+128 x 256 x 64 tiles with C beside a ring of three stages, its second consumer leaving 0, 2
+or 3 of its last K steps until the first has finished the tile, against cuBLAS, in GPU time,
+at 2048 cubed (one tile a CTA), 4096 cubed and two skinny shapes of the grid (several); the
+four contenders are timed round-robin in each of their four rotations, fp16 and bf16.
 """
 
 import argparse
@@ -123,6 +130,9 @@ EXTRA_HOST_US = (0, 20, 40, 60, 80, 120)
 # --prefetch: the cubes, and the variable that turns the prefetch off (docs/api.md).
 PREFETCH_SIZES = (1024, 2048, 4096)
 PREFETCH_VARIABLE = "TLX_DESCRIPTOR_PREFETCH"
+# --stagger: the shapes, and the second consumer's deferred K steps compared.
+STAGGER_SHAPES = ((2048, 2048, 2048), (4096, 4096, 4096), (1024, 16384, 1024), (8192, 8192, 512))
+STAGGERS = (0, 2, 3)
 
 
 def after_spinning(fn, microseconds):
@@ -274,6 +284,49 @@ def prefetch_gain(runs):
     print("gain = without / prefetch; ours/cuBLAS with the prefetch; L2 warm (gpu_timing.py).")
 
 
+def stagger_gain(runs):
+    """The persistent kernel with staggered consumers and without (see the module's doc)."""
+    names = [f"stagger={stagger}" for stagger in STAGGERS] + ["cuBLAS"]
+    header = (
+        f"{'M':>5} {'N':>5} {'K':>5} {'dtype':>5} {'order':>5} | GPU us: "
+        + " ".join(f"{name:>9}" for name in names)
+        + f" | {'0/3':>5} {'cuBLAS/3':>8} | rel err"
+    )
+    print(header)
+    print("-" * len(header))
+    for dtype_name, dtype in DTYPES.items():
+        for shape in STAGGER_SHAPES:
+            M, N, K = shape
+            torch.manual_seed(M + N + K)
+            a = torch.randn(M, K, device="cuda", dtype=dtype)
+            b = torch.randn(K, N, device="cuda", dtype=dtype)
+            expected = a.float() @ b.float()
+            calls, error = [], 0.0
+            for stagger in STAGGERS:
+                config = gemm.Config(
+                    128, 256, 64, 3, alias_c=False, group_m=4, persistent=True, stagger=stagger
+                )
+                error = max(error, relative_error(gemm.matmul(a, b, config), expected))
+                calls.append(functools.partial(gemm.matmul, a, b, config))
+            del expected
+            calls.append(functools.partial(torch.matmul, a, b))
+            for rotation in range(len(calls)):
+                order = list(range(rotation, len(calls))) + list(range(rotation))
+                times = median_ms([calls[i] for i in order], runs)
+                us = {i: ms * 1e3 for i, ms in zip(order, times, strict=True)}
+                print(
+                    f"{M:>5} {N:>5} {K:>5} {dtype_name:>5} {rotation:>5} | GPU us: "
+                    + " ".join(f"{us[i]:9.2f}" for i in range(len(calls)))
+                    + f" | {us[0] / us[len(STAGGERS) - 1]:5.3f} "
+                    f"{us[len(calls) - 1] / us[len(STAGGERS) - 1]:8.3f} | {error:7.1e}",
+                    flush=True,
+                )
+    print(
+        "order: the rotation of the round-robin (0: in the columns' order); 0/3 = stagger=0's "
+        "time over stagger=3's; L2 warm (gpu_timing.py)."
+    )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100, help="timed runs per measurement")
@@ -286,6 +339,9 @@ def main():
     )
     parser.add_argument(
         "--prefetch", action="store_true", help="the tuned kernels with and without the prefetch"
+    )
+    parser.add_argument(
+        "--stagger", action="store_true", help="the persistent kernel with staggered consumers"
     )
     args = parser.parse_args()
     if args.runs < 50:
@@ -312,6 +368,9 @@ def main():
         return
     if args.prefetch:
         prefetch_gain(args.runs)
+        return
+    if args.stagger:
+        stagger_gain(args.runs)
         return
     header = (
         f"{'M':>6} {'N':>6} {'K':>6} {'dtype':>5} | {'ours':>6} {'no-alias':>8} {'cuBLAS':>6} | "

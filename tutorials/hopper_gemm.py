@@ -61,6 +61,22 @@ only before it rewrites its half of C. On short K loops and skinny shapes, where
 epilogue and the ring's fill are a large share of its time, the autotuner picks it
 (``bench/gemm.py --grid``).
 
+Staggered consumers
+-------------------
+When every CTA computes one tile, as at 2048 cubed (128 tiles of 128 x 256 on an H200's 132
+SMs), all of them store C at the same moment, after their last product: 8 MB written while
+the tensor cores idle. ``stagger=S`` (C beside the ring, S <= NUM_STAGES) has the second
+consumer leave its last S K steps until the first has finished the tile (``mma_done``, one
+arrival a tile, its phase turning from tile to tile): the first consumer has the tensor cores
+to itself for those steps, then stores its half of C while the second computes its own. The
+ring's last S stages stay loaded meanwhile, which the loader, done with the tile, does not
+need. ``bench/gemm.py --stagger`` (H200, Triton 3.6, 200 runs in each of four orders): at
+2048 cubed S = 3 takes the persistent kernel from 27.58-27.65 us to 27.17-27.20 in fp16 and
+from 26.91-27.01 to 26.46-26.56 in bf16 (cuBLAS 27.20-27.23 and 26.53-26.62). Where a CTA
+takes several tiles, the held stages delay its next tile's loads: the time without over the
+time with is 0.99 at 4096 cubed, 0.95-0.96 at 1024 x 16384 x 1024 and 0.92 at 8192 x 8192 x
+512, and the tuner does not take it there.
+
 Pipelined, one warpgroup
 ------------------------
 ``warp_specialize=False`` drops the loader warp and the second consumer: the kernel's one
@@ -192,9 +208,21 @@ def _load_partition(
 
 
 @gluon.jit
-def _mma_tile(state, consumer: gl.constexpr, off_m, off_n, first_index, ALIAS_C: gl.constexpr):
+def _mma_tile(
+    state,
+    consumer: gl.constexpr,
+    off_m,
+    off_n,
+    first_index,
+    tile_phase,
+    ALIAS_C: gl.constexpr,
+    STAGGER: gl.constexpr,
+):
     """One consumer's rows of one tile: its matrix products over the ring's stages of indices
-    ``first_index``, ``first_index + 1``, ..., then its half of the epilogue."""
+    ``first_index``, ``first_index + 1``, ..., then its half of the epilogue. With STAGGER,
+    the second consumer computes its last STAGGER K steps only once the first has finished
+    the tile (``mma_done`` of phase ``tile_phase``), so that the first one's C store runs
+    under them."""
     desc_c, a_ring, b_ring, c_tile, ready, empty, mma_done, schedule = state
     k_steps = schedule[3]
     SUB_M: gl.constexpr = c_tile.shape[1] // 2
@@ -207,7 +235,22 @@ def _mma_tile(state, consumer: gl.constexpr, off_m, off_n, first_index, ALIAS_C:
     acc = gl.zeros([SUB_M, BLOCK_N], gl.float32, acc_layout)
     # The tile's last stage is released at the end, so the loader may refill it with the next
     # tile's steps.
-    acc = ring_matmul(a_ring, b_ring, ready, empty, acc, first_index, k_steps, consumer * SUB_M)
+    if STAGGER == 0:
+        acc = ring_matmul(a_ring, b_ring, ready, empty, acc, first_index, k_steps, consumer * SUB_M)
+    elif consumer == 0:
+        acc = ring_matmul(a_ring, b_ring, ready, empty, acc, first_index, k_steps, 0)
+        mbarrier.arrive(mma_done)
+    else:
+        # The stages of the last STAGGER steps stay loaded while this consumer waits: no
+        # copy needs them before it releases them (STAGGER <= NUM_STAGES).
+        staggered = gl.minimum(k_steps, STAGGER)
+        leading = k_steps - staggered
+        if leading > 0:
+            acc = ring_matmul(a_ring, b_ring, ready, empty, acc, first_index, leading, SUB_M)
+        mbarrier.wait(mma_done, tile_phase)
+        acc = ring_matmul(
+            a_ring, b_ring, ready, empty, acc, first_index + leading, staggered, SUB_M
+        )
 
     if ALIAS_C:
         # C lies over A stages the other consumer may still be reading: meet it at mma_done
@@ -230,6 +273,7 @@ def _mma_partition(
     consumer: gl.constexpr,
     ALIAS_C: gl.constexpr,
     PERSISTENT: gl.constexpr,
+    STAGGER: gl.constexpr,
 ):
     """Rows [consumer * BLOCK_M / 2, (consumer + 1) * BLOCK_M / 2) of each of the CTA's
     tiles, one warpgroup: the matrix products, then this half of the tile's epilogue.
@@ -241,13 +285,15 @@ def _mma_partition(
     BLOCK_N: gl.constexpr = c_tile.shape[2]
     if PERSISTENT:
         step = 0
+        tile_phase = 0
         for tile in range(first_tile, end_tile, tile_step):
             off_m, off_n = _tile_offsets(tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
-            _mma_tile(state, consumer, off_m, off_n, step, ALIAS_C)
+            _mma_tile(state, consumer, off_m, off_n, step, tile_phase, ALIAS_C, STAGGER)
             step += k_steps
+            tile_phase ^= 1
     else:
         off_m, off_n = _tile_offsets(first_tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
-        _mma_tile(state, consumer, off_m, off_n, 0, ALIAS_C)
+        _mma_tile(state, consumer, off_m, off_n, 0, 0, ALIAS_C, STAGGER)
     tma.store_wait(0)
 
 
@@ -311,12 +357,19 @@ def gemm_kernel(
     ALIAS_C: gl.constexpr,
     PERSISTENT: gl.constexpr,
     WARP_SPECIALIZE: gl.constexpr,
+    STAGGER: gl.constexpr,
 ):
     # A persistent CTA's next tile loads into the ring while this one's C is stored: C cannot
     # lie over the ring then.
     gl.static_assert(not (PERSISTENT and ALIAS_C), "a persistent kernel's C cannot alias the ring")
     gl.static_assert(
         WARP_SPECIALIZE or not PERSISTENT, "a kernel without warp specialization is not persistent"
+    )
+    # The first consumer stores C while the second still reads the ring, whose last STAGGER
+    # stages stay loaded until then.
+    gl.static_assert(
+        STAGGER == 0 or (WARP_SPECIALIZE and not ALIAS_C and STAGGER <= NUM_STAGES),
+        "staggered consumers need warp specialization, C beside the ring and STAGGER <= NUM_STAGES",
     )
     k_steps = gl.cdiv(K, BLOCK_K)
     # The tiles this CTA computes: its own, or (persistent) every num_programs-th from it.
@@ -384,7 +437,9 @@ def gemm_kernel(
         mma_done = gl.allocate_shared_memory(gl.int64, [1, 1], bar_layout)
         for i in gl.static_range(NUM_STAGES):
             mbarrier.init(empty.index(i), count=2)
-        mbarrier.init(mma_done.index(0), count=2)
+        # C over the ring: both consumers' products are complete. Staggered: the first
+        # consumer's are.
+        mbarrier.init(mma_done.index(0), count=2 if ALIAS_C else 1)
         fence_async_shared()
 
         # Both consumers take these (a tuple held in a variable keeps tensors only, so the
@@ -403,11 +458,11 @@ def gemm_kernel(
             [
                 (
                     _mma_partition,
-                    (consumer_state, 0, ALIAS_C, PERSISTENT),
+                    (consumer_state, 0, ALIAS_C, PERSISTENT, STAGGER),
                 ),
                 (
                     _mma_partition,
-                    (consumer_state, 1, ALIAS_C, PERSISTENT),
+                    (consumer_state, 1, ALIAS_C, PERSISTENT, STAGGER),
                 ),
                 (
                     _load_partition,
@@ -454,6 +509,7 @@ class Config:
     group_m: int = 8
     persistent: bool = False
     warp_specialize: bool = True
+    stagger: int = 0
 
     def __post_init__(self):
         if self.persistent and self.alias_c:
@@ -466,6 +522,19 @@ class Config:
                 "a persistent kernel loads a CTA's next tile in a loader warp while the "
                 "consumers store C: it needs warp_specialize=True"
             )
+        if self.stagger < 0:
+            raise ValueError(f"stagger={self.stagger}: a number of K steps, 0 or more")
+        if self.stagger and (self.alias_c or not self.warp_specialize):
+            raise ValueError(
+                f"stagger={self.stagger}: the first consumer stores its half of C while the "
+                "second still reads the ring, so staggered consumers need warp_specialize=True "
+                "and C beside the ring (alias_c=False)"
+            )
+        if self.stagger > self.num_stages:
+            raise ValueError(
+                f"stagger={self.stagger} > num_stages={self.num_stages}: the ring must hold the "
+                "stages of every K step the second consumer leaves until the first is done"
+            )
 
     def replace(self, **changes):
         return dataclasses.replace(self, **changes)
@@ -473,10 +542,11 @@ class Config:
     def __repr__(self):
         persistent = " persistent" if self.persistent else ""
         pipelined = "" if self.warp_specialize else " pipelined"
+        stagger = f" stagger={self.stagger}" if self.stagger else ""
         return (
             f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} BLOCK_K={self.block_k} "
             f"stages={self.num_stages} alias_c={self.alias_c} GROUP_M={self.group_m}"
-            f"{persistent}{pipelined}"
+            f"{persistent}{pipelined}{stagger}"
         )
 
 
@@ -627,10 +697,11 @@ def autotune_configs():
     holds, groups of 4, 8 or 16 tile rows (GROUP_M is an argument: the variants share one
     compiled kernel), and 64-column tiles without warp specialization (K steps of 64 with 4,
     6 or 8 stages, or of 128 with 4; C over the ring or beside it), which the tuner takes at
-    1024 cubed. The planner drops, before compiling, the 24 of 78 whose SMEM does not fit:
-    256 columns fit 3 stages with C beside the ring and 4 with C over it (a
-    tiles-times-stages formula would drop that one too); 64 and 128 columns fit all their
-    stages."""
+    1024 cubed; and for the 256-column tiles with C beside a ring of 2 or 3 stages, the
+    same with staggered consumers over the whole ring (what the tuner takes at 2048 cubed).
+    The planner drops, before compiling, the 24 of 87 whose SMEM does not fit: 256 columns
+    fit 3 stages with C beside the ring and 4 with C over it (a tiles-times-stages formula
+    would drop that one too); 64 and 128 columns fit all their stages."""
     configs = [
         Config(128, block_n, 64, stages, alias_c)
         for block_n in (64, 128, 256)
@@ -641,6 +712,11 @@ def autotune_configs():
         Config(128, block_n, 64, stages, alias_c=False, persistent=True)
         for block_n in (128, 256)
         for stages in (3, 4, 5, 6)
+    ]
+    configs += [
+        config.replace(stagger=config.num_stages)
+        for config in configs
+        if config.block_n == 256 and not config.alias_c and config.num_stages <= 3
     ]
     configs += [
         config.replace(group_m=group_m)
@@ -669,6 +745,7 @@ def constexprs(config):
         "ALIAS_C": config.alias_c,
         "PERSISTENT": config.persistent,
         "WARP_SPECIALIZE": config.warp_specialize,
+        "STAGGER": config.stagger,
     }
 
 
@@ -691,6 +768,7 @@ def config_of(arguments):
         arguments["GROUP_M"],
         arguments["PERSISTENT"],
         arguments["WARP_SPECIALIZE"],
+        arguments["STAGGER"],
     )
 
 

@@ -13,7 +13,8 @@ pytestmark = pytest.mark.hopper
 TOLERANCE = {torch.float16: 2e-3, torch.bfloat16: 8e-3}
 
 # (M, N, K): tails in every dimension, K shorter than one K step, rows whose byte length is
-# not a multiple of 16 (copied into padded rows for the TMA), one tile, many tiles.
+# not a multiple of 16 (copied into padded rows for the TMA), one tile, many tiles, and more
+# 128 x 256 tiles than an H100 or H200 has SMs (a persistent CTA takes several).
 SHAPES = [
     (128, 256, 64),
     (1, 1, 1),
@@ -23,6 +24,7 @@ SHAPES = [
     (1000, 1000, 1000),
     (1531, 2049, 777),
     (2048, 1024, 4096),
+    (3000, 8000, 300),
 ]
 
 
@@ -45,10 +47,24 @@ def configs(dtype):
         # One warpgroup issues the copies and computes the tile; C over the ring or beside it.
         "pipelined": gemm.Config(128, 64, 64, 6, alias_c=True, warp_specialize=False),
         "pipelined_k128": gemm.Config(128, 64, 128, 4, alias_c=False, warp_specialize=False),
+        # The second consumer's last K steps wait for the first to finish the tile (each
+        # tile of a persistent CTA: the barrier's phase turns), fewer K steps than that too.
+        "staggered": gemm.Config(128, 256, 64, 2, alias_c=False, stagger=2),
+        "staggered_persistent": gemm.Config(
+            128, 256, 64, 3, alias_c=False, persistent=True, stagger=3
+        ),
     }
 
 
-CONFIG_NAMES = ["aliased", "unaliased", "persistent", "pipelined", "pipelined_k128"]
+CONFIG_NAMES = [
+    "aliased",
+    "unaliased",
+    "persistent",
+    "pipelined",
+    "pipelined_k128",
+    "staggered",
+    "staggered_persistent",
+]
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])

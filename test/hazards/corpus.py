@@ -83,9 +83,13 @@ def attention_config(key):
 
 
 def gemm_config(key):
-    """The tutorial Config of a Hopper GEMM key: hopper_gemm, hopper_gemm_persistent, or
-    hopper_gemm_pipelined (one warpgroup, no warp specialization, C over the ring)."""
+    """The tutorial Config of a Hopper GEMM key: hopper_gemm, hopper_gemm_persistent,
+    hopper_gemm_pipelined (one warpgroup, no warp specialization, C over the ring), or
+    hopper_gemm_staggered (persistent, the second consumer's last two K steps after the first
+    one's tile; two stages, which fit with C beside the ring on every Triton)."""
     gemm = _tutorial("hopper_gemm")
+    if key.endswith("staggered"):
+        return gemm.Config(128, 256, 64, 2, alias_c=False, persistent=True, stagger=2)
     if key.endswith("persistent"):
         return gemm.Config(128, 128, 64, 3, alias_c=False, persistent=True)
     if key.endswith("pipelined"):
@@ -133,6 +137,7 @@ TUTORIAL_KERNELS = (
     "hopper_gemm",
     "hopper_gemm_persistent",
     "hopper_gemm_pipelined",
+    "hopper_gemm_staggered",
     "hopper_fused_mlp_shared",
     "hopper_fused_mlp_separate",
     "hopper_fused_mlp_phases",

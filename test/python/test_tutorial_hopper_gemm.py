@@ -152,12 +152,40 @@ def test_compiled_launch_takes_the_configurations_tiles_and_arguments(gemm):
         [64, 64],
     ]
     assert all(template.base is None for template in launch.templates)
-    assert launch.config_arguments == (4, 128, 64, 64, 6, False, False, False)
+    assert launch.config_arguments == (4, 128, 64, 64, 6, False, False, False, 0)
 
 
 def test_pipelined_config_is_not_persistent(gemm):
     with pytest.raises(ValueError, match="persistent kernel .* needs warp_specialize=True"):
         gemm.Config(128, 64, 64, 6, alias_c=False, persistent=True, warp_specialize=False)
+
+
+def test_staggered_consumers_need_c_beside_a_ring_deep_enough(gemm):
+    """The first consumer stores its half of C while the second still reads the ring's last
+    ``stagger`` stages: C cannot lie over the ring, the loader warp and the second consumer
+    must exist, and the ring must hold those stages at once."""
+    with pytest.raises(ValueError, match=r"stagger=-1: a number of K steps, 0 or more"):
+        gemm.Config(128, 256, 64, 3, alias_c=False, stagger=-1)
+    with pytest.raises(ValueError, match=r"stagger=2: .* C beside the ring \(alias_c=False\)"):
+        gemm.Config(128, 256, 64, 4, alias_c=True, stagger=2)
+    with pytest.raises(ValueError, match=r"stagger=2: .* need warp_specialize=True"):
+        gemm.Config(128, 64, 64, 4, alias_c=False, warp_specialize=False, stagger=2)
+    with pytest.raises(ValueError, match=r"stagger=4 > num_stages=3: the ring must hold"):
+        gemm.Config(128, 256, 64, 3, alias_c=False, stagger=4)
+    config = gemm.Config(128, 256, 64, 3, alias_c=False, persistent=True, stagger=3)
+    assert repr(config).endswith(" persistent stagger=3")
+    assert gemm.constexprs(config)["STAGGER"] == 3
+    assert gemm.config_of(gemm.config_arguments(config)) == config
+
+
+def test_the_kernel_refuses_a_stagger_its_ring_cannot_hold(gemm, monkeypatch):
+    """The kernel's own check, for a launch that bypasses Config: a compile error that says
+    what staggered consumers need."""
+    config = gemm.Config(128, 256, 64, 2, alias_c=False)
+    constexprs = gemm.constexprs
+    monkeypatch.setattr(gemm, "constexprs", lambda config: constexprs(config) | {"STAGGER": 3})
+    with pytest.raises(CompilationError, match="staggered consumers need .* STAGGER <= NUM_STAGES"):
+        gemm.compile_for_hopper(config)
 
 
 def test_matmul_refuses_bad_inputs(gemm):
