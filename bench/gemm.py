@@ -6,6 +6,7 @@
     python bench/gemm.py --k-cost [--runs 100]
     python bench/gemm.py --prefetch [--runs 100]
     python bench/gemm.py --stagger [--runs 100]
+    python bench/gemm.py --ceiling [--runs 100]
 
 For every shape (M, N, K) in fp16 and bf16, in one process on one GPU: the tutorial kernel with
 SMEM aliasing (its default configuration: 128 x 256 x 64 tiles, four stages, C over the ring),
@@ -48,6 +49,15 @@ timed round-robin against cuBLAS in GPU time, fp16 and bf16.
 or 3 of its last K steps until the first has finished the tile, against cuBLAS, in GPU time,
 at 2048 cubed (one tile a CTA), 4096 cubed and two skinny shapes of the grid (several); the
 four contenders are timed round-robin in each of their four rotations, fp16 and bf16.
+
+`--ceiling` says what sets the time of the grid's rows whose last wave of 128 x 256 tiles
+leaves SMs idle (4096 cubed, the skinny shapes): each is timed beside the same product grown,
+along M or N, by the tiles that fill that wave (``filled_wave_shape``), ours (the persistent
+kernel of 128 x 256 tiles, three stages) and cuBLAS round-robin in GPU time, fp16 and bf16.
+Were the idle SMs' share of the last wave what the row pays, the grown shape would cost no
+more; were the GPU's throughput all, it would cost its extra work. Then each contender runs
+back to back at the row's shape while nvidia-smi samples the SM clock, the board's power and
+whether the power cap holds the clocks down (gpu_timing.under_load).
 """
 
 import argparse
@@ -60,7 +70,14 @@ from pathlib import Path
 
 import torch
 import triton
-from gpu_timing import called_ms, host_us, line_costs, line_costs_header, median_ms
+from gpu_timing import (
+    called_ms,
+    host_us,
+    line_costs,
+    line_costs_header,
+    median_ms,
+    under_load,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tutorials"))
 import hopper_gemm as gemm  # noqa: E402
@@ -133,6 +150,9 @@ PREFETCH_VARIABLE = "TLX_DESCRIPTOR_PREFETCH"
 # --stagger: the shapes, and the second consumer's deferred K steps compared.
 STAGGER_SHAPES = ((2048, 2048, 2048), (4096, 4096, 4096), (1024, 16384, 1024), (8192, 8192, 512))
 STAGGERS = (0, 2, 3)
+# --ceiling: the rows whose last wave leaves SMs idle, and the kernel the tuner takes there.
+CEILING_SHAPES = ((4096, 4096, 4096), (16384, 1024, 1024), (1024, 16384, 1024), (8192, 8192, 512))
+CEILING_CONFIG = gemm.Config(128, 256, 64, 3, alias_c=False, group_m=16, persistent=True)
 
 
 def after_spinning(fn, microseconds):
@@ -327,6 +347,80 @@ def stagger_gain(runs):
     )
 
 
+def filled_wave_shape(shape, block_m, block_n, sms):
+    """``shape`` (M, N, K) grown by whole rows (M) or else columns (N) of block_m x block_n
+    tiles until its tiles fill every wave of ``sms`` CTAs, or None where neither adds exactly
+    the missing tiles (or none is missing)."""
+    M, N, K = shape
+    tiles_m, tiles_n = triton.cdiv(M, block_m), triton.cdiv(N, block_n)
+    missing = -(tiles_m * tiles_n) % sms
+    if missing == 0:
+        return None
+    if missing % tiles_n == 0:
+        return (M + missing // tiles_n * block_m, N, K)
+    if missing % tiles_m == 0:
+        return (M, N + missing // tiles_m * block_n, K)
+    return None
+
+
+def ceiling(runs):
+    """The rows whose last wave leaves SMs idle, against the shapes that fill it, and the GPU's
+    clock and power under each contender (see the module's doc)."""
+    sms = _sm_count()
+    header = (
+        f"{'M':>5} {'N':>5} {'K':>5} {'dtype':>5} {'waves':>5} | {'grown to':>17} {'work':>5} | "
+        f"GPU us: {'ours':>7} {'grown':>7} {'x':>5} | {'cuBLAS':>7} {'grown':>7} {'x':>5} | "
+        f"{'MHz':>9} {'W (limit)':>13} {'capped':>9}"
+    )
+    print(header)
+    print("-" * len(header))
+    for dtype_name, dtype in DTYPES.items():
+        for shape in CEILING_SHAPES:
+            grown = filled_wave_shape(shape, CEILING_CONFIG.block_m, CEILING_CONFIG.block_n, sms)
+            if grown is None:
+                print(f"{shape}: no whole rows or columns of tiles fill its last wave")
+                continue
+            operands = {}
+            for M, N, K in (shape, grown):
+                torch.manual_seed(M + N + K)
+                operands[M, N, K] = (
+                    torch.randn(M, K, device="cuda", dtype=dtype),
+                    torch.randn(K, N, device="cuda", dtype=dtype),
+                )
+            calls = [
+                functools.partial(call, *operands[size], *config)
+                for call, config in ((gemm.matmul, (CEILING_CONFIG,)), (torch.matmul, ()))
+                for size in (shape, grown)
+            ]
+            ours, ours_grown, cublas, cublas_grown = (ms * 1e3 for ms in median_ms(calls, runs))
+            loads = [under_load(calls[0]), under_load(calls[2])]
+            M, N, K = shape
+            tiles = triton.cdiv(M, CEILING_CONFIG.block_m) * triton.cdiv(N, CEILING_CONFIG.block_n)
+            work = grown[0] * grown[1] / (M * N)
+            print(
+                f"{M:>5} {N:>5} {K:>5} {dtype_name:>5} {tiles / sms:5.2f} | "
+                f"{'x'.join(map(str, grown)):>17} {work:5.3f} | GPU us: {ours:7.2f} "
+                f"{ours_grown:7.2f} {ours_grown / ours:5.3f} | {cublas:7.2f} {cublas_grown:7.2f} "
+                f"{cublas_grown / cublas:5.3f} | "
+                + " ".join(f"{load[0]:4.0f}" for load in loads)
+                + " "
+                + " ".join(f"{load[1]:3.0f}" for load in loads)
+                + f" ({loads[0][2]:3.0f}) "
+                + " ".join(f"{load[3]:4.0%}" for load in loads),
+                flush=True,
+            )
+    print(
+        f"ours: {CEILING_CONFIG}; waves = tiles of 128 x 256 / {sms} SMs; work = the grown "
+        "shape's over the row's; x = grown time / row time; MHz, W, capped (the share of "
+        "samples the power cap held the clocks down): ours then cuBLAS, running back to back "
+        "at the row's shape, and the board's power limit."
+    )
+
+
+def _sm_count():
+    return torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100, help="timed runs per measurement")
@@ -342,6 +436,9 @@ def main():
     )
     parser.add_argument(
         "--stagger", action="store_true", help="the persistent kernel with staggered consumers"
+    )
+    parser.add_argument(
+        "--ceiling", action="store_true", help="a partial last wave against the GPU's throughput"
     )
     args = parser.parse_args()
     if args.runs < 50:
@@ -371,6 +468,9 @@ def main():
         return
     if args.stagger:
         stagger_gain(args.runs)
+        return
+    if args.ceiling:
+        ceiling(args.runs)
         return
     header = (
         f"{'M':>6} {'N':>6} {'K':>6} {'dtype':>5} | {'ours':>6} {'no-alias':>8} {'cuBLAS':>6} | "

@@ -9,6 +9,7 @@ cuDNN), which would otherwise count for one contender more than another. `called
 way, as a user calls a function, launch included."""
 
 import statistics
+import subprocess
 import time
 
 import torch
@@ -115,3 +116,71 @@ def line_costs_header(x_name, names):
     header = f"{'':>12} {x_name:>5} | {names[0] + ' us':>9} {names[1] + ' us':>9} ratio"
     print(header)
     print("-" * len(header))
+
+
+# What `under_load` samples: the SM clock (MHz), the board's power (W) and its limit, and whether
+# the driver is holding the clocks down for power (nvidia-smi --help-query-gpu; drivers before
+# 535 name the last field clocks_throttle_reasons).
+LOAD_FIELDS = "clocks.sm,power.draw,power.limit"
+POWER_CAP_FIELDS = ("clocks_event_reasons.sw_power_cap", "clocks_throttle_reasons.sw_power_cap")
+SAMPLE_MS = 20
+
+
+def load_summary(lines):
+    """(median SM clock in MHz, median power in W, power limit in W, fraction of samples the
+    power cap was holding the clocks down) of nvidia-smi's CSV lines (``LOAD_FIELDS`` and a
+    power-cap field, no header, no units)."""
+    samples = []
+    for line in lines:
+        fields = [field.strip() for field in line.split(",")]
+        if len(fields) != 4:
+            continue
+        try:
+            samples.append((float(fields[0]), float(fields[1]), float(fields[2]), fields[3]))
+        except ValueError:
+            continue
+    if not samples:
+        raise ValueError(f"no nvidia-smi samples in {lines!r}")
+    clocks, powers, limits, capped = zip(*samples, strict=True)
+    return (
+        statistics.median(clocks),
+        statistics.median(powers),
+        max(limits),
+        sum(state.lower() == "active" for state in capped) / len(capped),
+    )
+
+
+def _nvidia_smi_query(device):
+    """nvidia-smi's arguments sampling ``device`` (a torch device index), named by its UUID
+    since nvidia-smi's indices need not be torch's."""
+    known = subprocess.run(
+        ["nvidia-smi", "--help-query-gpu"], capture_output=True, text=True, check=True
+    ).stdout
+    power_cap = next(field for field in POWER_CAP_FIELDS if field in known)
+    address = f"GPU-{torch.cuda.get_device_properties(device).uuid}"
+    return [
+        "nvidia-smi",
+        f"--query-gpu={LOAD_FIELDS},{power_cap}",
+        "--format=csv,noheader,nounits",
+        f"--loop-ms={SAMPLE_MS}",
+        f"--id={address}",
+    ]
+
+
+def under_load(fn, seconds=1.5):
+    """``load_summary`` of the GPU while ``fn`` runs back to back for about ``seconds`` (after
+    as long a warm-up, so that clocks and power have settled)."""
+    query = _nvidia_smi_query(torch.cuda.current_device())
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        fn()
+    torch.cuda.synchronize()
+    sampler = subprocess.Popen(query, stdout=subprocess.PIPE, text=True)
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        for _ in range(20):
+            fn()
+        torch.cuda.synchronize()
+    sampler.terminate()
+    output, _ = sampler.communicate()
+    return load_summary(output.splitlines())

@@ -237,6 +237,42 @@ def test_bench_needs_a_hopper_gpu(monkeypatch, capsys):
     assert "--runs must be at least 50" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("shape", "sms", "grown"),
+    [
+        # 512 tiles on 132 SMs: one more row of 16 tiles fills the fourth wave.
+        ((4096, 4096, 4096), 132, (4224, 4096, 4096)),
+        ((16384, 1024, 1024), 132, (16896, 1024, 1024)),
+        # 64 tiles a row: the 16 missing tiles are two columns of 8.
+        ((1024, 16384, 1024), 132, (1024, 16896, 1024)),
+        ((8192, 8192, 512), 132, (8448, 8192, 512)),
+        # A tail tile counts as a tile.
+        ((4000, 4000, 64), 132, (4128, 4000, 64)),
+        # Every wave full already, or the missing 4 tiles neither rows of 8 nor columns of 16.
+        ((4224, 4096, 4096), 132, None),
+        ((2048, 2048, 2048), 132, None),
+    ],
+)
+def test_ceiling_grows_a_shape_by_the_tiles_that_fill_its_last_wave(shape, sms, grown):
+    sys.path.insert(0, str(TUTORIALS.parent / "bench"))
+    bench = importlib.import_module("gemm")
+    assert bench.filled_wave_shape(shape, 128, 256, sms) == grown
+
+
+def test_ceiling_summarizes_nvidia_smi_samples():
+    sys.path.insert(0, str(TUTORIALS.parent / "bench"))
+    gpu_timing = importlib.import_module("gpu_timing")
+    lines = [
+        "1980, 512.30, 700.00, Not Active",
+        "1755, 699.10, 700.00, Active",
+        "[N/A], 650.00, 700.00, Active",
+        "1800, 690.00, 700.00, Active",
+    ]
+    assert gpu_timing.load_summary(lines) == (1800.0, 690.0, 700.0, 2 / 3)
+    with pytest.raises(ValueError, match="no nvidia-smi samples"):
+        gpu_timing.load_summary(["clocks.sm [MHz], power.draw [W]"])
+
+
 def test_plans_prints_the_pruners_verdict_on_every_configuration(gemm, monkeypatch, capsys):
     """``--plans``: the autotuning space, each configuration with its SMEM footprint or the
     planner's reason, without a GPU."""
