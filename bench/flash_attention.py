@@ -46,7 +46,7 @@ import sys
 from pathlib import Path
 
 import torch
-from gpu_timing import called_ms, line_costs, line_costs_header, median_ms
+from gpu_timing import called_ms, line_costs, line_costs_header, median_ms, print_header
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tutorials"))
@@ -113,8 +113,7 @@ def grid(runs, dtype_names, head_dims, masks, seq_lens=GRID_SEQ_LENS, tokens=GRI
         f"{'dtype':>5} {'B':>3} {'N':>5} {'D':>4} {'causal':>6} | GPU: {'ours':>6} {'cuDNN':>6} "
         f"{'ratio':>5} | called: {'ours':>6} {'cuDNN':>6} {'ratio':>5} | {'max err':>7} | chosen"
     )
-    print(header)
-    print("-" * len(header))
+    print_header(header)
     cudnn = sdpa(SDPBackend.CUDNN_ATTENTION)
     below = 0
     for dtype_name in dtype_names:
@@ -256,8 +255,7 @@ def main():
         f"{'B':>2} {'H':>3} {'N':>5} {'D':>4} {'causal':>6} | {'ours':>6} {'no-alias':>8} "
         f"{'flash':>6} {'cuDNN':>6} | {'/flash':>6} {'/cuDNN':>6} | {'max err':>7}"
     )
-    print(header)
-    print("-" * len(header))
+    print_header(header)
     for shape in SHAPES:
         head_dim = shape[3]
         if args.head_dim is not None and head_dim != args.head_dim:

@@ -32,7 +32,7 @@ import sys
 from pathlib import Path
 
 import torch
-from gpu_timing import called_ms, host_us, median_ms
+from gpu_timing import called_ms, host_us, median_ms, print_header
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tutorials"))
 import hopper_fused_mlp as mlp  # noqa: E402
@@ -82,8 +82,7 @@ def main():
         f"{'dtype':>5} {'tokens':>6} {'d_model':>7} | GPU: {names} {'sh/sep':>6} {'ph/sep':>6} | "
         f"called: {names} | host us: {names} | {'rel err':>7} | chosen"
     )
-    print(header)
-    print("-" * len(header))
+    print_header(header)
     activation = args.activation
     for dtype_name, tokens, d_model in FULL_ROWS if args.full else DEFAULT_ROWS:
         dtype = DTYPES[dtype_name]

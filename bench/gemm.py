@@ -76,6 +76,7 @@ from gpu_timing import (
     line_costs,
     line_costs_header,
     median_ms,
+    print_header,
     under_load,
 )
 
@@ -111,8 +112,7 @@ def grid(runs):
         f"called: {'ours':>6} {'cuBLAS':>6} {'ratio':>5} | host us: {'ours':>5} {'cuBLAS':>6} | "
         f"{'rel err':>7} | chosen"
     )
-    print(header)
-    print("-" * len(header))
+    print_header(header)
     below = 0
     for dtype_name, dtype in DTYPES.items():
         for shape in GRID_SHAPES:
@@ -271,8 +271,7 @@ def prefetch_gain(runs):
         f"{'M=N=K':>6} {'dtype':>5} | GPU us: {'prefetch':>8} {'without':>8} {'cuBLAS':>6} | "
         f"{'gain':>6} {'ours/cuBLAS':>11} | rel err | chosen"
     )
-    print(header)
-    print("-" * len(header))
+    print_header(header)
     for dtype_name, dtype in DTYPES.items():
         for size in PREFETCH_SIZES:
             torch.manual_seed(size)
@@ -312,8 +311,7 @@ def stagger_gain(runs):
         + " ".join(f"{name:>9}" for name in names)
         + f" | {'0/3':>5} {'cuBLAS/3':>8} | rel err"
     )
-    print(header)
-    print("-" * len(header))
+    print_header(header)
     for dtype_name, dtype in DTYPES.items():
         for shape in STAGGER_SHAPES:
             M, N, K = shape
@@ -372,8 +370,7 @@ def ceiling(runs):
         f"GPU us: {'ours':>7} {'grown':>7} {'x':>5} | {'cuBLAS':>7} {'grown':>7} {'x':>5} | "
         f"{'MHz':>9} {'W (limit)':>13} {'capped':>9}"
     )
-    print(header)
-    print("-" * len(header))
+    print_header(header)
     for dtype_name, dtype in DTYPES.items():
         for shape in CEILING_SHAPES:
             grown = filled_wave_shape(shape, CEILING_CONFIG.block_m, CEILING_CONFIG.block_n, sms)
@@ -476,8 +473,7 @@ def main():
         f"{'M':>6} {'N':>6} {'K':>6} {'dtype':>5} | {'ours':>6} {'no-alias':>8} {'cuBLAS':>6} | "
         f"{'ours/cuBLAS':>11} {'no-alias/cuBLAS':>15} | {'max rel err':>11}"
     )
-    print(header)
-    print("-" * len(header))
+    print_header(header)
     for dtype_name, dtype in DTYPES.items():
         aliased, unaliased = gemm.benchmark_configs(dtype)
         for shape in SHAPES:

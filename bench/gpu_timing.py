@@ -111,11 +111,15 @@ def line_costs(label, xs, calls_at, names, runs, fit_xs=None, per="x"):
     return times
 
 
-def line_costs_header(x_name, names):
-    """The header of ``line_costs``'s rows."""
-    header = f"{'':>12} {x_name:>5} | {names[0] + ' us':>9} {names[1] + ' us':>9} ratio"
+def print_header(header):
+    """A table's header line and a rule as wide."""
     print(header)
     print("-" * len(header))
+
+
+def line_costs_header(x_name, names):
+    """The header of ``line_costs``'s rows."""
+    print_header(f"{'':>12} {x_name:>5} | {names[0] + ' us':>9} {names[1] + ' us':>9} ratio")
 
 
 # What `under_load` samples: the SM clock (MHz), the board's power (W) and its limit, and whether
