@@ -50,14 +50,17 @@ or 3 of its last K steps until the first has finished the tile, against cuBLAS, 
 at 2048 cubed (one tile a CTA), 4096 cubed and two skinny shapes of the grid (several); the
 four contenders are timed round-robin in each of their four rotations, fp16 and bf16.
 
-`--ceiling` says what sets the time of the grid's rows whose last wave of 128 x 256 tiles
-leaves SMs idle (4096 cubed, the skinny shapes): each is timed beside the same product grown,
-along M or N, by the tiles that fill that wave (``filled_wave_shape``), ours (the persistent
-kernel of 128 x 256 tiles, three stages) and cuBLAS round-robin in GPU time, fp16 and bf16.
-Were the idle SMs' share of the last wave what the row pays, the grown shape would cost no
-more; were the GPU's throughput all, it would cost its extra work. Then each contender runs
-back to back at the row's shape while nvidia-smi samples the SM clock, the board's power and
-whether the power cap holds the clocks down (gpu_timing.under_load).
+`--ceiling` says what sets the time of the grid's rows whose one or last wave of tiles leaves
+SMs idle (2048 and 4096 cubed, the skinny shapes, 8192 x 8192 x 512): each is timed with the
+configuration the tuner takes there beside the same product grown, along M or N, by the tiles
+that fill that wave (``filled_wave_shape``; 2048 cubed has no such growth), ours and cuBLAS
+round-robin in GPU time, fp16 and bf16. Were the idle SMs' share of the last wave what the row
+pays, the grown shape would cost no more; were the GPU's throughput all, it would cost its
+extra work. Then each contender runs back to back at the row's shape while nvidia-smi samples
+the SM clock, the board's power and whether the power cap holds the clocks down
+(gpu_timing.under_load), and its TFLOP/s back to back are given as a share of the tensor
+cores' dense peak at the clock sampled (``share_of_peak``): how close to what the clock allows
+each kernel runs.
 """
 
 import argparse
@@ -150,9 +153,17 @@ PREFETCH_VARIABLE = "TLX_DESCRIPTOR_PREFETCH"
 # --stagger: the shapes, and the second consumer's deferred K steps compared.
 STAGGER_SHAPES = ((2048, 2048, 2048), (4096, 4096, 4096), (1024, 16384, 1024), (8192, 8192, 512))
 STAGGERS = (0, 2, 3)
-# --ceiling: the rows whose last wave leaves SMs idle, and the kernel the tuner takes there.
-CEILING_SHAPES = ((4096, 4096, 4096), (16384, 1024, 1024), (1024, 16384, 1024), (8192, 8192, 512))
-CEILING_CONFIG = gemm.Config(128, 256, 64, 3, alias_c=False, group_m=16, persistent=True)
+# --ceiling: the rows whose one or last wave leaves SMs idle.
+CEILING_SHAPES = (
+    (2048, 2048, 2048),
+    (4096, 4096, 4096),
+    (16384, 1024, 1024),
+    (1024, 16384, 1024),
+    (8192, 8192, 512),
+)
+# Dense fp16/bf16 tensor-core FLOPs an sm_90 SM completes a clock: an H100 SXM's 989.4 TFLOP/s
+# over its 132 SMs at 1830 MHz (the H200 has the same SMs).
+HOPPER_DENSE_FLOPS_PER_SM_CLOCK = 4096
 
 
 def after_spinning(fn, microseconds):
@@ -361,56 +372,85 @@ def filled_wave_shape(shape, block_m, block_n, sms):
     return None
 
 
+def share_of_peak(shape, ms, mhz, sms):
+    """The share of the tensor cores' dense fp16/bf16 peak at an SM clock of ``mhz`` that a
+    product of ``shape`` (M, N, K) reaches in ``ms`` on ``sms`` SMs."""
+    M, N, K = shape
+    peak = sms * HOPPER_DENSE_FLOPS_PER_SM_CLOCK * mhz * 1e6
+    return 2.0 * M * N * K / (ms * 1e-3) / peak
+
+
 def ceiling(runs):
-    """The rows whose last wave leaves SMs idle, against the shapes that fill it, and the GPU's
-    clock and power under each contender (see the module's doc)."""
+    """The grid's rows that leave SMs idle, against the shapes that fill their last wave, and
+    the GPU's clock and power under each contender (see the module's doc)."""
     sms = _sm_count()
     header = (
         f"{'M':>5} {'N':>5} {'K':>5} {'dtype':>5} {'waves':>5} | {'grown to':>17} {'work':>5} | "
         f"GPU us: {'ours':>7} {'grown':>7} {'x':>5} | {'cuBLAS':>7} {'grown':>7} {'x':>5} | "
-        f"{'MHz':>9} {'W (limit)':>13} {'capped':>9}"
+        f"{'MHz':>9} {'W (limit)':>13} {'capped':>9} | {'of peak':>11}"
     )
     print_header(header)
+    chosen = set()
     for dtype_name, dtype in DTYPES.items():
         for shape in CEILING_SHAPES:
-            grown = filled_wave_shape(shape, CEILING_CONFIG.block_m, CEILING_CONFIG.block_n, sms)
-            if grown is None:
-                print(f"{shape}: no whole rows or columns of tiles fill its last wave")
-                continue
-            operands = {}
-            for M, N, K in (shape, grown):
-                torch.manual_seed(M + N + K)
-                operands[M, N, K] = (
-                    torch.randn(M, K, device="cuda", dtype=dtype),
-                    torch.randn(K, N, device="cuda", dtype=dtype),
+            M, N, K = shape
+            torch.manual_seed(M + N + K)
+            a = torch.randn(M, K, device="cuda", dtype=dtype)
+            b = torch.randn(K, N, device="cuda", dtype=dtype)
+            gemm.autotuned_matmul(a, b)  # tunes the row's key
+            config = gemm.chosen_config(dtype)
+            chosen.add(config)
+            grown = filled_wave_shape(shape, config.block_m, config.block_n, sms)
+            operands = {shape: (a, b)}
+            if grown is not None:
+                operands[grown] = (
+                    torch.randn(grown[0], K, device="cuda", dtype=dtype),
+                    torch.randn(K, grown[1], device="cuda", dtype=dtype),
                 )
             calls = [
-                functools.partial(call, *operands[size], *config)
-                for call, config in ((gemm.matmul, (CEILING_CONFIG,)), (torch.matmul, ()))
-                for size in (shape, grown)
+                functools.partial(call, *operands[size], *arguments)
+                for call, arguments in ((gemm.matmul, (config,)), (torch.matmul, ()))
+                for size in operands
             ]
-            ours, ours_grown, cublas, cublas_grown = (ms * 1e3 for ms in median_ms(calls, runs))
-            loads = [under_load(calls[0]), under_load(calls[2])]
-            M, N, K = shape
-            tiles = triton.cdiv(M, CEILING_CONFIG.block_m) * triton.cdiv(N, CEILING_CONFIG.block_n)
-            work = grown[0] * grown[1] / (M * N)
+            times = [ms * 1e3 for ms in median_ms(calls, runs)]
+            ours, cublas = times[0], times[len(operands)]
+            # Back to back, ours is launched as users call it: through the tuner's direct
+            # launch, whose host time (--launch) is shorter than the row's GPU time.
+            loads = [
+                under_load(functools.partial(gemm.autotuned_matmul, a, b)),
+                under_load(calls[len(operands)]),
+            ]
+            tiles = triton.cdiv(M, config.block_m) * triton.cdiv(N, config.block_n)
+            if grown is None:
+                growth = f"{'-':>17} {'-':>5} | GPU us: {ours:7.2f} {'-':>7} {'-':>5} | "
+                growth += f"{cublas:7.2f} {'-':>7} {'-':>5}"
+            else:
+                ours_grown, cublas_grown = times[1], times[3]
+                growth = (
+                    f"{'x'.join(map(str, grown)):>17} {grown[0] * grown[1] / (M * N):5.3f} | "
+                    f"GPU us: {ours:7.2f} {ours_grown:7.2f} {ours_grown / ours:5.3f} | "
+                    f"{cublas:7.2f} {cublas_grown:7.2f} {cublas_grown / cublas:5.3f}"
+                )
+            summaries = [summary for summary, _ in loads]
+            shares = [share_of_peak(shape, ms, summary[0], sms) for summary, ms in loads]
             print(
-                f"{M:>5} {N:>5} {K:>5} {dtype_name:>5} {tiles / sms:5.2f} | "
-                f"{'x'.join(map(str, grown)):>17} {work:5.3f} | GPU us: {ours:7.2f} "
-                f"{ours_grown:7.2f} {ours_grown / ours:5.3f} | {cublas:7.2f} {cublas_grown:7.2f} "
-                f"{cublas_grown / cublas:5.3f} | "
-                + " ".join(f"{load[0]:4.0f}" for load in loads)
+                f"{M:>5} {N:>5} {K:>5} {dtype_name:>5} {tiles / sms:5.2f} | {growth} | "
+                + " ".join(f"{summary[0]:4.0f}" for summary in summaries)
                 + " "
-                + " ".join(f"{load[1]:3.0f}" for load in loads)
-                + f" ({loads[0][2]:3.0f}) "
-                + " ".join(f"{load[3]:4.0%}" for load in loads),
+                + " ".join(f"{summary[1]:3.0f}" for summary in summaries)
+                + f" ({summaries[0][2]:3.0f}) "
+                + " ".join(f"{summary[3]:4.0%}" for summary in summaries)
+                + " | "
+                + " ".join(f"{share:5.1%}" for share in shares),
                 flush=True,
             )
     print(
-        f"ours: {CEILING_CONFIG}; waves = tiles of 128 x 256 / {sms} SMs; work = the grown "
-        "shape's over the row's; x = grown time / row time; MHz, W, capped (the share of "
-        "samples the power cap held the clocks down): ours then cuBLAS, running back to back "
-        "at the row's shape, and the board's power limit."
+        "ours: the configuration the tuner takes at the row ("
+        + "; ".join(sorted(map(repr, chosen)))
+        + f"); waves = its tiles / {sms} SMs; work = the grown shape's over the row's; x = "
+        "grown time / row time; MHz, W, capped (the share of samples the power cap held the "
+        "clocks down), of peak (TFLOP/s over the tensor cores' dense peak at that clock): ours "
+        "then cuBLAS, running back to back at the row's shape, and the board's power limit."
     )
 
 

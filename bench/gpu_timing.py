@@ -172,19 +172,26 @@ def _nvidia_smi_query(device):
 
 
 def under_load(fn, seconds=1.5):
-    """``load_summary`` of the GPU while ``fn`` runs back to back for about ``seconds`` (after
-    as long a warm-up, so that clocks and power have settled)."""
+    """(``load_summary`` of the GPU, milliseconds of GPU time a call) while ``fn`` runs back
+    to back for about ``seconds`` (after as long a warm-up, so that clocks and power have
+    settled). The calls are queued without waiting, so a call that keeps the GPU busy longer
+    than its launch takes on the host is timed without gaps between calls."""
     query = _nvidia_smi_query(torch.cuda.current_device())
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
         fn()
     torch.cuda.synchronize()
     sampler = subprocess.Popen(query, stdout=subprocess.PIPE, text=True)
+    start_event = torch.cuda.Event(enable_timing=True)
+    end_event = torch.cuda.Event(enable_timing=True)
+    calls = 0
+    start_event.record()
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
-        for _ in range(20):
-            fn()
-        torch.cuda.synchronize()
+        fn()
+        calls += 1
+    end_event.record()
+    torch.cuda.synchronize()
     sampler.terminate()
     output, _ = sampler.communicate()
-    return load_summary(output.splitlines())
+    return load_summary(output.splitlines()), start_event.elapsed_time(end_event) / calls

@@ -259,6 +259,19 @@ def test_ceiling_grows_a_shape_by_the_tiles_that_fill_its_last_wave(shape, sms, 
     assert bench.filled_wave_shape(shape, 128, 256, sms) == grown
 
 
+def test_ceiling_gives_throughput_as_a_share_of_the_peak_at_the_sampled_clock():
+    sys.path.insert(0, str(TUTORIALS.parent / "bench"))
+    bench = importlib.import_module("gemm")
+    shape = (1024, 1024, 1024)
+    # 2 * 1024**3 FLOPs at 4096 a clock on one SM at 1000 MHz: 0.524288 ms.
+    at_peak_ms = 2 * 1024**3 / (bench.HOPPER_DENSE_FLOPS_PER_SM_CLOCK * 1e9) * 1e3
+    assert bench.share_of_peak(shape, at_peak_ms, 1000, 1) == pytest.approx(1.0)
+    assert bench.share_of_peak(shape, 2 * at_peak_ms, 1000, 1) == pytest.approx(0.5)
+    assert bench.share_of_peak(shape, at_peak_ms, 2000, 2) == pytest.approx(0.25)
+    # The 4096-cubed row of the H200's ceiling measurement: 182.86 us at 1455 MHz on 132 SMs.
+    assert bench.share_of_peak((4096,) * 3, 0.18286, 1455, 132) == pytest.approx(0.9554, abs=1e-4)
+
+
 def test_ceiling_summarizes_nvidia_smi_samples():
     sys.path.insert(0, str(TUTORIALS.parent / "bench"))
     gpu_timing = importlib.import_module("gpu_timing")
