@@ -7,6 +7,7 @@
     python bench/gemm.py --prefetch [--runs 100]
     python bench/gemm.py --stagger [--runs 100]
     python bench/gemm.py --ceiling [--runs 100]
+    python bench/gemm.py --spread [--runs 100]
 
 For every shape (M, N, K) in fp16 and bf16, in one process on one GPU: the tutorial kernel with
 SMEM aliasing (its default configuration: 128 x 256 x 64 tiles, four stages, C over the ring),
@@ -61,6 +62,11 @@ the SM clock, the board's power and whether the power cap holds the clocks down
 (gpu_timing.under_load), and its TFLOP/s back to back are given as a share of the tensor
 cores' dense peak at the clock sampled (``share_of_peak``): how close to what the clock allows
 each kernel runs.
+
+`--spread` says how far a row's ratio to cuBLAS moves from one timing to the next, where the
+grid finds the two level (1024, 2048 and 4096 cubed): the tuned kernel and cuBLAS timed
+round-robin in GPU time, in both orders, on fresh random inputs five times over, fp16 and
+bf16; each row gives the range of either's median and the least, mean and greatest ratio.
 """
 
 import argparse
@@ -80,6 +86,7 @@ from gpu_timing import (
     line_costs_header,
     median_ms,
     print_header,
+    rotated_median_ms,
     under_load,
 )
 
@@ -164,6 +171,9 @@ CEILING_SHAPES = (
 # Dense fp16/bf16 tensor-core FLOPs an sm_90 SM completes a clock: an H100 SXM's 989.4 TFLOP/s
 # over its 132 SMs at 1830 MHz (the H200 has the same SMs).
 HOPPER_DENSE_FLOPS_PER_SM_CLOCK = 4096
+# --spread: the rows the grid finds level with cuBLAS, and the fresh inputs each is timed on.
+SPREAD_SHAPES = ((1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096))
+SPREAD_REPEATS = 5
 
 
 def after_spinning(fn, microseconds):
@@ -340,9 +350,7 @@ def stagger_gain(runs):
             del expected
             calls.append(functools.partial(torch.matmul, a, b))
             for rotation in range(len(calls)):
-                order = list(range(rotation, len(calls))) + list(range(rotation))
-                times = median_ms([calls[i] for i in order], runs)
-                us = {i: ms * 1e3 for i, ms in zip(order, times, strict=True)}
+                us = [ms * 1e3 for ms in rotated_median_ms(calls, runs, rotation)]
                 print(
                     f"{M:>5} {N:>5} {K:>5} {dtype_name:>5} {rotation:>5} | GPU us: "
                     + " ".join(f"{us[i]:9.2f}" for i in range(len(calls)))
@@ -454,6 +462,43 @@ def ceiling(runs):
     )
 
 
+def spread(runs):
+    """The level rows' ratio to cuBLAS timed again and again (see the module's doc)."""
+    header = (
+        f"{'M':>5} {'N':>5} {'K':>5} {'dtype':>5} | GPU us: {'ours':>13} {'cuBLAS':>13} | "
+        f"cuBLAS/ours: {'least':>6} {'mean':>6} {'most':>6} | chosen"
+    )
+    print_header(header)
+    for dtype_name, dtype in DTYPES.items():
+        for shape in SPREAD_SHAPES:
+            M, N, K = shape
+            ours, cublas = [], []
+            for _ in range(SPREAD_REPEATS):
+                a = torch.randn(M, K, device="cuda", dtype=dtype)
+                b = torch.randn(K, N, device="cuda", dtype=dtype)
+                gemm.autotuned_matmul(a, b)  # tunes the key the first time
+                calls = [
+                    functools.partial(gemm.autotuned_matmul, a, b),
+                    functools.partial(torch.matmul, a, b),
+                ]
+                for rotation in range(len(calls)):
+                    times = rotated_median_ms(calls, runs, rotation)
+                    ours.append(times[0] * 1e3)
+                    cublas.append(times[1] * 1e3)
+            ratios = [theirs / mine for mine, theirs in zip(ours, cublas, strict=True)]
+            print(
+                f"{M:>5} {N:>5} {K:>5} {dtype_name:>5} | GPU us: "
+                f"{min(ours):6.2f}-{max(ours):6.2f} {min(cublas):6.2f}-{max(cublas):6.2f} | "
+                f"cuBLAS/ours: {min(ratios):6.4f} {statistics.mean(ratios):6.4f} "
+                f"{max(ratios):6.4f} | {gemm.chosen_config(dtype)}",
+                flush=True,
+            )
+    print(
+        f"{SPREAD_REPEATS} inputs x 2 orders a row; GPU us: the least and greatest median; "
+        "L2 warm (gpu_timing.py)."
+    )
+
+
 def _sm_count():
     return torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
 
@@ -476,6 +521,9 @@ def main():
     )
     parser.add_argument(
         "--ceiling", action="store_true", help="a partial last wave against the GPU's throughput"
+    )
+    parser.add_argument(
+        "--spread", action="store_true", help="the level rows' ratio, timed again and again"
     )
     args = parser.parse_args()
     if args.runs < 50:
@@ -508,6 +556,9 @@ def main():
         return
     if args.ceiling:
         ceiling(args.runs)
+        return
+    if args.spread:
+        spread(args.runs)
         return
     header = (
         f"{'M':>6} {'N':>6} {'K':>6} {'dtype':>5} | {'ours':>6} {'no-alias':>8} {'cuBLAS':>6} | "

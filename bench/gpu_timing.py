@@ -51,6 +51,14 @@ def median_ms(fns, runs):
     return [statistics.median(samples) for samples in times]
 
 
+def rotated_median_ms(fns, runs, rotation):
+    """``median_ms`` of ``fns`` timed round-robin from ``fns[rotation]`` on (each in turn after
+    a different one than in ``fns``'s order), returned in ``fns``'s order."""
+    order = list(range(rotation, len(fns))) + list(range(rotation))
+    times = dict(zip(order, median_ms([fns[i] for i in order], runs), strict=True))
+    return [times[i] for i in range(len(fns))]
+
+
 def called_ms(fn):
     """Median milliseconds of `fn` as a user calls it: `triton.testing.do_bench`, which times
     calls back to back (the L2 cleared between them), the host's launch included wherever it

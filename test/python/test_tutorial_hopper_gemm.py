@@ -272,6 +272,24 @@ def test_ceiling_gives_throughput_as_a_share_of_the_peak_at_the_sampled_clock():
     assert bench.share_of_peak((4096,) * 3, 0.18286, 1455, 132) == pytest.approx(0.9554, abs=1e-4)
 
 
+@pytest.mark.parametrize("rotation", [0, 1, 2])
+def test_rotated_timing_returns_each_time_in_the_callers_order(rotation, monkeypatch):
+    """``rotated_median_ms`` times the calls in a rotated order and hands each time back to
+    the call it belongs to."""
+    sys.path.insert(0, str(TUTORIALS.parent / "bench"))
+    gpu_timing = importlib.import_module("gpu_timing")
+    timed_orders = []
+
+    def fake_median_ms(fns, runs):
+        timed_orders.append([fn() for fn in fns])
+        return [fn() / 10 for fn in fns]
+
+    monkeypatch.setattr(gpu_timing, "median_ms", fake_median_ms)
+    calls = [lambda: 1, lambda: 2, lambda: 3]
+    assert gpu_timing.rotated_median_ms(calls, 50, rotation) == [0.1, 0.2, 0.3]
+    assert timed_orders == [[1, 2, 3][rotation:] + [1, 2, 3][:rotation]]
+
+
 def test_ceiling_summarizes_nvidia_smi_samples():
     sys.path.insert(0, str(TUTORIALS.parent / "bench"))
     gpu_timing = importlib.import_module("gpu_timing")
