@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from ._budget import kernel_budget
-from ._ttgir import split_top_level
+from .hazards.ttgir import split_top_level
 
 USAGE_ERROR = 2
 PLAN_ERROR = 1

@@ -8,7 +8,7 @@ The check joins two sources and re-derives neither:
   extents (``planner.buffer_extents``), as ``tlx.kernel_plans`` returns them;
 * who reads and writes them and in what order: the kernel's TTGIR as stock
   Triton produced it for the target (the Gluon pipeline, run on the CPU), executed
-  abstractly for one CTA (``_ttgir`` reads it, ``_hazard_ops`` says what each
+  abstractly for one CTA (``hazards.ttgir`` reads it, ``hazards.ops`` says what each
   operation does): integer scalars that decide loop trips, buffer indices and
   mbarrier phases are computed with small concrete values, every partition of a
   ``ttg.warp_specialize`` is a thread, and happens-before is tracked with vector
@@ -34,7 +34,8 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from . import _hazard_ops, _ttgir, planner
+from . import planner
+from .hazards import ops, ttgir
 
 CLEAN = "clean"
 HAZARDS = "hazards"
@@ -194,7 +195,7 @@ class Memory:
     buffer (before ``memdesc_index``) when ``view`` is set."""
 
     region: Region
-    type: _ttgir.MemDescType
+    type: ttgir.MemDescType
     origin: int  # where its alloc tile starts
     intervals: tuple[tuple[int, int], ...]
     buffer: str | None = None
@@ -203,7 +204,7 @@ class Memory:
     derived: bool = False  # transposed, reshaped or reinterpreted: sub-slices are whole
 
 
-def _units(region: Region, memory_type: _ttgir.MemDescType, shape) -> int:
+def _units(region: Region, memory_type: ttgir.MemDescType, shape) -> int:
     if region.storage == "tmem":
         columns = shape[-1] if shape else 1
         stride = memory_type.encoding_int("colStride", 1)
@@ -434,7 +435,7 @@ _CASTS = frozenset({"arith.extsi", "arith.extui", "arith.trunci", "arith.index_c
 class Execution:
     def __init__(
         self,
-        module: _ttgir.Module,
+        module: ttgir.Module,
         spec_plans,
         values,
         program_id,
@@ -836,7 +837,7 @@ class Execution:
             return None
         if name == "ttg.warp_specialize":
             return self.run_warp_specialize(thread, operation)
-        if name in _hazard_ops.VIEW_OPS:
+        if name in ops.VIEW_OPS:
             source = env.get(operation.operands[0])
             env[operation.results[0]] = self.view(operation, source, thread)
             return None
@@ -846,11 +847,11 @@ class Execution:
             if operation.operands and memory is not None:
                 self.record(thread, memory, "write", operation, "local_alloc of a value")
             return None
-        model = _hazard_ops.model_of(name)
+        model = ops.model_of(name)
         if model is not None:
             return self.run_model(thread, operation, model)
-        if name in _hazard_ops.PURE_OPS or (
-            name.startswith(_hazard_ops.PURE_PREFIXES) and name not in _hazard_ops.IMPURE_TT
+        if name in ops.PURE_OPS or (
+            name.startswith(ops.PURE_PREFIXES) and name not in ops.IMPURE_TT
         ):
             if any(isinstance(env.get(operand), Memory) for operand in operation.operands):
                 self.unmodelled_operation(operation, " (uses a memory descriptor)")
@@ -942,7 +943,7 @@ class Execution:
         yield from self.run_block(thread, operations)
         thread.done = True
 
-    def run_model(self, thread: Thread, operation, model: _hazard_ops.OpModel):
+    def run_model(self, thread: Thread, operation, model: ops.OpModel):
         env = thread.env
         memories = [
             (position, env[operand])
@@ -1271,7 +1272,7 @@ def check_ttgir(
     ``integer_arguments`` names the kernel's integer parameters (for messages)."""
     started = time.perf_counter()
     values = dict(values or {})
-    module = _ttgir.parse_module(text)
+    module = ttgir.parse_module(text)
     # The kernel is the public function (functions Triton did not inline are private).
     functions = sorted(module.functions.values(), key=lambda f: "tt.func public" not in f.text)
     function = functions[0] if functions else None

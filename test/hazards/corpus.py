@@ -528,7 +528,7 @@ def access_lines(hazard) -> frozenset:
 
 
 def _find(lines, module, operation: Operation) -> int:
-    from tlx import _ttgir
+    from tlx.hazards import ttgir as _ttgir
 
     found = []
     for number, line in enumerate(lines):
@@ -550,7 +550,7 @@ def _find(lines, module, operation: Operation) -> int:
 def mutate(text: str, seed: Seed) -> str:
     """The TTGIR ``text`` with the seed's operation dropped or moved (the first
     operation of the mutated text that matches ``moved_after`` is the anchor)."""
-    from tlx import _ttgir
+    from tlx.hazards import ttgir as _ttgir
 
     module = _ttgir.parse_module(text)
     lines = text.splitlines()

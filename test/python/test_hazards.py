@@ -247,7 +247,7 @@ def test_readme_and_docs_show_what_the_check_prints():
 
 
 def test_docs_list_every_modelled_operation():
-    from tlx import _hazard_ops
+    from tlx.hazards import ops as _hazard_ops
 
     text = (REPOSITORY / "docs" / "hazards.md").read_text()
     for name in _hazard_ops.modelled_operations():

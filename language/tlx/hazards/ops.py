@@ -4,7 +4,7 @@ One row per operation (``OpModel``): which of its ``!ttg.memdesc`` operands it
 reads and writes (``roles``, in operand order; ``"barrier"`` marks an mbarrier
 operand), whether the access is synchronous or lasts until a later event
 (``completion``), and for synchronisation operations what they do (``sync``).
-``_hazards`` interprets the table; adding an operation is one row here.
+``tlx._hazards`` interprets the table; adding an operation is one row here.
 
 ``proxy`` is ``"async"`` for the operations that reach shared memory through the async
 proxy (TMA, ``warpgroup_mma``, ``tcgen05``): a generic-proxy write (``local_store``) of
@@ -95,7 +95,7 @@ _TABLE = {
 }
 
 # Allocations (``ttg.local_alloc``, ``ttng.tmem_alloc``) make the memory; one with an
-# initial value also writes it (_hazards.Execution.execute).
+# initial value also writes it (tlx._hazards.Execution.execute).
 
 # Views: the result is (part of) the operand's memory.
 VIEW_OPS = frozenset(

@@ -1,6 +1,6 @@
 """TTGIR text, as stock Triton prints it, read back as a tree of operations.
 
-The hazard check (``_hazards``) executes a kernel's TTGIR abstractly. Triton's
+The hazard check (``tlx.hazards``) executes a kernel's TTGIR abstractly. Triton's
 Python bindings cannot walk an operation's locations, attributes or blocks, and
 the project may not link Triton's MLIR, so this module reads the text Triton
 prints (``str(module)``, with its debug locations): every operation is one line,
