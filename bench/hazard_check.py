@@ -21,7 +21,7 @@ sys.path.insert(0, str(REPOSITORY / "test" / "hazards"))
 import corpus  # noqa: E402
 import kernels  # noqa: E402
 import tlx  # noqa: E402
-from tlx import _hazards  # noqa: E402
+from tlx.hazards import check as _hazards  # noqa: E402
 
 TUTORIAL_KERNELS = corpus.TUTORIAL_KERNELS
 

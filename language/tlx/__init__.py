@@ -47,10 +47,10 @@ from ._core import (
     storage_alias_spec_type,
 )
 from ._errors import TLXError, TLXWarning
-from ._hazards import Access, AmbiguousWait, Hazard, HazardReport, check_hazards
 from ._jit import ASTSource, JITFunction, jit, kernel_plans
 from ._kinds import reuse_group_type, storage_kind
 from ._report import JoinedBuffer, SpecPlan
+from .hazards import Access, AmbiguousWait, Hazard, HazardReport, check_hazards
 
 __all__ = [
     "ASTSource",

@@ -273,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
 def _check(arguments, source, target, values) -> int:
     from triton.compiler.errors import CompilationError
 
-    from ._hazards import CLEAN, INCOMPLETE, check_hazards
+    from .hazards.check import CLEAN, INCOMPLETE, check_hazards
 
     try:
         report = check_hazards(

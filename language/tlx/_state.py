@@ -400,7 +400,7 @@ class KernelTrace:
         self.buffer_uses: dict[int, tuple[AllocationState, SourceLocation, str]] = {}
         # DeprecationWarnings (location, message) to emit when tracing is done.
         self.deprecations: list = []
-        # Set by the hazard check (_hazards): every backing allocation and view
+        # Set by the hazard check (tlx.hazards): every backing allocation and view
         # carries its spec's and buffer's name as an attribute, so that CSE keeps
         # views of equal type apart and the check can name each access.
         self.name_views = False

@@ -166,7 +166,7 @@ def tlx_verdict(case) -> str:
     """What ``tlx check`` reports for the case, on the CPU pipeline."""
     import corpus
     import tlx
-    from tlx import _hazards
+    from tlx.hazards import check as _hazards
 
     if "small" in case:
         report = tlx.check_hazards(case["small"](False), case["target"], {"num_warps": 4})

@@ -1,5 +1,27 @@
 """The hazard check (``tlx.check_hazards``): the races between aliased buffers, found on the CPU.
 
-``ttgir`` reads the TTGIR text Triton prints; ``ops`` is the table of what each TTGIR
-operation reads, writes and how it completes. docs/hazards.md says what is modelled.
+docs/hazards.md says what it finds and how. Its modules, by job:
+
+* ``check``: the public entry: the kernel's TTGIR made by Triton, checked, reported;
+* ``ttgir``: the TTGIR text Triton prints, read back as a tree of operations;
+* ``ops``: the table of what each TTGIR operation reads, writes and how it completes;
+* ``execution``: the abstract execution of one CTA, an operation-name dispatch table;
+* ``values``: the integer scalars it computes (constants, ``arith``, program ids);
+* ``memory``: which units each allocation and view occupies, from the plan's extents;
+* ``accesses``: the accesses to a spec's memory and the race test between them;
+* ``scheduling``: partitions, vector clocks, asynchronous completion, mbarriers, waits;
+* ``report``: ``HazardReport``, ``Hazard``, ``AmbiguousWait``, with Python names and lines.
 """
+
+from .check import check_hazards, check_ttgir, kernel_ttgir
+from .report import Access, AmbiguousWait, Hazard, HazardReport
+
+__all__ = [
+    "Access",
+    "AmbiguousWait",
+    "Hazard",
+    "HazardReport",
+    "check_hazards",
+    "check_ttgir",
+    "kernel_ttgir",
+]

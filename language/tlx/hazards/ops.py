@@ -3,8 +3,10 @@
 One row per operation (``OpModel``): which of its ``!ttg.memdesc`` operands it
 reads and writes (``roles``, in operand order; ``"barrier"`` marks an mbarrier
 operand), whether the access is synchronous or lasts until a later event
-(``completion``), and for synchronisation operations what they do (``sync``).
-``tlx._hazards`` interprets the table; adding an operation is one row here.
+(``completion``), and for synchronisation operations what they do (``sync``). The
+execution (language/tlx/hazards/execution.py) dispatches every row by its ``sync``
+kind (``KIND_HANDLERS``; ``""``: the operation accesses memory); adding an operation
+is one row here.
 
 ``proxy`` is ``"async"`` for the operations that reach shared memory through the async
 proxy (TMA, ``warpgroup_mma``, ``tcgen05``): a generic-proxy write (``local_store``) of
@@ -32,12 +34,15 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class OpModel:
+    """One row of the table: what an operation does to memory and to ordering."""
+
     roles: tuple[str, ...] = ()  # per memdesc operand: "read", "write", "readwrite", "barrier"
     completion: str = "sync"  # "sync", "mbarrier", "store_wait", "dot_wait", "tcgen05"
     sync: str = ""  # a synchronisation: "init", "wait", "arrive", "expect", "commit", ...
     what: str = ""  # how reports name the operation
     more_barriers: bool = False  # every memdesc operand after the roles is an mbarrier
     proxy: str = "generic"  # "async": it reaches shared memory through the async proxy
+    predicated: bool = False  # its last operand is a predicate (as "mbarrier" ones' is)
 
 
 _TABLE = {
@@ -45,7 +50,7 @@ _TABLE = {
     "ttg.local_load": OpModel(("read",), what="local_load"),
     "ttg.local_store": OpModel(("write",), what="local_store"),
     "ttng.tmem_load": OpModel(("read",), what="TMEM load"),
-    "ttng.tmem_store": OpModel(("write",), what="TMEM store"),
+    "ttng.tmem_store": OpModel(("write",), what="TMEM store", predicated=True),
     # Asynchronous copies and matrix multiplies.
     "ttng.async_tma_copy_global_to_local": OpModel(
         ("write", "barrier"), "mbarrier", what="TMA load", proxy="async"
@@ -95,19 +100,8 @@ _TABLE = {
 }
 
 # Allocations (``ttg.local_alloc``, ``ttng.tmem_alloc``) make the memory; one with an
-# initial value also writes it (tlx._hazards.Execution.execute).
-
-# Views: the result is (part of) the operand's memory.
-VIEW_OPS = frozenset(
-    {
-        "ttg.memdesc_index",
-        "ttg.memdesc_subslice",
-        "ttg.memdesc_trans",
-        "ttg.memdesc_reshape",
-        "ttg.memdesc_reinterpret",
-        "ttng.tmem_subslice",
-    }
-)
+# initial value also writes it (Execution.allocate). Views (``ttg.memdesc_index``, ...)
+# make (part of) their operand's memory (memory.py, VIEW_HANDLERS).
 
 # Operations that touch no on-chip memory a spec owns and order nothing: they are
 # executed for their scalar value where the check can compute it, else skipped.

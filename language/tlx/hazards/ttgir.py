@@ -54,6 +54,8 @@ class MemDescType:
 
 @dataclass
 class Region:
+    """A region's block: its arguments and operations (one block per region)."""
+
     arguments: list[str] = field(default_factory=list)
     operations: list[Operation] = field(default_factory=list)
     label: str = ""  # "default", "partition0", ... for ttg.warp_specialize
@@ -62,6 +64,9 @@ class Region:
 
 @dataclass
 class Operation:
+    """One operation: its results, its operands (every ``%value`` of its line), its
+    regions, its text for attributes, and its location."""
+
     name: str
     results: list[str]
     operands: list[str]
@@ -84,6 +89,8 @@ class Operation:
 
 @dataclass
 class Module:
+    """A module's functions by name, with its attribute aliases and location definitions."""
+
     functions: dict[str, Operation]
     aliases: dict[str, str]
     locations: dict[str, str]

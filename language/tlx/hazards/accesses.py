@@ -1,0 +1,234 @@
+"""The accesses to a spec's memory and the race test between them.
+
+``AccessLog.record`` keeps each read or write of a buffer index of a spec with the clock it
+happened at (its thread's, or its asynchronous operation's) and tests it against the earlier
+accesses of the same region: two accesses of shared units, at least one a write, race when
+the earlier one does not happen before the later one, or when an async-proxy access follows a
+generic-proxy write with no ``fence_async_shared`` between them. ``missing`` says, in words,
+which ordering is missing. The functions below it read an access operation's operands as
+language/tlx/hazards/ops.py's row describes them.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+
+from .memory import Memory, overlap
+from .report import Access, Hazard, SourceLines
+from .scheduling import Agent, Thread
+
+# Asynchronous accesses of one operation, buffer index and partition kept for the check:
+# a later one may complete at another mbarrier than an earlier one.
+_AGENT_HISTORY = 8
+
+
+@dataclass
+class RecordedAccess:
+    """An access with the clock it happened at: ``component`` and ``epoch`` are the ones
+    a later access's clock must reach to be ordered after it."""
+
+    component: int
+    epoch: int
+    clock: dict
+    key: tuple  # (buffer, index)
+    kind: str
+    intervals: tuple
+    access: Access
+    thread: Thread
+    agent: Agent | None
+    proxy: str = "generic"
+
+
+class AccessLog:
+    """Every access to a spec's memory the execution met, and the hazards between them.
+    ``barriers`` (the mbarriers by key) names the mbarrier a TMA load completes at."""
+
+    def __init__(self, lines: SourceLines, barriers: dict):
+        self.lines = lines
+        self.barriers = barriers
+        self.accesses: dict[int, dict] = {}  # region id -> {latest key: RecordedAccess}
+        self.count = 0
+        self.hazards: dict[tuple, list] = {}
+
+    def record(
+        self,
+        thread: Thread,
+        memory: Memory,
+        kind: str,
+        operation,
+        what,
+        agent=None,
+        proxy="generic",
+    ):
+        """Records ``thread``'s ``kind`` ("read" or "write") access of ``memory`` by
+        ``operation`` (``agent`` when it is asynchronous) and its hazards with earlier ones."""
+        if memory is None or memory.region.spec_plan is None or memory.buffer is None:
+            return
+        self.count += 1
+        file_name, line, callers = self.lines.where(operation)
+        access = Access(
+            what, kind, memory.buffer, memory.index, thread.name, file_name, line, callers[:1]
+        )
+        if agent is not None:
+            component, epoch, clock = agent.component, 1, agent.clock
+        else:
+            component, epoch, clock = (
+                thread.component,
+                thread.clock.get(thread.component, 0),
+                thread.clock,
+            )
+        new = RecordedAccess(
+            component,
+            epoch,
+            clock,
+            (memory.buffer, memory.index),
+            kind,
+            memory.intervals,
+            access,
+            thread,
+            agent,
+            proxy,
+        )
+        recorded = self.accesses.setdefault(id(memory.region), {})
+        smem = memory.region.storage == "smem"
+        for history in recorded.values():
+            for earlier in history:
+                if earlier.kind == "read" and kind == "read":
+                    continue
+                missing = None
+                if clock.get(earlier.component, 0) < earlier.epoch:
+                    missing = self.missing
+                elif smem and proxy == "async" and earlier.proxy == "generic":
+                    if earlier.kind == "write" and not self.fenced(earlier, clock):
+                        missing = self.missing_fence
+                if missing is None:
+                    continue
+                shared = overlap(earlier.intervals, new.intervals)
+                if shared is None:
+                    continue
+                key = (earlier.access, new.access)
+                if key not in self.hazards:
+                    self.hazards[key] = [memory.region, shared, missing(earlier, new), 0]
+                self.hazards[key][3] += 1
+        latest = (new.key, access, agent is not None and agent.completion, thread.name)
+        if agent is None:
+            # A later access of the same operation, index and partition is ordered after
+            # whatever this one is ordered after: it is enough to keep the latest.
+            recorded[latest] = (new,)
+        else:
+            recorded[latest] = (*recorded.get(latest, ())[-(_AGENT_HISTORY - 1) :], new)
+
+    def fenced(self, earlier: RecordedAccess, clock: dict) -> bool:
+        """True when a fence_async_shared of the writer's thread after the generic-proxy
+        write ``earlier`` happens before an access with ``clock``."""
+        epochs = earlier.thread.fences
+        position = bisect.bisect_left(epochs, earlier.epoch)
+        return position < len(epochs) and clock.get(earlier.component, 0) > epochs[position]
+
+    def missing_fence(self, earlier: RecordedAccess, new: RecordedAccess) -> str:
+        return (
+            f"no fence_async_shared in {earlier.access.partition} between its "
+            f"{earlier.access.operation} (a generic-proxy write) and the "
+            f"{new.access.operation}, which accesses shared memory through the async proxy"
+        )
+
+    def missing(self, earlier: RecordedAccess, new: RecordedAccess) -> str:
+        """Which ordering is missing between ``earlier`` and ``new``, in words."""
+        agent = earlier.agent
+        reader = new.access.partition
+        if agent is not None:
+            if agent.completion == "mbarrier" and agent.barrier is not None:
+                barrier = self.barriers.get(agent.barrier)
+                name = barrier.name if barrier else "its mbarrier"
+                if agent.barrier not in new.thread.waited:
+                    return (
+                        f"the {agent.what} completes at mbarrier {name}, which {reader} "
+                        f"never waits on before the {new.access.operation}"
+                    )
+                return (
+                    f"the {agent.what} completes at mbarrier {name}, and {reader} does not wait "
+                    f"for the phase it completes before the {new.access.operation}"
+                )
+            if agent.completion == "dot_wait":
+                if agent.thread is new.thread:
+                    return (
+                        f"the {agent.what} reads until a warpgroup_mma wait retires it, and "
+                        f"there is none between it and the {new.access.operation}"
+                    )
+                return (
+                    f"the {agent.what} reads until a warpgroup_mma wait retires it, and {reader} "
+                    f"waits on no mbarrier phase arrived after that wait before the "
+                    f"{new.access.operation}"
+                )
+            if agent.completion == "store_wait":
+                return (
+                    f"the {agent.what} reads until a TMA store wait retires it, and there is none "
+                    f"between it and the {new.access.operation}"
+                )
+            if agent.completion == "tcgen05":
+                return (
+                    f"the {agent.what} runs until its commit barrier, which {reader} does not wait "
+                    f"on before the {new.access.operation}"
+                )
+        if earlier.thread is new.thread:
+            return (
+                f"the {new.access.operation} is asynchronous: program order does not put it "
+                f"after the {earlier.access.operation}"
+            )
+        return (
+            f"neither is ordered before the other: {earlier.access.partition} and {reader} wait on "
+            "no mbarrier phase that the other arrives on after its access"
+        )
+
+    def report_hazards(self) -> tuple[Hazard, ...]:
+        hazards = []
+        for (first, second), (region, shared, missing, count) in self.hazards.items():
+            hazards.append(
+                Hazard(region.spec_plan.name, region.storage, first, second, shared, missing, count)
+            )
+        hazards.sort(key=lambda h: (h.first.line, h.second.line, h.first.buffer, h.second.buffer))
+        return tuple(hazards)
+
+
+def is_asynchronous(model, operation) -> bool:
+    """Whether the operation's accesses last past it: without ``is_async`` (``tcgen05``)
+    or ``isAsync`` (``warpgroup_mma``) Triton waits for it where it issues it."""
+    if model.completion == "tcgen05" and not operation.has_word("is_async"):
+        return False
+    if model.completion == "dot_wait" and "isAsync = true" not in operation.text:
+        return False
+    return model.completion != "sync"
+
+
+def operand_roles(model, operation, env, memories) -> tuple[list, list]:
+    """(data, barriers): the memory operands ``(position, Memory)`` of an access operation
+    with their roles, each ``(position, Memory, role)``. ``use_acc`` false: the MMA writes
+    its accumulator without reading it."""
+    roles = model.roles
+    data, barriers = [], []
+    for number, (position, memory) in enumerate(memories):
+        role = roles[number] if number < len(roles) else ("barrier" if model.more_barriers else "")
+        (barriers if role == "barrier" else data).append((position, memory, role))
+    if model.completion == "dot_wait" and len(data) < 2:
+        # A register A operand: the memdesc operand is B.
+        data = [(p, m, "read") for p, m, _ in data]
+    use_accumulator = re.search(r"\]\s*,\s*(%[\w.$-]+)", operation.text)
+    if model.completion == "tcgen05" and use_accumulator is not None:
+        if env.get(use_accumulator.group(1)) == 0:
+            data = [(p, m, "write" if r == "readwrite" else r) for p, m, r in data]
+    return data, barriers
+
+
+def is_issued(model, operation, env, barriers) -> bool:
+    """False when the operation's own predicate is known false: the operand before its
+    first mbarrier (``tcgen05``), or its last."""
+    if model.completion not in ("mbarrier", "tcgen05") and not model.predicated:
+        return True
+    operands = operation.operands
+    predicate_position = (
+        barriers[0][0] - 1 if barriers and model.completion == "tcgen05" else len(operands) - 1
+    )
+    predicate = env.get(operands[predicate_position]) if operands else 1
+    return not (isinstance(predicate, int) and not predicate)

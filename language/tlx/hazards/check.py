@@ -1,0 +1,153 @@
+"""``tlx.check_hazards``: the races on a kernel's specs, found before running.
+
+Two buffers of one spec may share bytes; the planner guarantees the layout, the
+kernel's barriers must guarantee that one is dead before its alias is written.
+The check joins two sources and re-derives neither:
+
+* which units (SMEM bytes, TMEM columns) each buffer index occupies: the plan's
+  extents (``planner.buffer_extents``), as ``tlx.kernel_plans`` returns them
+  (``memory``);
+* who reads and writes them and in what order: the kernel's TTGIR as stock
+  Triton produced it for the target (the Gluon pipeline, run on the CPU), executed
+  abstractly for one CTA (``ttgir`` reads it, ``ops`` says what each operation does,
+  ``execution`` runs it): integer scalars that decide loop trips, buffer indices and
+  mbarrier phases are computed with small concrete values (``values``), every
+  partition of a ``ttg.warp_specialize`` is a thread, and happens-before is tracked
+  with vector clocks, as dynamic race detectors do (``scheduling``). An asynchronous
+  operation (TMA copy, ``warpgroup_mma``, ``tcgen05``) is its own clock component,
+  joined where it completes (an mbarrier phase, a wait, a commit).
+
+Every pair of accesses to overlapping units of one spec (of two buffers that share
+them, two buffer indices, or one buffer index), at least one a write, that
+happens-before does not order is a ``Hazard`` (``accesses``). A wait on an mbarrier
+phase by its parity that happens-before does not tell from the phase two before or
+after it is an ``AmbiguousWait``. docs/hazards.md says what is and is not modelled.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+from .. import planner
+from .execution import Execution
+from .report import CLEAN, DEADLOCK, HAZARDS, INCOMPLETE, HazardReport, Incomplete
+from .ttgir import parse_module
+from .values import INTEGER_SIGNATURES
+
+
+def kernel_ttgir(src, target, options=None):
+    """(TTGIR text, spec plans) of a ``tlx.ASTSource`` for ``target``: Triton's front
+    end, then its Gluon TTGIR pipeline for the target, on the CPU. Each spec's
+    backing allocation and views carry the spec's and buffer's names
+    (``tlx.spec``, ``tlx.buffer`` attributes)."""
+    from .._jit import front_end
+
+    module, trace, backend, options = front_end(
+        src, target, options, "tlx.check_hazards", name_views=True
+    )
+    backend.gluon_to_ttgir(module, {}, options, backend._parse_arch(options.arch))
+    return module.str(), trace.spec_plans
+
+
+def check_ttgir(
+    text: str,
+    spec_plans,
+    *,
+    kernel: str = "",
+    target: str = "",
+    values=None,
+    program_id=(0, 0, 0),
+    num_programs=(1, 1, 1),
+    budget: int = 2_000_000,
+    integer_arguments=None,
+) -> HazardReport:
+    """The hazard check of a TTGIR module's text whose specs ``spec_plans`` planned;
+    ``integer_arguments`` names the kernel's integer parameters (for messages)."""
+    started = time.perf_counter()
+    values = dict(values or {})
+    module = parse_module(text)
+    # The kernel is the public function (functions Triton did not inline are private).
+    functions = sorted(module.functions.values(), key=lambda f: "tt.func public" not in f.text)
+    function = functions[0] if functions else None
+    execution = Execution(
+        module,
+        spec_plans,
+        values,
+        tuple(program_id),
+        tuple(num_programs),
+        budget,
+        integer_arguments,
+    )
+    blocked: list[str] = []
+    result = CLEAN
+    if function is None:
+        execution.unmodelled["no function"] = "the module has no function"
+    else:
+        try:
+            blocked = execution.run(function)
+        except Incomplete as why:
+            execution.unmodelled["incomplete"] = str(why)
+    hazards = execution.log.report_hazards()
+    ambiguous_waits = execution.barriers.report_ambiguous_waits()
+    unmodelled = tuple(execution.unmodelled.values())
+    if blocked:
+        result = DEADLOCK
+    if hazards or ambiguous_waits:
+        result = HAZARDS
+    if unmodelled:
+        # What an unmodelled operation orders is unknown: the hazards listed may be its.
+        result = INCOMPLETE
+    return HazardReport(
+        kernel or (function.text.split("@")[1].split("(")[0] if function else "?"),
+        target,
+        result,
+        hazards,
+        unmodelled,
+        tuple(blocked),
+        execution.operations,
+        execution.log.count,
+        time.perf_counter() - started,
+        values,
+        ambiguous_waits=ambiguous_waits,
+    )
+
+
+def check_hazards(
+    src,
+    target,
+    options=None,
+    *,
+    values=None,
+    program_id=(0, 0, 0),
+    num_programs=(1, 1, 1),
+    budget: int = 2_000_000,
+) -> HazardReport:
+    """The races on the SMEM and TMEM of a ``@tlx.jit`` kernel's specs: between buffers
+    that share bytes, and within one buffer index.
+
+    Takes what ``tlx.kernel_plans`` takes (``src`` a ``tlx.ASTSource``, ``target`` a
+    ``GPUTarget`` for sm_90a or sm_100a, ``options`` the compile options) and
+    ``values``: the kernel's integer arguments by name (``{"K": 256}``; what loop
+    trips, buffer indices and phases depend on; small values keep the check fast).
+    ``program_id``/``num_programs`` place the one CTA executed in the grid. Runs on
+    the CPU; returns a ``HazardReport`` (``describe()`` prints it)."""
+    started = time.perf_counter()
+    text, spec_plans = kernel_ttgir(src, target, options)
+    ttgir_seconds = time.perf_counter() - started
+    report = check_ttgir(
+        text,
+        spec_plans,
+        kernel=src.fn.__name__,
+        target=planner.target_name(target.arch),
+        values=values,
+        program_id=program_id,
+        num_programs=num_programs,
+        budget=budget,
+        integer_arguments=tuple(
+            param.name
+            for param in src.fn.params
+            if src.signature.get(param.name) in INTEGER_SIGNATURES
+        ),
+    )
+    return dataclasses.replace(report, ttgir_seconds=ttgir_seconds)

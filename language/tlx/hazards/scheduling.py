@@ -1,0 +1,352 @@
+"""Who runs when, and what orders what: partitions, asynchronous completion, mbarriers, waits.
+
+Happens-before is tracked with vector clocks, as dynamic race detectors (FastTrack) keep them:
+a clock is a dict ``component -> epoch``. Every partition of ``ttg.warp_specialize`` is a
+``Thread`` with a component of its own; every asynchronous operation (a TMA copy, a
+``warpgroup_mma``, a ``tcgen05`` operation) is an ``Agent``, a component joined where it
+completes. The ``Scheduler`` runs the threads in turn, each until it waits on an mbarrier phase
+that has not completed, and finds the deadlock where none can go on. ``Barriers`` models the
+mbarriers: a phase collects the clocks of what arrives on it, a wait that sees it complete
+takes its clock, and a wait by parity that another timing would let pass on another phase is
+an ambiguous wait (docs/hazards.md, "Phases").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from dataclasses import dataclass, field
+
+from .memory import Memory
+from .report import AmbiguousWait, SourceLines
+
+
+def join(first: dict, second: dict) -> dict:
+    """The clock of what both ``first`` and ``second`` happen before (``first`` itself
+    when ``second`` adds nothing)."""
+    if not second:
+        return first
+    joined = dict(first)
+    for component, value in second.items():
+        if joined.get(component, 0) < value:
+            joined[component] = value
+    return joined
+
+
+def happens_before(earlier: dict, later: dict) -> bool:
+    """True when the event with clock ``earlier`` happens before one with ``later``."""
+    return all(later.get(component, 0) >= value for component, value in earlier.items())
+
+
+@dataclass
+class Agent:
+    """An asynchronous operation: its own clock component, joined where it completes."""
+
+    component: int
+    clock: dict
+    what: str
+    completion: str
+    barrier: tuple | None = None  # the mbarrier a TMA load completes at
+    thread: Thread | None = None
+
+
+@dataclass
+class Thread:
+    """A partition (or the kernel before and after ``warp_specialize``): its clock, its
+    environment of SSA values, and its outstanding asynchronous operations."""
+
+    name: str
+    component: int
+    clock: dict
+    env: dict
+    dots: list = field(default_factory=list)
+    stores: list = field(default_factory=list)
+    tcgen05_clock: dict = field(default_factory=dict)
+    waited: set = field(default_factory=set)
+    fences: list = field(default_factory=list)  # the epoch of each fence_async_shared
+    done: bool = False
+    blocked_at: str = ""  # what it waits for, while it waits
+    generator: object = None  # its execution (Execution.run_thread)
+
+    def tick(self) -> None:
+        self.clock = dict(self.clock)
+        self.clock[self.component] = self.clock.get(self.component, 0) + 1
+
+    def acquire(self, clock: dict) -> None:
+        joined = join(self.clock, clock)
+        if joined is not self.clock:
+            self.clock = joined
+
+    def retire(self, outstanding: list, keep: int) -> None:
+        """Waits for the oldest of ``outstanding`` (TMA stores, MMAs) until ``keep`` remain."""
+        while len(outstanding) > keep:
+            self.acquire(outstanding.pop(0).clock)
+
+    def fence(self) -> None:
+        """``fence_async_shared``: orders the earlier generic-proxy writes before later
+        async-proxy accesses (AccessLog.fenced reads the epochs)."""
+        self.fences.append(self.clock.get(self.component, 0))
+        self.tick()
+
+
+class Barrier:
+    """An mbarrier: its arrival count, expected transaction units, completed phases with
+    the clock and arrivals of each, and the waits that took each phase."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.count = 1
+        self.pending = 1
+        self.transaction = 0
+        self.completed = 0
+        self.clock: dict = {}
+        self.phase_clocks: list[dict] = []
+        # What arrived on each phase, (clock, what), for the report of an ambiguous wait.
+        self.arrivals: list[tuple[dict, str]] = []
+        self.phase_arrivals: list[list[tuple[dict, str]]] = []
+        # The waits that took each phase (-1: passed on the fresh barrier), each (thread
+        # component, its epoch just after the wait, the wait); and (wait, the phase after
+        # the one it took) where that next phase's completion is not ordered after it.
+        self.waits: dict[int, list[tuple[int, int, tuple]]] = {}
+        self.late: list[tuple[tuple, int]] = []
+
+    def arrive(self, clock: dict, source: str, count: int = 1) -> bool:
+        self.clock = join(self.clock, clock)
+        self.arrivals.append((clock, source))
+        self.pending -= count
+        return self._complete()
+
+    def transact(self, clock: dict, source: str, units: int) -> bool:
+        self.clock = join(self.clock, clock)
+        self.arrivals.append((clock, source))
+        self.transaction -= units
+        return self._complete()
+
+    def _complete(self) -> bool:
+        if self.pending <= 0 and self.transaction == 0:
+            for component, epoch, wait in self.waits.pop(self.completed - 1, ()):
+                if self.clock.get(component, 0) < epoch:
+                    self.late.append((wait, self.completed))
+            self.phase_clocks.append(self.clock)
+            self.phase_arrivals.append(self.arrivals)
+            self.completed += 1
+            self.pending = self.count
+            self.clock = {}
+            self.arrivals = []
+            return True
+        return False
+
+
+def _barrier_name(memory: Memory) -> str:
+    size = memory.intervals[0][1] - memory.intervals[0][0] or 8
+    index = memory.intervals[0][0] // size
+    name = memory.region.name.lstrip("%")
+    return f"{name}[{index}]"
+
+
+def barrier_key(memory: Memory) -> tuple:
+    """What identifies an mbarrier: its allocation and its first unit."""
+    return (id(memory.region), memory.intervals[0][0])
+
+
+class Barriers:
+    """The kernel's mbarriers, by ``barrier_key``, and what their waits met: the
+    synchronisation rows of language/tlx/hazards/ops.py (init, wait, arrive, expect, commit).
+    ``scalar(thread, name, operation, what)`` reads a phase or a predicate."""
+
+    def __init__(self, lines: SourceLines, scalar):
+        self.lines = lines
+        self.scalar = scalar
+        self.barriers: dict[tuple, Barrier] = {}
+        # (file, line, callers, partition, "before" or "after") -> [AmbiguousWait, count]
+        self.ambiguous_waits: dict[tuple, list] = {}
+
+    def barrier(self, memory: Memory) -> Barrier:
+        key = barrier_key(memory)
+        found = self.barriers.get(key)
+        if found is None:
+            found = self.barriers[key] = Barrier(_barrier_name(memory))
+        return found
+
+    def completed_phases(self) -> int:
+        return sum(barrier.completed for barrier in self.barriers.values())
+
+    def init(self, operation, memory: Memory) -> None:
+        barrier = self.barrier(memory)
+        count = operation.attribute_int("count")
+        if count is None:
+            words = operation.text.split(",")
+            count = int(words[1].split(":")[0].strip()) if len(words) > 1 else 1
+        barrier.count = barrier.pending = count
+
+    def arrive(self, thread: Thread, operation, kind: str, barrier_operand) -> None:
+        """``kind`` "arrive", "expect" (sets the expected bytes and arrives once) or
+        "commit" (arrives when the thread's tcgen05 operations complete); each with an
+        optional predicate operand after the mbarrier."""
+        position, memory = barrier_operand
+        predicate_operands = operation.operands[position + 1 :]
+        if predicate_operands:
+            predicate = self.scalar(thread, predicate_operands[-1], operation, "predicate")
+            if not predicate:
+                return
+        barrier = self.barrier(memory)
+        source = f"{self.lines.describe_operation(operation)} ({thread.name})"
+        if kind == "expect":
+            barrier.transaction += _expect_bytes(operation.text)
+            barrier.arrive(thread.clock, source)
+        elif kind == "commit":
+            barrier.arrive(join(thread.clock, thread.tcgen05_clock), source)
+        else:
+            barrier.arrive(thread.clock, source, _arrive_count(operation.text))
+        thread.tick()
+
+    def wait(self, thread: Thread, operation, barrier_operand):
+        """``ttng.wait_barrier``: yields while the phase of the parity it names has not
+        completed, then takes that phase's clock and checks its neighbours."""
+        position, memory = barrier_operand
+        rest = operation.operands[position + 1 :]
+        if len(rest) >= 2 and not self.scalar(thread, rest[1], operation, "predicate"):
+            return
+        parity = self.scalar(thread, rest[0], operation, "phase") & 1
+        barrier = self.barrier(memory)
+        while barrier.completed % 2 == parity:
+            thread.blocked_at = (
+                f"{self.lines.describe_operation(operation)}: mbarrier {barrier.name} phase "
+                f"parity {parity} (its {barrier.completed} completed phases)"
+            )
+            yield
+        thread.blocked_at = ""
+        thread.waited.add(barrier_key(memory))
+        phase = barrier.completed - 1
+        file_name, line, callers = self.lines.where(operation)
+        wait = (file_name, line, callers[:1], thread.name, barrier.name, phase)
+        if phase >= 1 and not happens_before(barrier.phase_clocks[phase - 1], thread.clock):
+            # A wait passes on the last completed phase of the parity it names: while phase
+            # ``phase - 1`` has not completed, that is phase ``phase - 2``.
+            unordered = sorted(
+                {
+                    source
+                    for clock, source in barrier.phase_arrivals[phase - 1]
+                    if not happens_before(clock, thread.clock)
+                }
+            )
+            earlier = f"on phase {phase - 2}" if phase >= 2 else "at once"
+            self.ambiguous(
+                wait,
+                "before",
+                f"phase {phase - 1}'s completion is not ordered before it (its arrivals "
+                f"{', '.join(unordered)}): had that phase not completed yet, the wait would "
+                f"pass {earlier}",
+            )
+        if phase >= 0:
+            thread.acquire(barrier.phase_clocks[phase])
+        # Had phase ``phase + 1`` completed first, the wait would have taken ``phase + 2``:
+        # the barrier checks that completion against the thread's epoch after the wait.
+        thread.tick()
+        barrier.waits.setdefault(phase, []).append(
+            (thread.component, thread.clock[thread.component], wait)
+        )
+
+    def ambiguous(self, wait: tuple, kind: str, why: str) -> None:
+        """Records an ambiguous ``wait`` (file, line, callers, partition, mbarrier, phase):
+        the phase next to the one it took is not ordered ``kind`` ("before" or "after")
+        it, as ``why`` says."""
+        found = self.ambiguous_waits.setdefault((*wait[:4], kind), [AmbiguousWait(*wait, why), 0])
+        found[1] += 1
+
+    def report_ambiguous_waits(self) -> tuple[AmbiguousWait, ...]:
+        for barrier in self.barriers.values():
+            for wait, later in barrier.late:
+                self.ambiguous(
+                    wait,
+                    "after",
+                    f"phase {later}'s completion is not ordered after it: had that phase "
+                    f"completed first, the wait would take phase {later + 1}",
+                )
+        return tuple(
+            dataclasses.replace(wait, occurrences=count)
+            for wait, count in sorted(
+                self.ambiguous_waits.values(), key=lambda found: (found[0].line, found[0].why)
+            )
+        )
+
+
+def _expect_bytes(text: str) -> int:
+    words = text.split(",")
+    return int(words[1].strip()) if len(words) > 1 else 0
+
+
+def _arrive_count(text: str) -> int:
+    words = text.split(",")
+    try:
+        return int(words[1].strip().split(" ")[0]) if len(words) > 1 else 1
+    except ValueError:
+        return 1
+
+
+class Scheduler:
+    """The threads and the clock components: runs every live thread in turn until all are
+    done, or until all wait for ever (a deadlock). ``progress()`` counts the operations
+    executed so far; a round that executes none is where threads may be stuck."""
+
+    def __init__(self, barriers: Barriers, progress):
+        self.barriers = barriers
+        self.progress = progress
+        self.components = itertools.count(1)
+        self.threads: list[Thread] = []
+
+    def start(self, env: dict) -> Thread:
+        """The kernel's thread, before its first operation."""
+        main = Thread("kernel", next(self.components), {}, env)
+        main.tick()
+        self.threads.append(main)
+        return main
+
+    def fork(self, parent: Thread, name: str, env: dict) -> Thread:
+        """A partition of ``warp_specialize``: everything before it in ``parent`` happens
+        before it."""
+        component = next(self.components)
+        clock = dict(parent.clock)
+        clock[component] = 1
+        child = Thread(name, component, clock, env)
+        self.threads.append(child)
+        return child
+
+    def new_agent(self, thread: Thread, what: str, completion: str, barrier=None) -> Agent:
+        """An asynchronous operation ``thread`` issues now."""
+        component = next(self.components)
+        clock = dict(thread.clock)
+        if completion == "tcgen05":
+            # The tcgen05 operations of one thread run in the order it issues them.
+            clock = join(clock, thread.tcgen05_clock)
+        clock[component] = 1
+        thread.tick()
+        return Agent(component, clock, what, completion, barrier, thread)
+
+    def run(self) -> list[str]:
+        """Runs the threads; returns where each waits for ever, or [] when all are done."""
+        while True:
+            live = [thread for thread in self.threads if not thread.done]
+            if not live:
+                return []
+            before = self.progress()
+            for thread in live:
+                next(thread.generator, None)
+            if self.progress() == before and all(
+                thread.done or thread.blocked_at for thread in self.threads
+            ):
+                stuck = [thread for thread in self.threads if not thread.done]
+                if all(thread.blocked_at for thread in stuck) and self._no_progress(stuck):
+                    return [f"{thread.name}: {thread.blocked_at}" for thread in stuck]
+
+    def _no_progress(self, stuck) -> bool:
+        """True when one more turn of every blocked thread executes nothing."""
+        before = self.progress()
+        completed = self.barriers.completed_phases()
+        for thread in stuck:
+            next(thread.generator, None)
+        return (
+            self.progress() == before
+            and completed == self.barriers.completed_phases()
+            and not any(thread.done for thread in stuck)
+        )

@@ -1,0 +1,154 @@
+"""The integer scalars of the abstract execution: constants, ``arith``, casts, program ids.
+
+An SSA value of a thread's environment (``Thread.env``, language/tlx/hazards/scheduling.py) is
+an ``int`` where the check can compute it, a ``Memory`` (language/tlx/hazards/memory.py) for a
+``!ttg.memdesc``, or ``None``: a tensor, a float, or an integer that depends on an argument the
+check was not given. Integers decide loop trips, buffer indices, mbarrier phases and
+predicates; ``None`` only becomes an error (``Incomplete``) where one of those needs it.
+
+Each function here is the handler of its operations in the execution's dispatch table
+(``Execution.HANDLERS``, language/tlx/hazards/execution.py): ``handler(execution, thread,
+operation)``. ``SCALAR_HANDLERS`` maps every operation name to its handler; adding an
+operation is one row (of ``BINARY`` for a binary one).
+"""
+
+from __future__ import annotations
+
+from .memory import Memory
+
+_COMPARE = {
+    "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b,
+    "slt": lambda a, b: a < b,
+    "sle": lambda a, b: a <= b,
+    "sgt": lambda a, b: a > b,
+    "sge": lambda a, b: a >= b,
+    "ult": lambda a, b: a < b,
+    "ule": lambda a, b: a <= b,
+    "ugt": lambda a, b: a > b,
+    "uge": lambda a, b: a >= b,
+}
+
+
+def _divide(a, b):
+    if b == 0:
+        return None
+    quotient = abs(a) // abs(b)
+    return quotient if (a >= 0) == (b >= 0) else -quotient
+
+
+def _remainder(a, b):
+    if b == 0:
+        return None
+    return a - b * _divide(a, b)
+
+
+BINARY = {
+    "arith.addi": lambda a, b: a + b,
+    "arith.subi": lambda a, b: a - b,
+    "arith.muli": lambda a, b: a * b,
+    "arith.divsi": _divide,
+    "arith.divui": _divide,
+    "arith.remsi": _remainder,
+    "arith.remui": _remainder,
+    "arith.ceildivsi": lambda a, b: -_divide(-a, b) if b else None,
+    "arith.ceildivui": lambda a, b: -_divide(-a, b) if b else None,
+    "arith.floordivsi": lambda a, b: a // b if b else None,
+    "arith.andi": lambda a, b: a & b,
+    "arith.ori": lambda a, b: a | b,
+    "arith.xori": lambda a, b: a ^ b,
+    "arith.shli": lambda a, b: a << b,
+    "arith.shrsi": lambda a, b: a >> b,
+    "arith.shrui": lambda a, b: a >> b,
+    "arith.minsi": min,
+    "arith.minui": min,
+    "arith.maxsi": max,
+    "arith.maxui": max,
+}
+INTEGERS = frozenset({"i1", "i8", "i16", "i32", "i64"})
+# Integer parameter types as a kernel's signature writes them.
+INTEGER_SIGNATURES = INTEGERS | {"u1", "u8", "u16", "u32", "u64"}
+_CASTS = frozenset({"arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast"})
+
+
+def constant(execution, thread, operation) -> None:
+    """``arith.constant``: an integer or boolean; a dense tensor or a float is ``None``."""
+    text = operation.text
+    if "dense<" in text:
+        return
+    word = text.split("arith.constant", 1)[1].strip().split(" ")[0].rstrip(":")
+    if word in ("true", "false"):
+        thread.env[operation.results[0]] = int(word == "true")
+        return
+    try:
+        thread.env[operation.results[0]] = int(word)
+    except ValueError:
+        thread.env[operation.results[0]] = None
+
+
+def binary(execution, thread, operation) -> None:
+    env = thread.env
+    a, b = env.get(operation.operands[0]), env.get(operation.operands[1])
+    env[operation.results[0]] = (
+        BINARY[operation.name](a, b) if isinstance(a, int) and isinstance(b, int) else None
+    )
+
+
+def compare(execution, thread, operation) -> None:
+    env = thread.env
+    predicate = operation.text.split("arith.cmpi", 1)[1].strip().split(",")[0]
+    a, b = env.get(operation.operands[0]), env.get(operation.operands[1])
+    env[operation.results[0]] = (
+        int(_COMPARE[predicate](a, b)) if isinstance(a, int) and isinstance(b, int) else None
+    )
+
+
+def select(execution, thread, operation) -> None:
+    """A scalar, or a memory descriptor: both are chosen by a known condition."""
+    env = thread.env
+    condition = env.get(operation.operands[0])
+    chosen = None
+    if isinstance(condition, int):
+        chosen = env.get(operation.operands[1 if condition else 2])
+    env[operation.results[0]] = chosen
+
+
+def cast(execution, thread, operation) -> None:
+    thread.env[operation.results[0]] = thread.env.get(operation.operands[0])
+
+
+def _axis(text: str) -> int:
+    for axis, word in enumerate((" x", " y", " z")):
+        if word + " " in text + " " or word + ":" in text:
+            return axis
+    return 0
+
+
+def program_id(execution, thread, operation) -> None:
+    thread.env[operation.results[0]] = execution.program_id[_axis(operation.text)]
+
+
+def num_programs(execution, thread, operation) -> None:
+    thread.env[operation.results[0]] = execution.num_programs[_axis(operation.text)]
+
+
+def opaque(execution, thread, operation) -> None:
+    """An operation the check does not evaluate (pure arithmetic on tensors or floats, a
+    global-memory access, ...): its results are unknown. One that takes a memory descriptor
+    may touch a spec's memory, which the check cannot follow."""
+    env = thread.env
+    if any(isinstance(env.get(operand), Memory) for operand in operation.operands):
+        execution.unmodelled_operation(operation, " (uses a memory descriptor)")
+    for result in operation.results:
+        env[result] = None
+
+
+SCALAR_HANDLERS = {
+    "arith.constant": constant,
+    **dict.fromkeys(BINARY, binary),
+    "arith.cmpi": compare,
+    "arith.select": select,
+    **dict.fromkeys(_CASTS, cast),
+    "tt.get_program_id": program_id,
+    "tt.get_num_programs": num_programs,
+}
