@@ -2,7 +2,8 @@
 
 docs/hazards.md says what it finds and how. Its modules, by job:
 
-* ``check``: the public entry: the kernel's TTGIR made by Triton, checked, reported;
+* ``check``: the public entry, ``check_hazards``: the kernel's TTGIR made by Triton
+  (``kernel_ttgir``), checked (``check_ttgir``), reported;
 * ``ttgir``: the TTGIR text Triton prints, read back as a tree of operations;
 * ``ops``: the table of what each TTGIR operation reads, writes and how it completes;
 * ``execution``: the abstract execution of one CTA, an operation-name dispatch table;
@@ -13,15 +14,7 @@ docs/hazards.md says what it finds and how. Its modules, by job:
 * ``report``: ``HazardReport``, ``Hazard``, ``AmbiguousWait``, with Python names and lines.
 """
 
-from .check import check_hazards, check_ttgir, kernel_ttgir
+from .check import check_hazards
 from .report import Access, AmbiguousWait, Hazard, HazardReport
 
-__all__ = [
-    "Access",
-    "AmbiguousWait",
-    "Hazard",
-    "HazardReport",
-    "check_hazards",
-    "check_ttgir",
-    "kernel_ttgir",
-]
+__all__ = ["Access", "AmbiguousWait", "Hazard", "HazardReport", "check_hazards"]
