@@ -31,7 +31,6 @@ orders (docs/hazards.md).
 """
 
 from . import _single_llvm  # noqa: F401  (first: before anything imports Triton)
-from ._autotune import ConfigVerdict, PlanPruner, autotune
 from ._budget import KernelBudget, StorageBudget, kernel_budget
 from ._core import (
     buffered_tensor,
@@ -51,6 +50,7 @@ from ._hazards import Access, AmbiguousWait, Hazard, HazardReport, check_hazards
 from ._jit import ASTSource, JITFunction, jit, kernel_plans
 from ._kinds import reuse_group_type, storage_kind
 from ._report import JoinedBuffer, SpecPlan
+from .tuning import ConfigVerdict, PlanPruner, autotune
 
 __all__ = [
     "ASTSource",

@@ -33,8 +33,8 @@ def _package_fingerprint() -> str:
     if cached is None:
         digest = hashlib.sha256()
         package = Path(__file__).resolve().parent
-        for path in sorted(package.glob("*.py")) + sorted(package.glob("_planner*")):
-            digest.update(path.name.encode())
+        for path in sorted(package.rglob("*.py")) + sorted(package.glob("_planner*")):
+            digest.update(path.relative_to(package).as_posix().encode())
             digest.update(path.read_bytes())
         cached = digest.hexdigest()
         _package_fingerprint.value = cached
