@@ -31,7 +31,6 @@ orders (docs/hazards.md).
 """
 
 from . import _single_llvm  # noqa: F401  (first: before anything imports Triton)
-from ._budget import KernelBudget, StorageBudget, kernel_budget
 from ._core import (
     buffered_tensor,
     buffered_tensor_type,
@@ -49,7 +48,7 @@ from ._errors import TLXError, TLXWarning
 from ._hazards import Access, AmbiguousWait, Hazard, HazardReport, check_hazards
 from ._jit import ASTSource, JITFunction, jit, kernel_plans
 from ._kinds import reuse_group_type, storage_kind
-from ._report import JoinedBuffer, SpecPlan
+from .report import JoinedBuffer, KernelBudget, SpecPlan, StorageBudget, kernel_budget
 from .tuning import ConfigVerdict, PlanPruner, autotune
 
 __all__ = [

@@ -19,8 +19,8 @@ from triton.compiler.compiler import make_backend
 from triton.experimental.gluon._runtime import GluonASTSource, GluonJITFunction
 
 from . import _descriptor_prefetch
-from ._report import SpecPlan
 from ._state import KernelTrace, tracing
+from .report.plan import SpecPlan
 
 # At import, so that Triton 3.7+ keys a tlx kernel's first launch as it keys the next.
 _descriptor_prefetch.install()

@@ -17,7 +17,6 @@ import itertools
 import threading
 
 from . import compat, planner
-from ._dump import dump_if_asked
 from ._errors import (
     SourceLocation,
     TLXError,
@@ -26,8 +25,9 @@ from ._errors import (
     warn_at,
     warn_deprecated_at,
 )
-from ._report import JoinedBuffer, SpecPlan, with_other_regions
 from ._translate import planner_buffer, planner_spec, planner_storage
+from .report.dump import dump_if_asked
+from .report.plan import JoinedBuffer, SpecPlan, with_other_regions
 
 
 class AllocationState:

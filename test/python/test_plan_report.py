@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
-from tlx import _cli
+from tlx.report import cli
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 TUTORIALS = REPOSITORY / "tutorials"
@@ -35,7 +35,7 @@ def readme_example(tmp_path):
 
 
 def run_cli(capsys, *arguments):
-    status = _cli.main([str(argument) for argument in arguments])
+    status = cli.main([str(argument) for argument in arguments])
     captured = capsys.readouterr()
     return status, captured.out, captured.err
 
@@ -293,12 +293,12 @@ def test_bad_command_lines_exit_with_2(capsys, readme_example, arguments, messag
 
 def test_signatures_keep_commas_inside_brackets():
     descriptor = "tensordesc<fp16[1,128,64],NVMMASharedLayout(swizzle_byte_width=128, rank=3)>"
-    assert _cli.parse_signature([f"d={descriptor}, n=i32", "p=*fp16"]) == {
+    assert cli.parse_signature([f"d={descriptor}, n=i32", "p=*fp16"]) == {
         "d": descriptor,
         "n": "i32",
         "p": "*fp16",
     }
-    assert _cli.parse_constexpr(["A=64", "B=True", "C=fast", "D=1.5"]) == {
+    assert cli.parse_constexpr(["A=64", "B=True", "C=fast", "D=1.5"]) == {
         "A": 64,
         "B": True,
         "C": "fast",

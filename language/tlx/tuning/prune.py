@@ -23,10 +23,10 @@ import triton
 from triton.compiler.errors import CompilationError
 
 from .. import compat
-from .._budget import KernelBudget, kernel_budget
 from .._errors import TLXError
 from .._jit import ASTSource, JITFunction, kernel_plans
 from ..planner import checked_ctas_per_sm
+from ..report.budget import KernelBudget, kernel_budget
 
 LOG_ENVIRONMENT_VARIABLE = "TLX_AUTOTUNE_LOG"
 

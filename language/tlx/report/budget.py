@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from . import planner
+from .. import planner
 
 _TARGET_NAME = re.compile(r"(?:sm_)?(\d+)a?\Z")
 

@@ -18,8 +18,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from ._budget import kernel_budget
-from ._ttgir import split_top_level
+from .._ttgir import split_top_level
+from .budget import kernel_budget
 
 USAGE_ERROR = 2
 PLAN_ERROR = 1
@@ -63,7 +63,7 @@ def parse_constexpr(entries: list[str]) -> dict[str, object]:
 
 def load_kernel(location: str):
     """The ``@tlx.jit`` kernel ``KERNEL`` of ``FILE.py::KERNEL``."""
-    from ._jit import JITFunction
+    from .._jit import JITFunction
 
     file_text, separator, kernel_name = location.rpartition("::")
     if not separator or not file_text or not kernel_name:
@@ -233,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     from triton.backends.compiler import GPUTarget
     from triton.compiler.errors import CompilationError
 
-    from ._jit import ASTSource, kernel_plans
+    from .._jit import ASTSource, kernel_plans
 
     try:
         kernel = load_kernel(arguments.kernel)
@@ -273,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
 def _check(arguments, source, target, values) -> int:
     from triton.compiler.errors import CompilationError
 
-    from ._hazards import CLEAN, INCOMPLETE, check_hazards
+    from .._hazards import CLEAN, INCOMPLETE, check_hazards
 
     try:
         report = check_hazards(
