@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from .._ttgir import split_top_level
-from .budget import kernel_budget
+from .budget import budget_of
 
 USAGE_ERROR = 2
 PLAN_ERROR = 1
@@ -123,7 +123,7 @@ def full_signature(kernel, signature: dict[str, str], constexprs: dict[str, obje
 
 def report(kernel_name: str, target: str, num_warps: int, spec_plans, ctas_per_sm: int = 1) -> str:
     """The text ``python -m tlx plan`` prints: the total against one CTA's share of an SM
-    where ``ctas_per_sm`` CTAs are to share one."""
+    where ``ctas_per_sm`` CTAs (checked by ``main``) are to share one."""
     sharing = "" if ctas_per_sm == 1 else f", {ctas_per_sm} CTAs an SM"
     lines = [f"kernel {kernel_name} for {target} (num_warps={num_warps}{sharing})", ""]
     for spec_plan in spec_plans:
@@ -132,7 +132,7 @@ def report(kernel_name: str, target: str, num_warps: int, spec_plans, ctas_per_s
             lines.append("advice:")
             lines.extend(f"  {split.message}" for split in spec_plan.advice)
         lines.append("")
-    budget = kernel_budget(spec_plans, _TARGETS[target], ctas_per_sm)
+    budget = budget_of(spec_plans, _TARGETS[target], ctas_per_sm)
     if budget.storages:
         lines.append("total (the kernel's tlx regions):")
         lines.extend(f"  {line}" for line in budget.describe().splitlines())

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .. import planner
 from .._kinds import storage_kind
-from .budget import kernel_budget
+from .budget import budget_of
 
 
 @dataclass(frozen=True)
@@ -144,7 +144,7 @@ class SpecPlan:
 
 def with_other_regions(spec_plans: tuple[SpecPlan, ...], capability: int) -> tuple[SpecPlan, ...]:
     """The plans of one kernel, each told what the others of its storage take."""
-    budget = kernel_budget(spec_plans, capability)
+    budget = budget_of(spec_plans, capability, 1)
     return tuple(
         dataclasses.replace(
             spec_plan,

@@ -26,7 +26,7 @@ from .. import compat
 from .._errors import TLXError
 from .._jit import ASTSource, JITFunction, kernel_plans
 from ..planner import checked_ctas_per_sm
-from ..report.budget import KernelBudget, kernel_budget
+from ..report.budget import KernelBudget, budget_of, target_capability
 
 LOG_ENVIRONMENT_VARIABLE = "TLX_AUTOTUNE_LOG"
 
@@ -122,7 +122,7 @@ class PlanPruner:
                     f"which is not one of its constexpr parameters ({', '.join(constexprs)})"
                 )
         else:
-            checked_ctas_per_sm(ctas_per_sm)
+            ctas_per_sm = checked_ctas_per_sm(ctas_per_sm)
         self.kernel = kernel
         self.target = target
         self.then = then
@@ -190,7 +190,9 @@ class PlanPruner:
             message = error.error_message or str(error)
             budget, reasons = None, (message.strip(),)
         else:
-            budget = kernel_budget(plans, target, self._ctas_per_sm(config, arguments))
+            budget = budget_of(
+                plans, target_capability(target), self._ctas_per_sm(config, arguments)
+            )
             reasons = budget.reasons
         elapsed = time.perf_counter() - start
         verdict = ConfigVerdict(config, not reasons, reasons, budget, elapsed)
