@@ -46,18 +46,27 @@ def parse_signature(entries: list[str]) -> dict[str, str]:
 
 
 def parse_constexpr(entries: list[str]) -> dict[str, object]:
-    """``["N=64", "CAUSAL=True", "MODE=fast"]`` -> ``{"N": 64, "CAUSAL": True,
-    "MODE": "fast"}``: Python literals, anything else a string."""
+    """``["N=64,CAUSAL=True", "MODE=fast", "SHAPE=(64, 64)"]`` -> ``{"N": 64, "CAUSAL": True,
+    "MODE": "fast", "SHAPE": (64, 64)}``: each entry a comma list, as ``--signature`` takes
+    (commas inside brackets stay with their value); Python literals, anything else a
+    string."""
     constexprs = {}
     for entry in entries:
-        name, equals, value_text = entry.partition("=")
-        if not equals or not name.strip():
+        items = split_top_level(entry)
+        if not items:
             raise UsageError(f"--constexpr {entry!r} is not NAME=VALUE (e.g. BLOCK=64)")
-        try:
-            value = ast.literal_eval(value_text.strip())
-        except (ValueError, SyntaxError):
-            value = value_text.strip()
-        constexprs[name.strip()] = value
+        for item in items:
+            name, equals, value_text = item.partition("=")
+            if not equals or not name.strip():
+                within = "" if item == entry.strip() else f" (in {entry!r})"
+                raise UsageError(
+                    f"--constexpr item {item!r}{within} is not NAME=VALUE (e.g. BLOCK=64)"
+                )
+            try:
+                value = ast.literal_eval(value_text.strip())
+            except (ValueError, SyntaxError):
+                value = value_text.strip()
+            constexprs[name.strip()] = value
     return constexprs
 
 
@@ -180,8 +189,8 @@ def _kernel_arguments(command) -> None:
         "--constexpr",
         action="append",
         default=[],
-        metavar="NAME=VALUE",
-        help="a constexpr parameter's value (repeat for each)",
+        metavar="NAME=VALUE,...",
+        help='values of constexpr parameters, e.g. "BLOCK=64,CAUSAL=True" (may be repeated)',
     )
     command.add_argument("--num-warps", type=int, default=4)
 
