@@ -33,10 +33,18 @@ orders (docs/hazards.md).
 from . import _single_llvm  # noqa: F401  (first: before anything imports Triton)
 from ._autotune import ConfigVerdict, PlanPruner, autotune
 from ._budget import KernelBudget, StorageBudget, kernel_budget
-from ._core import (
+from ._errors import TLXError, TLXWarning
+from ._hazards import Access, AmbiguousWait, Hazard, HazardReport, check_hazards
+from ._kinds import reuse_group_type, storage_kind
+from ._report import JoinedBuffer, SpecPlan
+from .api import (
+    ASTSource,
+    JITFunction,
     buffered_tensor,
     buffered_tensor_type,
     default_layout,
+    jit,
+    kernel_plans,
     local_alloc,
     local_view,
     reuse_group,
@@ -46,11 +54,6 @@ from ._core import (
     storage_alias_spec,
     storage_alias_spec_type,
 )
-from ._errors import TLXError, TLXWarning
-from ._hazards import Access, AmbiguousWait, Hazard, HazardReport, check_hazards
-from ._jit import ASTSource, JITFunction, jit, kernel_plans
-from ._kinds import reuse_group_type, storage_kind
-from ._report import JoinedBuffer, SpecPlan
 
 __all__ = [
     "ASTSource",

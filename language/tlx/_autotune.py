@@ -47,7 +47,7 @@ from triton.runtime.jit import mangle_type
 
 from ._budget import KernelBudget, kernel_budget
 from ._errors import TLXError
-from ._jit import ASTSource, JITFunction, kernel_plans
+from .api import ASTSource, JITFunction, kernel_plans
 from .planner import checked_ctas_per_sm
 
 LOG_ENVIRONMENT_VARIABLE = "TLX_AUTOTUNE_LOG"
