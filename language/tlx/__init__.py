@@ -31,10 +31,17 @@ orders (docs/hazards.md).
 """
 
 from . import _single_llvm  # noqa: F401  (first: before anything imports Triton)
-from ._core import (
+from ._errors import TLXError, TLXWarning
+from ._hazards import Access, AmbiguousWait, Hazard, HazardReport, check_hazards
+from ._kinds import reuse_group_type, storage_kind
+from .api import (
+    ASTSource,
+    JITFunction,
     buffered_tensor,
     buffered_tensor_type,
     default_layout,
+    jit,
+    kernel_plans,
     local_alloc,
     local_view,
     reuse_group,
@@ -44,10 +51,6 @@ from ._core import (
     storage_alias_spec,
     storage_alias_spec_type,
 )
-from ._errors import TLXError, TLXWarning
-from ._hazards import Access, AmbiguousWait, Hazard, HazardReport, check_hazards
-from ._jit import ASTSource, JITFunction, jit, kernel_plans
-from ._kinds import reuse_group_type, storage_kind
 from .report import JoinedBuffer, KernelBudget, SpecPlan, StorageBudget, kernel_budget
 from .tuning import ConfigVerdict, PlanPruner, autotune
 

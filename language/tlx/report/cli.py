@@ -72,7 +72,7 @@ def parse_constexpr(entries: list[str]) -> dict[str, object]:
 
 def load_kernel(location: str):
     """The ``@tlx.jit`` kernel ``KERNEL`` of ``FILE.py::KERNEL``."""
-    from .._jit import JITFunction
+    from ..api import JITFunction
 
     file_text, separator, kernel_name = location.rpartition("::")
     if not separator or not file_text or not kernel_name:
@@ -242,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     from triton.backends.compiler import GPUTarget
     from triton.compiler.errors import CompilationError
 
-    from .._jit import ASTSource, kernel_plans
+    from ..api import ASTSource, kernel_plans
 
     try:
         kernel = load_kernel(arguments.kernel)

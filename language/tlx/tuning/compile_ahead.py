@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 import triton
 
 from .. import compat
-from .._jit import JITFunction
+from ..api import JITFunction
 
 # Keyword arguments of a launch (JITFunction.run) that are no kernel arguments.
 _LAUNCH_ONLY = ("grid", "warmup")

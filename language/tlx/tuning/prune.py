@@ -24,7 +24,7 @@ from triton.compiler.errors import CompilationError
 
 from .. import compat
 from .._errors import TLXError
-from .._jit import ASTSource, JITFunction, kernel_plans
+from ..api import ASTSource, JITFunction, kernel_plans
 from ..planner import checked_ctas_per_sm
 from ..report.budget import KernelBudget, budget_of, target_capability
 
