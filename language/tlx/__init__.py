@@ -31,12 +31,16 @@ orders (docs/hazards.md).
 """
 
 from . import _single_llvm  # noqa: F401  (first: before anything imports Triton)
-from ._autotune import ConfigVerdict, PlanPruner, autotune
-from ._budget import KernelBudget, StorageBudget, kernel_budget
-from ._core import (
+from ._errors import TLXError, TLXWarning
+from ._kinds import reuse_group_type, storage_kind
+from .api import (
+    ASTSource,
+    JITFunction,
     buffered_tensor,
     buffered_tensor_type,
     default_layout,
+    jit,
+    kernel_plans,
     local_alloc,
     local_view,
     reuse_group,
@@ -46,11 +50,9 @@ from ._core import (
     storage_alias_spec,
     storage_alias_spec_type,
 )
-from ._errors import TLXError, TLXWarning
-from ._jit import ASTSource, JITFunction, jit, kernel_plans
-from ._kinds import reuse_group_type, storage_kind
-from ._report import JoinedBuffer, SpecPlan
 from .hazards import Access, AmbiguousWait, Hazard, HazardReport, check_hazards
+from .report import JoinedBuffer, KernelBudget, SpecPlan, StorageBudget, kernel_budget
+from .tuning import ConfigVerdict, PlanPruner, autotune
 
 __all__ = [
     "ASTSource",

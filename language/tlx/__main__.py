@@ -1,7 +1,7 @@
-"""``python -m tlx``: the command-line tools (``language/tlx/_cli.py``)."""
+"""``python -m tlx``: the command-line tools (``language/tlx/report/cli.py``)."""
 
 import sys
 
-from ._cli import main
+from .report.cli import main
 
 sys.exit(main())

@@ -1,13 +1,18 @@
-"""Everything that differs between the supported Triton releases (3.6 ... 3.9).
+"""Everything that differs between the supported Triton releases (3.6 ... 3.9), and every
+private internal of Triton the package relies on.
 
 The package, its tests and the tutorials use only names that are the same in
-every supported release; each difference they meet is one name here.
+every supported release; each difference they meet is one name here. So is each
+use of state Triton keeps private (its autotuner's, its asynchronous compile
+mode's, its benchmark's): a release that changes one breaks this module alone,
+and test/python/test_compat.py, run on each supported Triton, says which.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Callable, Mapping, Sequence
 
 import triton
 from triton import knobs
@@ -15,6 +20,8 @@ from triton.experimental.gluon import constexpr_function
 from triton.experimental.gluon import language as _gl
 from triton.experimental.gluon.language.nvidia import blackwell as _blackwell
 from triton.experimental.gluon.language.nvidia.hopper import tma as _hopper_tma
+from triton.runtime import _async_compile
+from triton.runtime.jit import mangle_type
 
 from . import planner
 
@@ -107,6 +114,110 @@ def tmem_reg_layout(element_ty, shape, layout, num_warps):
         )
     descriptor = _blackwell.tensor_memory_descriptor_type(element_ty, shape, layout, shape)
     return descriptor.get_reg_layout(num_warps)
+
+
+# Triton's autotuner (``triton.runtime.Autotuner``, what ``triton.autotune`` returns) keeps
+# private what tlx.autotune (language/tlx/tuning/) reads and changes: the timings of a key's
+# configurations, its choice per key, the benchmark of one configuration and ``run``. They are
+# the same in 3.6 ... 3.9.
+
+
+def autotuner_timings(tuner) -> dict | None:
+    """{configuration: ``do_bench``'s timing} of ``tuner``'s last timing of a key; None
+    before its first."""
+    return getattr(tuner, "configs_timings", None)
+
+
+def autotuner_keys(tuner) -> set:
+    """The keys ``tuner`` has chosen a configuration for."""
+    return set(tuner.cache)
+
+
+def autotuner_choice(tuner, key) -> triton.Config:
+    """The configuration ``tuner`` launches for ``key``."""
+    return tuner.cache[key]
+
+
+def set_autotuner_choice(tuner, key, config: triton.Config) -> None:
+    """Makes ``config`` ``tuner``'s choice for ``key`` (and its latest choice,
+    ``best_config``), as its own timing does."""
+    tuner.cache[key] = config
+    tuner.best_config = config
+
+
+def wrap_autotuner_run(tuner, wrap: Callable) -> None:
+    """Replaces ``tuner``'s ``run`` (what a launch ``tuner[grid](...)`` calls) by
+    ``wrap(run)``."""
+    tuner.run = wrap(tuner.run)
+
+
+def autotuner_kernel_calls(
+    tuner, configs: Sequence[triton.Config], args: Sequence, kwargs: Mapping
+) -> dict:
+    """{configuration: the call that launches ``tuner``'s kernel with it}, each made by the
+    tuner's own benchmark of it (``_bench``: its pre_hooks and post_hook included), which
+    hands the call to ``do_bench`` (a cached property): here to one that keeps it. ``args``
+    and ``kwargs`` are a launch's, as the tuner benchmarks with them."""
+    calls = {}
+    saved = tuner.__dict__.pop("do_bench", None)
+    tuner.nargs = dict(zip(tuner.arg_names, args, strict=False))
+    try:
+        for config in configs:
+
+            def keep(kernel_call, quantiles, config=config):
+                calls[config] = kernel_call
+                return [0.0] * len(quantiles)
+
+            tuner.__dict__["do_bench"] = keep
+            tuner._bench(*args, config=config, **kwargs)
+    finally:
+        tuner.nargs = None
+        tuner.__dict__.pop("do_bench", None)
+        if saved is not None:
+            tuner.__dict__["do_bench"] = saved
+    return calls
+
+
+# Triton's asynchronous compile mode (``triton.runtime._async_compile``): while it is active,
+# a JIT function's ``warmup`` hands its compilation to the mode's executor.
+
+
+def async_compile_active() -> bool:
+    """Whether an asynchronous compile mode is active in this context."""
+    return _async_compile.active_mode.get() is not None
+
+
+def async_compile_mode(executor, ignore_errors: bool = False):
+    """The asynchronous compile mode compiling on ``executor`` (a context manager);
+    ``ignore_errors``: a failed compilation is left for the launch to raise."""
+    return _async_compile.AsyncCompileMode(executor, ignore_errors=ignore_errors)
+
+
+def jit_type_of(value) -> str:
+    """The type Triton's JIT keys a launch's argument by (``*fp16``, ``i32``)."""
+    return mangle_type(value)
+
+
+# What ``triton.testing.do_bench`` uses around each timed call, for a timing of its own
+# (language/tlx/tuning/retime.py): the driver's L2 flush, the device's events and sleep.
+
+
+def l2_flush() -> Callable[[], None]:
+    """A function that clears the GPU's L2 as ``do_bench`` clears it before each call."""
+    driver = triton.runtime.driver.active
+    buffer = driver.get_empty_cache_for_benchmark()
+    return lambda: driver.clear_cache(buffer)
+
+
+def timing_event():
+    """A GPU event that records when the work queued before it is done (``record``,
+    ``synchronize``, ``elapsed_time``)."""
+    return triton.runtime.driver.active.get_device_interface().Event(enable_timing=True)
+
+
+def gpu_sleep(cycles: int) -> None:
+    """Queues a GPU sleep of ``cycles`` clock cycles on the current stream."""
+    triton.runtime.driver.active.get_device_interface()._sleep(cycles)
 
 
 # A compiled kernel's ``run`` (the CUDA backend's ``CudaLauncher``) wraps the C launch

@@ -6,11 +6,13 @@ allocation's shape and the diagnostics. ``tlx._planner`` is its pybind11
 extension; this module wraps it in frozen dataclasses. It imports neither Triton
 nor MLIR. ``docs/planner.md`` states the rules.
 
-Each planner struct is defined once, in ``planner/include/tlx/Planner/Planner.h``:
-the extension binds its fields, and the dataclasses here take their fields (in
-declaration order), their defaults and their conversions from that binding
-(``_value_type``). Native enumerations become ``enum.Enum`` classes (``Storage``,
-...) or lowercase strings (``Diagnostic.kind == "over_smem_limit"``).
+Each planner struct is defined in ``planner/include/tlx/Planner/Planner.h`` and
+bound in ``python/PlannerExtension.cpp``; the dataclasses here declare the same
+fields, in the binding's order, with the native struct's defaults, and
+test/python/test_planner_python.py checks that they match the binding exactly.
+``_value_type`` takes their conversions to and from the native structs from the
+binding. Native enumerations become ``enum.Enum`` classes (``Storage``, ...) or
+lowercase strings (``Diagnostic.kind == "over_smem_limit"``).
 
 Units: SMEM plans are in bytes, TMEM plans in 32-bit columns of one CTA
 (``Plan.size_bytes``, ``Plan.ideal_bytes`` and ``Plan.padding_bytes`` are always
@@ -180,44 +182,21 @@ def _from_native(value, names=None):
     return value
 
 
-def _field_type(like):
-    if type(like) in _PYTHON_ENUMS:
-        return _PYTHON_ENUMS[type(like)]
-    if type(like) in _NATIVE_ENUMS:
-        return str
-    if like is None:
-        return int | None
-    if isinstance(like, list):
-        return tuple
-    return _PYTHON_TYPES.get(type(like), type(like))
-
-
-def _value_type(native_class, *, required=None, order=None, named_texts=None):
-    """Makes the class a frozen dataclass of the fields of the native struct
-    ``native_class``, in the order the extension binds them (or ``order``). The first
-    ``required`` fields have no default (all when None); the others default to a
-    default-constructed native struct's values. ``named_texts`` maps a text field that
-    names the spec and buffers (``{spec}``, ``{buffer:i}``) to the field that keeps the
-    planner's raw text (None: not kept). Fields the class annotates itself follow."""
+def _value_type(native_class, *, named_texts=None):
+    """Makes the class, whose annotations declare the fields of the native struct
+    ``native_class`` (then any of its own), a frozen dataclass that converts to and
+    from that struct. ``named_texts`` maps a text field that names the spec and
+    buffers (``{spec}``, ``{buffer:i}``) to the field that keeps the planner's raw
+    text (None: not kept). Enum and list fields are coerced to the Python enum and
+    to tuples, as the native struct's values of those fields say."""
 
     def make(cls):
         like = native_class()
-        bound = [name for name, value in vars(native_class).items() if isinstance(value, property)]
-        names = list(order) if order is not None else bound
-        if sorted(names) != sorted(bound):
-            raise TypeError(f"{cls.__name__}: order {names} is not the fields {bound}")
         texts = dict(named_texts or {})
-        own = dict(cls.__dict__.get("__annotations__", {}))
-        annotations = {}
-        for position, name in enumerate(names):
-            value = getattr(like, name)
-            annotations[name] = _field_type(value)
-            if required is not None and position >= required:
-                setattr(cls, name, _from_native(value))
-        annotations.update(own)
-        cls.__annotations__ = annotations
+        own = {raw for raw in texts.values() if raw is not None}
+        names = tuple(name for name in cls.__dict__["__annotations__"] if name not in own)
         cls._native_class = native_class
-        cls._native_names = tuple(names)
+        cls._native_names = names
         cls._named_texts = texts
         cls._native_sources = tuple(
             (name, texts.get(name) or name, getattr(like, name)) for name in names
@@ -264,25 +243,45 @@ LayoutFamily = _python_enum(
 # --- Inputs --------------------------------------------------------------------------------------
 
 
-@_value_type(_native.Layout, required=0)
+@_value_type(_native.Layout)
 class Layout:
     """The parts of a memory layout that decide size and alignment: ``kind``,
     ``swizzle_bytes``, ``block_m``, ``block_n``, ``unpacked``; ``cta_split_m``
     and ``cta_split_n`` say how many CTAs of a cluster the tile is split over."""
 
+    kind: LayoutKind = LayoutKind.SWIZZLED_SHARED
+    swizzle_bytes: int = 0
+    block_m: int = 128
+    block_n: int = 0
+    unpacked: bool = False
+    cta_split_m: int = 1
+    cta_split_n: int = 1
 
-@_value_type(_native.Buffer, required=3)
+
+@_value_type(_native.Buffer)
 class Buffer:
     """One user of a region (``name``, ``shape``, ``element_bits``, ``storage``,
     ``layout``): ``shape[0]`` buffers of ``shape[1:]`` elements (a TMEM ``[M, N]``
     shape is one buffer). ``element_bits`` is what one element occupies in memory
     (``stored_element_bits``)."""
 
+    name: str
+    shape: tuple[int, ...]
+    element_bits: int
+    storage: Storage = Storage.SMEM
+    layout: Layout = Layout()
 
-@_value_type(_native.Group, required=2, order=("kind", "children", "group_size"))
+
+@_value_type(_native.Group)
 class Group:
     """A reuse group: children are buffer indices (into the plan's buffer list)
     or nested groups; ``kind`` is ``"shared"`` or ``"distinct"``."""
+
+    # The binding's order is kind, group_size, children; these keep the positional
+    # order of Group(kind, children, group_size).
+    kind: str
+    children: tuple[int | Group, ...]
+    group_size: int = 1
 
     def __post_init__(self):
         if self.kind not in GROUP_KINDS:
@@ -305,7 +304,7 @@ def distinct(*children: int | Group, group_size: int = 1) -> Group:
     return Group("distinct", children, group_size)
 
 
-@_value_type(_native.Spec, required=1)
+@_value_type(_native.Spec)
 class Spec:
     """A storage alias spec (``name``, ``storage``, ``explicit_size_bytes``,
     ``capability``, ``whole_views``): the region several buffers alias.
@@ -314,6 +313,12 @@ class Spec:
     exists. ``whole_views`` rounds the region so that every view covers it in whole
     slots, which Triton 3.8 needs (its memdesc_reinterpret keeps the byte size);
     other releases take smaller views."""
+
+    name: str
+    storage: Storage = Storage.SMEM
+    explicit_size_bytes: int | None = None
+    capability: int = 0
+    whole_views: bool = True
 
     @property
     def smem_limit_bytes(self) -> int:
@@ -329,6 +334,12 @@ class Placement:
     """The slot coefficients of a view (what the MLIR passes record between steps):
     ``slots``, ``period``, ``scale``, ``offset_slots``, ``step``."""
 
+    slots: int
+    period: int
+    scale: int
+    offset_slots: int
+    step: int
+
 
 @_value_type(_native.IndexOperand)
 class IndexOperand:
@@ -336,11 +347,18 @@ class IndexOperand:
     ``"constant"`` (``value`` is the constant) or ``"result"`` (``value`` is the
     position of an earlier operation)."""
 
+    kind: str
+    value: int
+
 
 @_value_type(_native.IndexOperation)
 class IndexOperation:
     """``lhs opcode rhs``: ``opcode`` is ``"divide_unsigned"``,
     ``"remainder_unsigned"``, ``"multiply"`` or ``"add"``."""
+
+    opcode: str
+    lhs: IndexOperand
+    rhs: IndexOperand
 
 
 @_value_type(_native.IndexProgram)
@@ -348,12 +366,15 @@ class IndexProgram:
     """A view's slot arithmetic with every identity step dropped (``View.index_program``):
     the ``operations`` in order, and the operand that is the slot (``result``)."""
 
+    operations: tuple[IndexOperation, ...]
+    result: IndexOperand
+
     def evaluate(self, index: int) -> int:
         """The slot this program computes for buffer ``index``."""
         return _native.evaluate_index_program(_to_native(self), index)
 
 
-@_value_type(_native.View, required=9)
+@_value_type(_native.View)
 class View:
     """Where one user's buffers live and how its view represents them: the view is
     ``shape`` (``[slots, *one buffer]``) of the user's own element type and layout,
@@ -363,6 +384,17 @@ class View:
     buffer without a buffer dimension (a TMEM ``[M, N]`` tile): it is slot
     ``slot_of(0)``. ``offset`` (units) is where buffer 0 starts; ``group_size`` is K;
     ``buffer_size`` and ``alignment`` are in units."""
+
+    buffer_size: int
+    alignment: int
+    group_size: int
+    offset: int
+    period: int
+    scale: int
+    offset_slots: int
+    step: int
+    shape: tuple[int, ...]
+    indexed: bool = True
 
     @property
     def slots(self) -> int:
@@ -395,6 +427,13 @@ class Diagnostic:
     ``message`` names them by the names ``plan`` was given; ``template`` is the
     planner's text with ``{spec}`` and ``{buffer:i}`` for the names."""
 
+    severity: str
+    kind: str
+    buffer: int
+    buffers: tuple[int, ...]
+    numbers: tuple[int, ...]
+    message: str
+    # Not bound: the planner's raw text of ``message``.
     template: str
 
     def format(self, spec_name: str, buffer_names: Sequence[str]) -> str:
@@ -408,6 +447,11 @@ class Padding:
     ``"region_rounding"``, ``"explicit_size"``), the ``buffers`` it names, its
     ``bytes`` and the ``reason`` in words."""
 
+    kind: str
+    buffers: tuple[int, ...]
+    bytes: int
+    reason: str
+
 
 @_value_type(_native.Plan)
 class Plan:
@@ -418,6 +462,22 @@ class Plan:
     SMEM, ``[rows, columns]`` of i32 for TMEM times the CTA split) and
     ``backing_block`` what one CTA holds of it; ``region_size`` is in the plan's
     unit; ``layout`` names the chosen layout."""
+
+    storage: Storage
+    size_bytes: int
+    region_size: int
+    backing_kind: str
+    backing_element_bits: int
+    backing_shape: tuple[int, ...]
+    backing_block: tuple[int, ...]
+    alignment: int
+    ideal_bytes: int
+    padding_bytes: int
+    padding: tuple[Padding, ...]
+    layout: str
+    views: tuple[View, ...]
+    phases: tuple[tuple[int, ...], ...]
+    diagnostics: tuple[Diagnostic, ...]
 
     @property
     def ok(self) -> bool:
@@ -439,12 +499,18 @@ class Plan:
 class PhaseOverlap:
     """Users ``first`` and ``second`` of a plan with phases share units and no phase."""
 
+    first: int
+    second: int
+
 
 @_value_type(_native.PhaseUse)
 class PhaseUse:
     """One use of a buffer: its ``position`` in program order within sequence of
     control ``sequence`` (the kernel outside ``warp_specialize``, its default
     region, or one partition); positions are unique across sequences."""
+
+    sequence: int
+    position: int
 
 
 # --- The report's data ---------------------------------------------------------------------------
@@ -455,11 +521,21 @@ class Extent:
     """Buffer ``index`` of user ``user`` occupies units ``[start, end)`` of the region
     and belongs to buffer group ``buffer_group``."""
 
+    user: int
+    index: int
+    buffer_group: int
+    start: int
+    end: int
+
 
 @_value_type(_native.Stride)
 class Stride:
     """Units from buffer i to buffer i + 1 of a view: ``within_period`` inside a
     period, ``after_period`` from the last buffer of a period to the next one."""
+
+    within_period: int
+    after_period: int
+    period: int
 
     @property
     def even(self) -> bool:
@@ -473,6 +549,11 @@ class Segment:
     there are none, padding, or when they are of several groups: a user outside
     the tree sits at offset 0)."""
 
+    start: int
+    end: int
+    buffer_group: int
+    occupants: tuple[int, ...]
+
 
 @_value_type(_native.Split, named_texts={"message": None})
 class Split:
@@ -482,6 +563,16 @@ class Split:
     or beside them in the spec's region (``region_units`` afterwards). The kernel
     would then use ``total_units`` of ``budget_units``; ``message`` says it in
     words."""
+
+    shared_node: tuple[int, ...]
+    buffers: tuple[int, ...]
+    shared_with: tuple[int, ...]
+    own_region: bool
+    region_units: int
+    own_region_units: int
+    total_units: int
+    budget_units: int
+    message: str
 
     @property
     def fits(self) -> bool:

@@ -8,6 +8,9 @@ import tlx
 import torch
 import triton
 from _helpers import SM90
+from tlx import compat
+from tlx.tuning import autotuner, retime
+from tlx.tuning.compile_ahead import compile_ahead
 from triton.experimental import gluon
 from triton.experimental.gluon import language as ttgl
 
@@ -81,7 +84,7 @@ def test_aliased_rings_a_tiles_times_stages_formula_would_drop_are_kept():
     # 32 KiB stages and a 32 KiB C: 7 stages fit only because C takes the ring's bytes;
     # 64 KiB stages and a 128 KiB C: 2 and 3 stages (where views must cover the region in
     # whole buffers, Triton 3.8, 3 stages round up to two whole Cs, 256 KiB, and do not fit).
-    expected = {(128, 7), (256, 2)} | (set() if tlx.compat.NEEDS_WHOLE_VIEWS else {(256, 3)})
+    expected = {(128, 7), (256, 2)} | (set() if compat.NEEDS_WHOLE_VIEWS else {(256, 3)})
     assert {(c.kwargs["BLOCK"], c.kwargs["STAGES"]) for c in wrongly_dropped} == expected
     assert all(c.kwargs["ALIAS"] for c in wrongly_dropped)
 
@@ -232,11 +235,11 @@ def test_autotune_is_triton_autotune_with_the_plan_pruner_in_front():
 def test_autotune_compiles_what_the_plans_keep_ahead(monkeypatch):
     calls = []
 
-    def compile_ahead(kernel, configs, arguments, workers):
+    def recorded_compile_ahead(kernel, configs, arguments, workers):
         calls.append((kernel, list(configs), dict(arguments), workers))
         return 1.5
 
-    monkeypatch.setattr(tlx._autotune, "compile_ahead", compile_ahead)
+    monkeypatch.setattr(autotuner, "compile_ahead", recorded_compile_ahead)
     tuner = tlx.autotune(configs(), key=["n"], target=SM90, compile_workers=3)(ring_kernel)
     x = arguments()["x_ptr"]
     kept = tuner.early_config_prune(tuner.configs, {"x_ptr": x}, n=1024)
@@ -248,7 +251,7 @@ def test_autotune_compiles_what_the_plans_keep_ahead(monkeypatch):
 
 
 def test_autotune_leaves_the_compilation_to_a_perf_model_s_choice(monkeypatch):
-    monkeypatch.setattr(tlx._autotune, "compile_ahead", pytest.fail)
+    monkeypatch.setattr(autotuner, "compile_ahead", pytest.fail)
     prune = {"perf_model": lambda **kwargs: 1.0, "top_k": 2}
     tuner = tlx.autotune(configs(), key=["n"], target=SM90, prune_configs_by=prune)(ring_kernel)
     assert tuner.early_config_prune(tuner.configs, arguments())
@@ -268,7 +271,7 @@ class RecordingKernel:
         self.warmups = []
 
     def warmup(self, *args, grid, **values):  # as Triton's KernelInterface.warmup
-        active = triton.runtime._async_compile.active_mode.get() is not None
+        active = compat.async_compile_active()
         self.warmups.append((active, grid, values))
 
 
@@ -283,7 +286,7 @@ def test_compile_ahead_warms_each_configuration_up_under_async_compilation():
     kernel = RecordingKernel()
     # The autotuner hands its prune hook the launch's keyword arguments too.
     launch = {"grid": (132,), "warmup": False}
-    seconds = tlx._autotune.compile_ahead(kernel, tuned, {**arguments(), **launch}, workers=8)
+    seconds = compile_ahead(kernel, tuned, {**arguments(), **launch}, workers=8)
     assert seconds > 0
     assert [active for active, _, _ in kernel.warmups] == [True, True]
     for (_, grid, values), block in zip(kernel.warmups, (128, 256), strict=True):
@@ -295,13 +298,13 @@ def test_compile_ahead_warms_each_configuration_up_under_async_compilation():
 
 def test_compile_ahead_does_nothing_with_one_worker_or_inside_another_async_mode():
     kernel = RecordingKernel()
-    assert tlx._autotune.compile_ahead(kernel, configs(), arguments(), workers=1) == 0.0
-    assert tlx._autotune.compile_ahead(kernel, configs()[:1], arguments(), workers=8) == 0.0
+    assert compile_ahead(kernel, configs(), arguments(), workers=1) == 0.0
+    assert compile_ahead(kernel, configs()[:1], arguments(), workers=8) == 0.0
     with (
         ThreadPoolExecutor(2) as executor,
-        triton.runtime._async_compile.AsyncCompileMode(executor),
+        compat.async_compile_mode(executor),
     ):
-        assert tlx._autotune.compile_ahead(kernel, configs(), arguments(), workers=8) == 0.0
+        assert compile_ahead(kernel, configs(), arguments(), workers=8) == 0.0
     assert kernel.warmups == []
 
 
@@ -354,7 +357,7 @@ def scripted_gpu_times(kernel, medians):
 
 def retimed_tuner(monkeypatch, retime_top, first_timing, medians):
     kernel = LaunchRecorder()
-    monkeypatch.setattr(tlx._autotune, "gpu_times", scripted_gpu_times(kernel, medians))
+    monkeypatch.setattr(retime, "gpu_times", scripted_gpu_times(kernel, medians))
     fitting = [
         triton.Config({"BLOCK": 128, "STAGES": stages, "ALIAS": True}, num_warps=4)
         for stages in (2, 3, 4, 5)
@@ -374,7 +377,7 @@ def retimed_tuner(monkeypatch, retime_top, first_timing, medians):
 
 def test_retiming_chooses_the_finalist_with_the_lowest_median(monkeypatch, capfd):
     monkeypatch.setenv("TLX_AUTOTUNE_LOG", "1")
-    monkeypatch.setattr(tlx._autotune, "SURVEY_ROUNDS", 1)
+    monkeypatch.setattr(retime, "SURVEY_ROUNDS", 1)
     first_timing = {2: 1.00, 3: 1.01, 4: 1.02, 5: 2.0}  # Triton's choice: 2 stages
     tuner, kernel = retimed_tuner(
         monkeypatch, 3, first_timing, {2: 1.10, 3: 1.00, 4: 1.05, 5: 1.20}
@@ -388,7 +391,8 @@ def test_retiming_chooses_the_finalist_with_the_lowest_median(monkeypatch, capfd
         3: 1.00,
         4: 1.05,
     }
-    assert tuner.best_config.kwargs["STAGES"] == 3 and tuner.cache[key] is tuner.best_config
+    assert tuner.best_config.kwargs["STAGES"] == 3
+    assert compat.autotuner_choice(tuner, key) is tuner.best_config
     # 4 first timings and Triton's launch of its choice; the survey's calls of every
     # configuration (1 round) and the 3 finalists' calls, 2 rounds in turn, all made by the
     # tuner's own benchmark; then the launch of the choice, whose outputs the retiming's

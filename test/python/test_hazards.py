@@ -9,8 +9,8 @@ import sys
 import pytest
 import tlx
 from _helpers import REPOSITORY, SM90, fill, load_api_example
-from tlx import _cli
 from tlx.hazards import check as _hazards
+from tlx.report import cli as _cli
 from triton.compiler.errors import CompilationError
 from triton.experimental.gluon import language as ttgl
 

@@ -9,7 +9,7 @@ is ``IndexProgram.evaluate``. An identity view emits no operation at all.
 
 from hypothesis import given, settings
 from test_planner_properties import scenarios
-from tlx import _semantic
+from tlx.api import _semantic
 from tlx.planner import plan
 
 

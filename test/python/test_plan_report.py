@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
-from tlx import _cli
+from tlx.report import cli
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 TUTORIALS = REPOSITORY / "tutorials"
@@ -35,7 +35,7 @@ def readme_example(tmp_path):
 
 
 def run_cli(capsys, *arguments):
-    status = _cli.main([str(argument) for argument in arguments])
+    status = cli.main([str(argument) for argument in arguments])
     captured = capsys.readouterr()
     return status, captured.out, captured.err
 
@@ -277,6 +277,14 @@ def test_a_plan_that_does_not_fit_prints_the_compilers_error(capsys, tmp_path):
         (["{example}::share_bytes", "--constexpr", "N"], "is not NAME=VALUE"),
         (["{example}::share_bytes", "--constexpr", "M=1"], "share_bytes has no parameter M"),
         (
+            ["{example}::share_bytes", "--constexpr", "N=32,X=1"],
+            "share_bytes has no parameter X",
+        ),
+        (
+            ["{example}::share_bytes", "--constexpr", "N=32,64"],
+            "--constexpr item '64' (in 'N=32,64') is not NAME=VALUE",
+        ),
+        (
             ["{example}::share_bytes", "--constexpr", "N=32"],
             "parameter words_ptr, halves_ptr, flags_ptr of share_bytes has no type",
         ),
@@ -293,17 +301,50 @@ def test_bad_command_lines_exit_with_2(capsys, readme_example, arguments, messag
 
 def test_signatures_keep_commas_inside_brackets():
     descriptor = "tensordesc<fp16[1,128,64],NVMMASharedLayout(swizzle_byte_width=128, rank=3)>"
-    assert _cli.parse_signature([f"d={descriptor}, n=i32", "p=*fp16"]) == {
+    assert cli.parse_signature([f"d={descriptor}, n=i32", "p=*fp16"]) == {
         "d": descriptor,
         "n": "i32",
         "p": "*fp16",
     }
-    assert _cli.parse_constexpr(["A=64", "B=True", "C=fast", "D=1.5"]) == {
+    assert cli.parse_constexpr(["A=64", "B=True", "C=fast", "D=1.5"]) == {
         "A": 64,
         "B": True,
         "C": "fast",
         "D": 1.5,
     }
+
+
+def test_constexprs_are_a_comma_list_as_signatures_are():
+    assert cli.parse_constexpr(["A=64, B=True", "C=fast,D=(1, 2)", "E=[3,4]"]) == {
+        "A": 64,
+        "B": True,
+        "C": "fast",
+        "D": (1, 2),
+        "E": [3, 4],
+    }
+    for entry, item in (("N=32,X", "X"), ("=1,N=32", "=1"), ("N=32,,=", "=")):
+        with pytest.raises(cli.UsageError, match=f"--constexpr item '{item}' "):
+            cli.parse_constexpr([entry])
+    with pytest.raises(cli.UsageError, match="--constexpr ' ' is not NAME=VALUE"):
+        cli.parse_constexpr([" "])
+
+
+def test_plan_takes_every_constexpr_of_one_list(capsys, tmp_path):
+    kernel = tmp_path / "two_constexprs.py"
+    kernel.write_text(
+        "import tlx\n"
+        "from triton.experimental.gluon import language as ttgl\n"
+        "@tlx.jit\n"
+        "def two(N: ttgl.constexpr, STAGES: ttgl.constexpr):\n"
+        "    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)\n"
+        "    a = tlx.local_alloc((N, N), ttgl.float32, STAGES, reuse=spec)\n"
+        "    spec.set_buffer_overlap(tlx.reuse_group(a, group_type=tlx.reuse_group_type.shared))\n"
+    )
+    status, out, err = run_cli(
+        capsys, "plan", f"{kernel}::two", "--target", "sm_90a", "--constexpr", "N=32,STAGES=3"
+    )
+    assert status == 0, err
+    assert re.search(r"smem region: 12288 bytes", out), out
 
 
 def test_python_dash_m_tlx_runs_the_cli(readme_example):

@@ -1,5 +1,6 @@
 """The TLX API's values, types and defaults (no IR checks: test_tlx_lowering)."""
 
+import ast
 import re
 import subprocess
 import sys
@@ -155,3 +156,11 @@ def test_import_loads_no_mlir_library():
         "assert 'libMLIR' not in maps and 'libLLVM' not in maps, 'MLIR loaded'\n"
     )
     subprocess.run([sys.executable, "-c", probe], check=True, env={"PYTHONPATH": str(LANGUAGE_DIR)})
+
+
+def test_the_builtins_check_their_arguments_and_semantic_only_emits():
+    """The API layer checks arguments once, at the builtins (tlx/api/_core.py with
+    _checks.py): tlx/api/_semantic.py, which they call, raises nothing itself."""
+    source = (LANGUAGE_DIR / "tlx" / "api" / "_semantic.py").read_text()
+    raises = [node.lineno for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Raise)]
+    assert raises == []

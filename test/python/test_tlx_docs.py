@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import tlx
 from _helpers import REPOSITORY, compile_kernel, constant_slots, load_api_example
-from tlx import _cli
+from tlx.report import cli
 
 README = (REPOSITORY / "README.md").read_text()
 
@@ -55,7 +55,7 @@ def test_readme_shows_what_the_plan_cli_prints(tmp_path, monkeypatch, capsys):
     )
     monkeypatch.chdir(tmp_path)
     command = re.search(r"python -m tlx plan (share_bytes.py.*?)\n```", README, re.DOTALL)[1]
-    status = _cli.main(["plan", *shlex.split(command.replace("\\\n", " "))])
+    status = cli.main(["plan", *shlex.split(command.replace("\\\n", " "))])
     assert status == 0
     (shown,) = [
         block
@@ -73,7 +73,7 @@ def test_plan_report_document_shows_the_blackwell_advice():
     import blackwell_flash_attention as blackwell
 
     plans = blackwell.spec_plans(64, blackwell.num_stages(64))
-    printed = _cli.report("attention_fwd_kernel", "sm_100a", 4, tuple(plans.values()))
+    printed = cli.report("attention_fwd_kernel", "sm_100a", 4, tuple(plans.values()))
     (shown,) = text_blocks(DOCS / "plan-report.md")
     lines = printed.splitlines()
     for line in shown.splitlines():

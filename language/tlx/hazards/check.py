@@ -41,7 +41,7 @@ def kernel_ttgir(src, target, options=None):
     end, then its Gluon TTGIR pipeline for the target, on the CPU. Each spec's
     backing allocation and views carry the spec's and buffer's names
     (``tlx.spec``, ``tlx.buffer`` attributes)."""
-    from .._jit import front_end
+    from ..api._jit import front_end
 
     module, trace, backend, options = front_end(
         src, target, options, "tlx.check_hazards", name_views=True

@@ -7,6 +7,11 @@ target has when ``ctas_per_sm`` CTAs are to share an SM (``planner.storage_budge
 the planner's words: each plan's own errors (``over_smem_limit``, ...) and the
 kernel-wide ``over_storage_budget``. The plan report, the tutorials and
 configuration pruning read it; none of them re-derives a budget.
+
+``ctas_per_sm`` is checked once, where it enters: ``kernel_budget`` checks it, and the
+package's own callers, which checked it where the user gave it, call ``budget_of``. The
+planner's functions (``planner.storage_budget``) keep their own check: they are
+``tlx.planner``'s public API and the last step before its C++.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from . import planner
+from .. import planner
 
 _TARGET_NAME = re.compile(r"(?:sm_)?(\d+)a?\Z")
 
@@ -126,8 +131,15 @@ def kernel_budget(spec_plans: Iterable, target, ctas_per_sm: int = 1) -> KernelB
     its CTAs to run on one SM at once (each then has an equal share of the SM's SMEM
     and TMEM). Counts the regions the kernel allocates (``SpecPlan.region_units``); a
     spec never sealed counts nothing but its plan's errors are still reasons."""
-    capability = target_capability(target)
-    ctas_per_sm = planner.checked_ctas_per_sm(ctas_per_sm)
+    return budget_of(
+        spec_plans, target_capability(target), planner.checked_ctas_per_sm(ctas_per_sm)
+    )
+
+
+def budget_of(spec_plans: Iterable, capability: int, ctas_per_sm: int) -> KernelBudget:
+    """``kernel_budget`` of a ``capability`` and a ``ctas_per_sm`` already checked at the
+    API boundary they came through (``tlx.kernel_budget``, ``tlx.PlanPruner``, the
+    command line), by ``planner.checked_ctas_per_sm``."""
     spec_plans = tuple(spec_plans)
     regions: dict[planner.Storage, list[tuple[str, int]]] = {}
     reasons = []

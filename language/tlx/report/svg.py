@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape
 
-from . import planner
+from .. import planner
 
 # One colour per buffer group, cycling: distinguishable and light enough for
 # black text on top.

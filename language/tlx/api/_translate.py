@@ -12,8 +12,8 @@ from __future__ import annotations
 from triton.experimental.gluon import language as ttgl
 from triton.experimental.gluon.language.nvidia import blackwell
 
-from . import compat, planner
-from ._kinds import storage_kind
+from .. import compat, planner
+from .._kinds import storage_kind
 
 _PLANNER_STORAGE = {
     storage_kind.smem: planner.Storage.SMEM,

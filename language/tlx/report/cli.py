@@ -18,8 +18,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from ._budget import kernel_budget
-from .hazards.ttgir import split_top_level
+from ..hazards.ttgir import split_top_level
+from .budget import budget_of
 
 USAGE_ERROR = 2
 PLAN_ERROR = 1
@@ -46,24 +46,33 @@ def parse_signature(entries: list[str]) -> dict[str, str]:
 
 
 def parse_constexpr(entries: list[str]) -> dict[str, object]:
-    """``["N=64", "CAUSAL=True", "MODE=fast"]`` -> ``{"N": 64, "CAUSAL": True,
-    "MODE": "fast"}``: Python literals, anything else a string."""
+    """``["N=64,CAUSAL=True", "MODE=fast", "SHAPE=(64, 64)"]`` -> ``{"N": 64, "CAUSAL": True,
+    "MODE": "fast", "SHAPE": (64, 64)}``: each entry a comma list, as ``--signature`` takes
+    (commas inside brackets stay with their value); Python literals, anything else a
+    string."""
     constexprs = {}
     for entry in entries:
-        name, equals, value_text = entry.partition("=")
-        if not equals or not name.strip():
+        items = split_top_level(entry)
+        if not items:
             raise UsageError(f"--constexpr {entry!r} is not NAME=VALUE (e.g. BLOCK=64)")
-        try:
-            value = ast.literal_eval(value_text.strip())
-        except (ValueError, SyntaxError):
-            value = value_text.strip()
-        constexprs[name.strip()] = value
+        for item in items:
+            name, equals, value_text = item.partition("=")
+            if not equals or not name.strip():
+                within = "" if item == entry.strip() else f" (in {entry!r})"
+                raise UsageError(
+                    f"--constexpr item {item!r}{within} is not NAME=VALUE (e.g. BLOCK=64)"
+                )
+            try:
+                value = ast.literal_eval(value_text.strip())
+            except (ValueError, SyntaxError):
+                value = value_text.strip()
+            constexprs[name.strip()] = value
     return constexprs
 
 
 def load_kernel(location: str):
     """The ``@tlx.jit`` kernel ``KERNEL`` of ``FILE.py::KERNEL``."""
-    from ._jit import JITFunction
+    from ..api import JITFunction
 
     file_text, separator, kernel_name = location.rpartition("::")
     if not separator or not file_text or not kernel_name:
@@ -123,7 +132,7 @@ def full_signature(kernel, signature: dict[str, str], constexprs: dict[str, obje
 
 def report(kernel_name: str, target: str, num_warps: int, spec_plans, ctas_per_sm: int = 1) -> str:
     """The text ``python -m tlx plan`` prints: the total against one CTA's share of an SM
-    where ``ctas_per_sm`` CTAs are to share one."""
+    where ``ctas_per_sm`` CTAs (checked by ``main``) are to share one."""
     sharing = "" if ctas_per_sm == 1 else f", {ctas_per_sm} CTAs an SM"
     lines = [f"kernel {kernel_name} for {target} (num_warps={num_warps}{sharing})", ""]
     for spec_plan in spec_plans:
@@ -132,7 +141,7 @@ def report(kernel_name: str, target: str, num_warps: int, spec_plans, ctas_per_s
             lines.append("advice:")
             lines.extend(f"  {split.message}" for split in spec_plan.advice)
         lines.append("")
-    budget = kernel_budget(spec_plans, _TARGETS[target], ctas_per_sm)
+    budget = budget_of(spec_plans, _TARGETS[target], ctas_per_sm)
     if budget.storages:
         lines.append("total (the kernel's tlx regions):")
         lines.extend(f"  {line}" for line in budget.describe().splitlines())
@@ -180,8 +189,8 @@ def _kernel_arguments(command) -> None:
         "--constexpr",
         action="append",
         default=[],
-        metavar="NAME=VALUE",
-        help="a constexpr parameter's value (repeat for each)",
+        metavar="NAME=VALUE,...",
+        help='values of constexpr parameters, e.g. "BLOCK=64,CAUSAL=True" (may be repeated)',
     )
     command.add_argument("--num-warps", type=int, default=4)
 
@@ -233,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     from triton.backends.compiler import GPUTarget
     from triton.compiler.errors import CompilationError
 
-    from ._jit import ASTSource, kernel_plans
+    from ..api import ASTSource, kernel_plans
 
     try:
         kernel = load_kernel(arguments.kernel)
@@ -273,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
 def _check(arguments, source, target, values) -> int:
     from triton.compiler.errors import CompilationError
 
-    from .hazards.check import CLEAN, INCOMPLETE, check_hazards
+    from ..hazards.check import CLEAN, INCOMPLETE, check_hazards
 
     try:
         report = check_hazards(

@@ -16,8 +16,8 @@ its equality or mangling), so a clone made from the type is the same spec /
 buffer. Rules about blocks (``SpecState.check_block``) stop a clone that
 reached another function or a loop body from sealing or growing a spec.
 
-As in Gluon's ``_core``, every builtin checks its arguments and calls one
-function of ``_semantic``, which emits the IR.
+As in Gluon's ``_core``, every builtin checks its arguments, here and only
+here, and calls one function of ``_semantic``, which emits the IR.
 """
 
 from __future__ import annotations
@@ -26,34 +26,18 @@ import functools
 import inspect
 
 from triton.experimental.gluon import language as ttgl
-from triton.experimental.gluon.language._layouts import SharedLayout
-from triton.experimental.gluon.language._semantic import GluonSemantic
 from triton.experimental.gluon.language.nvidia import blackwell
 from triton.language.core import _unwrap_if_constexpr, base_type, base_value
 
+from .. import planner
+from .._errors import TLXError, location_of_call
+from .._kinds import reuse_group_type, storage_kind
+from . import _checks as checks
 from . import _semantic as emit
-from . import planner
-from ._errors import TLXError, location_of_call
-from ._kinds import reuse_group_type, storage_kind
-from ._state import AllocationState, SpecState, active_trace
+from ._descriptors import view_type
+from ._state import AllocationState, SpecState, active_trace, assigned_name
 
 TRITON_BUILTIN_MARKER = "__triton_builtin__"
-
-
-def check_context(name: str, semantic) -> None:
-    """Raises unless a TLX builtin called ``name`` runs while a ``@tlx.jit``
-    kernel is traced (Triton's code generator passes ``_semantic``)."""
-    if semantic is None:
-        raise TLXError(f"{name} can only be called inside a @tlx.jit kernel")
-    if not isinstance(semantic, GluonSemantic):
-        raise TLXError(
-            f"{name} is a Gluon builtin: decorate the kernel with @tlx.jit instead of @triton.jit"
-        )
-    if active_trace() is None:
-        raise TLXError(
-            f"{name} is used outside a @tlx.jit kernel: decorate the kernel with @tlx.jit "
-            "(to compile it ahead of time use tlx.ASTSource, not GluonASTSource)"
-        )
 
 
 def tlx_builtin(fn):
@@ -63,7 +47,7 @@ def tlx_builtin(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, _semantic=None, _generator=None, **kwargs):
-        check_context(f"tlx.{fn.__name__}", _semantic)
+        checks.check_context(f"tlx.{fn.__name__}", _semantic)
         return fn(*args, _semantic=_semantic, _generator=_generator, **kwargs)
 
     setattr(wrapper, TRITON_BUILTIN_MARKER, True)
@@ -73,14 +57,6 @@ def tlx_builtin(fn):
 
 def _name_fragment(value) -> str:
     return "".join(ch if ch.isalnum() else "_" for ch in str(value))
-
-
-def expect_storage(value, what: str) -> storage_kind:
-    """``value`` as a storage_kind, or a TypeError naming ``what``."""
-    value = _unwrap_if_constexpr(value)
-    if not isinstance(value, storage_kind):
-        raise TypeError(f"{what} must be a tlx.storage_kind, got {type(value).__name__} {value!r}")
-    return value
 
 
 class storage_alias_spec_type(base_type):
@@ -145,23 +121,16 @@ class storage_alias_spec(base_value):
     def __init__(
         self, storage=storage_kind.smem, buffer_size_bytes=None, _semantic=None, _generator=None
     ):
-        check_context("tlx.storage_alias_spec", _semantic)
-        storage = expect_storage(storage, "storage")
+        checks.check_context("tlx.storage_alias_spec", _semantic)
+        storage = checks.expect_storage(storage, "storage")
         if storage is storage_kind.smemCluster:
             raise TLXError("smemCluster storage is not supported for storage_alias_spec")
         size = _unwrap_if_constexpr(buffer_size_bytes)
         if size is not None:
-            if isinstance(size, base_value):
-                raise TLXError(
-                    "buffer_size_bytes must be a compile-time constant (an int literal or a "
-                    "tl.constexpr), got a runtime value"
-                )
-            if isinstance(size, bool) or not isinstance(size, int):
-                raise TypeError(
-                    f"buffer_size_bytes must be an int, got {type(size).__name__} {size!r}"
-                )
-            if size <= 0:
-                raise TLXError(f"buffer_size_bytes must be positive, got {size}")
+            size = checks.positive_int(
+                size, "buffer_size_bytes", " (an int literal or a tl.constexpr)"
+            )
+        active_trace().check_storage(storage)
         state = emit.new_spec(_semantic, _generator, storage, size)
         self.type = storage_alias_spec_type(storage, size, state)
 
@@ -209,9 +178,29 @@ class storage_alias_spec(base_value):
                 "set_buffer_overlap expects a tlx.reuse_group or a tlx.reuse_phases, got "
                 f"{type(overlap_def).__name__}"
             )
-        emit.set_buffer_overlap(
-            self.type.state, overlap_def, location_of_call(_generator), _semantic.builder
+        spec = self.type.state
+        if spec.overlap_location is not None:
+            raise TLXError(
+                f"set_buffer_overlap is called twice on {spec.describe()}: it was already set "
+                f"at {spec.overlap_location}"
+            )
+        if spec.sealed:
+            raise TLXError(
+                f"{spec.describe()} is already sealed by {spec.sealed_by}: call "
+                "set_buffer_overlap before any of its buffers is used"
+            )
+        for allocation in overlap_def.buffers():
+            if allocation.spec is not spec:
+                raise TLXError(
+                    f"set_buffer_overlap on {spec.describe()} got {allocation.describe()}, "
+                    f"which belongs to {allocation.spec.describe()}"
+                )
+        spec.check_block(
+            _semantic.builder,
+            "set_buffer_overlap",
+            "call set_buffer_overlap in the block that created the spec",
         )
+        emit.set_buffer_overlap(spec, overlap_def, location_of_call(_generator), _semantic.builder)
 
 
 class reuse_group_ir_type(base_type):
@@ -263,7 +252,7 @@ class reuse_group(base_value):
         _semantic=None,
         _generator=None,
     ):
-        check_context("tlx.reuse_group", _semantic)
+        checks.check_context("tlx.reuse_group", _semantic)
         if not elements:
             raise TLXError("tlx.reuse_group needs at least one element (a buffer or a group)")
         for element in elements:
@@ -295,6 +284,7 @@ class reuse_group(base_value):
         for element in elements:
             if isinstance(element, reuse_group):
                 element.parent = self
+        checks.check_new_root(self, _generator)
         emit.new_overlap_root(self, _generator)
 
     def buffers(self):
@@ -320,21 +310,19 @@ class reuse_group(base_value):
     def _set_name(self, builder, name: str) -> None:
         return
 
-    def planner_group(self, spec: SpecState) -> planner.Group:
-        """This tree with buffers replaced by their index among ``spec``'s users."""
-        children = []
-        for element in self.elements:
-            if isinstance(element, reuse_group):
-                children.append(element.planner_group(spec))
-                continue
-            allocation = element.type.allocation
-            if allocation.spec is not spec:
-                raise TLXError(
-                    f"set_buffer_overlap on {spec.describe()} got {allocation.describe()}, "
-                    f"which belongs to {allocation.spec.describe()}"
-                )
-            children.append(allocation.index)
-        return planner.Group(self.group_type.value, tuple(children), self.group_size)
+    def planner_group(self) -> planner.Group:
+        """This tree with each buffer replaced by its index among its spec's users."""
+        children = tuple(
+            element.planner_group()
+            if isinstance(element, reuse_group)
+            else element.type.allocation.index
+            for element in self.elements
+        )
+        return planner.Group(self.group_type.value, children, self.group_size)
+
+    def planner_overlap(self) -> tuple[planner.Group, tuple[planner.Group, ...]]:
+        """(tree, phases) of a spec whose overlap is this tree: no phases."""
+        return self.planner_group(), ()
 
 
 class reuse_phases_ir_type(base_type):
@@ -382,7 +370,7 @@ class reuse_phases(base_value):
     __triton_builtin__ = True
 
     def __init__(self, *trees, _semantic=None, _generator=None):
-        check_context("tlx.reuse_phases", _semantic)
+        checks.check_context("tlx.reuse_phases", _semantic)
         if len(trees) < 2:
             raise TLXError(
                 f"tlx.reuse_phases needs two or more trees (one per phase), got {len(trees)}: "
@@ -404,6 +392,7 @@ class reuse_phases(base_value):
         self.parent = None
         for tree in trees:
             tree.parent = self
+        checks.check_new_root(self, _generator)
         emit.new_overlap_root(self, _generator)
 
     def __repr__(self) -> str:
@@ -423,9 +412,9 @@ class reuse_phases(base_value):
     def describe(self) -> str:
         return f"tlx.reuse_phases at {self.location}"
 
-    def planner_groups(self, spec: SpecState) -> tuple[planner.Group, ...]:
-        """One tree per phase, buffers replaced by their index among ``spec``'s users."""
-        return tuple(tree.planner_group(spec) for tree in self.trees)
+    def planner_overlap(self) -> tuple[None, tuple[planner.Group, ...]]:
+        """(tree, phases) of a spec whose overlap is these phases: one tree per phase."""
+        return None, tuple(tree.planner_group() for tree in self.trees)
 
 
 class buffered_tensor_type(base_type):
@@ -487,7 +476,7 @@ class buffered_tensor_type(base_type):
                 "warp_specialize partition: its memory is not placed yet. Seal the spec first: "
                 "call spec.set_buffer_overlap(...) or use one of its buffers once before the call"
             )
-        return emit.view_type(self.element_ty, self.layout, self.storage, self.view).to_ir(builder)
+        return view_type(self.element_ty, self.layout, self.storage, self.view).to_ir(builder)
 
     def _flatten_ir_types(self, builder, out) -> None:
         out.append(self.to_ir(builder))
@@ -594,6 +583,7 @@ class buffered_tensor(base_value):
         """Buffer ``index`` (an int or an int32 scalar) as Gluon's
         ``shared_memory_descriptor`` / ``tensor_memory_descriptor``. The first
         use of any buffer of a spec seals it (see ``storage_alias_spec``)."""
+        index = checks.checked_index(self, index, _semantic.builder, _generator)
         return emit.index(self, index, _generator, _semantic.builder)
 
 
@@ -629,48 +619,6 @@ def default_layout(shape, dtype, storage: storage_kind):
     return ttgl.SwizzledSharedLayout(1, 1, 1, list(reversed(range(len(shape)))))
 
 
-def _positive_int(value, what: str) -> int:
-    value = _unwrap_if_constexpr(value)
-    if isinstance(value, base_value):
-        raise TLXError(f"{what} must be a compile-time constant, got a runtime value")
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{what} must be an int, got {type(value).__name__} {value!r}")
-    if value <= 0:
-        raise TLXError(f"{what} must be positive, got {value}")
-    return value
-
-
-def _buffer_shape(shape) -> tuple[int, ...]:
-    shape = _unwrap_if_constexpr(shape)
-    if not isinstance(shape, (tuple, list, ttgl.tuple)):
-        raise TypeError(f"shape must be a tuple of ints, got {type(shape).__name__} {shape!r}")
-    dims = tuple(_positive_int(dim, "every dimension of shape") for dim in shape)
-    if not dims:
-        raise TLXError("shape must have at least one dimension")
-    return dims
-
-
-def _check_layout(layout, shape, storage: storage_kind):
-    if storage is storage_kind.tmem:
-        if not isinstance(layout, blackwell.TensorMemoryLayout):
-            raise TypeError(
-                f"a tmem buffer needs a TensorMemoryLayout, got {type(layout).__name__} {layout!r}"
-            )
-        return
-    if not isinstance(layout, SharedLayout):
-        raise TypeError(
-            f"an smem buffer needs a shared layout, got {type(layout).__name__} {layout!r}"
-        )
-    rank = getattr(layout, "rank", None)
-    if isinstance(layout, ttgl.SwizzledSharedLayout):
-        rank = len(layout.order)
-    if rank is not None and rank != len(shape):
-        raise TLXError(
-            f"layout {layout} has rank {rank} but one buffer has shape {list(shape)} (rank "
-            f"{len(shape)}): give the layout of one buffer, without the num dimension"
-        )
-
-
 @tlx_builtin
 def local_alloc(
     shape,
@@ -693,7 +641,7 @@ def local_alloc(
     that region is already allocated). ``layout``: the layout of one buffer
     (``shape`` without ``num``); by default see ``default_layout``.
     """
-    shape = _buffer_shape(shape)
+    shape = checks.buffer_shape(shape)
     dtype = _unwrap_if_constexpr(dtype)
     if not isinstance(dtype, ttgl.dtype) or dtype.is_block() or dtype == ttgl.void:
         raise TypeError(f"dtype must be a scalar Gluon dtype, got {type(dtype).__name__} {dtype!r}")
@@ -704,8 +652,8 @@ def local_alloc(
             "memdesc_reinterpret to them); keep the addresses as int64 and convert them "
             "with tl.int_to_ptr after loading"
         )
-    num = _positive_int(num, "num")
-    storage = expect_storage(storage, "storage")
+    num = checks.positive_int(num, "num")
+    storage = checks.expect_storage(storage, "storage")
     if storage is storage_kind.smemCluster:
         raise TLXError("local_alloc does not support smemCluster storage: use smem or tmem")
     if storage is storage_kind.tmem and len(shape) != 2:
@@ -713,18 +661,22 @@ def local_alloc(
     layout = _unwrap_if_constexpr(layout)
     if layout is None:
         layout = default_layout(shape, dtype, storage)
-    _check_layout(layout, shape, storage)
+    checks.check_layout(layout, shape, storage)
     reuse = _unwrap_if_constexpr(reuse)
     if reuse is not None and not isinstance(reuse, (storage_alias_spec, buffered_tensor)):
         raise TypeError(
             "reuse must be None, a tlx.storage_alias_spec or a tlx.local_alloc buffer, got "
             f"{type(reuse).__name__}"
         )
-    if isinstance(reuse, storage_alias_spec):
-        reuse = reuse.type.state
-    elif isinstance(reuse, buffered_tensor):
-        reuse = reuse.allocation
-    allocation = emit.local_alloc(_semantic, _generator, shape, dtype, num, storage, reuse, layout)
+    name = assigned_name(_generator, "buffer")
+    if reuse is None:
+        active_trace().check_storage(storage)
+    else:
+        reuse = reuse.type.state if isinstance(reuse, storage_alias_spec) else reuse.allocation
+        checks.check_reuse(reuse, name, storage, _semantic.builder)
+    allocation = emit.local_alloc(
+        _semantic, _generator, name, shape, dtype, num, storage, reuse, layout
+    )
     return buffered_tensor._of_allocation(allocation)
 
 
@@ -737,4 +689,5 @@ def local_view(buf, index, _semantic=None, _generator=None):
         raise TypeError(
             f"tlx.local_view expects a tlx.local_alloc buffer, got {type(buf).__name__}"
         )
-    return buf.index(index, _semantic=_semantic, _generator=_generator)
+    index = checks.checked_index(buf, index, _semantic.builder, _generator)
+    return emit.index(buf, index, _generator, _semantic.builder)

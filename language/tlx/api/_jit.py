@@ -1,11 +1,12 @@
 """``@tlx.jit``, ``tlx.ASTSource`` and ``tlx.kernel_plans``: compiling a kernel
 with TLX.
 
-``tlx.ASTSource`` is Gluon's AST source that traces the kernel inside a
-``KernelTrace`` (``_state``): TLX builtins register their specs there, and when
-tracing is done the trace checks the specs never sealed, records every spec's
-plan and, with ``TLX_DUMP_ALIAS_IR=1``, dumps them; the traced module is marked
-for the descriptor prefetch (``_descriptor_prefetch``). ``tlx.kernel_plans`` traces a
+The entry of the API: ``tlx.ASTSource`` is Gluon's AST source that traces the
+kernel inside a ``KernelTrace`` (``_state``): TLX builtins register their specs
+there, and when tracing is done ``finish_trace`` checks the specs never sealed and
+the lifetimes of phases, records every spec's plan and, with
+``TLX_DUMP_ALIAS_IR=1``, dumps them; the traced module is marked for the
+descriptor prefetch (``_descriptor_prefetch``). ``tlx.kernel_plans`` traces a
 kernel with Triton's front end alone and returns those records.
 """
 
@@ -18,8 +19,12 @@ from triton._C.libtriton import ir
 from triton.compiler.compiler import make_backend
 from triton.experimental.gluon._runtime import GluonASTSource, GluonJITFunction
 
-from . import _descriptor_prefetch
-from ._report import SpecPlan
+from .. import _descriptor_prefetch
+from .._errors import warn_deprecated_at
+from ..report.dump import dump_if_asked
+from ..report.plan import SpecPlan, with_other_regions
+from ._lifetimes import check_phase_lifetimes
+from ._sealing import check_unsealed
 from ._state import KernelTrace, tracing
 
 # At import, so that Triton 3.7+ keys a tlx kernel's first launch as it keys the next.
@@ -32,9 +37,9 @@ def _package_fingerprint() -> str:
     cached = getattr(_package_fingerprint, "value", None)
     if cached is None:
         digest = hashlib.sha256()
-        package = Path(__file__).resolve().parent
-        for path in sorted(package.glob("*.py")) + sorted(package.glob("_planner*")):
-            digest.update(path.name.encode())
+        package = Path(__file__).resolve().parents[1]
+        for path in sorted(package.rglob("*.py")) + sorted(package.glob("_planner*")):
+            digest.update(path.relative_to(package).as_posix().encode())
             digest.update(path.read_bytes())
         cached = digest.hexdigest()
         _package_fingerprint.value = cached
@@ -68,9 +73,27 @@ class ASTSource(GluonASTSource):
         trace.name_views = name_views
         with tracing(trace):
             module = super().make_ir(target, options, codegen_fns, module_map, context)
-            trace.finish(module)
+            finish_trace(trace, module)
         _descriptor_prefetch.mark(module, context)
         return module, trace
+
+
+def finish_trace(trace: KernelTrace, module) -> None:
+    """Ends the trace of a kernel whose traced IR is ``module``: emits its deprecation
+    warnings, reports the specs never sealed, checks the lifetimes of phases, records
+    every spec's plan on the trace, then dumps when asked to."""
+    for location, message in trace.deprecations:
+        warn_deprecated_at(location, message)
+    for spec in trace.specs:
+        if not spec.sealed:
+            check_unsealed(spec)
+    phased = [spec for spec in trace.specs if spec.plan is not None and spec.plan.phases]
+    if phased:
+        check_phase_lifetimes(phased, module, trace.buffer_uses)
+    trace.spec_plans = with_other_regions(
+        tuple(spec.record() for spec in trace.specs), trace.capability
+    )
+    dump_if_asked(trace)
 
 
 def front_end(src: ASTSource, target, options, api_name: str, name_views: bool = False):

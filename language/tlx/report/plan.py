@@ -14,9 +14,9 @@ import functools
 import os
 from dataclasses import dataclass
 
-from . import planner
-from ._budget import kernel_budget
-from ._kinds import storage_kind
+from .. import planner
+from .._kinds import storage_kind
+from .budget import budget_of
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class SpecPlan:
     def to_svg(self) -> str:
         """The plan as a standalone SVG picture: a ruler, one lane per buffer, each
         buffer group in its own colour, shared units marked."""
-        from ._svg import plan_svg
+        from .svg import plan_svg
 
         return plan_svg(self)
 
@@ -144,7 +144,7 @@ class SpecPlan:
 
 def with_other_regions(spec_plans: tuple[SpecPlan, ...], capability: int) -> tuple[SpecPlan, ...]:
     """The plans of one kernel, each told what the others of its storage take."""
-    budget = kernel_budget(spec_plans, capability)
+    budget = budget_of(spec_plans, capability, 1)
     return tuple(
         dataclasses.replace(
             spec_plan,

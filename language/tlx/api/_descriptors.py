@@ -1,0 +1,34 @@
+"""Gluon's own memory descriptor types and values, for a buffer in shared or
+tensor memory: what a buffer's view, its backing allocation and each indexed
+buffer are in the IR and in the kernel (``shared_memory_descriptor``,
+``tensor_memory_descriptor``)."""
+
+from __future__ import annotations
+
+from triton.experimental.gluon import language as ttgl
+from triton.experimental.gluon.language.nvidia import blackwell
+
+from .. import planner
+from .._kinds import storage_kind
+
+
+def descriptor_type(element_ty, shape, layout, storage):
+    """Gluon's own memory descriptor type for ``shape`` in ``storage``."""
+    shape = list(shape)
+    if storage is storage_kind.tmem:
+        return blackwell.tensor_memory_descriptor_type(element_ty, shape, layout, shape)
+    return ttgl.shared_memory_descriptor_type(element_ty, shape, layout, shape)
+
+
+def descriptor(handle, element_ty, shape, layout, storage):
+    """Gluon's own memory descriptor value wrapping ``handle``."""
+    shape = list(shape)
+    if storage is storage_kind.tmem:
+        return blackwell.tensor_memory_descriptor(handle, element_ty, shape, layout, shape)
+    return ttgl.shared_memory_descriptor(handle, element_ty, shape, layout, shape)
+
+
+def view_type(element_ty, layout, storage, view: planner.View):
+    """The type of a buffer's view: ``View.shape`` of its own element type and
+    layout."""
+    return descriptor_type(element_ty, view.shape, layout, storage)

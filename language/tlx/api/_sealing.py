@@ -1,0 +1,184 @@
+"""Sealing a spec: the one place that asks the planner for a spec's plan and emits
+its backing allocation and views.
+
+A spec is sealed by ``set_buffer_overlap``, by the first use of any of its
+buffers, or at once for a ``local_alloc`` without ``reuse``. ``seal`` takes the
+overlap (given, or implicit: docs/semantics.md, "Implicit overlap"), plans the
+spec, reports the planner's diagnostics (errors as one TLXError, warnings at the
+user's line) and emits the plan's recipe at the builder's insertion point:
+
+* the backing allocation: SMEM ``ttg.local_alloc`` of ``Plan.backing_shape`` bytes
+  with a rank-1 layout and the plan's ``alignment``; TMEM ``ttng.tmem_alloc`` of
+  ``Plan.backing_shape`` 32-bit words whose layout block is ``Plan.backing_block``
+  (split over the CTAs as the users are);
+* per buffer one ``ttg.memdesc_reinterpret`` to ``View.shape`` of the buffer's own
+  element type and layout.
+
+``join_sealed`` places a legacy ``reuse=buffered_tensor`` user in a region that is
+already allocated, and ``check_unsealed`` plans a spec never sealed, only for its
+diagnostics. The builtins of ``_core`` have checked that sealing may happen at the
+builder's insertion point; every number and rule is the planner's.
+"""
+
+from __future__ import annotations
+
+from triton.experimental.gluon import language as ttgl
+
+from .. import compat, planner
+from .._errors import SourceLocation, TLXError, compilation_error, warn_at
+from .._kinds import storage_kind
+from ..report.plan import JoinedBuffer
+from ._descriptors import descriptor_type, view_type
+from ._state import AllocationState, SpecState, active_trace
+
+# The SMEM backing allocation's layout: rank 1, so the leading dimension of the
+# [n, 128] backing is a buffer dimension that may be any size.
+_BACKING_SMEM_LAYOUT = ttgl.SwizzledSharedLayout(1, 1, 1, [0])
+
+
+def set_overlap(spec: SpecState, root, location: SourceLocation, source: str) -> None:
+    """Makes ``root`` (a ``reuse_group`` tree or a ``reuse_phases`` whose leaves are
+    all buffers of ``spec``) the overlap of ``spec``, given at ``location`` by
+    ``source``."""
+    spec.overlap_tree, spec.overlap_phases = root.planner_overlap()
+    spec.overlap_location = location
+    spec.overlap_source = source
+
+
+def _diagnostic_subject(spec: SpecState, diagnostic: planner.Diagnostic):
+    if 0 <= diagnostic.buffer < len(spec.users):
+        return spec.users[diagnostic.buffer]
+    return spec
+
+
+def _diagnostic_message(spec: SpecState, diagnostic: planner.Diagnostic) -> str:
+    subject = _diagnostic_subject(spec, diagnostic)
+    if subject is spec:
+        return f"{spec.describe()}: {diagnostic.message}"
+    return f"{subject.describe()} of {spec.describe()}: {diagnostic.message}"
+
+
+def _warn(spec: SpecState, plan: planner.Plan) -> None:
+    for warning in plan.warnings:
+        subject = _diagnostic_subject(spec, warning)
+        warn_at(subject.location, _diagnostic_message(spec, warning))
+
+
+def _implicit_overlap(spec: SpecState) -> None:
+    """Without set_buffer_overlap, the largest tree (or phases) whose leaves are all
+    buffers of ``spec`` defines its overlap: a root of the trees the kernel built (a
+    tree inside another is part of it). Two such roots are an error naming both."""
+    if spec.overlap_location is not None or spec.private:
+        return
+    trace = active_trace()
+    roots = [
+        root
+        for root in (trace.overlap_roots if trace is not None else ())
+        if root.parent is None and {a.spec for a in root.buffers()} == {spec}
+    ]
+    if not roots:
+        return
+    if len(roots) > 1:
+        first, second = roots[:2]
+        raise TLXError(
+            f"{spec.describe()} has two overlap trees and no set_buffer_overlap: "
+            f"{first.describe()} and {second.describe()} are both over its buffers alone and "
+            "neither is part of the other. Nest one in the other, or give the one you mean to "
+            f"{spec.name}.set_buffer_overlap(...)"
+        )
+    (root,) = roots
+    set_overlap(spec, root, root.location, root.describe())
+
+
+def _plan(spec: SpecState) -> planner.Plan:
+    """Plans ``spec`` for its users and tree (or phases); keeps the question and
+    the answer on it."""
+    _implicit_overlap(spec)
+    spec.planned_spec = spec.planner_spec()
+    spec.planned_buffers = tuple(user.planner_buffer() for user in spec.users)
+    overlap = spec.overlap_phases or spec.overlap_tree
+    spec.plan = planner.plan(spec.planned_spec, spec.planned_buffers, overlap)
+    return spec.plan
+
+
+def seal(spec: SpecState, builder, reason: str) -> None:
+    """Plans ``spec`` (a TLXError lists the plan's errors; its warnings are emitted),
+    marks it sealed by ``reason`` and emits its backing allocation and every user's
+    view at the builder's insertion point."""
+    plan = _plan(spec)
+    _warn(spec, plan)
+    if plan.errors:
+        raise TLXError("\n".join(_diagnostic_message(spec, error) for error in plan.errors))
+    spec.backing_alignment = plan.alignment
+    spec.sealed_by = reason
+    spec.backing = _emit_backing(spec, plan, builder)
+    for user, view in zip(spec.users, plan.views, strict=True):
+        _emit_view(user, view, spec.backing, builder)
+
+
+def join_sealed(spec: SpecState, user: AllocationState, builder) -> None:
+    """Places a legacy ``reuse=buffered_tensor`` user in a region that is already
+    allocated: planned alone, at offset 0, and it must fit that region."""
+    region = spec.planner_spec(spec.plan.size_bytes)
+    buffer = user.planner_buffer()
+    plan = planner.plan(region, [buffer])
+    for warning in plan.warnings:
+        warn_at(user.location, f"{user.describe()}: {warning.message}")
+    if plan.errors:
+        problems = "; ".join(error.message for error in plan.errors)
+        raise TLXError(
+            f"{user.describe()} reuses {spec.describe()}, which is already allocated "
+            f"({spec.plan.size_bytes} bytes, sealed by {spec.sealed_by}), and does not fit it: "
+            f"{problems}. Reuse a tlx.storage_alias_spec instead so that the region is sized "
+            "for every buffer"
+        )
+    user.joined = JoinedBuffer(region, buffer, plan, user.location.file_name, user.location.line)
+    if plan.alignment > spec.backing_alignment and spec.storage is storage_kind.smem:
+        spec.backing.set_attr("alignment", builder.get_int32_attr(plan.alignment))
+        spec.backing_alignment = plan.alignment
+    _emit_view(user, plan.views[0], spec.backing, builder)
+
+
+def check_unsealed(spec: SpecState) -> None:
+    """Plans a spec that was never sealed (none of its buffers is used), only to
+    report its diagnostics; errors point at the buffer or spec they are about."""
+    plan = _plan(spec)
+    _warn(spec, plan)
+    if plan.errors:
+        first = _diagnostic_subject(spec, plan.errors[0])
+        message = "\n".join(_diagnostic_message(spec, error) for error in plan.errors)
+        raise compilation_error(first.location, message)
+
+
+def _named(handle, builder, name: str, attribute: str):
+    handle.set_loc(builder.create_name_loc(name, handle.get_loc()))
+    trace = active_trace()
+    if trace is not None and trace.name_views:
+        handle.set_attr(attribute, builder.get_string_attr(name))
+    return handle
+
+
+def _emit_backing(spec: SpecState, plan: planner.Plan, builder):
+    shape = list(plan.backing_shape)
+    element_ty = ttgl.int32 if plan.backing_element_bits == 32 else ttgl.int8
+    if spec.storage is storage_kind.tmem:
+        # Split over the CTAs as every user is (the planner checked they agree).
+        layout = compat.tmem_layout_with_block(spec.users[0].layout, plan.backing_block)
+        backing_type = descriptor_type(element_ty, shape, layout, spec.storage)
+        return _named(
+            builder.create_tmem_alloc(backing_type.to_ir(builder), None),
+            builder,
+            spec.name,
+            "tlx.spec",
+        )
+    backing_type = descriptor_type(element_ty, shape, _BACKING_SMEM_LAYOUT, spec.storage)
+    handle = builder.create_local_alloc(backing_type.to_ir(builder))
+    handle.set_attr("alignment", builder.get_int32_attr(plan.alignment))
+    return _named(handle, builder, spec.name, "tlx.spec")
+
+
+def _emit_view(user: AllocationState, view: planner.View, backing, builder) -> None:
+    user.view = view
+    user_view_type = view_type(user.element_ty, user.layout, user.storage, view)
+    handle = builder.create_memdesc_reinterpret(user_view_type.to_ir(builder), backing)
+    user.view_handle = _named(handle, builder, user.name, "tlx.buffer")

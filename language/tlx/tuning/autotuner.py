@@ -1,0 +1,97 @@
+"""``tlx.autotune``: ``triton.autotune`` with the plans' pruning in front of its timing
+(``prune``), the configurations kept compiled ahead (``compile_ahead``) and the timing's
+choice retimed on the GPU alone (``retime``)."""
+
+from __future__ import annotations
+
+import os
+
+import triton
+
+from .. import compat
+from .compile_ahead import compile_ahead
+from .prune import PlanPruner, argument_types, log, log_asked
+from .retime import retiming_run
+
+
+def _checked_positive(name: str, value) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"tlx.autotune: {name} must be a positive int, got {value!r}")
+    return value
+
+
+def autotune(
+    configs,
+    key,
+    *,
+    target=None,
+    ctas_per_sm=1,
+    prune_configs_by=None,
+    compile_workers=None,
+    retime_top=3,
+    retime_rounds=25,
+    **autotune_options,
+):
+    """``triton.autotune`` for a ``@tlx.jit`` kernel, whose configurations are first
+    pruned by their plans (``PlanPruner``): only those the planner accepts and whose
+    regions fit the target are compiled and timed.
+
+    Takes what ``triton.autotune`` takes (``configs``, ``key``, ``prune_configs_by``,
+    ``warmup``, ``rep``, ``do_bench``, ...); an ``early_config_prune`` in
+    ``prune_configs_by`` runs on what the plans leave. ``target`` fixes the
+    ``GPUTarget`` (default: the current device's); ``ctas_per_sm`` how many CTAs are to
+    share an SM (an int, or the name of a constexpr parameter that gives it for each
+    configuration; ``PlanPruner``). What is left is compiled on
+    ``compile_workers`` threads (default: one per CPU; 1 compiles each configuration when
+    it is first timed, as Triton does) before any is timed, unless a ``perf_model`` in
+    ``prune_configs_by`` is to choose among them. Once a key's configurations are timed,
+    each is timed again on the GPU alone (``SURVEY_ROUNDS`` calls each, in turn), the
+    ``retime_top`` fastest of that survey ``retime_rounds`` calls more each, and the key
+    takes the one with the lowest median (``retime``; ``retime_top=1`` keeps Triton's
+    choice). The returned autotuner has ``pruned`` (the
+    configurations dropped and why, per set of argument types), ``plan_pruner``,
+    ``compile_seconds`` (the time each key's configurations took to compile ahead) and
+    ``retimed`` ({key: {finalist: median ms}})."""
+    if compile_workers is None:
+        compile_workers = os.cpu_count() or 1
+    compile_workers = _checked_positive("compile_workers", compile_workers)
+    retime_top = _checked_positive("retime_top", retime_top)
+    retime_rounds = _checked_positive("retime_rounds", retime_rounds)
+
+    def decorator(kernel):
+        prune = dict(prune_configs_by or {})
+        pruner = PlanPruner(
+            kernel,
+            target=target,
+            then=prune.get("early_config_prune"),
+            ctas_per_sm=ctas_per_sm,
+        )
+        compile_seconds = {}
+
+        def prune_and_compile(configs, named_args, **kwargs):
+            kept = pruner(configs, named_args, **kwargs)
+            if prune.get("perf_model") is None:
+                arguments = {**named_args, **kwargs}
+                seconds = compile_ahead(kernel, kept, arguments, compile_workers)
+                compile_seconds[argument_types(kernel, arguments)] = seconds
+                if seconds and log_asked():
+                    log(
+                        f"tlx.autotune {kernel.__name__}: compiled {len(kept)} configurations "
+                        f"on {min(compile_workers, len(kept))} threads in {seconds:.1f} s"
+                    )
+            return kept
+
+        prune["early_config_prune"] = prune_and_compile
+        tuner = triton.autotune(configs, key, prune_configs_by=prune, **autotune_options)(kernel)
+        tuner.plan_pruner = pruner
+        tuner.pruned = pruner.pruned
+        tuner.compile_seconds = compile_seconds
+        tuner.retimed = {}
+        if retime_top > 1:
+            compat.wrap_autotuner_run(
+                tuner,
+                retiming_run(tuner, kernel.__name__, retime_top, retime_rounds, tuner.retimed),
+            )
+        return tuner
+
+    return decorator
