@@ -253,6 +253,9 @@ void bindFunctions(py::module_ &m) {
         "Shared memory one CTA may use on a CUDA target (227 KiB if unknown).");
   m.def("cta_split_of_cga_bases", &ctaSplitOfCgaBases, py::arg("bases"),
         "The CTA split (along M, along N) of a 2-D CGA layout's bases.");
+  m.def("needs_whole_views", &needsWholeViews, py::arg("major"),
+        py::arg("minor"),
+        "Whether Triton major.minor needs whole views (Spec.whole_views).");
   m.def("has_tensor_memory", &hasTensorMemory, py::arg("capability"),
         "Whether a CUDA target has tensor memory (true if unknown: 0).");
   m.def("target_name", &targetName, py::arg("capability"),

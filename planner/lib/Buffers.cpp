@@ -1,7 +1,8 @@
 //===- Buffers.cpp - Sizes, alignment, targets and buffer checks ---------===//
 //
-// Rules 1 and 2 of tlx/Planner/Planner.h, what targets have, the checks of
-// one buffer, and the text helpers diagnostics are built with.
+// Rules 1 and 2 of tlx/Planner/Planner.h, what targets and Triton releases
+// have, the checks of one buffer, and the text helpers diagnostics are built
+// with.
 //
 //===----------------------------------------------------------------------===//
 
@@ -281,6 +282,8 @@ int64_t smemLimitForTarget(int capability) {
     return 227 * KiB;
   }
 }
+
+bool needsWholeViews(int major, int minor) { return major == 3 && minor == 8; }
 
 bool hasTensorMemory(int capability) {
   // sm_100a, sm_101a (renamed sm_110a) and sm_103a; sm_120a has none.

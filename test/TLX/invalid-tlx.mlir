@@ -152,3 +152,91 @@ tt.func @alias_across_memories(%a: !ttg.memdesc<32768xi8, #shared, #smem, mutabl
   %v = tlx.local_alias %a : !ttg.memdesc<32768xi8, #shared, #smem, mutable> -> !ttg.memdesc<1x128x64xf32, #tmem, #ttng.tensor_memory, mutable>
   tt.return
 }
+
+// -----
+
+// The leaves of a tree given to tlx.set_buffer_overlap: its verifier reports
+// the reference TLX's structural errors (duplicate leaves, a leaf of another
+// spec, a leaf that is not a tlx.storage_alias_local_alloc) with the
+// reference's text for duplicates. The lowering checks them again
+// (test/TLX/lowering-tree-errors.mlir).
+#shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+#smem = #ttg.shared_memory
+tt.func @duplicate_leaf() {
+  %s = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem> loc("spec")
+  %a = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable> loc("a")
+  %b = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>
+  // expected-note @below {{first appearance here}}
+  %ab = tlx.reuse_group(%a, %b) group_kind = distinct : (!ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>, !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>) -> !tlx.reuse_group<distinct>
+  // expected-note @below {{second appearance here}}
+  %root = tlx.reuse_group(%ab, %a) group_kind = shared : (!tlx.reuse_group<distinct>, !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>) -> !tlx.reuse_group<shared>
+  // expected-error @below {{'tlx.set_buffer_overlap' op reuse_group tree contains duplicate elements: buffer "a" appears twice in the tree of storage_alias_spec "spec"}}
+  tlx.set_buffer_overlap(%s, %root) : (!tlx.storage_alias_spec<smem>, !tlx.reuse_group<shared>) -> ()
+  tt.return
+}
+
+// -----
+
+// A buffer may be in several phases, but only once in each.
+#shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+#smem = #ttg.shared_memory
+tt.func @duplicate_leaf_in_a_phase() {
+  %s = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem> loc("spec")
+  %a = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable> loc("a")
+  %b = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable> loc("b")
+  %p0 = tlx.reuse_group(%a, %b) group_kind = distinct : (!ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>, !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>) -> !tlx.reuse_group<distinct>
+  // expected-note @below {{first appearance here}}
+  // expected-note @below {{second appearance here}}
+  %p1 = tlx.reuse_group(%b, %b) group_kind = shared : (!ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>, !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>) -> !tlx.reuse_group<shared>
+  %phases = tlx.reuse_phases(%p0, %p1) : (!tlx.reuse_group<distinct>, !tlx.reuse_group<shared>) -> !tlx.reuse_phases
+  // expected-error @below {{reuse_group tree contains duplicate elements: buffer "b" appears twice in the tree of phase 1 of storage_alias_spec "spec"}}
+  tlx.set_buffer_overlap(%s, %phases) : (!tlx.storage_alias_spec<smem>, !tlx.reuse_phases) -> ()
+  tt.return
+}
+
+// -----
+
+#shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+#smem = #ttg.shared_memory
+tt.func @leaf_of_another_spec() {
+  %s = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem> loc("spec")
+  %t = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem> loc("other")
+  %a = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable> loc("a")
+  // expected-note-re @below {{buffer "invalid-tlx.mlir:{{[0-9]+}}:8" is allocated here}}
+  %b = tlx.storage_alias_local_alloc %t : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>
+  // expected-note @below {{the buffer is element 1 of this tlx.reuse_group}}
+  %g = tlx.reuse_group(%a, %b) group_kind = shared : (!ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>, !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>) -> !tlx.reuse_group<shared>
+  // expected-error-re @below {{'tlx.set_buffer_overlap' op reuse_group tree holds buffer "invalid-tlx.mlir:{{[0-9]+}}:8" of storage_alias_spec "other", not of storage_alias_spec "spec" that this tlx.set_buffer_overlap gives the tree to}}
+  tlx.set_buffer_overlap(%s, %g) : (!tlx.storage_alias_spec<smem>, !tlx.reuse_group<shared>) -> ()
+  tt.return
+}
+
+// -----
+
+#shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+#smem = #ttg.shared_memory
+tt.func @leaf_not_a_storage_alias_local_alloc() {
+  %s = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem> loc("spec")
+  %a = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
+  // expected-note @below {{the element is defined here}}
+  %b = ttg.local_alloc : () -> !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>
+  // expected-note @below {{the tlx.reuse_group is here}}
+  %g = tlx.reuse_group(%a, %b) group_kind = shared : (!ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>, !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>) -> !tlx.reuse_group<shared>
+  // expected-error @below {{'tlx.set_buffer_overlap' op reuse_group tree element 1 of a tlx.reuse_group is a ttg.local_alloc result, not a tlx.storage_alias_local_alloc of storage_alias_spec "spec" (only a spec's buffers share its region)}}
+  tlx.set_buffer_overlap(%s, %g) : (!tlx.storage_alias_spec<smem>, !tlx.reuse_group<shared>) -> ()
+  tt.return
+}
+
+// -----
+
+#shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+#smem = #ttg.shared_memory
+tt.func @leaf_a_block_argument(%b: !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>) {
+  %s = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem> loc("spec")
+  %a = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
+  // expected-note @below {{the tlx.reuse_group is here}}
+  %g = tlx.reuse_group(%b, %a) group_kind = shared : (!ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>, !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>) -> !tlx.reuse_group<shared>
+  // expected-error @below {{reuse_group tree element 0 of a tlx.reuse_group is a block argument, not a tlx.storage_alias_local_alloc of storage_alias_spec "spec"}}
+  tlx.set_buffer_overlap(%s, %g) : (!tlx.storage_alias_spec<smem>, !tlx.reuse_group<shared>) -> ()
+  tt.return
+}

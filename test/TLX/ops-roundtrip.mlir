@@ -60,8 +60,12 @@ tt.func @flash_attention_tree() {
 // Phases: one tree per phase, given to set_buffer_overlap as a
 // !tlx.reuse_phases.
 // CHECK-LABEL: tt.func @phases
-tt.func @phases(%spec: !tlx.storage_alias_spec<smem>, %a: !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>, %b: !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>) {
-  // CHECK: %[[P0:.+]] = tlx.reuse_group
+tt.func @phases(%spec: !tlx.storage_alias_spec<smem>) {
+  // CHECK: tlx.storage_alias_local_alloc
+  %a = tlx.storage_alias_local_alloc %spec : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
+  // CHECK-NEXT: tlx.storage_alias_local_alloc
+  %b = tlx.storage_alias_local_alloc %spec : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
+  // CHECK-NEXT: %[[P0:.+]] = tlx.reuse_group
   %p0 = tlx.reuse_group(%a) group_kind = distinct : (!ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>) -> !tlx.reuse_group<distinct>
   // CHECK-NEXT: %[[P1:.+]] = tlx.reuse_group
   %p1 = tlx.reuse_group(%a, %b) group_kind = shared : (!ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>, !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>) -> !tlx.reuse_group<shared>

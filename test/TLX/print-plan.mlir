@@ -1,5 +1,5 @@
 // RUN: triton-opt %s --test-print-tlx-plan=whole-views=false -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
-// RUN: triton-opt %s --test-print-tlx-plan -o /dev/null 2>&1 | FileCheck %s --check-prefix=WHOLE
+// RUN: triton-opt %s --test-print-tlx-plan=whole-views=true -o /dev/null 2>&1 | FileCheck %s --check-prefix=WHOLE
 // RUN: triton-opt %s --test-print-tlx-plan=whole-views=false -debug-only=tlx-storage-alias-plan -o /dev/null 2>&1 | FileCheck %s --check-prefix=TRACE
 // RUN: triton-opt %s --tlx-storage-alias-lowering=whole-views=false -debug-only=tlx-storage-alias-plan -o /dev/null 2>&1 | FileCheck %s --check-prefix=TOTALS
 

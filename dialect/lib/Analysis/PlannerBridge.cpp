@@ -7,42 +7,16 @@
 #include "tlx/Dialect/TritonNvidiaGPU/Dialect.h"
 
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/Location.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/ErrorHandling.h"
-#include "llvm/Support/Path.h"
 
 using namespace mlir;
 using namespace mlir::tlx;
 using triton::gpu::MemDescType;
 
 namespace {
-
-std::optional<std::string> nameFromLocation(Location loc) {
-  if (auto named = dyn_cast<NameLoc>(loc))
-    return named.getName().str();
-  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
-    return nameFromLocation(callSite.getCallee());
-  if (auto fused = dyn_cast<FusedLoc>(loc)) {
-    for (Location part : fused.getLocations())
-      if (std::optional<std::string> name = nameFromLocation(part))
-        return name;
-    return std::nullopt;
-  }
-  if (auto file = dyn_cast<FileLineColLoc>(loc)) {
-    std::string name =
-        llvm::sys::path::filename(file.getFilename().getValue()).str();
-    name += ':';
-    name += llvm::utostr(file.getLine());
-    name += ':';
-    name += llvm::utostr(file.getColumn());
-    return name;
-  }
-  return std::nullopt;
-}
 
 planner::Storage toPlannerStorage(StorageKind storage) {
   switch (storage) {
@@ -317,13 +291,6 @@ FailureOr<StorageAliasOps> mlir::tlx::collectStorageAliasOps(ModuleOp module) {
   if (!valid)
     return failure();
   return ops;
-}
-
-std::string mlir::tlx::nameForDiagnostics(Operation *op,
-                                          const Twine &fallback) {
-  if (std::optional<std::string> name = nameFromLocation(op->getLoc()))
-    return std::move(*name);
-  return fallback.str();
 }
 
 std::string mlir::tlx::userName(StorageAliasLocalAllocOp alloc, size_t index) {

@@ -11,6 +11,7 @@
 #include "TestPrintPlanPass.h"
 
 #include "tlx/Analysis/ModulePlan.h"
+#include "tlx/Transforms/TritonRelease.h"
 
 #include "mlir/Pass/Pass.h"
 #include "llvm/ADT/StringExtras.h"
@@ -47,8 +48,9 @@ struct TestPrintPlanPass
 
   Option<bool> wholeViews{
       *this, "whole-views",
-      llvm::cl::desc("Plan as --tlx-storage-alias-lowering's whole-views"),
-      llvm::cl::init(true)};
+      llvm::cl::desc("Plan as --tlx-storage-alias-lowering's whole-views "
+                     "(the same default)"),
+      llvm::cl::init(defaultWholeViews())};
 
   void runOnOperation() override {
     FailureOr<ModulePlan> plan =

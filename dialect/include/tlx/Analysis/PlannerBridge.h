@@ -51,10 +51,6 @@ struct StorageAliasOps {
 /// defines, or when a spec has a user of another kind.
 FailureOr<StorageAliasOps> collectStorageAliasOps(ModuleOp module);
 
-/// The name diagnostics use for the value `op` defines: the name of a
-/// NameLoc (Python variables), else "file:line:col", else `fallback`.
-std::string nameForDiagnostics(Operation *op, const Twine &fallback);
-
 /// The name diagnostics use for user `index` of a spec.
 std::string userName(StorageAliasLocalAllocOp alloc, size_t index);
 

@@ -11,6 +11,7 @@
 #define TLX_TRANSFORMS_PASSES_H
 
 #include "tlx/Analysis/ModulePlan.h"
+#include "tlx/Transforms/TritonRelease.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"

@@ -13,6 +13,22 @@
 
 include "mlir/Pass/PassBase.td"
 
+// The option of every pass that plans. Its default follows the Triton of the
+// environment (tlx/Transforms/TritonRelease.h), so that a TLX_DUMP_ALIAS_IR
+// module plans as the kernel did.
+def WholeViewsOption
+    : Option<"wholeViews", "whole-views", "bool",
+             /*default=*/"::mlir::tlx::defaultWholeViews()",
+             "Round every region so that each view covers it in whole "
+             "slots, as Triton 3.8's memdesc_reinterpret needs (false: "
+             "Triton 3.6, 3.7 and 3.9 accept a view smaller than its "
+             "source). Default: what the Triton of the environment needs "
+             "(TLX_TRITON_VERSION, else the Triton of TLX_PYTHON, of the "
+             "python3 beside triton-opt or of the first python3 on PATH); "
+             "true where no Triton is found, as whole views are valid on "
+             "every release. The first lines of triton-opt --help say which "
+             "applies">;
+
 def TLXStorageAliasSizeDefinition
     : Pass<"tlx-storage-alias-size-definition", "mlir::ModuleOp"> {
   let summary = "Compute or validate the size of every tlx.storage_alias_spec";
@@ -36,12 +52,7 @@ def TLXStorageAliasSizeDefinition
     Statistic<"paddingBytes", "padding-bytes",
               "Bytes of the planned regions beyond their ideal footprint">
   ];
-  let options = [
-    Option<"wholeViews", "whole-views", "bool", /*default=*/"true",
-           "Round every region so that each view covers it in whole slots, "
-           "as Triton 3.8's memdesc_reinterpret needs (false: Triton 3.6, "
-           "3.7 and 3.9, which accept a view smaller than its source)">
-  ];
+  let options = [WholeViewsOption];
 }
 
 def TLXBufferOffsetCalculation
@@ -63,12 +74,7 @@ def TLXBufferOffsetCalculation
     Statistic<"paddingBytes", "padding-bytes",
               "Bytes of the planned regions beyond their ideal footprint">
   ];
-  let options = [
-    Option<"wholeViews", "whole-views", "bool", /*default=*/"true",
-           "Round every region so that each view covers it in whole slots, "
-           "as Triton 3.8's memdesc_reinterpret needs (false: Triton 3.6, "
-           "3.7 and 3.9, which accept a view smaller than its source)">
-  ];
+  let options = [WholeViewsOption];
 }
 
 def TLXStorageAliasAllocation
@@ -112,12 +118,7 @@ def TLXStorageAliasLowering
     Statistic<"paddingBytes", "padding-bytes",
               "Bytes of the planned regions beyond their ideal footprint">
   ];
-  let options = [
-    Option<"wholeViews", "whole-views", "bool", /*default=*/"true",
-           "Round every region so that each view covers it in whole slots, "
-           "as Triton 3.8's memdesc_reinterpret needs (false: Triton 3.6, "
-           "3.7 and 3.9, which accept a view smaller than its source)">
-  ];
+  let options = [WholeViewsOption];
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 

@@ -150,9 +150,18 @@ struct Spec {
   int capability = 0;
   /// Round the region so that every view covers it in whole slots: Triton
   /// 3.8 reinterprets a memory descriptor only to one of the same byte size.
-  /// Other releases accept a view smaller than its source.
+  /// Other releases accept a view smaller than its source
+  /// (needsWholeViews). Whole views are valid on every release.
   bool wholeViews = true;
 };
+
+/// Whether Triton `major`.`minor` needs whole views (Spec::wholeViews): only
+/// 3.8's memdesc_reinterpret requires a view of its source's byte size. The
+/// rule of triton-opt's whole-views default
+/// (dialect/lib/Transforms/TritonRelease.cpp), bound as
+/// tlx._planner.needs_whole_views; tlx.compat.NEEDS_WHOLE_VIEWS agrees
+/// (test/python/test_triton_opt_version.py).
+bool needsWholeViews(int major, int minor);
 
 /// Which layouts plan() chooses among (rule 4). Best is what the passes and
 /// the Python layer use; the others are the simpler layouts it is measured

@@ -3,7 +3,8 @@
 // mlir::tlx: TLXDialect, the StorageKind and ReuseGroupKind enums and
 // attributes, StorageAliasSpecType, ReuseGroupType, ReusePhasesType and the
 // ops StorageAliasSpecOp, StorageAliasLocalAllocOp, ReuseGroupOp,
-// ReusePhasesOp, SetBufferOverlapOp and LocalAliasOp.
+// ReusePhasesOp, SetBufferOverlapOp and LocalAliasOp; the name diagnostics
+// give an op's value.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,9 @@
 #include "tlx/Dialect/TritonGPU/Dialect.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/Twine.h"
+
+#include <string>
 
 #include "tlx/Dialect/TLX/TLXEnums.h.inc"
 
@@ -35,5 +39,11 @@ struct OverlapDefinitionResource
 
 #define GET_OP_CLASSES
 #include "tlx/Dialect/TLX/TLXOps.h.inc"
+
+namespace mlir::tlx {
+/// The name diagnostics use for the value `op` defines: the name of a
+/// NameLoc (Python variables), else "file:line:col", else `fallback`.
+std::string nameForDiagnostics(Operation *op, const Twine &fallback);
+} // namespace mlir::tlx
 
 #endif // TLX_DIALECT_TLX_DIALECT_H

@@ -135,6 +135,10 @@ def TLX_SetBufferOverlapOp : TLX_Op<"set_buffer_overlap"> {
   let description = [{
     `tlx.set_buffer_overlap(%s, %g) : (!tlx.storage_alias_spec<smem>,
     !tlx.reuse_group<shared>) -> ()`, or with a `!tlx.reuse_phases`.
+    The verifier checks the leaves of each tree (of each phase): every one is
+    a tlx.storage_alias_local_alloc result of this spec, and none appears
+    twice in one tree. The storage alias lowering checks them again, as it
+    does for a tree without users (implicit overlap), which no verifier sees.
   }];
   let arguments = (ins
     TLX_StorageAliasSpecType:$storage_alias_spec,
@@ -144,6 +148,7 @@ def TLX_SetBufferOverlapOp : TLX_Op<"set_buffer_overlap"> {
     `(` $storage_alias_spec `,` $overlap_def `)` attr-dict `:`
     functional-type(operands, results)
   }];
+  let hasVerifier = 1;
 }
 
 def TLX_LocalAliasOp : TLX_Op<"local_alias", [Pure]> {
