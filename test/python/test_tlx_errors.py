@@ -592,3 +592,23 @@ def bad_storage_for_spec():
 def test_wrong_argument_types(kernel, fragment):
     error = compile_error(kernel, target=SM100)
     assert fragment in error.error_message, error.error_message
+
+
+@tlx.jit
+def group_type_typo():
+    spec = tlx.storage_alias_spec()
+    a = tlx.local_alloc((64, 64), ttgl.float32, 2, reuse=spec)
+    spec.set_buffer_overlap(tlx.reuse_group(a, group_type=tlx.reuse_group_type.share))
+
+
+def test_an_enumeration_typo_lists_the_members():
+    error = compile_error(group_type_typo)
+    assert_error(
+        error,
+        group_type_typo,
+        "reuse_group_type.share",
+        "tlx.reuse_group_type has no member 'share'; its members are shared, distinct",
+    )
+    with pytest.raises(AttributeError, match="its members are smem, tmem, smemCluster"):
+        tlx.storage_kind.shmem  # noqa: B018
+    assert not hasattr(tlx.storage_kind, "shmem")
