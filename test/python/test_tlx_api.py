@@ -80,14 +80,19 @@ def test_spec_fields_cannot_be_assigned_in_a_kernel():
 
 def test_buffer_type_equality_and_mangling():
     layout = ttgl.NVMMASharedLayout(128, 16, rank=2)
-    first = tlx.buffered_tensor_type(ttgl.float16, (2, 64, 64), layout, tlx.storage_kind.smem, None)
-    second = tlx.buffered_tensor_type(
-        ttgl.float16, (2, 64, 64), layout, tlx.storage_kind.smem, None
-    )
-    other = tlx.buffered_tensor_type(ttgl.float16, (4, 64, 64), layout, tlx.storage_kind.smem, None)
+    view = tlx.planner.View(8192, 1024, 1, 0, 2, 1, 0, 1, (2, 64, 64))
+    smem = tlx.storage_kind.smem
+    first = tlx.buffered_tensor_type(ttgl.float16, (2, 64, 64), layout, smem, view)
+    second = tlx.buffered_tensor_type(ttgl.float16, (2, 64, 64), layout, smem, view)
+    other = tlx.buffered_tensor_type(ttgl.float16, (4, 64, 64), layout, smem, view)
     assert first == second and hash(first) == hash(second)
     assert first != other and first.mangle() != other.mangle()
     assert re.fullmatch(r"\w+", first.mangle())
+    # Triton mangles a call's argument types in the caller: an unsealed buffer is refused
+    # there, at the call, with its reason.
+    unsealed = tlx.buffered_tensor_type(ttgl.float16, (2, 64, 64), layout, smem, None)
+    with pytest.raises(tlx.TLXError, match="before its spec is sealed"):
+        unsealed.mangle()
 
 
 def test_default_layouts():

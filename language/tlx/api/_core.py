@@ -55,6 +55,13 @@ def tlx_builtin(fn):
     return wrapper
 
 
+_UNSEALED_ARGUMENT = (
+    "{buffer} is passed to a function or a warp_specialize partition before its spec is "
+    "sealed: its memory is not placed yet. Seal the spec first: call "
+    "{spec}.set_buffer_overlap(...) or use one of its buffers once before the call"
+)
+
+
 def _name_fragment(value) -> str:
     return "".join(ch if ch.isalnum() else "_" for ch in str(value))
 
@@ -453,13 +460,13 @@ class buffered_tensor_type(base_type):
         )
 
     def mangle(self) -> str:
-        shape = "_".join(str(d) for d in self.shape)
+        # Triton mangles the arguments of a call in the caller, before it traces the
+        # callee: the place to refuse an unsealed buffer with its reason at the call.
         view = self.view
-        placement = (
-            "unsealed"
-            if view is None
-            else (f"{view.slots}_{view.period}_{view.scale}_{view.offset_slots}_{view.step}")
-        )
+        if view is None:
+            raise TLXError(self._unsealed_argument())
+        shape = "_".join(str(d) for d in self.shape)
+        placement = f"{view.slots}_{view.period}_{view.scale}_{view.offset_slots}_{view.step}"
         # The buffer too: a function called with two buffers of one type gets an
         # instance each, whose uses the lifetime check of phases can attribute.
         allocation = self.allocation
@@ -469,13 +476,17 @@ class buffered_tensor_type(base_type):
             f"{self.storage.value}P{_name_fragment(placement)}B{_name_fragment(buffer)}TLXB"
         )
 
+    def _unsealed_argument(self) -> str:
+        """Why this unsealed buffer cannot be an argument, naming it and its spec."""
+        allocation = self.allocation
+        if allocation is None:
+            return _UNSEALED_ARGUMENT.format(buffer="a buffered_tensor", spec="spec")
+        buffer = f"{allocation.describe()} of {allocation.spec.describe()}"
+        return _UNSEALED_ARGUMENT.format(buffer=buffer, spec=allocation.spec.name)
+
     def to_ir(self, builder):
         if self.view is None:
-            raise TLXError(
-                "a buffered_tensor whose spec is not sealed cannot be passed to a function or a "
-                "warp_specialize partition: its memory is not placed yet. Seal the spec first: "
-                "call spec.set_buffer_overlap(...) or use one of its buffers once before the call"
-            )
+            raise TLXError(self._unsealed_argument())
         return view_type(self.element_ty, self.layout, self.storage, self.view).to_ir(builder)
 
     def _flatten_ir_types(self, builder, out) -> None:
