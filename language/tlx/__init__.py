@@ -31,25 +31,49 @@ orders (docs/hazards.md).
 """
 
 from . import _single_llvm  # noqa: F401  (first: before anything imports Triton)
-from ._errors import TLXError, TLXWarning
+from ._errors import TLXError, TLXNameError, TLXWarning
 from ._kinds import reuse_group_type, storage_kind
 from .api import (
     ASTSource,
     JITFunction,
+    alloc_barriers,
+    async_descriptor_load,
+    async_descriptor_store,
+    async_descriptor_store_wait,
+    async_dot,
+    async_dot_wait,
+    barrier_array,
+    barrier_array_type,
+    barrier_arrive,
+    barrier_expect_bytes,
+    barrier_wait,
     buffered_tensor,
     buffered_tensor_type,
     default_layout,
+    dtype_of,
+    fence,
     jit,
     kernel_plans,
     local_alloc,
+    local_load,
+    local_reinterpret,
+    local_reshape,
+    local_slice,
+    local_store,
+    local_trans,
     local_view,
     reuse_group,
     reuse_group_ir_type,
     reuse_phases,
     reuse_phases_ir_type,
+    size_of,
     storage_alias_spec,
     storage_alias_spec_type,
+    subslice,
+    tcgen05_commit,
+    tmem_copy,
 )
+from .api._reference import NOT_PORTED
 from .hazards import Access, AmbiguousWait, Hazard, HazardReport, check_hazards
 from .report import JoinedBuffer, KernelBudget, SpecPlan, StorageBudget, kernel_budget
 from .tuning import ConfigVerdict, PlanPruner, autotune
@@ -58,9 +82,9 @@ __all__ = [
     "ASTSource",
     "Access",
     "AmbiguousWait",
+    "ConfigVerdict",
     "Hazard",
     "HazardReport",
-    "ConfigVerdict",
     "JITFunction",
     "JoinedBuffer",
     "KernelBudget",
@@ -68,23 +92,59 @@ __all__ = [
     "SpecPlan",
     "StorageBudget",
     "TLXError",
+    "TLXNameError",
     "TLXWarning",
+    "alloc_barriers",
+    "async_descriptor_load",
+    "async_descriptor_store",
+    "async_descriptor_store_wait",
+    "async_dot",
+    "async_dot_wait",
     "autotune",
+    "barrier_array",
+    "barrier_array_type",
+    "barrier_arrive",
+    "barrier_expect_bytes",
+    "barrier_wait",
     "buffered_tensor",
     "buffered_tensor_type",
     "check_hazards",
     "default_layout",
+    "dtype_of",
+    "fence",
     "jit",
     "kernel_budget",
     "kernel_plans",
     "local_alloc",
+    "local_load",
+    "local_reinterpret",
+    "local_reshape",
+    "local_slice",
+    "local_store",
+    "local_trans",
     "local_view",
     "reuse_group",
     "reuse_group_ir_type",
     "reuse_group_type",
     "reuse_phases",
     "reuse_phases_ir_type",
+    "size_of",
     "storage_alias_spec",
     "storage_alias_spec_type",
     "storage_kind",
+    "subslice",
+    "tcgen05_commit",
+    "tmem_copy",
 ]
+
+
+def __getattr__(name: str):
+    """A name of the reference TLX with no single meaning here says what to use
+    instead (``tlx.async_tasks``: ``ttgl.warp_specialize``; docs/porting.md)."""
+    advice = NOT_PORTED.get(name)
+    if advice is None:
+        raise AttributeError(f"module 'tlx' has no attribute {name!r}")
+    raise TLXNameError(
+        f"tlx.{name} of the reference TLX has no single meaning in Gluon: {advice} "
+        "(docs/porting.md)"
+    )

@@ -22,6 +22,12 @@ class TLXError(ValueError):
     """A TLX rule was broken; raised while the kernel is traced."""
 
 
+class TLXNameError(TLXError, AttributeError):
+    """A name of the reference TLX that has no single meaning here (``tlx.async_tasks``):
+    the message says what to use instead. An AttributeError too, so that ``hasattr``
+    and Triton's dependency scan see the name as absent."""
+
+
 class TLXWarning(UserWarning):
     """A TLX plan is legal but probably not what was meant (e.g. an unused spec)."""
 

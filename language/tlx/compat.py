@@ -62,6 +62,19 @@ tma_store = getattr(_hopper_tma, "async_store", None) or _hopper_tma.async_copy_
 cta_barrier = getattr(_gl, "barrier", None) or _gl.thread_barrier
 
 
+def tma_reduce(kind: str):
+    """The TMA store that reduces into global memory (``kind``: add, min, max, and, or,
+    xor): ``tma.async_atomic_<kind>`` from 3.8 on; None in 3.6 and 3.7, which have none."""
+    return getattr(_hopper_tma, f"async_atomic_{kind}", None)
+
+
+def memdesc_reinterpret(descriptor, dtype, shape, layout, semantic):
+    """``descriptor`` (shared or tensor memory) viewed as ``shape`` x ``dtype`` with
+    ``layout``: the descriptor's ``reinterpret`` in 3.9, ``_reinterpret`` before."""
+    method = getattr(descriptor, "reinterpret", None) or descriptor._reinterpret
+    return method(dtype, shape, layout, _semantic=semantic)
+
+
 @constexpr_function
 def cga_bases(layout) -> list[list[int]]:
     """The CGA layout bases of a 2-D layout: how its tile is split over the CTAs

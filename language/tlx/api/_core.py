@@ -597,6 +597,12 @@ class buffered_tensor(base_value):
         index = checks.checked_index(self, index, _semantic.builder, _generator)
         return emit.index(self, index, _generator, _semantic.builder)
 
+    @tlx_builtin
+    def __getitem__(self, index, _semantic=None, _generator=None):
+        """``buf[i]``, the reference TLX's spelling of ``buf.index(i)``."""
+        index = checks.checked_index(self, index, _semantic.builder, _generator)
+        return emit.index(self, index, _generator, _semantic.builder)
+
 
 # Element widths an NVMMA shared layout (wgmma / tcgen05 operands, TMA) takes.
 _NVMMA_ELEMENT_BITS = (8, 16, 32)

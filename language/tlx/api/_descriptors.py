@@ -1,7 +1,7 @@
 """Gluon's own memory descriptor types and values, for a buffer in shared or
 tensor memory: what a buffer's view, its backing allocation and each indexed
 buffer are in the IR and in the kernel (``shared_memory_descriptor``,
-``tensor_memory_descriptor``)."""
+``tensor_memory_descriptor``), and how a kernel spells a dtype (messages)."""
 
 from __future__ import annotations
 
@@ -32,3 +32,27 @@ def view_type(element_ty, layout, storage, view: planner.View):
     """The type of a buffer's view: ``View.shape`` of its own element type and
     layout."""
     return descriptor_type(element_ty, view.shape, layout, storage)
+
+
+def dtype_text(dtype) -> str:
+    """How a kernel spells ``dtype``: ``ttgl.float16``."""
+    for name in (
+        "float16",
+        "bfloat16",
+        "float32",
+        "float64",
+        "float8e4nv",
+        "float8e5",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "int1",
+    ):
+        if getattr(ttgl, name, None) == dtype:
+            return f"ttgl.{name}"
+    return f"ttgl.{dtype}"

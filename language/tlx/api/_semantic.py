@@ -1,21 +1,24 @@
 """The IR the TLX builtins emit: the planner's recipe, in stock Gluon IR.
 
-Each builtin of ``_core`` checks its arguments and calls one function here, which
-changes the trace state (``_state``) and emits IR; nothing here checks an argument
-again. Sealing a spec (``_sealing.seal``) plans it and emits its backing
+Each builtin of ``_core`` and ``_reference`` checks its arguments and calls one
+function here, which changes the trace state (``_state``) and emits IR; nothing here
+checks an argument again. Sealing a spec (``_sealing.seal``) plans it and emits its backing
 allocation and views; each use of a buffer is ``ttg.memdesc_index`` at the view's
 slot: a constant index folds to ``View.slot_of``, a runtime one gets the planner's
 index program (``View.index_program``). Every number and rule is the planner's;
-this module only emits.
+this module only emits. The reference TLX's names (``_reference``) emit one Gluon
+operation each.
 """
 
 from __future__ import annotations
 
 from triton.experimental.gluon import language as ttgl
+from triton.experimental.gluon.language.nvidia import blackwell, hopper
+from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma
 
 from .. import compat, planner
 from .._errors import location_of_call
-from ._descriptors import descriptor, descriptor_type
+from ._descriptors import descriptor, descriptor_type, dtype_text
 from ._sealing import join_sealed, seal, set_overlap
 from ._state import AllocationState, SpecState, active_trace, assigned_name, new_spec_state
 
@@ -56,30 +59,6 @@ def local_alloc(
     return allocation
 
 
-def _dtype_text(dtype) -> str:
-    """How a kernel spells ``dtype``: ``ttgl.float16``."""
-    for name in (
-        "float16",
-        "bfloat16",
-        "float32",
-        "float64",
-        "float8e4nv",
-        "float8e5",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "uint8",
-        "uint16",
-        "uint32",
-        "uint64",
-        "int1",
-    ):
-        if getattr(ttgl, name, None) == dtype:
-            return f"ttgl.{name}"
-    return f"ttgl.{dtype}"
-
-
 def warn_legacy_reuse(owner: AllocationState, name, shape, dtype, num, storage, location):
     """The DeprecationWarning of ``local_alloc(..., reuse=buffer)``, at the user's
     line, showing the storage_alias_spec code that says the same (docs/migration.md).
@@ -95,7 +74,7 @@ def warn_legacy_reuse(owner: AllocationState, name, shape, dtype, num, storage, 
         f"    {spec_name} = tlx.storage_alias_spec(storage={storage_text})\n"
         f"    {owner.name} = tlx.local_alloc(..., reuse={spec_name})  "
         f"# at {owner.location}\n"
-        f"    {name} = tlx.local_alloc({shape_text}, {_dtype_text(dtype)}, {num}, "
+        f"    {name} = tlx.local_alloc({shape_text}, {dtype_text(dtype)}, {num}, "
         f"reuse={spec_name})\n"
         f"    tlx.reuse_group({owner.name}, {name})  # shared: they take the same bytes\n"
         "(docs/migration.md)"
@@ -175,3 +154,112 @@ def _slot_arithmetic(builder, index, view: planner.View):
         create = getattr(builder, _INDEX_OPCODES[operation.opcode])
         results.append(create(read(operation.lhs), read(operation.rhs)))
     return read(program.result)
+
+
+# --- the reference's names (_reference): one Gluon operation each ---------------
+
+
+def barrier(bars, index, semantic):
+    """mbarrier ``index`` of the array ``bars``."""
+    return bars.index(index, _semantic=semantic)
+
+
+def local_load(src, layout, semantic):
+    """Registers in ``layout`` loaded from one SMEM or TMEM buffer."""
+    return src.load(layout, _semantic=semantic)
+
+
+def local_store(dst, src, semantic) -> None:
+    """``src`` (registers) stored into one SMEM or TMEM buffer."""
+    dst.store(src, _semantic=semantic)
+
+
+def local_slice(buffer, cuts, semantic):
+    """``buffer`` narrowed along each (dimension, start, length) of ``cuts``: a TMEM
+    buffer along its columns, the only dimension Gluon slices it by."""
+    for dim, start, length in cuts:
+        if isinstance(buffer, ttgl.shared_memory_descriptor):
+            buffer = buffer.slice(start, length, dim, _semantic=semantic)
+        else:
+            buffer = buffer.slice(start, length, _semantic=semantic)
+    return buffer
+
+
+def local_trans(buffer, dims, semantic):
+    """``buffer`` with its dimensions permuted."""
+    return buffer.permute(dims, _semantic=semantic)
+
+
+def local_reshape(buffer, shape, semantic):
+    """``buffer`` with another shape."""
+    return buffer.reshape(shape, _semantic=semantic)
+
+
+def local_reinterpret(buffer, dtype, shape, layout, semantic):
+    """The bytes of ``buffer`` as ``shape`` x ``dtype`` with ``layout``."""
+    return compat.memdesc_reinterpret(buffer, dtype, shape, layout, semantic)
+
+
+def alloc_barriers(count, arrive_count, semantic):
+    """``count`` mbarriers in shared memory, each initialized for ``arrive_count``
+    arrivals (Gluon's allocation and ``mbarrier.init``)."""
+    bars = ttgl.allocate_shared_memory(
+        ttgl.int64, [count, 1], mbarrier.MBarrierLayout(), _semantic=semantic
+    )
+    for index in range(count):
+        mbarrier.init(bars.index(index, _semantic=semantic), arrive_count, _semantic=semantic)
+    return bars
+
+
+def barrier_expect_bytes(bar, size, pred, semantic) -> None:
+    mbarrier.expect(bar, size, pred, _semantic=semantic)
+
+
+def barrier_wait(bar, phase, pred, semantic) -> None:
+    mbarrier.wait(bar, phase, pred, _semantic=semantic)
+
+
+def barrier_arrive(bar, count, semantic) -> None:
+    mbarrier.arrive(bar, count=count, _semantic=semantic)
+
+
+def async_descriptor_load(desc, result, offsets, barrier, pred, semantic) -> None:
+    """The TMA load (``tma.async_load``, named as this Triton names it)."""
+    compat.tma_load(desc, offsets, barrier, result, pred, _semantic=semantic)
+
+
+def async_descriptor_store(desc, source, offsets, reduce, semantic) -> None:
+    """The TMA store, or ``reduce`` (a TMA reduction) when given."""
+    store = reduce or compat.tma_store
+    store(desc, offsets, source, _semantic=semantic)
+
+
+def async_descriptor_store_wait(pendings, semantic) -> None:
+    tma.store_wait(pendings, _semantic=semantic)
+
+
+def fence_async_shared(semantic) -> None:
+    hopper.fence_async_shared(_semantic=semantic)
+
+
+def tmem_copy(src, dst, semantic) -> None:
+    blackwell.tcgen05_copy(src, dst, _semantic=semantic)
+
+
+def warpgroup_mma(a, b, acc, use_acc, semantic):
+    """An asynchronous wgmma; its accumulator token."""
+    return hopper.warpgroup_mma(a, b, acc, use_acc=use_acc, is_async=True, _semantic=semantic)
+
+
+def warpgroup_mma_wait(pendings, accumulator, semantic):
+    return hopper.warpgroup_mma_wait(pendings, [accumulator], _semantic=semantic)
+
+
+def tcgen05_mma(a, b, acc, use_acc, pred, barriers, semantic) -> None:
+    blackwell.tcgen05_mma(
+        a, b, acc, use_acc=use_acc, pred=pred, mbarriers=barriers, _semantic=semantic
+    )
+
+
+def tcgen05_commit(bar, semantic) -> None:
+    blackwell.tcgen05_commit(bar, _semantic=semantic)
