@@ -617,3 +617,48 @@ def test_an_enumeration_typo_lists_the_members():
     with pytest.raises(AttributeError, match="its members are smem, tmem, smemCluster"):
         tlx.storage_kind.shmem  # noqa: B018
     assert not hasattr(tlx.storage_kind, "shmem")
+
+
+CLI_KERNELS = """
+import tlx
+from triton.experimental import gluon
+from triton.experimental.gluon import language as ttgl
+
+
+@gluon.jit
+def fill(buffer):
+    tlx.local_view(buffer, 5)
+
+
+@tlx.jit
+def unsealed_to_helper():
+    spec = tlx.storage_alias_spec()
+    a = tlx.local_alloc((64, 64), ttgl.float16, 2, reuse=spec)
+    fill(a)
+
+
+@tlx.jit
+def error_inside_helper():
+    a = tlx.local_alloc((64, 64), ttgl.float16, 2)
+    fill(a)
+"""
+
+
+@pytest.mark.parametrize(
+    ("kernel", "reason"),
+    [
+        ("unsealed_to_helper", 'buffer "a" (tlx.local_alloc at cli_kernels.py:15) of'),
+        ("error_inside_helper", 'buffer "a" has 2 buffers: index 5 is out of range'),
+    ],
+)
+@pytest.mark.parametrize("command", ["plan", "check"])
+def test_the_cli_prints_the_reason_of_an_error_at_a_call(tmp_path, capsys, command, kernel, reason):
+    """python -m tlx plan/check print the error at the call and, when Triton gave it no
+    message (an error inside the called function), the errors it wraps."""
+    from tlx.report.cli import main
+
+    path = tmp_path / "cli_kernels.py"
+    path.write_text(CLI_KERNELS)
+    assert main([command, "--target", "sm_90a", f"{path}::{kernel}"]) == 1
+    printed = capsys.readouterr().err
+    assert "fill(a)" in printed and reason in printed, printed

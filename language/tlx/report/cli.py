@@ -33,6 +33,17 @@ class UsageError(Exception):
     """A bad command line: printed and exit status 2."""
 
 
+def compile_error_text(error) -> str:
+    """A ``CompilationError`` as printed: Triton reports an error inside a called function
+    as one at the call with no message, caused by one in the function; the chain is
+    printed down to the error that has a message, the call first."""
+    parts = [str(error)]
+    while getattr(error, "error_message", "") is None and error.__cause__ is not None:
+        error = error.__cause__
+        parts.append(str(error))
+    return "\n".join(parts)
+
+
 def parse_signature(entries: list[str]) -> dict[str, str]:
     """``["a=*fp16,i=i32"]`` -> ``{"a": "*fp16", "i": "i32"}``."""
     signature = {}
@@ -262,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         spec_plans = kernel_plans(source, target, {"num_warps": arguments.num_warps})
     except CompilationError as error:
-        print(error, file=sys.stderr)
+        print(compile_error_text(error), file=sys.stderr)
         return PLAN_ERROR
     sys.stdout.write(
         report(
@@ -294,7 +305,7 @@ def _check(arguments, source, target, values) -> int:
             num_programs=(arguments.num_programs, 1, 1),
         )
     except CompilationError as error:
-        print(error, file=sys.stderr)
+        print(compile_error_text(error), file=sys.stderr)
         return PLAN_ERROR
     sys.stdout.write(report.describe())
     if report.result == CLEAN:
