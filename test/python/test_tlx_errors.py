@@ -6,7 +6,7 @@ import inspect
 import pytest
 import tlx
 import triton
-from _helpers import SM90, SM100, compile_kernel, fill
+from _helpers import ROWS, SM90, SM100, compile_kernel, fill
 from triton.compiler.errors import CompilationError
 from triton.experimental import gluon
 from triton.experimental.gluon import language as ttgl
@@ -515,6 +515,27 @@ def bad_dtype():
 @tlx.jit
 def pointer_dtype():
     a = tlx.local_alloc((16, 16), ttgl.pointer_type(ttgl.float16), 2)  # noqa: F841
+
+
+@tlx.jit
+def addresses_as_int64(addresses_ptr, out_ptr):
+    rows = ttgl.arange(0, 32, ttgl.SliceLayout(1, ROWS))
+    columns = ttgl.arange(0, 32, ttgl.SliceLayout(0, ROWS))
+    offsets = rows[:, None] * 32 + columns[None, :]
+    a = tlx.local_alloc((32, 32), ttgl.int64, 1)
+    a.index(0).store(ttgl.load(addresses_ptr + offsets))
+    pointers = a.index(0).load(ROWS).to(ttgl.pointer_type(ttgl.float16))
+    ttgl.store(out_ptr + offsets, ttgl.load(pointers))
+
+
+def test_the_pointer_dtype_advice_compiles_on_this_triton():
+    """The error's advice is code this Triton compiles (each supported Triton runs it)."""
+    error = compile_error(pointer_dtype)
+    assert "int64 and make pointers of the loaded values with" in error.error_message
+    assert ".to(ttgl.pointer_type(ttgl.float16))" in error.error_message
+    assert "int_to_ptr" not in error.error_message  # no Triton 3.6-3.9 has tl.int_to_ptr
+    signature = {"addresses_ptr": "*i64", "out_ptr": "*fp16"}
+    assert compile_kernel(addresses_as_int64, signature).asm["cubin"]
 
 
 @tlx.jit

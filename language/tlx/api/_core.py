@@ -34,7 +34,7 @@ from .._errors import TLXError, location_of_call
 from .._kinds import reuse_group_type, storage_kind
 from . import _checks as checks
 from . import _semantic as emit
-from ._descriptors import view_type
+from ._descriptors import dtype_text, view_type
 from ._state import AllocationState, SpecState, active_trace, assigned_name
 
 TRITON_BUILTIN_MARKER = "__triton_builtin__"
@@ -666,8 +666,8 @@ def local_alloc(
         raise TLXError(
             f"local_alloc of {dtype}: stock Triton cannot view shared memory as pointers "
             "(Triton 3.6 to 3.8 do not lower pointer buffers, 3.8 and 3.9 fail on a "
-            "memdesc_reinterpret to them); keep the addresses as int64 and convert them "
-            "with tl.int_to_ptr after loading"
+            "memdesc_reinterpret to them); keep the addresses as int64 and make pointers of "
+            f"the loaded values with .to(ttgl.pointer_type({dtype_text(dtype.element_ty)}))"
         )
     num = checks.positive_int(num, "num")
     storage = checks.expect_storage(storage, "storage")
