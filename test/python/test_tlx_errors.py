@@ -628,13 +628,14 @@ def group_type_typo():
 
 
 def test_an_enumeration_typo_lists_the_members():
-    error = compile_error(group_type_typo)
-    assert_error(
-        error,
-        group_type_typo,
-        "reuse_group_type.share",
-        "tlx.reuse_group_type has no member 'share'; its members are shared, distinct",
-    )
+    # Triton 3.6 meets the name first in the dependency scan of the kernel's cache key,
+    # which raises the AttributeError itself; later releases a CompilationError at the line.
+    with pytest.raises((CompilationError, AttributeError)) as caught:
+        compile_kernel(group_type_typo)
+    message = "tlx.reuse_group_type has no member 'share'; its members are shared, distinct"
+    assert message in str(caught.value)
+    if isinstance(caught.value, CompilationError):
+        assert caught.value.node.lineno == line_of(group_type_typo, "reuse_group_type.share")
     with pytest.raises(AttributeError, match="its members are smem, tmem, smemCluster"):
         tlx.storage_kind.shmem  # noqa: B018
     assert not hasattr(tlx.storage_kind, "shmem")
@@ -683,3 +684,4 @@ def test_the_cli_prints_the_reason_of_an_error_at_a_call(tmp_path, capsys, comma
     assert main([command, "--target", "sm_90a", f"{path}::{kernel}"]) == 1
     printed = capsys.readouterr().err
     assert "fill(a)" in printed and reason in printed, printed
+
