@@ -2,6 +2,7 @@
 whose message names the buffer / spec, the numbers and where they were made."""
 
 import inspect
+import warnings
 
 import pytest
 import tlx
@@ -685,3 +686,45 @@ def test_the_cli_prints_the_reason_of_an_error_at_a_call(tmp_path, capsys, comma
     printed = capsys.readouterr().err
     assert "fill(a)" in printed and reason in printed, printed
 
+
+@tlx.jit
+def tree_over_two_specs():
+    first = tlx.storage_alias_spec()
+    second = tlx.storage_alias_spec()
+    a = tlx.local_alloc((64, 64), ttgl.float16, 1, reuse=first)
+    b = tlx.local_alloc((64, 64), ttgl.float16, 1, reuse=second)
+    tlx.reuse_group(a, b, group_type=DISTINCT)  # the tree
+    fill(a.index(0))
+    fill(b.index(0))
+
+
+def test_a_tree_over_two_specs_warns_naming_its_buffers_and_specs():
+    with pytest.warns(tlx.TLXWarning) as caught:
+        compile_kernel(tree_over_two_specs)
+    (warning,) = caught
+    assert warning.lineno == absolute_line(tree_over_two_specs, "# the tree")
+    message = str(warning.message)
+    for fragment in (
+        "is over buffers of 2 specs",
+        'storage_alias_spec "first" (created at test_tlx_errors.py:',
+        ': "a"; storage_alias_spec "second"',
+        ': "b"), so it is no spec\'s overlap and places nothing',
+    ):
+        assert fragment in message, message
+
+
+@tlx.jit
+def tree_after_sealing_without_tree():
+    spec = tlx.storage_alias_spec()
+    a = tlx.local_alloc((64, 64), ttgl.float16, 1, reuse=spec)
+    b = tlx.local_alloc((64, 64), ttgl.float16, 1, reuse=spec)
+    fill(a.index(0))  # seals the spec without a tree: "no overlap tree", had it compiled
+    tlx.reuse_group(a, b, group_type=DISTINCT)  # too late
+
+
+def test_an_error_comes_without_the_warnings_of_the_trace():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        error = compile_error(tree_after_sealing_without_tree)
+    assert_error(error, tree_after_sealing_without_tree, "# too late", "already sealed by")
+    assert [str(w.message) for w in caught if issubclass(w.category, tlx.TLXWarning)] == []

@@ -134,7 +134,6 @@ def tree_after_first_use():
     tlx.reuse_group(a, b, group_type=DISTINCT)  # too late
 
 
-@pytest.mark.filterwarnings("ignore:.*no overlap tree")  # a spec without a tree on purpose
 def test_a_tree_after_the_first_use_is_an_error():
     with pytest.raises(CompilationError, match="already sealed by the first use"):
         plans_of(tree_after_first_use)

@@ -20,11 +20,11 @@ from triton.compiler.compiler import make_backend
 from triton.experimental.gluon._runtime import GluonASTSource, GluonJITFunction
 
 from .. import _descriptor_prefetch
-from .._errors import warn_deprecated_at
+from .._errors import warn_at, warn_deprecated_at
 from ..report.dump import dump_if_asked
 from ..report.plan import SpecPlan, with_other_regions
 from ._lifetimes import check_phase_lifetimes
-from ._sealing import check_unsealed
+from ._sealing import check_unsealed, warn_trees_over_several_specs
 from ._state import KernelTrace, tracing
 
 # At import, so that Triton 3.7+ keys a tlx kernel's first launch as it keys the next.
@@ -79,17 +79,21 @@ class ASTSource(GluonASTSource):
 
 
 def finish_trace(trace: KernelTrace, module) -> None:
-    """Ends the trace of a kernel whose traced IR is ``module``: emits its deprecation
-    warnings, reports the specs never sealed, checks the lifetimes of phases, records
-    every spec's plan on the trace, then dumps when asked to."""
-    for location, message in trace.deprecations:
-        warn_deprecated_at(location, message)
+    """Ends the trace of a kernel whose traced IR is ``module``: reports the specs never
+    sealed, checks the lifetimes of phases, then, with no error, emits the trace's
+    warnings (the trees over several specs' buffers too), records every spec's plan on
+    the trace and dumps when asked to."""
     for spec in trace.specs:
         if not spec.sealed:
             check_unsealed(spec)
     phased = [spec for spec in trace.specs if spec.plan is not None and spec.plan.phases]
     if phased:
         check_phase_lifetimes(phased, module, trace.buffer_uses)
+    warn_trees_over_several_specs(trace)
+    for location, message in trace.deprecations:
+        warn_deprecated_at(location, message)
+    for location, message in trace.warnings:
+        warn_at(location, message)
     trace.spec_plans = with_other_regions(
         tuple(spec.record() for spec in trace.specs), trace.capability
     )

@@ -4,8 +4,9 @@ its backing allocation and views.
 A spec is sealed by ``set_buffer_overlap``, by the first use of any of its
 buffers, or at once for a ``local_alloc`` without ``reuse``. ``seal`` takes the
 overlap (given, or implicit: docs/semantics.md, "Implicit overlap"), plans the
-spec, reports the planner's diagnostics (errors as one TLXError, warnings at the
-user's line) and emits the plan's recipe at the builder's insertion point:
+spec, reports the planner's diagnostics (errors as one TLXError; warnings, at the
+user's line, once the trace ends without an error) and emits the plan's recipe at
+the builder's insertion point:
 
 * the backing allocation: SMEM ``ttg.local_alloc`` of ``Plan.backing_shape`` bytes
   with a rank-1 layout and the plan's ``alignment``; TMEM ``ttng.tmem_alloc`` of
@@ -25,7 +26,7 @@ from __future__ import annotations
 from triton.experimental.gluon import language as ttgl
 
 from .. import compat, planner
-from .._errors import SourceLocation, TLXError, compilation_error, warn_at
+from .._errors import SourceLocation, TLXError, compilation_error
 from .._kinds import storage_kind
 from ..report.plan import JoinedBuffer
 from ._descriptors import descriptor_type, view_type
@@ -59,9 +60,36 @@ def _diagnostic_message(spec: SpecState, diagnostic: planner.Diagnostic) -> str:
 
 
 def _warn(spec: SpecState, plan: planner.Plan) -> None:
+    """Keeps the plan's warnings for the end of the trace (``_jit.finish_trace``)."""
     for warning in plan.warnings:
         subject = _diagnostic_subject(spec, warning)
-        warn_at(subject.location, _diagnostic_message(spec, warning))
+        active_trace().warnings.append((subject.location, _diagnostic_message(spec, warning)))
+
+
+def warn_trees_over_several_specs(trace) -> None:
+    """Keeps a warning for each tree (or phases) the kernel built whose buffers belong to
+    two or more specs: no spec takes it as its overlap (set_buffer_overlap refuses it and
+    implicit overlap is one spec's), so it places nothing."""
+    for root in trace.overlap_roots:
+        if root.parent is not None:
+            continue
+        buffers_of = {}
+        for allocation in root.buffers():
+            buffers_of.setdefault(allocation.spec, []).append(allocation.name)
+        if len(buffers_of) < 2:
+            continue
+        specs = "; ".join(
+            f"{spec.describe()}: " + ", ".join(f'"{name}"' for name in dict.fromkeys(names))
+            for spec, names in buffers_of.items()
+        )
+        trace.warnings.append(
+            (
+                root.location,
+                f"{root.describe()} is over buffers of {len(buffers_of)} specs ({specs}), so it "
+                "is no spec's overlap and places nothing: a tree is over the buffers of one "
+                "spec. Build one tree per spec (and give it to that spec's set_buffer_overlap)",
+            )
+        )
 
 
 def _implicit_overlap(spec: SpecState) -> None:
@@ -123,7 +151,7 @@ def join_sealed(spec: SpecState, user: AllocationState, builder) -> None:
     buffer = user.planner_buffer()
     plan = planner.plan(region, [buffer])
     for warning in plan.warnings:
-        warn_at(user.location, f"{user.describe()}: {warning.message}")
+        active_trace().warnings.append((user.location, f"{user.describe()}: {warning.message}"))
     if plan.errors:
         problems = "; ".join(error.message for error in plan.errors)
         raise TLXError(

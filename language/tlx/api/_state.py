@@ -157,8 +157,10 @@ class KernelTrace:
         # The memory descriptors buffer indexing made: value id -> (user, where,
         # the descriptor's type text).
         self.buffer_uses: dict[int, tuple[AllocationState, SourceLocation, str]] = {}
-        # DeprecationWarnings (location, message) to emit when tracing is done.
+        # DeprecationWarnings and TLXWarnings (location, message) to emit when tracing
+        # is done without an error: a kernel that does not compile gets its error alone.
         self.deprecations: list = []
+        self.warnings: list = []
         # Set by the hazard check (tlx.hazards): every backing allocation and view
         # carries its spec's and buffer's name as an attribute, so that CSE keeps
         # views of equal type apart and the check can name each access.
