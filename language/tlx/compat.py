@@ -30,8 +30,9 @@ TRITON_VERSION = tuple(int(part) for part in triton.__version__.split(".")[:2])
 # Triton 3.8's memdesc_reinterpret keeps the byte size (source and result of
 # equal size); 3.6, 3.7 and 3.9 accept a view smaller than its source. The
 # planner rounds each region to whole views only where it must
-# (planner.Spec.whole_views).
-NEEDS_WHOLE_VIEWS = TRITON_VERSION == (3, 8)
+# (planner.Spec.whole_views); the rule is the planner's, which triton-opt's
+# whole-views default follows too.
+NEEDS_WHOLE_VIEWS = planner.needs_whole_views(*TRITON_VERSION)
 
 
 def in_loop_carry_discovery(generator) -> bool:

@@ -80,6 +80,7 @@ __all__ = [
     "distinct",
     "has_buffer_dimension",
     "has_tensor_memory",
+    "needs_whole_views",
     "over_storage_budget",
     "plan",
     "required_alignment",
@@ -653,6 +654,13 @@ def cta_split_of_cga_bases(bases) -> tuple[int, int]:
     """The CTA split (along M, along N) of a 2-D CGA layout given by its bases
     (``[[1, 0]]``: two CTAs along M)."""
     return tuple(_native.cta_split_of_cga_bases([list(basis) for basis in bases]))
+
+
+def needs_whole_views(major: int, minor: int) -> bool:
+    """Whether Triton ``major``.``minor`` needs every view to cover its region in whole
+    buffers (``Spec.whole_views``): the one rule that tlx.compat and triton-opt's
+    ``whole-views`` default both follow."""
+    return _native.needs_whole_views(major, minor)
 
 
 def has_tensor_memory(capability: int) -> bool:

@@ -1,5 +1,7 @@
 """Fixtures of the TLX tests (their shared helpers are in _helpers.py)."""
 
+import sys
+
 import pytest
 
 
@@ -8,6 +10,14 @@ def explicit_fp_fusion(monkeypatch):
     """FP fusion on, said explicitly: Triton 3.9 warns when TRITON_DEFAULT_FP_FUSION is
     unset, and on is the default of every supported version."""
     monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
+
+
+@pytest.fixture(autouse=True)
+def triton_opt_follows_the_triton_under_test(monkeypatch):
+    """triton-opt takes its whole-views default from a Python's Triton (docs/mlir.md): the
+    one running the tests, not the first on PATH (scripts/test.sh runs every Triton's
+    suite with .venv's triton-opt)."""
+    monkeypatch.setenv("TLX_PYTHON", sys.executable)
 
 
 @pytest.fixture

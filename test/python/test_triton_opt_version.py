@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 import tlx
 from _helpers import REPOSITORY, compile_kernel, find_triton_opt, load_api_example
-from tlx import _planner
 
 TRITON_OPT = find_triton_opt()
 pytestmark = [
@@ -76,8 +75,8 @@ def site_with_triton(directory: Path, version: str, as_package: bool) -> Path:
 def test_the_rule_is_the_planners():
     """tlx.compat and triton-opt decide with one rule: Triton 3.8 needs whole views."""
     needs = tlx.compat.NEEDS_WHOLE_VIEWS
-    assert _planner.needs_whole_views(*tlx.compat.TRITON_VERSION) == needs
-    assert [_planner.needs_whole_views(3, minor) for minor in (6, 7, 8, 9)] == [
+    assert tlx.planner.needs_whole_views(*tlx.compat.TRITON_VERSION) == needs
+    assert [tlx.planner.needs_whole_views(3, minor) for minor in (6, 7, 8, 9)] == [
         False,
         False,
         True,

@@ -159,8 +159,7 @@ struct Spec {
 /// 3.8's memdesc_reinterpret requires a view of its source's byte size. The
 /// rule of triton-opt's whole-views default
 /// (dialect/lib/Transforms/TritonRelease.cpp), bound as
-/// tlx._planner.needs_whole_views; tlx.compat.NEEDS_WHOLE_VIEWS agrees
-/// (test/python/test_triton_opt_version.py).
+/// tlx.planner.needs_whole_views, which sets tlx.compat.NEEDS_WHOLE_VIEWS.
 bool needsWholeViews(int major, int minor);
 
 /// Which layouts plan() chooses among (rule 4). Best is what the passes and
