@@ -15,10 +15,15 @@ from triton.compiler.errors import CompilationError
 from triton.experimental.gluon import language as ttgl
 
 sys.path.insert(0, str(REPOSITORY / "test" / "hazards"))
+import chunked_writes  # noqa: E402
 import corpus  # noqa: E402
 import kernels  # noqa: E402
 
 TUTORIAL_KERNELS = corpus.TUTORIAL_KERNELS
+# The small kernels of the corpus with the flag that keeps their ordering, one module per
+# class of issue 47 (chunked writes, ...).
+CLASS_SEEDS = (*chunked_writes.seeds(),)
+SMALL_SEEDS = (*kernels.seeds(), *CLASS_SEEDS)
 
 
 @pytest.mark.parametrize("key", TUTORIAL_KERNELS)
@@ -69,12 +74,12 @@ def test_seeded_races_are_reported_at_their_lines(seed):
 
 def test_docs_table_of_seeded_races_names_their_lines():
     """docs/hazards.md's table of seeded races gives, row by row in the order of corpus.SEEDS
-    and then kernels.seeds(), the source lines each race is reported at (a file's name once,
+    and then SMALL_SEEDS, the source lines each race is reported at (a file's name once,
     then its lines): they move with the tutorials, and the seeds find them from the source."""
     docs = (REPOSITORY / "docs" / "hazards.md").read_text()
     rows = docs.split("| seed | kernel | reported at |")[1].split("\n\n")[0].splitlines()[2:]
     expected = [(seed.name, seed.expected) for seed in corpus.SEEDS]
-    expected += [(name, lines) for name, _, _, lines in kernels.seeds()]
+    expected += [(name, lines) for name, _, _, lines in SMALL_SEEDS]
     assert len(rows) == len(expected)
     for row, (name, accesses) in zip(rows, expected, strict=True):
         reported_at = row.split("|")[-2]
@@ -93,6 +98,20 @@ def test_small_kernels_race_without_their_wait(seed):
     assert expected in {corpus.access_lines(hazard) for hazard in racy.hazards}, racy.describe()
     kinds = {(h.first.kind, h.second.kind) for h in racy.hazards}
     assert ("read", "write") in kinds or ("write", "write") in kinds
+
+
+@pytest.mark.parametrize("seed", CLASS_SEEDS, ids=lambda seed: seed[0])
+def test_each_class_of_race_is_caught_and_its_twin_clean(seed):
+    """The corpus of issue 47's classes: each racy kernel is reported at its two lines (a
+    hazard, not a deadlock), one of the two a write; its twin, the flag set, is clean."""
+    _, source_of, target, expected = seed
+    twin = tlx.check_hazards(source_of(True), target, {"num_warps": 4})
+    assert twin.result == "clean", twin.describe()
+    racy = tlx.check_hazards(source_of(False), target, {"num_warps": 4})
+    assert racy.result == "hazards", racy.describe()
+    found = [hazard for hazard in racy.hazards if corpus.access_lines(hazard) == expected]
+    assert found, racy.describe()
+    assert all("write" in (h.first.kind, h.second.kind) and h.missing for h in found)
 
 
 def test_a_dropped_arrive_is_a_deadlock():

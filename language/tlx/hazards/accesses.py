@@ -19,7 +19,7 @@ from .memory import Memory, overlap
 from .report import Access, Hazard, SourceLines
 from .scheduling import Agent, Thread
 
-# Asynchronous accesses of one operation, buffer index and partition kept for the check:
+# Asynchronous accesses of one operation, its units and partition kept for the check:
 # a later one may complete at another mbarrier than an earlier one.
 _AGENT_HISTORY = 8
 
@@ -112,9 +112,17 @@ class AccessLog:
                 if key not in self.hazards:
                     self.hazards[key] = [memory.region, shared, missing(earlier, new), 0]
                 self.hazards[key][3] += 1
-        latest = (new.key, access, agent is not None and agent.completion, thread.name)
+        # One record per bytes: two accesses of one line (a static_range over row chunks)
+        # that cover different units are never one record.
+        latest = (
+            new.key,
+            memory.intervals,
+            access,
+            agent is not None and agent.completion,
+            thread.name,
+        )
         if agent is None:
-            # A later access of the same operation, index and partition is ordered after
+            # A later access of the same operation, units and partition is ordered after
             # whatever this one is ordered after: it is enough to keep the latest.
             recorded[latest] = (new,)
         else:
