@@ -18,6 +18,7 @@ from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPOSITORY / "test" / "hazards"))
+import barrier_reinit  # noqa: E402
 import chunked_writes  # noqa: E402
 import corpus  # noqa: E402
 import kernels  # noqa: E402
@@ -68,7 +69,11 @@ def rows():
             return report.__class__(**{**report.__dict__, "ttgir_seconds": made})
 
         yield f"seed: {seed.name}", check
-    for name, source_of, target, _ in (*kernels.seeds(), *chunked_writes.seeds()):
+    for name, source_of, target, _ in (
+        *kernels.seeds(),
+        *chunked_writes.seeds(),
+        *barrier_reinit.seeds(),
+    ):
         yield (
             f"seed: {name}",
             lambda f=source_of, t=target: tlx.check_hazards(f(False), t, {"num_warps": 4}),

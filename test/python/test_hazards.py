@@ -15,14 +15,15 @@ from triton.compiler.errors import CompilationError
 from triton.experimental.gluon import language as ttgl
 
 sys.path.insert(0, str(REPOSITORY / "test" / "hazards"))
+import barrier_reinit  # noqa: E402
 import chunked_writes  # noqa: E402
 import corpus  # noqa: E402
 import kernels  # noqa: E402
 
 TUTORIAL_KERNELS = corpus.TUTORIAL_KERNELS
 # The small kernels of the corpus with the flag that keeps their ordering, one module per
-# class of issue 47 (chunked writes, ...).
-CLASS_SEEDS = (*chunked_writes.seeds(),)
+# class of issue 47 (chunked writes, barrier re-init).
+CLASS_SEEDS = (*chunked_writes.seeds(), *barrier_reinit.seeds())
 SMALL_SEEDS = (*kernels.seeds(), *CLASS_SEEDS)
 
 
@@ -103,15 +104,23 @@ def test_small_kernels_race_without_their_wait(seed):
 @pytest.mark.parametrize("seed", CLASS_SEEDS, ids=lambda seed: seed[0])
 def test_each_class_of_race_is_caught_and_its_twin_clean(seed):
     """The corpus of issue 47's classes: each racy kernel is reported at its two lines (a
-    hazard, not a deadlock), one of the two a write; its twin, the flag set, is clean."""
+    hazard, one of its accesses a write, or a race on an mbarrier between its init or
+    invalidate and a use; not a deadlock); its twin, the flag set, is clean."""
     _, source_of, target, expected = seed
     twin = tlx.check_hazards(source_of(True), target, {"num_warps": 4})
     assert twin.result == "clean", twin.describe()
     racy = tlx.check_hazards(source_of(False), target, {"num_warps": 4})
     assert racy.result == "hazards", racy.describe()
     found = [hazard for hazard in racy.hazards if corpus.access_lines(hazard) == expected]
-    assert found, racy.describe()
     assert all("write" in (h.first.kind, h.second.kind) and h.missing for h in found)
+    lines = r"(\w+\.py):(\d+)"
+    races = [
+        race
+        for race in racy.barrier_races
+        if {(name, int(line)) for name, line in re.findall(lines, race.where + race.use)}
+        == expected
+    ]
+    assert found or races, racy.describe()
 
 
 def test_a_dropped_arrive_is_a_deadlock():
@@ -441,3 +450,19 @@ def test_attention_ctas_of_a_dealt_grid_check_clean(head_dim, causal, balance_ta
         num_programs=(5, 1, 1),
     )
     assert report.clean, report.describe()
+
+
+def test_a_wait_that_passes_early_is_executed_and_a_barrier_race_named():
+    """A wait for parity 1 on a freshly initialized barrier blocks for ever in the timing
+    where the TMA load completed at once; in the other it passes at once: the check reports
+    the wait and executes that timing (its race is a hazard, not a deadlock). An invalidate
+    that a partition's wait is not ordered before is a barrier race, as docs/hazards.md shows."""
+    (parity, _, invalidate) = barrier_reinit.seeds()
+    racy = tlx.check_hazards(parity[1](False), parity[2], {"num_warps": 4})
+    wait_line = kernels._line(barrier_reinit.phase_across_reinit, "mbarrier.wait(ready.index(0), t")
+    (early,) = [wait for wait in racy.ambiguous_waits if wait.line == wait_line]
+    assert early.phase == -1 and "the wait passes at once" in early.why, racy.describe()
+    report = tlx.check_hazards(invalidate[1](False), invalidate[2], {"num_warps": 4})
+    docs = (REPOSITORY / "docs" / "hazards.md").read_text()
+    shown = [line for line in docs.splitlines() if line.startswith("mbarrier race: ")]
+    assert shown and all(line in report.describe().splitlines() for line in shown), shown

@@ -15,6 +15,6 @@ docs/hazards.md says what it finds and how. Its modules, by job:
 """
 
 from .check import check_hazards
-from .report import Access, AmbiguousWait, Hazard, HazardReport
+from .report import Access, AmbiguousWait, BarrierRace, Hazard, HazardReport
 
-__all__ = ["Access", "AmbiguousWait", "Hazard", "HazardReport", "check_hazards"]
+__all__ = ["Access", "AmbiguousWait", "BarrierRace", "Hazard", "HazardReport", "check_hazards"]

@@ -90,10 +90,11 @@ def check_ttgir(
             execution.unmodelled["incomplete"] = str(why)
     hazards = execution.log.report_hazards()
     ambiguous_waits = execution.barriers.report_ambiguous_waits()
+    barrier_races = execution.barriers.report_barrier_races()
     unmodelled = tuple(execution.unmodelled.values())
     if blocked:
         result = DEADLOCK
-    if hazards or ambiguous_waits:
+    if hazards or ambiguous_waits or barrier_races:
         result = HAZARDS
     if unmodelled:
         # What an unmodelled operation orders is unknown: the hazards listed may be its.
@@ -110,6 +111,7 @@ def check_ttgir(
         time.perf_counter() - started,
         values,
         ambiguous_waits=ambiguous_waits,
+        barrier_races=barrier_races,
     )
 
 

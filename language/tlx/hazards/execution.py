@@ -240,7 +240,11 @@ class Execution:
 
     def init_barrier(self, thread: Thread, operation, model) -> None:
         memories = self.memory_operands(thread, operation, model)
-        self.barriers.init(operation, memories[0][1])
+        self.barriers.init(thread, operation, memories[0][1])
+
+    def invalidate_barrier(self, thread: Thread, operation, model) -> None:
+        memories = self.memory_operands(thread, operation, model)
+        self.barriers.invalidate(thread, operation, memories[0][1])
 
     def wait_barrier(self, thread: Thread, operation, model):
         memories = self.memory_operands(thread, operation, model)
@@ -283,7 +287,9 @@ class Execution:
                 units(memory.region, memory.type, memory.type.shape) for _, memory, _ in data
             )
             source = f"{what} at {self.lines.location_text(operation)} ({thread.name})"
-            self.barriers.barrier(barriers[0][1]).transact(agent.clock, source, count)
+            self.barriers.barrier(barriers[0][1]).transact(
+                agent.clock, source, count, agent.component
+            )
         elif model.completion == "store_wait":
             thread.stores.append(agent)
         elif model.completion == "dot_wait":
@@ -302,6 +308,7 @@ class Execution:
                 self.barriers.barrier(memory).arrive(
                     join(agent.clock, thread.tcgen05_clock),
                     f"{self.lines.describe_operation(operation)} ({thread.name})",
+                    owner=agent.component,
                 )
 
 
@@ -310,6 +317,7 @@ KIND_HANDLERS = {
     "none": Execution.skip,
     "fence": Execution.fence,
     "init": Execution.init_barrier,
+    "inval": Execution.invalidate_barrier,
     "wait": Execution.wait_barrier,
     "arrive": Execution.arrive,
     "expect": Execution.arrive,

@@ -85,7 +85,7 @@ _TABLE = {
     ),
     # Synchronisation.
     "ttng.init_barrier": OpModel(("barrier",), sync="init"),
-    "ttng.inval_barrier": OpModel(("barrier",), sync="none"),
+    "ttng.inval_barrier": OpModel(("barrier",), sync="inval"),
     "ttng.wait_barrier": OpModel(("barrier",), sync="wait"),
     "ttng.arrive_barrier": OpModel(("barrier",), sync="arrive"),
     "ttng.barrier_expect": OpModel(("barrier",), sync="expect"),

@@ -2,7 +2,8 @@
 
 ``HazardReport`` is the result of ``tlx.check_hazards``; a ``Hazard`` is two ``Access``es that
 nothing orders, an ``AmbiguousWait`` an mbarrier wait by parity that another timing would let
-pass on another phase. ``SourceLines`` turns a TTGIR operation's location into the file and
+pass on another phase, a ``BarrierRace`` a use of an mbarrier not ordered with its (re-)init
+or invalidate. ``SourceLines`` turns a TTGIR operation's location into the file and
 line of the Python source (and of its call site), which is how every message names it.
 ``Incomplete`` stops an execution that cannot go on; its message becomes a line of the report.
 """
@@ -100,10 +101,38 @@ class AmbiguousWait:
 
 
 @dataclass(frozen=True)
+class BarrierRace:
+    """An mbarrier used (an arrival, a wait, a TMA load or ``tcgen05`` commit completing on
+    it) at ``use`` without happens-before ordering it with the init or invalidate at
+    ``where``: ``order`` is "before" (the use may come after the re-init or invalidate),
+    "after" (it may come before the init) or "invalid" (it follows an invalidate, with no
+    init between). ``occurrences`` counts how often the execution met it."""
+
+    barrier: str
+    what: str  # "initialized" or "invalidated"
+    where: str  # file:line (partition) of the init or invalidate
+    use: str  # the operation that uses the barrier, at file:line (partition)
+    order: str
+    occurrences: int = 1
+
+    def describe(self) -> str:
+        if self.order == "before":
+            why = f"{self.use} is not ordered before it"
+        elif self.order == "after":
+            why = f"{self.use} is not ordered after it"
+        else:
+            why = f"{self.use} uses it after that, with no init between"
+        return f"mbarrier race: {self.barrier} is {self.what} at {self.where}, and {why}" + (
+            f" ({self.occurrences} times)" if self.occurrences > 1 else ""
+        )
+
+
+@dataclass(frozen=True)
 class HazardReport:
     """What ``tlx.check_hazards`` found. ``result`` is ``"clean"`` (every pair of
     accesses to shared units is ordered and every mbarrier wait takes the phase it
-    means, for the execution checked), ``"hazards"`` (``hazards``, ``ambiguous_waits``),
+    means, for the execution checked), ``"hazards"`` (``hazards``, ``ambiguous_waits``,
+    ``barrier_races``),
     ``"deadlock"`` (the partitions wait on each other for ever: ``blocked`` says
     where) or ``"incomplete"`` (``unmodelled`` names what the check cannot execute,
     and nothing is claimed)."""
@@ -120,6 +149,7 @@ class HazardReport:
     values: dict = field(default_factory=dict)
     ttgir_seconds: float = 0.0  # Triton's front end and TTGIR pipeline, before it
     ambiguous_waits: tuple[AmbiguousWait, ...] = ()
+    barrier_races: tuple[BarrierRace, ...] = ()
 
     @property
     def clean(self) -> bool:
@@ -138,6 +168,8 @@ class HazardReport:
             lines.append(hazard.describe())
         for wait in self.ambiguous_waits:
             lines.append(wait.describe())
+        for race in self.barrier_races:
+            lines.append(race.describe())
         if self.blocked:
             lines.append("deadlock: every partition waits for ever:")
             lines.extend(f"  {line}" for line in self.blocked)

@@ -18,7 +18,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from .memory import Memory
-from .report import AmbiguousWait, SourceLines
+from .report import AmbiguousWait, BarrierRace, SourceLines
 
 
 def join(first: dict, second: dict) -> dict:
@@ -66,6 +66,11 @@ class Thread:
     fences: list = field(default_factory=list)  # the epoch of each fence_async_shared
     done: bool = False
     blocked_at: str = ""  # what it waits for, while it waits
+    # While it waits: whether another timing lets the wait pass now (the phase it would
+    # pass on completed before it, the one after that not ordered before it), and the
+    # Scheduler's choice of that timing (Barriers.wait).
+    can_pass_early: bool = False
+    pass_early: bool = False
     generator: object = None  # its execution (Execution.run_thread)
 
     def tick(self) -> None:
@@ -91,12 +96,27 @@ class Thread:
 
 class Barrier:
     """An mbarrier: its arrival count, expected transaction units, completed phases with
-    the clock and arrivals of each, and the waits that took each phase."""
+    the clock and arrivals of each, and the waits that took each phase. An ``init``
+    starts it afresh (phase 0, nothing arrived); ``init`` and ``invalidate`` write the
+    mbarrier object, which every arrival and wait uses: a use that happens-before does not
+    order with them is a ``BarrierRace``."""
 
     def __init__(self, name: str):
         self.name = name
         self.count = 1
-        self.pending = 1
+        self.late: list[tuple[tuple, int]] = []
+        self.races: list[BarrierRace] = []
+        # The latest init or invalidate, (clock, what, where), and the uses since, by
+        # (where, clock component of whoever used it) -> (clock, where).
+        self.written: tuple | None = None
+        self.uses: dict[tuple, tuple[dict, str]] = {}
+        self.valid = True
+        self._start(1)
+
+    def _start(self, count: int) -> None:
+        """Phase 0 of a barrier of ``count`` arrivals, nothing arrived."""
+        self.count = count
+        self.pending = count
         self.transaction = 0
         self.completed = 0
         self.clock: dict = {}
@@ -105,18 +125,45 @@ class Barrier:
         self.arrivals: list[tuple[dict, str]] = []
         self.phase_arrivals: list[list[tuple[dict, str]]] = []
         # The waits that took each phase (-1: passed on the fresh barrier), each (thread
-        # component, its epoch just after the wait, the wait); and (wait, the phase after
-        # the one it took) where that next phase's completion is not ordered after it.
+        # component, its epoch just after the wait, the wait); ``late``: (wait, the phase
+        # after the one it took) where that next phase's completion is not ordered after it.
         self.waits: dict[int, list[tuple[int, int, tuple]]] = {}
-        self.late: list[tuple[tuple, int]] = []
 
-    def arrive(self, clock: dict, source: str, count: int = 1) -> bool:
+    def write(self, clock: dict, what: str, where: str, count: int | None) -> None:
+        """``init`` (``count`` arrivals) or ``invalidate``: every use since the latest
+        init or invalidate must happen before it."""
+        for use_clock, use in self.uses.values():
+            if not happens_before(use_clock, clock):
+                self.races.append(BarrierRace(self.name, what, where, use, "before"))
+        self.written = (clock, what, where)
+        self.uses = {}
+        self.valid = count is not None
+        if count is not None:
+            self._start(count)
+
+    def use(self, clock: dict, where: str, owner: int) -> None:
+        """An arrival or a wait at ``where`` with ``clock`` (``owner``: the clock component
+        of the thread or asynchronous operation): it must happen after the latest init or
+        invalidate, and before the next."""
+        if self.written is not None and not happens_before(self.written[0], clock):
+            self.races.append(
+                BarrierRace(self.name, self.written[1], self.written[2], where, "after")
+            )
+        elif not self.valid:
+            self.races.append(
+                BarrierRace(self.name, self.written[1], self.written[2], where, "invalid")
+            )
+        self.uses[(where, owner)] = (clock, where)
+
+    def arrive(self, clock: dict, source: str, count: int = 1, owner: int = 0) -> bool:
+        self.use(clock, source, owner)
         self.clock = join(self.clock, clock)
         self.arrivals.append((clock, source))
         self.pending -= count
         return self._complete()
 
-    def transact(self, clock: dict, source: str, units: int) -> bool:
+    def transact(self, clock: dict, source: str, units: int, owner: int = 0) -> bool:
+        self.use(clock, source, owner)
         self.clock = join(self.clock, clock)
         self.arrivals.append((clock, source))
         self.transaction -= units
@@ -171,13 +218,23 @@ class Barriers:
     def completed_phases(self) -> int:
         return sum(barrier.completed for barrier in self.barriers.values())
 
-    def init(self, operation, memory: Memory) -> None:
-        barrier = self.barrier(memory)
+    def init(self, thread: Thread, operation, memory: Memory) -> None:
+        """``ttng.init_barrier``: a fresh barrier (a re-init starts again at phase 0)."""
         count = operation.attribute_int("count")
         if count is None:
             words = operation.text.split(",")
             count = int(words[1].split(":")[0].strip()) if len(words) > 1 else 1
-        barrier.count = barrier.pending = count
+        self.write(thread, operation, memory, count)
+
+    def invalidate(self, thread: Thread, operation, memory: Memory) -> None:
+        """``ttng.inval_barrier``: no use may follow until the next init."""
+        self.write(thread, operation, memory, None)
+
+    def write(self, thread: Thread, operation, memory: Memory, count: int | None) -> None:
+        what = "initialized" if count is not None else "invalidated"
+        where = f"{self.lines.location_text(operation)} ({thread.name})"
+        self.barrier(memory).write(thread.clock, what, where, count)
+        thread.tick()
 
     def arrive(self, thread: Thread, operation, kind: str, barrier_operand) -> None:
         """``kind`` "arrive", "expect" (sets the expected bytes and arrives once) or
@@ -191,13 +248,14 @@ class Barriers:
                 return
         barrier = self.barrier(memory)
         source = f"{self.lines.describe_operation(operation)} ({thread.name})"
+        owner = thread.component
         if kind == "expect":
             barrier.transaction += _expect_bytes(operation.text)
-            barrier.arrive(thread.clock, source)
+            barrier.arrive(thread.clock, source, owner=owner)
         elif kind == "commit":
-            barrier.arrive(join(thread.clock, thread.tcgen05_clock), source)
+            barrier.arrive(join(thread.clock, thread.tcgen05_clock), source, owner=owner)
         else:
-            barrier.arrive(thread.clock, source, _arrive_count(operation.text))
+            barrier.arrive(thread.clock, source, _arrive_count(operation.text), owner)
         thread.tick()
 
     def wait(self, thread: Thread, operation, barrier_operand):
@@ -209,18 +267,44 @@ class Barriers:
             return
         parity = self.scalar(thread, rest[0], operation, "phase") & 1
         barrier = self.barrier(memory)
+        early = False
         while barrier.completed % 2 == parity:
             thread.blocked_at = (
                 f"{self.lines.describe_operation(operation)}: mbarrier {barrier.name} phase "
                 f"parity {parity} (its {barrier.completed} completed phases)"
             )
+            # Had the last completed phase not completed yet, the wait would pass now.
+            thread.can_pass_early = barrier.completed >= 1 and not happens_before(
+                barrier.phase_clocks[-1], thread.clock
+            )
             yield
+            if thread.pass_early:
+                early = True
+                break
         thread.blocked_at = ""
+        thread.can_pass_early = thread.pass_early = False
         thread.waited.add(barrier_key(memory))
-        phase = barrier.completed - 1
+        phase = barrier.completed - (2 if early else 1)
         file_name, line, callers = self.lines.where(operation)
         wait = (file_name, line, callers[:1], thread.name, barrier.name, phase)
-        if phase >= 1 and not happens_before(barrier.phase_clocks[phase - 1], thread.clock):
+        if early:
+            late = barrier.completed - 1
+            unordered = sorted(
+                {
+                    source
+                    for clock, source in barrier.phase_arrivals[late]
+                    if not happens_before(clock, thread.clock)
+                }
+            )
+            self.ambiguous(
+                wait,
+                "early",
+                f"phase {late}'s completion is not ordered before it (its arrivals "
+                f"{', '.join(unordered)}): in the timing where that phase comes later the "
+                f"wait passes {'at once' if late == 0 else f'on phase {late - 1}'}, and "
+                "the check executes that timing (in the other it waits for ever)",
+            )
+        elif phase >= 1 and not happens_before(barrier.phase_clocks[phase - 1], thread.clock):
             # A wait passes on the last completed phase of the parity it names: while phase
             # ``phase - 1`` has not completed, that is phase ``phase - 2``.
             unordered = sorted(
@@ -240,6 +324,11 @@ class Barriers:
             )
         if phase >= 0:
             thread.acquire(barrier.phase_clocks[phase])
+        barrier.use(
+            thread.clock,
+            f"{self.lines.describe_operation(operation)} ({thread.name})",
+            thread.component,
+        )
         # Had phase ``phase + 1`` completed first, the wait would have taken ``phase + 2``:
         # the barrier checks that completion against the thread's epoch after the wait.
         thread.tick()
@@ -253,6 +342,16 @@ class Barriers:
         it, as ``why`` says."""
         found = self.ambiguous_waits.setdefault((*wait[:4], kind), [AmbiguousWait(*wait, why), 0])
         found[1] += 1
+
+    def report_barrier_races(self) -> tuple[BarrierRace, ...]:
+        counted: dict[BarrierRace, int] = {}
+        for barrier in self.barriers.values():
+            for race in barrier.races:
+                counted[race] = counted.get(race, 0) + 1
+        return tuple(
+            dataclasses.replace(race, occurrences=count)
+            for race, count in sorted(counted.items(), key=lambda found: found[0].where)
+        )
 
     def report_ambiguous_waits(self) -> tuple[AmbiguousWait, ...]:
         for barrier in self.barriers.values():
@@ -337,7 +436,12 @@ class Scheduler:
             ):
                 stuck = [thread for thread in self.threads if not thread.done]
                 if all(thread.blocked_at for thread in stuck) and self._no_progress(stuck):
-                    return [f"{thread.name}: {thread.blocked_at}" for thread in stuck]
+                    early = [thread for thread in stuck if thread.can_pass_early]
+                    if not early:
+                        return [f"{thread.name}: {thread.blocked_at}" for thread in stuck]
+                    # Not a deadlock in every timing: a wait by parity whose last phase
+                    # could have come later passes early there; execute that timing.
+                    early[0].pass_early = True
 
     def _no_progress(self, stuck) -> bool:
         """True when one more turn of every blocked thread executes nothing."""
