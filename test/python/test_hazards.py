@@ -309,7 +309,12 @@ def test_a_pipelined_gemm_refilling_a_stage_still_read_is_reported():
     }
     assert ("warpgroup_mma", "a_ring", "TMA load", "a_ring") in pairs, pairs
     assert ("warpgroup_mma", "b_ring", "TMA load", "b_ring") in pairs, pairs
-    assert "there is none between it and the TMA load" in report.describe()
+    # The warpgroup_mma_wait(2) between them is named: it is there, and does not retire it.
+    dot_wait = corpus.line_of("hopper_gemm.py", "acc = warpgroup_mma_wait(1", "_pipelined_tile")
+    assert (
+        f"the warpgroup_mma_wait(2) at hopper_gemm.py:{dot_wait} between it and the TMA load "
+        "leaves it outstanding" in report.describe()
+    ), report.describe()
 
 
 def test_a_wait_that_skips_a_phase_is_ambiguous():
@@ -466,3 +471,17 @@ def test_a_wait_that_passes_early_is_executed_and_a_barrier_race_named():
     docs = (REPOSITORY / "docs" / "hazards.md").read_text()
     shown = [line for line in docs.splitlines() if line.startswith("mbarrier race: ")]
     assert shown and all(line in report.describe().splitlines() for line in shown), shown
+
+
+def test_a_tma_store_waited_for_in_another_partition_names_that_wait():
+    import store_wait_elsewhere
+
+    twin = tlx.check_hazards(store_wait_elsewhere.source(True), kernels.SM90A)
+    assert twin.result == "clean", twin.describe()
+    racy = tlx.check_hazards(store_wait_elsewhere.source(False), kernels.SM90A)
+    wait = kernels._line(store_wait_elsewhere._rewrite_tile, "tma.store_wait(0)")
+    assert (
+        "the TMA store reads until a TMA store wait of its own partition (default partition) "
+        f"retires it; the TMA store wait at store_wait_elsewhere.py:{wait} (partition0) retires "
+        "only that partition's stores" in racy.describe()
+    ), racy.describe()

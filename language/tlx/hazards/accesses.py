@@ -51,6 +51,9 @@ class AccessLog:
         self.accesses: dict[int, dict] = {}  # region id -> {latest key: RecordedAccess}
         self.count = 0
         self.hazards: dict[tuple, list] = {}
+        # The first TMA store wait of each partition, "file:line (partition)", for the report
+        # of a TMA store whose wait is in another partition.
+        self.store_waits: dict[str, str] = {}
 
     def record(
         self,
@@ -160,6 +163,12 @@ class AccessLog:
                     f"for the phase it completes before the {new.access.operation}"
                 )
             if agent.completion == "dot_wait":
+                if agent.thread is new.thread and agent.passed_by:
+                    return (
+                        f"the {agent.what} reads until a warpgroup_mma wait retires it, and the "
+                        f"{agent.passed_by} between it and the {new.access.operation} leaves "
+                        f"it outstanding (it retires all but the newest)"
+                    )
                 if agent.thread is new.thread:
                     return (
                         f"the {agent.what} reads until a warpgroup_mma wait retires it, and "
@@ -171,6 +180,23 @@ class AccessLog:
                     f"{new.access.operation}"
                 )
             if agent.completion == "store_wait":
+                if agent.passed_by:
+                    return (
+                        f"the {agent.what} reads until a TMA store wait retires it, and the "
+                        f"{agent.passed_by} before the {new.access.operation} leaves it "
+                        f"outstanding"
+                    )
+                elsewhere = [
+                    where
+                    for partition, where in self.store_waits.items()
+                    if partition != earlier.access.partition
+                ]
+                if elsewhere:
+                    return (
+                        f"the {agent.what} reads until a TMA store wait of its own partition "
+                        f"({earlier.access.partition}) retires it; the TMA store wait at "
+                        f"{elsewhere[0]} retires only that partition's stores"
+                    )
                 return (
                     f"the {agent.what} reads until a TMA store wait retires it, and there is none "
                     f"between it and the {new.access.operation}"

@@ -255,10 +255,15 @@ class Execution:
         self.barriers.arrive(thread, operation, model.sync, memories[0])
 
     def store_wait(self, thread: Thread, operation, model) -> None:
-        thread.retire(thread.stores, operation.attribute_int("pendings") or 0)
+        pendings = operation.attribute_int("pendings") or 0
+        where = f"{self.lines.location_text(operation)} ({thread.name})"
+        self.log.store_waits.setdefault(thread.name, where)
+        thread.retire(thread.stores, pendings, f"TMA store_wait({pendings}) at {where}")
 
     def dot_wait(self, thread: Thread, operation, model) -> None:
-        thread.retire(thread.dots, operation.attribute_int("pendings") or 0)
+        pendings = operation.attribute_int("pendings") or 0
+        where = self.lines.location_text(operation)
+        thread.retire(thread.dots, pendings, f"warpgroup_mma_wait({pendings}) at {where}")
         for result, operand in zip(operation.results, operation.operands, strict=False):
             thread.env[result] = thread.env.get(operand)
 

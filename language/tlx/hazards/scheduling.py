@@ -48,6 +48,9 @@ class Agent:
     completion: str
     barrier: tuple | None = None  # the mbarrier a TMA load completes at
     thread: Thread | None = None
+    # The latest wait of its thread that left it outstanding ("warpgroup_mma_wait(1) at
+    # file:line"), for the report.
+    passed_by: str = ""
 
 
 @dataclass
@@ -82,10 +85,13 @@ class Thread:
         if joined is not self.clock:
             self.clock = joined
 
-    def retire(self, outstanding: list, keep: int) -> None:
-        """Waits for the oldest of ``outstanding`` (TMA stores, MMAs) until ``keep`` remain."""
+    def retire(self, outstanding: list, keep: int, wait: str = "") -> None:
+        """Waits for the oldest of ``outstanding`` (TMA stores, MMAs) until ``keep`` remain;
+        ``wait`` names the wait, which the ones it leaves remember."""
         while len(outstanding) > keep:
             self.acquire(outstanding.pop(0).clock)
+        for agent in outstanding:
+            agent.passed_by = wait
 
     def fence(self) -> None:
         """``fence_async_shared``: orders the earlier generic-proxy writes before later
