@@ -19,11 +19,12 @@ import barrier_reinit  # noqa: E402
 import chunked_writes  # noqa: E402
 import corpus  # noqa: E402
 import kernels  # noqa: E402
+import partition_order  # noqa: E402
 
 TUTORIAL_KERNELS = corpus.TUTORIAL_KERNELS
 # The small kernels of the corpus with the flag that keeps their ordering, one module per
-# class of issue 47 (chunked writes, barrier re-init).
-CLASS_SEEDS = (*chunked_writes.seeds(), *barrier_reinit.seeds())
+# class of issue 47 (chunked writes, barrier re-init, partition order).
+CLASS_SEEDS = (*chunked_writes.seeds(), *barrier_reinit.seeds(), *partition_order.seeds())
 SMALL_SEEDS = (*kernels.seeds(), *CLASS_SEEDS)
 
 
@@ -485,3 +486,24 @@ def test_a_tma_store_waited_for_in_another_partition_names_that_wait():
         f"retires it; the TMA store wait at store_wait_elsewhere.py:{wait} (partition0) retires "
         "only that partition's stores" in racy.describe()
     ), racy.describe()
+
+
+@pytest.mark.parametrize("seed", SMALL_SEEDS, ids=lambda seed: seed[0])
+def test_the_verdict_does_not_depend_on_the_order_of_the_partitions(seed):
+    """Every small kernel of the corpus, racy and twin, with its partitions taking their
+    turns in every order: the same result, and the racy kernel's race at its two lines."""
+    import itertools
+
+    _, source_of, target, expected = seed
+    for ordered in (True, False):
+        text, spec_plans = _hazards.kernel_ttgir(source_of(ordered), target, {"num_warps": 4})
+        threads = 1 + len(re.findall(r"partition\d+\(", text))
+        reports = [
+            _hazards.check_ttgir(text, spec_plans, partition_order=order)
+            for order in itertools.permutations(range(threads))
+        ]
+        assert {report.result for report in reports} == {"clean" if ordered else "hazards"}
+        if not ordered and not reports[0].barrier_races:
+            for report in reports:
+                found = {corpus.access_lines(hazard) for hazard in report.hazards}
+                assert expected in found, report.describe()

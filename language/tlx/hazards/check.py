@@ -50,6 +50,19 @@ def kernel_ttgir(src, target, options=None):
     return module.str(), trace.spec_plans
 
 
+# The most executions one check runs: one per choice of the waits that pass early where
+# every thread is blocked (docs/hazards.md, "Which timings are executed").
+TIMINGS = 16
+
+
+def _unique(found) -> tuple:
+    """``found`` without repeats across executions, the first occurrence of each kept."""
+    seen: dict = {}
+    for item in found:
+        seen.setdefault(dataclasses.replace(item, occurrences=1), item)
+    return tuple(seen.values())
+
+
 def check_ttgir(
     text: str,
     spec_plans,
@@ -61,37 +74,66 @@ def check_ttgir(
     num_programs=(1, 1, 1),
     budget: int = 2_000_000,
     integer_arguments=None,
+    partition_order=(),
+    timings: int = TIMINGS,
 ) -> HazardReport:
     """The hazard check of a TTGIR module's text whose specs ``spec_plans`` planned;
-    ``integer_arguments`` names the kernel's integer parameters (for messages)."""
+    ``integer_arguments`` names the kernel's integer parameters (for messages);
+    ``partition_order`` permutes the turns of the partitions (the kernel's thread first,
+    then those ``warp_specialize`` lists): ``(2, 0, 1)`` gives the default partition the
+    third turn. The verdict does not depend on it. Each choice of a timing is executed
+    (which of several blocked waits passes early; whether a wait whose phase before is
+    not ordered before it passes on the phase before that), up to ``timings`` executions;
+    past that a kernel with nothing found is not proved (``incomplete``)."""
     started = time.perf_counter()
     values = dict(values or {})
     module = parse_module(text)
     # The kernel is the public function (functions Triton did not inline are private).
     functions = sorted(module.functions.values(), key=lambda f: "tt.func public" not in f.text)
     function = functions[0] if functions else None
-    execution = Execution(
-        module,
-        spec_plans,
-        values,
-        tuple(program_id),
-        tuple(num_programs),
-        budget,
-        integer_arguments,
-    )
-    blocked: list[str] = []
+    executions = []
+    pending: list[tuple[int, ...]] = [()]
+    while pending and len(executions) < timings:
+        choices = pending.pop()
+        execution = Execution(
+            module,
+            spec_plans,
+            values,
+            tuple(program_id),
+            tuple(num_programs),
+            budget,
+            integer_arguments,
+            partition_order,
+            choices,
+        )
+        blocked: list[str] = []
+        if function is None:
+            execution.unmodelled["no function"] = "the module has no function"
+        else:
+            try:
+                blocked = execution.run(function)
+            except Incomplete as why:
+                execution.unmodelled["incomplete"] = str(why)
+        executions.append((execution, blocked))
+        made = execution.scheduler.made
+        for point in range(len(choices), len(made)):
+            prefix = tuple(pick for pick, _ in made[:point])
+            pending.extend((*prefix, other) for other in range(1, made[point][1]))
+    unmodelled = {}
+    for execution, _ in executions:
+        unmodelled.update(execution.unmodelled)
+    first = executions[0][0]
+    hazards = _unique(h for e, _ in executions for h in e.log.report_hazards())
+    ambiguous_waits = _unique(w for e, _ in executions for w in e.barriers.report_ambiguous_waits())
+    barrier_races = _unique(r for e, _ in executions for r in e.barriers.report_barrier_races())
+    if pending and not (hazards or ambiguous_waits or barrier_races):
+        # A race found is a race; without one, the timings not executed leave it unproved.
+        unmodelled["timings"] = (
+            f"not proved: the waits that may pass early make more than {timings} timings, "
+            "and the check executed that many"
+        )
+    blocked = tuple(dict.fromkeys(line for _, lines in executions for line in lines))
     result = CLEAN
-    if function is None:
-        execution.unmodelled["no function"] = "the module has no function"
-    else:
-        try:
-            blocked = execution.run(function)
-        except Incomplete as why:
-            execution.unmodelled["incomplete"] = str(why)
-    hazards = execution.log.report_hazards()
-    ambiguous_waits = execution.barriers.report_ambiguous_waits()
-    barrier_races = execution.barriers.report_barrier_races()
-    unmodelled = tuple(execution.unmodelled.values())
     if blocked:
         result = DEADLOCK
     if hazards or ambiguous_waits or barrier_races:
@@ -104,10 +146,10 @@ def check_ttgir(
         target,
         result,
         hazards,
-        unmodelled,
-        tuple(blocked),
-        execution.operations,
-        execution.log.count,
+        tuple(unmodelled.values()),
+        blocked,
+        sum(execution.operations for execution, _ in executions),
+        first.log.count,
         time.perf_counter() - started,
         values,
         ambiguous_waits=ambiguous_waits,
@@ -124,6 +166,7 @@ def check_hazards(
     program_id=(0, 0, 0),
     num_programs=(1, 1, 1),
     budget: int = 2_000_000,
+    partition_order=(),
 ) -> HazardReport:
     """The races on the SMEM and TMEM of a ``@tlx.jit`` kernel's specs: between buffers
     that share bytes, and within one buffer index.
@@ -133,7 +176,8 @@ def check_hazards(
     ``values``: the kernel's integer arguments by name (``{"K": 256}``; what loop
     trips, buffer indices and phases depend on; small values keep the check fast).
     ``program_id``/``num_programs`` place the one CTA executed in the grid. Runs on
-    the CPU; returns a ``HazardReport`` (``describe()`` prints it)."""
+    the CPU; returns a ``HazardReport`` (``describe()`` prints it). ``partition_order``:
+    as ``check_ttgir``'s."""
     started = time.perf_counter()
     text, spec_plans = kernel_ttgir(src, target, options)
     ttgir_seconds = time.perf_counter() - started
@@ -146,6 +190,7 @@ def check_hazards(
         program_id=program_id,
         num_programs=num_programs,
         budget=budget,
+        partition_order=partition_order,
         integer_arguments=tuple(
             param.name
             for param in src.fn.params

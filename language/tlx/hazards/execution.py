@@ -27,7 +27,9 @@ class Execution:
     """One CTA of a kernel executed abstractly: ``values`` are the integer arguments given,
     ``budget`` the most operations it executes. ``integer_arguments`` names the kernel's
     integer parameters (None: every integer argument of the TTGIR function, descriptors'
-    shapes and strides included), for the message of a value not given."""
+    shapes and strides included), for the message of a value not given;
+    ``partition_order`` the order the threads take turns in and ``choices`` the waits
+    that pass early (``Scheduler``)."""
 
     def __init__(
         self,
@@ -38,6 +40,8 @@ class Execution:
         num_programs,
         budget,
         integer_arguments=None,
+        partition_order=(),
+        choices=(),
     ):
         self.module = module
         self.integer_arguments = integer_arguments
@@ -51,7 +55,8 @@ class Execution:
         self.lines = SourceLines(module)
         self.memories = Memories(self.lines, spec_plans, self.scalar, self.unmodelled_operation)
         self.barriers = Barriers(self.lines, self.scalar)
-        self.scheduler = Scheduler(self.barriers, lambda: self.operations)
+        self.scheduler = Scheduler(self.barriers, lambda: self.operations, partition_order, choices)
+        self.barriers.choose = self.scheduler.choose
         self.log = AccessLog(self.lines, self.barriers.barriers)
 
     def unmodelled_operation(self, operation, why: str) -> None:

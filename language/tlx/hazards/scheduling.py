@@ -207,9 +207,13 @@ class Barriers:
     synchronisation rows of language/tlx/hazards/ops.py (init, wait, arrive, expect, commit).
     ``scalar(thread, name, operation, what)`` reads a phase or a predicate."""
 
-    def __init__(self, lines: SourceLines, scalar):
+    def __init__(self, lines: SourceLines, scalar, choose=lambda alternatives: 0):
         self.lines = lines
         self.scalar = scalar
+        # ``choose(n)`` picks one of n timings (Scheduler.choose); ``explored``: the waits
+        # (file, line, callers, partition, mbarrier) whose earlier pass was offered once.
+        self.choose = choose
+        self.explored: set[tuple] = set()
         self.barriers: dict[tuple, Barrier] = {}
         # (file, line, callers, partition, "before" or "after") -> [AmbiguousWait, count]
         self.ambiguous_waits: dict[tuple, list] = {}
@@ -328,6 +332,12 @@ class Barriers:
                 f"{', '.join(unordered)}): had that phase not completed yet, the wait would "
                 f"pass {earlier}",
             )
+            # That timing is executed too (once per wait), so the race it lets through
+            # is reported at its accesses.
+            if wait[:5] not in self.explored:
+                self.explored.add(wait[:5])
+                if self.choose(2):
+                    phase -= 2
         if phase >= 0:
             thread.acquire(barrier.phase_clocks[phase])
         barrier.use(
@@ -394,11 +404,34 @@ class Scheduler:
     done, or until all wait for ever (a deadlock). ``progress()`` counts the operations
     executed so far; a round that executes none is where threads may be stuck."""
 
-    def __init__(self, barriers: Barriers, progress):
+    def __init__(self, barriers: Barriers, progress, partition_order=(), choices=()):
         self.barriers = barriers
         self.progress = progress
         self.components = itertools.count(1)
         self.threads: list[Thread] = []
+        # The order the threads take their turns in: ``partition_order[i]`` is the turn of
+        # the i-th thread made (the kernel, which becomes the default partition, then the
+        # partitions in the order warp_specialize lists them); the verdict must not depend
+        # on it (test/python/test_hazards.py runs the corpus in every order).
+        self.partition_order = tuple(partition_order)
+        # Where every thread is blocked and several waits could pass early, which one
+        # passes: ``choices`` gives the pick at each such point in turn (0 past its end);
+        # ``made`` records (pick, how many there were), so that check.py runs the others.
+        self.choices = tuple(choices)
+        self.made: list[tuple[int, int]] = []
+
+    def _turn(self, thread: Thread) -> int:
+        index = self.threads.index(thread)
+        order = self.partition_order
+        return order[index] if index < len(order) else index
+
+    def choose(self, alternatives: int) -> int:
+        """Which of ``alternatives`` timings this execution takes at its next choice point
+        (the ``choices`` given, then the first), recorded in ``made``."""
+        point = len(self.made)
+        pick = self.choices[point] if point < len(self.choices) else 0
+        self.made.append((pick, alternatives))
+        return pick
 
     def start(self, env: dict) -> Thread:
         """The kernel's thread, before its first operation."""
@@ -431,7 +464,7 @@ class Scheduler:
     def run(self) -> list[str]:
         """Runs the threads; returns where each waits for ever, or [] when all are done."""
         while True:
-            live = [thread for thread in self.threads if not thread.done]
+            live = sorted((t for t in self.threads if not t.done), key=self._turn)
             if not live:
                 return []
             before = self.progress()
@@ -440,14 +473,16 @@ class Scheduler:
             if self.progress() == before and all(
                 thread.done or thread.blocked_at for thread in self.threads
             ):
-                stuck = [thread for thread in self.threads if not thread.done]
+                stuck = [thread for thread in live if not thread.done]
                 if all(thread.blocked_at for thread in stuck) and self._no_progress(stuck):
                     early = [thread for thread in stuck if thread.can_pass_early]
                     if not early:
                         return [f"{thread.name}: {thread.blocked_at}" for thread in stuck]
                     # Not a deadlock in every timing: a wait by parity whose last phase
-                    # could have come later passes early there; execute that timing.
-                    early[0].pass_early = True
+                    # could have come later passes early there; execute that timing. The
+                    # candidates go in the order the threads were made, not their turns.
+                    early.sort(key=self.threads.index)
+                    early[self.choose(len(early))].pass_early = True
 
     def _no_progress(self, stuck) -> bool:
         """True when one more turn of every blocked thread executes nothing."""
