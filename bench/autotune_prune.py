@@ -27,14 +27,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
+import tlx
 import torch
 import triton
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tutorials"))
-import hopper_gemm as gemm  # noqa: E402
-import tlx  # noqa: E402
+from tlx_kernels.hopper import gemm
 
 # A fitting configuration of each kind, and two the planner prunes.
 CONFIGS = [

@@ -1,13 +1,11 @@
-"""What the Hopper and Blackwell Flash Attention tutorials share: the block range one CTA
+"""What the Hopper and Blackwell Flash Attention kernels share: the block range one CTA
 covers, the TMA loader partition, and on the host the tile layout, the tensor descriptors and
-the kernel signature. Both tutorials import it from their own folder."""
+the kernel signature."""
 
 from tlx.compat import tma_load
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import mbarrier
-
-# Kernel side -------------------------------------------------------------------------------
 
 
 @gluon.jit
@@ -119,9 +117,6 @@ def load_partition(
     load_kv_blocks(
         desc_k, desc_v, k_tiles, v_tiles, k_ready, v_ready, kv_empty, off_bh, 0, n_blocks, 0
     )
-
-
-# Host side ---------------------------------------------------------------------------------
 
 
 def tile_layout(element_bits):

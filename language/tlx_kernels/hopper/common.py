@@ -1,18 +1,14 @@
-"""What the Hopper tutorials share on the host: the target, the dtypes they take, the
-128-byte-swizzled tile layout the matrix tutorials' (hopper_gemm.py, hopper_fused_mlp.py) TMA
-descriptors and warpgroup_mma operands use, the padding of an operand whose rows the TMA
-cannot address, the consumers' matrix products over an operand ring (hopper_gemm.py,
-hopper_fused_mlp.py), the registers of a warp-specialized kernel's partitions, the printing of
-plans, and the direct launch of a tuned kernel (hopper_gemm.py, hopper_flash_attention.py).
-The tutorials import it from their own folder."""
+"""What the Hopper kernels share: the target, the dtypes they take, the 128-byte-swizzled tile
+layout the matrix kernels' (gemm, fused MLP) TMA descriptors and warpgroup_mma operands use,
+the padding of an operand whose rows the TMA cannot address, the consumers' matrix products
+over an operand ring (``ring_matmul``: gemm, fused MLP), the registers of a warp-specialized
+kernel's partitions, and the printing of plans."""
 
 import dataclasses
 import functools
 
 import torch
 import triton
-from tlx.compat import ExpandedLaunch
-from triton import knobs
 from triton.backends.compiler import GPUTarget
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
@@ -21,7 +17,6 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma,
     warpgroup_mma_wait,
 )
-from triton.runtime.driver import driver
 
 TORCH_TO_TRITON_DTYPE = {torch.float16: "fp16", torch.bfloat16: "bf16"}
 TRITON_DTYPE_BITS = {"fp16": 16, "bf16": 16}
@@ -161,127 +156,3 @@ def print_spec_plan(title, smem):
             f"    {buffer.name:7s} {buffer.shape[0]} x {list(buffer.shape[1:])} "
             f"{buffer.element_bits}-bit: buffers at bytes {starts}"
         )
-
-
-def _descriptor_template(descriptor):
-    """A copy of ``descriptor`` without its tensor (a launch must not keep one alive)."""
-    template = object.__new__(type(descriptor))
-    template.__dict__.update(descriptor.__dict__)
-    template.base = None
-    return template
-
-
-def _copy_descriptor(template, tensor):
-    """``template`` (a validated descriptor of the same dtype, block and layout) for
-    ``tensor``, which the caller checked as the TMA needs it, without validating again: a
-    copy of its fields, with the tensor's own."""
-    descriptor = object.__new__(type(template))
-    descriptor.__dict__.update(template.__dict__)
-    descriptor.base = tensor
-    descriptor.shape = list(tensor.shape)
-    descriptor.strides = list(tensor.stride())
-    return descriptor
-
-
-# Expanded arguments a DirectLaunch keeps (a few tensors' worth each; cleared when full).
-EXPANDED_ARGUMENTS_KEPT = 64
-
-
-@dataclasses.dataclass(frozen=True)
-class DirectLaunch:
-    """The compiled kernel of a tuned key, launched without the autotuner's and the JIT's
-    argument handling (binding, specializing, looking up), which cost the host some 50 us a
-    call: more than the GPU's work of a small problem. The tutorials' kernels do not
-    specialize on their shape arguments, and a descriptor's type is fixed by its dtype, block
-    and layout, so one compiled kernel serves every call of the key. A kernel's arguments are
-    its descriptors, then the arguments of each call (scalars), then its configuration's.
-
-    The arguments of a call, its TMA descriptors encoded, are kept for the next call of the
-    same tensors' addresses, shapes and strides and the same scalars
-    (``tlx.compat.ExpandedLaunch``): a call again on the same operands, or on new ones that
-    PyTorch's allocator placed where the last ones were, skips building and encoding them
-    and Triton's Python launch path: a tuned 1024-cubed GEMM call took 15.3 us of the host
-    where it took 22 (cuBLAS 13.1; H200 host, ``bench/gemm.py --launch``). At most
-    ``EXPANDED_ARGUMENTS_KEPT`` are kept."""
-
-    config: object
-    kernel: object
-    grid: int
-    templates: tuple
-    config_arguments: tuple
-    # (the call's scalars, then each tensor's (address, shape, strides)) -> expanded arguments
-    expanded: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
-
-    @classmethod
-    def compile(cls, jit_kernel, config, grid, descriptors, call_arguments, config_arguments):
-        """The launch of ``jit_kernel`` with ``config_arguments`` (a dict: its constexprs and
-        compile options), compiled for (or found in the cache as) the types of
-        ``descriptors`` and ``call_arguments``."""
-        kernel = jit_kernel.warmup(*descriptors, *call_arguments, **config_arguments, grid=grid)
-        return cls.of_compiled(
-            kernel, jit_kernel, config, grid, descriptors, call_arguments, config_arguments
-        )
-
-    @classmethod
-    def of_compiled(
-        cls, kernel, jit_kernel, config, grid, descriptors, call_arguments, config_arguments
-    ):
-        """The launch of ``kernel``, ``jit_kernel`` compiled (by ``triton.compile`` or its
-        ``warmup``) with ``config_arguments``, taking arguments of the types of
-        ``descriptors`` and ``call_arguments``."""
-        # The kernel's parameters after the descriptors and the call's arguments, in order.
-        names = [param.name for param in jit_kernel.params][
-            len(descriptors) + len(call_arguments) :
-        ]
-        return cls(
-            config,
-            kernel,
-            grid[0],
-            tuple(_descriptor_template(descriptor) for descriptor in descriptors),
-            tuple(config_arguments[name] for name in names),
-        )
-
-    @functools.cached_property
-    def expanded_launch(self):
-        """The kernel's ``tlx.compat.ExpandedLaunch`` (made at the first call: it loads the
-        kernel onto the GPU)."""
-        return ExpandedLaunch(self.kernel)
-
-    def __call__(self, tensors, call_arguments):
-        """Launches the kernel on ``tensors`` (one per descriptor, each as the TMA addresses
-        it) on the current stream."""
-        device_index = tensors[0].get_device()
-        launch = self.expanded_launch
-        if launch.usable:
-            key = (call_arguments, *[(t.data_ptr(), t.shape, t.stride()) for t in tensors])
-            expanded = self.expanded.get(key)
-            if expanded is None:
-                if len(self.expanded) >= EXPANDED_ARGUMENTS_KEPT:
-                    self.expanded.clear()
-                expanded = launch.expand(self.arguments(tensors, call_arguments))
-                self.expanded[key] = expanded
-            stream = driver.active.get_current_stream(device_index)
-            if launch.launch((self.grid, 1, 1), stream, expanded):
-                return
-        self.run(device_index, self.arguments(tensors, call_arguments))
-
-    def arguments(self, tensors, call_arguments):
-        """The kernel's arguments for ``tensors`` and ``call_arguments``: the descriptors, the
-        call's arguments, the configuration's."""
-        descriptors = [
-            _copy_descriptor(template, tensor)
-            for template, tensor in zip(self.templates, tensors, strict=True)
-        ]
-        return (*descriptors, *call_arguments, *self.config_arguments)
-
-    def run(self, device_index, arguments):
-        """Launches the kernel with ``arguments`` (``self.arguments``) on the current stream
-        of the device, as Triton's JIT launches a compiled kernel, with its launch hooks
-        (profilers): each descriptor encoded again."""
-        kernel = self.kernel
-        stream = driver.active.get_current_stream(device_index)
-        kernel.run(
-            self.grid, 1, 1, stream, kernel.function, kernel.packed_metadata,
-            kernel.launch_metadata((self.grid, 1, 1), stream, *arguments),
-            knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook, *arguments,
-        )  # fmt: skip
