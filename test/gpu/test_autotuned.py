@@ -6,6 +6,7 @@ Runs only on a Hopper GPU (compute capability 9.x); skipped elsewhere.
 
 import pytest
 import torch
+from tlx_kernels.hopper.common import triton_dtype
 
 pytestmark = pytest.mark.hopper
 
@@ -39,7 +40,7 @@ def test_autotuned_gemm_matches_reference(dtype, shape):
         error = ((out.float() - expected).abs().max() / scale).item()
         assert error <= GEMM_TOLERANCE[dtype], f"{gemm.chosen_config(dtype)}: {error:.2e}"
     # The tuner kept only configurations that fit their plans, and compiled them ahead.
-    tuner = gemm.autotuned_kernel(gemm._triton_dtype(dtype))
+    tuner = gemm.autotuned_kernel(triton_dtype(dtype))
     assert all(reasons for pruned in tuner.pruned.values() for _, reasons in pruned)
     assert tuner.compile_seconds and all(s > 0 for s in tuner.compile_seconds.values())
     # Its three fastest were timed again on the GPU, and the key took the lowest median.

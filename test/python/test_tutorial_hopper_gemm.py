@@ -172,17 +172,15 @@ def test_staggered_consumers_need_c_beside_a_ring_deep_enough(gemm):
     config = gemm.Config(128, 256, 64, 3, alias_c=False, persistent=True, stagger=3)
     assert repr(config).endswith(" persistent stagger=3")
     assert gemm.constexprs(config)["STAGGER"] == 3
-    assert gemm.config_of(gemm.config_arguments(config)) == config
+    assert gemm.config_of(config.kernel_arguments()) == config
 
 
-def test_the_kernel_refuses_a_stagger_its_ring_cannot_hold(gemm, monkeypatch):
-    """The kernel's own check, for a launch that bypasses Config: a compile error that says
-    what staggered consumers need."""
+def test_the_kernel_refuses_a_stagger_its_ring_cannot_hold(gemm):
+    """The kernel's own check, for a launch that bypasses Config (a call's constexpr over the
+    configuration's): a compile error that says what staggered consumers need."""
     config = gemm.Config(128, 256, 64, 2, alias_c=False)
-    constexprs = gemm.constexprs
-    monkeypatch.setattr(gemm, "constexprs", lambda config: constexprs(config) | {"STAGGER": 3})
     with pytest.raises(CompilationError, match="staggered consumers need .* STAGGER <= NUM_STAGES"):
-        gemm.compile_for_hopper(config)
+        gemm.HOST.compile(config, STAGGER=3)
 
 
 def test_matmul_refuses_bad_inputs(gemm):

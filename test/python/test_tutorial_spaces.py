@@ -32,13 +32,7 @@ pytestmark = [
 
 
 def gemm_arguments(gemm):
-    tensor = torch.empty(16, 16, dtype=torch.float16)
-    shapes = gemm._block_shapes(gemm.default_config())
-    arguments = {
-        name: TensorDescriptor(tensor, [4096, 4096], [4096, 1], list(shape), gemm._tile_layout(16))
-        for name, shape in zip(("desc_a", "desc_b", "desc_c"), shapes, strict=True)
-    }
-    return {**arguments, "M": 4096, "N": 4096, "K": 4096}
+    return gemm.HOST.placeholder_arguments(gemm.default_config(), "fp16", M=4096, N=4096, K=4096)
 
 
 def attention_arguments(fa, head_dim):
@@ -155,7 +149,7 @@ def test_attention_sharing_an_sm_is_pruned_by_its_share():
     shared = [config for config in fa.autotune_space(64) if config.ctas_per_sm == 2]
     assert shared
     for config in shared:
-        assert pruner.verdict(fa._triton_config(config), arguments).fits
+        assert pruner.verdict(fa.HOST.triton_config(config), arguments).fits
         # Two such CTAs fit one SM: every thread launched with at most half the SM's registers
         # (the kernel has three warpgroups), the shared memory Triton adds (mbarriers) and the
         # KiB reserved for each CTA included.
@@ -164,7 +158,7 @@ def test_attention_sharing_an_sm_is_pruned_by_its_share():
         assert 2 * int(launch) * 3 * 128 <= 65536
         assert 2 * (compiled.metadata.shared + 1024) <= 228 * 1024
     six_stages = shared[0].replace(num_stages=6)
-    verdict = pruner.verdict(fa._triton_config(six_stages), arguments)
+    verdict = pruner.verdict(fa.HOST.triton_config(six_stages), arguments)
     (reason,) = verdict.reasons
     assert reason.endswith("than the 115712 bytes one CTA has on sm_90a when 2 CTAs share an SM")
     assert fa.compile_for_hopper(six_stages, 64, causal=True).metadata.shared > 115712

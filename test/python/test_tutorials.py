@@ -160,9 +160,9 @@ def test_hopper_attention_two_ctas_an_sm_share_its_registers():
     assert (launch, consumer) == (80, 112)
     assert 2 * launch * 3 * 128 <= 65536
     assert two.compile_options == {"num_warps": 4, "maxnreg": 80}
-    assert fa.config_arguments(two)["CONSUMER_REGISTERS"] == 112
+    assert two.kernel_arguments()["CONSUMER_REGISTERS"] == 112
     assert repr(two).endswith(" ctas_per_sm=2")
-    assert fa.config_of(fa._triton_config(two)) == two
+    assert fa.config_of(fa.HOST.triton_config(two)) == two
     with pytest.raises(ValueError, match="ctas_per_sm must be 1 or 2, got 3"):
         two.replace(ctas_per_sm=3)
     with pytest.raises(ValueError, match="leaves a consumer thread 72 registers"):
@@ -368,7 +368,7 @@ def test_direct_launch_copies_descriptors_and_orders_the_configuration_arguments
             return ("compiled", arguments, grid, keywords)
 
     config = fa.default_config(64)
-    arguments = {**fa.config_arguments(config), "HEAD_DIM": 64, "CAUSAL": True, "num_warps": 4}
+    arguments = {**config.kernel_arguments(), "HEAD_DIM": 64, "CAUSAL": True, "num_warps": 4}
     launch = common.DirectLaunch.compile(
         Compiling(), config, (132,), (descriptor,) * 4, (0.18, 100, 6), arguments
     )

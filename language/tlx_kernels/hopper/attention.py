@@ -7,11 +7,10 @@ import functools
 import math
 
 import tlx
-import torch
 import triton
-from triton.compiler.errors import CompilationError
 
-from tlx_kernels.hopper.attention_common import descriptor_signature, descriptors
+from tlx_kernels._host import COMPILE_OPTIONS, KernelConfig, KernelHost, sm_count
+from tlx_kernels.hopper.attention_common import descriptors
 from tlx_kernels.hopper.attention_kernel import attention_fwd_kernel
 from tlx_kernels.hopper.common import (
     SM90A,
@@ -22,11 +21,10 @@ from tlx_kernels.launch import DirectLaunch
 
 LOG2E = 1.4426950408889634
 HEAD_DIMS = (64, 128)
-COMPILE_OPTIONS = {"num_warps": 4}
 
 
 @dataclasses.dataclass(frozen=True)
-class Config:
+class Config(KernelConfig):
     """Tile sizes and schedule of one compiled kernel: BLOCK_M rows of Q per tile, split among
     ``consumers`` warpgroups (2 or 3), BLOCK_N keys per K/V block, ``num_stages`` K/V stages,
     ``q_buffers`` Q tiles per consumer (2: the next tile's Q loads while this one's is in use),
@@ -46,6 +44,21 @@ class Config:
     pruner holds each to that share: ``tlx.autotune(ctas_per_sm=...)``) and registers
     (``registers``); with two, an SM runs four consumer warpgroups' chains of S, softmax and
     P V rather than two, which short tiles, bound by those chains' latency, need."""
+
+    ARGUMENTS = {
+        "block_m": "BLOCK_M",
+        "block_n": "BLOCK_N",
+        "num_stages": "NUM_STAGES",
+        "alias_o": "ALIAS_O",
+        "consumers": "CONSUMERS",
+        "q_buffers": "Q_BUFFERS",
+        "o_over_kv": "O_OVER_KV",
+        "q_in_registers": "Q_IN_REGISTERS",
+        "overlap_o_store": "OVERLAP_O_STORE",
+        "store_o_during_next_s": "STORE_O_DURING_NEXT_S",
+        "balance_tail": "BALANCE_TAIL",
+        "ctas_per_sm": "CTAS_PER_SM",
+    }
 
     block_m: int
     block_n: int
@@ -90,9 +103,6 @@ class Config:
                 "overlap_o_store releases its bytes for: it needs overlap_o_store=True"
             )
 
-    def replace(self, **changes):
-        return dataclasses.replace(self, **changes)
-
     @property
     def registers(self):
         """(registers a thread at launch, a worker consumer thread's): the CTA's share of the
@@ -109,6 +119,10 @@ class Config:
             return COMPILE_OPTIONS
         return {**COMPILE_OPTIONS, "maxnreg": self.registers[0]}
 
+    def kernel_arguments(self):
+        """The fields' arguments, then what a consumer thread takes of the registers."""
+        return {**super().kernel_arguments(), "CONSUMER_REGISTERS": self.registers[1]}
+
     def __repr__(self):
         consumers = "" if self.consumers == 2 else f" consumers={self.consumers}"
         q_buffers = "" if self.q_buffers == 1 else f" q_buffers={self.q_buffers}"
@@ -123,6 +137,30 @@ class Config:
             f"alias_o={self.alias_o}{consumers}{q_buffers}{o_over_kv}{q_in_registers}"
             f"{overlap_o_store}{store_o_during_next_s}{balance_tail}{ctas_per_sm}"
         )
+
+
+def block_shapes(config, arguments):
+    """Block shapes of the Q, K, V and O descriptors, which address [batch * heads, seq_len,
+    head_dim] (``arguments``: HEAD_DIM among them): a consumer's rows of Q and O, a block of
+    K and V."""
+    q_rows = config.block_m // config.consumers
+    head_dim = arguments["HEAD_DIM"]
+    return (
+        [1, q_rows, head_dim],
+        [1, config.block_n, head_dim],
+        [1, config.block_n, head_dim],
+        [1, q_rows, head_dim],
+    )
+
+
+HOST = KernelHost(
+    attention_fwd_kernel,
+    Config,
+    descriptors=("desc_q", "desc_k", "desc_v", "desc_o"),
+    scalars={"qk_scale": "fp32", "seq_len": "i32", "batch_heads": "i32"},
+    block_shapes=block_shapes,
+    target=SM90A,
+)
 
 
 def default_config(head_dim):
@@ -152,19 +190,14 @@ def unaliased_search(head_dim):
     """The default configuration without aliasing, tried with fewer and fewer stages. Returns
     (the first whose kernel compiles, ((configuration, error message), ...) for those that do
     not: their region does not fit, and the planner's message states the bytes it needs)."""
-    rejected = []
-    for num_stages in range(default_config(head_dim).num_stages, 0, -1):
-        config = default_config(head_dim).replace(
-            num_stages=num_stages, alias_o=False, o_over_kv=False, overlap_o_store=False
-        )
-        try:
-            smem_plan(config, head_dim)
-        except CompilationError as error:
-            if num_stages == 1:
-                raise
-            rejected.append((config, error.error_message))
-        else:
-            return config, tuple(rejected)
+    return HOST.unaliased_search(
+        default_config(head_dim),
+        lambda base, stages: base.replace(
+            num_stages=stages, alias_o=False, o_over_kv=False, overlap_o_store=False
+        ),
+        HEAD_DIM=head_dim,
+        CAUSAL=False,
+    )
 
 
 def best_unaliased_config(head_dim):
@@ -219,15 +252,10 @@ def _check_inputs(q, k, v):
         raise ValueError(f"head_dim must be one of {HEAD_DIMS}, got {q.shape[3]}")
 
 
-@functools.cache
-def _sm_count(device):
-    return torch.cuda.get_device_properties(device).multi_processor_count
-
-
 def _persistent_grid(device, batch_heads, seq_len, block_m, ctas_per_sm):
     # Persistent: as many CTAs an SM as run on one at once, and no more than there are row
     # blocks; a CTA with no work unit left returns at once.
-    return (min(ctas_per_sm * _sm_count(device), batch_heads * triton.cdiv(seq_len, block_m)),)
+    return (min(ctas_per_sm * sm_count(device), batch_heads * triton.cdiv(seq_len, block_m)),)
 
 
 def _call_arguments(q, sm_scale):
@@ -250,7 +278,7 @@ def attention(q, k, v, causal, sm_scale=None, config=None):
         *_call_arguments(q, sm_scale),
         HEAD_DIM=head_dim,
         CAUSAL=causal,
-        **config_arguments(config),
+        **config.kernel_arguments(),
         **config.compile_options,
     )
     return o.view(batch, heads, seq_len, head_dim)
@@ -341,67 +369,14 @@ def autotune_space(head_dim):
     return list(dict.fromkeys([*all_configs(head_dim), *short]))
 
 
-def config_arguments(config):
-    """The kernel's constexpr arguments of ``config``."""
-    return {
-        "BLOCK_M": config.block_m,
-        "BLOCK_N": config.block_n,
-        "NUM_STAGES": config.num_stages,
-        "ALIAS_O": config.alias_o,
-        "CONSUMERS": config.consumers,
-        "Q_BUFFERS": config.q_buffers,
-        "O_OVER_KV": config.o_over_kv,
-        "Q_IN_REGISTERS": config.q_in_registers,
-        "OVERLAP_O_STORE": config.overlap_o_store,
-        "STORE_O_DURING_NEXT_S": config.store_o_during_next_s,
-        "BALANCE_TAIL": config.balance_tail,
-        "CTAS_PER_SM": config.ctas_per_sm,
-        "CONSUMER_REGISTERS": config.registers[1],
-    }
-
-
-def _triton_config(config):
-    return triton.Config(
-        config_arguments(config), pre_hook=_set_block_shapes, **config.compile_options
-    )
-
-
 def autotune_configs(head_dim):
     """``autotune_space(head_dim)`` as ``triton.Config``s."""
-    return [_triton_config(config) for config in autotune_space(head_dim)]
+    return [HOST.triton_config(config) for config in autotune_space(head_dim)]
 
 
 def config_of(triton_config):
     """The ``Config`` of a ``triton.Config`` of ``autotune_configs``."""
-    kwargs = triton_config.kwargs
-    return Config(
-        kwargs["BLOCK_M"],
-        kwargs["BLOCK_N"],
-        kwargs["NUM_STAGES"],
-        kwargs["ALIAS_O"],
-        kwargs["CONSUMERS"],
-        kwargs["Q_BUFFERS"],
-        kwargs["O_OVER_KV"],
-        kwargs["Q_IN_REGISTERS"],
-        kwargs["OVERLAP_O_STORE"],
-        kwargs["STORE_O_DURING_NEXT_S"],
-        kwargs["BALANCE_TAIL"],
-        kwargs["CTAS_PER_SM"],
-    )
-
-
-def _set_block_shapes(arguments):
-    """The configuration's tiles on the descriptors (run by the autotuner before each launch
-    and by the plan pruner before it types the arguments)."""
-    q_rows = arguments["BLOCK_M"] // arguments["CONSUMERS"]
-    head_dim = arguments["HEAD_DIM"]
-    for name, rows in (
-        ("desc_q", q_rows),
-        ("desc_o", q_rows),
-        ("desc_k", arguments["BLOCK_N"]),
-        ("desc_v", arguments["BLOCK_N"]),
-    ):
-        arguments[name].block_shape = [1, rows, head_dim]
+    return Config.of_arguments(triton_config)
 
 
 @functools.cache
@@ -492,28 +467,14 @@ def chosen_config(dtype, head_dim):
 def kernel_source(config, head_dim, dtype="fp16", causal=False):
     """The kernel with ``config``'s tile sizes, as ``triton.compile`` and ``tlx.kernel_plans``
     take it."""
-    constexprs = {**config_arguments(config), "HEAD_DIM": head_dim, "CAUSAL": causal}
-    signature = {
-        **descriptor_signature(dtype, config.block_m // config.consumers, config.block_n, head_dim),
-        "qk_scale": "fp32",
-        "seq_len": "i32",
-        "batch_heads": "i32",
-        **dict.fromkeys(constexprs, "constexpr"),
-    }
-    return tlx.ASTSource(fn=attention_fwd_kernel, signature=signature, constexprs=constexprs)
+    return HOST.kernel_source(config, dtype, HEAD_DIM=head_dim, CAUSAL=causal)
 
 
 def compile_for_hopper(config, head_dim, dtype="fp16", causal=False):
     """Compiles the kernel for sm_90a without a GPU; returns Triton's compiled kernel."""
-    source = kernel_source(config, head_dim, dtype, causal)
-    return triton.compile(source, target=SM90A, options=config.compile_options)
+    return HOST.compile(config, dtype, HEAD_DIM=head_dim, CAUSAL=causal)
 
 
 def smem_plan(config, head_dim):
-    """The plan of the kernel's SMEM spec (a ``tlx.SpecPlan``) as tlx makes it when the kernel
-    is compiled for sm_90a with ``config``: ``tlx.kernel_plans`` traces the kernel (no GPU, no
-    PTX). A configuration that does not fit raises the CompilationError compiling it raises."""
-    (smem,) = tlx.kernel_plans(
-        kernel_source(config, head_dim), target=SM90A, options=config.compile_options
-    )
-    return smem
+    """The plan of the kernel's SMEM spec (``KernelHost.smem_plan``), without a mask."""
+    return HOST.smem_plan(config, HEAD_DIM=head_dim, CAUSAL=False)

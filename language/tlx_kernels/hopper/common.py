@@ -102,21 +102,6 @@ def tma_operand(t):
     return view
 
 
-def print_plan_verdicts(pruner, triton_configs, arguments, config_of):
-    """What ``pruner`` (a ``tlx.PlanPruner``) says of each configuration for ``arguments``,
-    one line each: the SMEM it plans, or the planner's reasons for dropping it."""
-    import tlx
-
-    for triton_config in triton_configs:
-        verdict = pruner.verdict(triton_config, arguments)
-        config = config_of(triton_config)
-        if verdict.fits:
-            smem = verdict.budget.storage(tlx.storage_kind.smem).used_units
-            print(f"    {config}: fits, {smem} bytes of SMEM region ({verdict.seconds:.2f} s)")
-        else:
-            print(f"    {config}: pruned: {'; '.join(verdict.reasons)}")
-
-
 def print_without_aliasing(smem, rejected):
     """What a spec's buffers (a ``tlx.SpecPlan``) need with none sharing bytes (the planner's
     plan without aliasing, against the target's budget), then each configuration without

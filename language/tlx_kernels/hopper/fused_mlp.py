@@ -11,30 +11,36 @@ import torch
 import triton
 from triton.compiler.errors import CompilationError
 
+from tlx_kernels._host import KernelConfig, KernelHost
 from tlx_kernels.hopper.common import (
     SM90A,
     TORCH_TO_TRITON_DTYPE,
-    TRITON_DTYPE_BITS,
-    print_plan_verdicts,
     tile_layout,
     tma_operand,
+    triton_dtype,
 )
-from tlx_kernels.hopper.common import triton_dtype as _triton_dtype
 from tlx_kernels.hopper.fused_mlp_kernel import fused_mlp_kernel
 
 ACTIVATIONS = ("gelu", "relu")
 LAYOUTS = ("shared", "separate", "phases")
-# The default partition is one consumer warpgroup; the other consumer (4 warps) and the loader
-# (1 warp) are workers.
-COMPILE_OPTIONS = {"num_warps": 4}
 
 
 @dataclasses.dataclass(frozen=True)
-class Config:
+class Config(KernelConfig):
     """Tile sizes and SMEM layout of one compiled kernel: a BLOCK_M x BLOCK_N tile of Y per
     CTA, hidden chunks of BLOCK_H, d_model steps of BLOCK_K; ``stages`` X/W1 stages and
     ``w2_stages`` W2 stages, one ring of ``stages`` stages when ``layout`` is "shared".
     BLOCK_M is split between the two consumer warpgroups (64 rows each)."""
+
+    ARGUMENTS = {
+        "block_m": "BLOCK_M",
+        "block_n": "BLOCK_N",
+        "block_h": "BLOCK_H",
+        "block_k": "BLOCK_K",
+        "stages": "STAGES",
+        "w2_stages": "W2_STAGES",
+        "layout": "LAYOUT",
+    }
 
     block_n: int
     block_h: int
@@ -67,6 +73,10 @@ class Config:
         )
 
 
+# Triton's compile options of every configuration.
+COMPILE_OPTIONS = Config.COMPILE_OPTIONS
+
+
 def default_config(layout="shared"):
     """128 x 256 tiles of Y, hidden chunks of 64: with shared phases a ring of five 32 KiB
     stages; separate, the most stages that fit: four X/W1 stages and two W2 stages (both
@@ -83,33 +93,15 @@ def default_config(layout="shared"):
 
 def constexprs(config, activation="gelu"):
     """The kernel's constexpr arguments for ``config`` (and ``activation``, when given)."""
-    arguments = {
-        "BLOCK_M": config.block_m,
-        "BLOCK_N": config.block_n,
-        "BLOCK_H": config.block_h,
-        "BLOCK_K": config.block_k,
-        "STAGES": config.stages,
-        "W2_STAGES": config.w2_stages,
-        "LAYOUT": config.layout,
-    }
-    if activation is not None:
-        arguments["ACTIVATION"] = _check_activation(activation)
-    return arguments
+    if activation is None:
+        return HOST.constexprs(config)
+    return HOST.constexprs(config, ACTIVATION=_check_activation(activation))
 
 
 def config_of(arguments):
-    """The ``Config`` of the kernel's constexpr arguments (a ``triton.Config``'s kwargs, or
-    the arguments the autotuner hands a hook)."""
-    arguments = getattr(arguments, "kwargs", arguments)
-    return Config(
-        arguments["BLOCK_N"],
-        arguments["BLOCK_H"],
-        arguments["STAGES"],
-        arguments["W2_STAGES"],
-        arguments["LAYOUT"],
-        arguments["BLOCK_M"],
-        arguments["BLOCK_K"],
-    )
+    """The ``Config`` of the kernel's arguments (a ``triton.Config``, its kwargs, or the
+    arguments the autotuner hands a hook)."""
+    return Config.of_arguments(arguments)
 
 
 def _check_activation(activation):
@@ -118,8 +110,7 @@ def _check_activation(activation):
     return activation
 
 
-@functools.cache
-def _block_shapes(config):
+def block_shapes(config, arguments=None):
     """Block shapes of the X, W1, W2 and Y descriptors: Y is stored a consumer's half at a
     time."""
     return (
@@ -130,42 +121,30 @@ def _block_shapes(config):
     )
 
 
-DESCRIPTORS = ("desc_x", "desc_w1", "desc_w2", "desc_y")
+HOST = KernelHost(
+    fused_mlp_kernel,
+    Config,
+    descriptors=("desc_x", "desc_w1", "desc_w2", "desc_y"),
+    scalars={"tokens": "i32", "d_model": "i32", "hidden": "i32"},
+    block_shapes=block_shapes,
+    target=SM90A,
+)
 
 
 def kernel_source(config, dtype="fp16", activation="gelu"):
     """The kernel with ``config``'s tile sizes, as ``triton.compile`` and ``tlx.kernel_plans``
     take it."""
-    dtype = _triton_dtype(dtype)
-    layout = tile_layout(TRITON_DTYPE_BITS[dtype])
-    arguments = constexprs(config, activation)
-    descriptors = {
-        name: f"tensordesc<{dtype}[{shape[0]},{shape[1]}],{layout!r}>"
-        for name, shape in zip(DESCRIPTORS, _block_shapes(config), strict=True)
-    }
-    signature = {
-        **descriptors,
-        "tokens": "i32",
-        "d_model": "i32",
-        "hidden": "i32",
-        **dict.fromkeys(arguments, "constexpr"),
-    }
-    return tlx.ASTSource(fn=fused_mlp_kernel, signature=signature, constexprs=arguments)
+    return HOST.kernel_source(config, dtype, ACTIVATION=_check_activation(activation))
 
 
 def compile_for_hopper(config, dtype="fp16", activation="gelu"):
     """Compiles the kernel for sm_90a without a GPU; returns Triton's compiled kernel."""
-    return triton.compile(
-        kernel_source(config, dtype, activation), target=SM90A, options=COMPILE_OPTIONS
-    )
+    return HOST.compile(config, dtype, ACTIVATION=_check_activation(activation))
 
 
 def smem_plan(config, dtype="fp16"):
-    """The plan of the kernel's SMEM spec (a ``tlx.SpecPlan``) as tlx makes it when the kernel
-    is compiled for sm_90a with ``config``: ``tlx.kernel_plans`` traces the kernel (no GPU, no
-    PTX). A configuration that does not fit raises the CompilationError compiling it raises."""
-    (smem,) = tlx.kernel_plans(kernel_source(config, dtype), target=SM90A, options=COMPILE_OPTIONS)
-    return smem
+    """The plan of the kernel's SMEM spec (``KernelHost.smem_plan``), with GELU."""
+    return HOST.smem_plan(config, dtype, ACTIVATION="gelu")
 
 
 def _check_inputs(x, w1, w2):
@@ -210,7 +189,7 @@ def _descriptors(tensors, config):
     layout = tile_layout(tensors[0].element_size() * 8)
     return [
         TensorDescriptor.from_tensor(t, shape, layout)
-        for t, shape in zip(tensors, _block_shapes(config), strict=True)
+        for t, shape in zip(tensors, block_shapes(config), strict=True)
     ]
 
 
@@ -236,7 +215,7 @@ def fused_mlp(x, w1, w2, config=None, activation="gelu"):
         d_model,
         hidden,
         **constexprs(config, activation),
-        **COMPILE_OPTIONS,
+        **config.compile_options,
     )
     return y if y.is_contiguous() else y.contiguous()
 
@@ -281,25 +260,14 @@ def autotune_configs(layout="shared"):
         configs += [Config(128, 128, s, 3, "phases") for s in (5, 6, 7)]
     else:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-    return [
-        triton.Config(constexprs(config, None), pre_hook=_set_block_shapes, **COMPILE_OPTIONS)
-        for config in configs
-    ]
-
-
-def _set_block_shapes(arguments):
-    """The configuration's tiles on the descriptors: the autotuner runs this before each
-    launch, and the plan pruner before it types the arguments."""
-    shapes = _block_shapes(config_of(arguments))
-    for name, shape in zip(DESCRIPTORS, shapes, strict=True):
-        arguments[name].block_shape = list(shape)
+    return [HOST.triton_config(config) for config in configs]
 
 
 @functools.cache
 def autotuned_kernel(dtype, layout):
     """The kernel under ``tlx.autotune`` for one dtype and layout, keyed on the shape and the
     activation."""
-    _triton_dtype(dtype)
+    triton_dtype(dtype)
     return tlx.autotune(
         configs=autotune_configs(layout), key=["tokens", "d_model", "hidden", "ACTIVATION"]
     )(fused_mlp_kernel)
@@ -317,7 +285,7 @@ def autotuned_fused_mlp(x, w1, w2, layout="shared", activation="gelu"):
     x, w1, w2, y, (tokens, d_model, hidden) = _operands(x, w1, w2)
     if y is None:
         return torch.zeros(tokens, d_model, device=x.device, dtype=x.dtype)
-    dtype = _triton_dtype(x.dtype)
+    dtype = triton_dtype(x.dtype)
     # The configuration's pre_hook sets each descriptor's block shape.
     descriptors = _descriptors((x, w1, w2, y), default_config(layout))
     tuner = autotuned_kernel(dtype, layout)
@@ -330,23 +298,16 @@ def autotuned_fused_mlp(x, w1, w2, layout="shared", activation="gelu"):
 
 def chosen_config(dtype, layout="shared"):
     """The configuration the last ``autotuned_fused_mlp`` of ``dtype`` and ``layout`` ran."""
-    return _last_config[_triton_dtype(dtype), layout]
+    return _last_config[triton_dtype(dtype), layout]
 
 
 def print_autotune_plans(dtype="fp16"):
     """What the plan pruner says of every configuration of the three spaces, on the CPU."""
-    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
-
-    pruner = tlx.PlanPruner(fused_mlp_kernel, target=SM90A)
-    t = torch.empty(16, 16, dtype=torch.float16 if dtype == "fp16" else torch.bfloat16)
-    layout = tile_layout(16)
-    arguments = {
-        name: TensorDescriptor(t, [4096, 4096], [4096, 1], list(shape), layout)
-        for name, shape in zip(DESCRIPTORS, _block_shapes(default_config()), strict=True)
-    }
-    arguments.update(tokens=4096, d_model=1024, hidden=4096, ACTIVATION="gelu")
-    for space in LAYOUTS:
-        print_plan_verdicts(pruner, autotune_configs(space), arguments, config_of)
+    arguments = HOST.placeholder_arguments(
+        default_config(), dtype, tokens=4096, d_model=1024, hidden=4096, ACTIVATION="gelu"
+    )
+    spaces = [config for layout in LAYOUTS for config in autotune_configs(layout)]
+    HOST.print_plan_verdicts(spaces, arguments)
 
 
 def planner_message(error):

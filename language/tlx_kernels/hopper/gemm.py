@@ -8,31 +8,40 @@ import functools
 import tlx
 import torch
 import triton
-from triton.compiler.errors import CompilationError
 
+from tlx_kernels._host import KernelConfig, KernelHost, sm_count
 from tlx_kernels.hopper.common import (
     SM90A,
     TMA_ALIGNMENT,
     TORCH_TO_TRITON_DTYPE,
-    TRITON_DTYPE_BITS,
-    print_plan_verdicts,
+    tile_layout,
+    tma_operand,
+    triton_dtype,
 )
-from tlx_kernels.hopper.common import tile_layout as _tile_layout
-from tlx_kernels.hopper.common import tma_operand as _tma_operand
-from tlx_kernels.hopper.common import triton_dtype as _triton_dtype
 from tlx_kernels.hopper.gemm_kernel import gemm_kernel
 from tlx_kernels.launch import DirectLaunch
 
 _TORCH_DTYPE = {name: dtype for dtype, name in TORCH_TO_TRITON_DTYPE.items()}
-# The default partition is one consumer warpgroup; the other consumer (4 warps) and the loader
-# (1 warp) are workers. Without warp specialization the 4 warps are the kernel's one warpgroup.
-COMPILE_OPTIONS = {"num_warps": 4}
 
 
 @dataclasses.dataclass(frozen=True)
-class Config:
+class Config(KernelConfig):
     """Tile sizes and schedule of one compiled kernel. BLOCK_M is split between the two
-    consumer warpgroups, so BLOCK_M / 2 must be a multiple of 64 (one warpgroup's MMA rows)."""
+    consumer warpgroups, so BLOCK_M / 2 must be a multiple of 64 (one warpgroup's MMA rows).
+    Without warp specialization the kernel's 4 warps are its one warpgroup."""
+
+    # GROUP_M, then the constexprs, in the kernel's order.
+    ARGUMENTS = {
+        "group_m": "GROUP_M",
+        "block_m": "BLOCK_M",
+        "block_n": "BLOCK_N",
+        "block_k": "BLOCK_K",
+        "num_stages": "NUM_STAGES",
+        "alias_c": "ALIAS_C",
+        "persistent": "PERSISTENT",
+        "warp_specialize": "WARP_SPECIALIZE",
+        "stagger": "STAGGER",
+    }
 
     block_m: int
     block_n: int
@@ -69,9 +78,6 @@ class Config:
                 "stages of every K step the second consumer leaves until the first is done"
             )
 
-    def replace(self, **changes):
-        return dataclasses.replace(self, **changes)
-
     def __repr__(self):
         persistent = " persistent" if self.persistent else ""
         pipelined = "" if self.warp_specialize else " pipelined"
@@ -83,11 +89,15 @@ class Config:
         )
 
 
+# Triton's compile options of every configuration.
+COMPILE_OPTIONS = Config.COMPILE_OPTIONS
+
+
 def default_config(dtype="fp16"):
     """128 x 256 x 64 tiles and four stages, with C aliasing the ring (the same for fp16 and
     bf16: both are 16 bits wide). Measured on an H100 against it: GROUP_M = 16 within 0.3%,
     GROUP_M = 4 up to 3% slower, BLOCK_K = 128 with two stages 30% slower."""
-    _triton_dtype(dtype)
+    triton_dtype(dtype)
     return Config(128, 256, 64, 4, alias_c=True)
 
 
@@ -96,18 +106,11 @@ def unaliased_search(dtype="fp16"):
     """The default configuration without aliasing, tried with fewer and fewer stages. Returns
     (the first whose kernel compiles, ((configuration, error message), ...) for those that do
     not: their region does not fit, and the planner's message states the bytes it needs)."""
-    base = default_config(dtype)
-    rejected = []
-    for num_stages in range(base.num_stages, 0, -1):
-        config = base.replace(num_stages=num_stages, alias_c=False)
-        try:
-            smem_plan(config, dtype)
-        except CompilationError as error:
-            if num_stages == 1:
-                raise
-            rejected.append((config, error.error_message))
-        else:
-            return config, tuple(rejected)
+    return HOST.unaliased_search(
+        default_config(dtype),
+        lambda base, stages: base.replace(num_stages=stages, alias_c=False),
+        dtype,
+    )
 
 
 def best_unaliased_config(dtype="fp16"):
@@ -120,8 +123,7 @@ def benchmark_configs(dtype="fp16"):
     return default_config(dtype), best_unaliased_config(dtype)
 
 
-@functools.cache
-def _block_shapes(config):
+def block_shapes(config, arguments=None):
     """Block shapes of the A, B and C descriptors: C is stored a consumer's half at a time."""
     return (
         [config.block_m, config.block_k],
@@ -130,38 +132,30 @@ def _block_shapes(config):
     )
 
 
+HOST = KernelHost(
+    gemm_kernel,
+    Config,
+    descriptors=("desc_a", "desc_b", "desc_c"),
+    scalars={"M": "i32", "N": "i32", "K": "i32", "GROUP_M": "i32"},
+    block_shapes=block_shapes,
+    target=SM90A,
+)
+
+
 def kernel_source(config, dtype="fp16"):
     """The kernel with ``config``'s tile sizes, as ``triton.compile`` and ``tlx.kernel_plans``
     take it."""
-    dtype = _triton_dtype(dtype)
-    layout = _tile_layout(TRITON_DTYPE_BITS[dtype])
-    arguments = constexprs(config)
-    descriptors = {
-        name: f"tensordesc<{dtype}[{shape[0]},{shape[1]}],{layout!r}>"
-        for name, shape in zip(("desc_a", "desc_b", "desc_c"), _block_shapes(config), strict=True)
-    }
-    signature = {
-        **descriptors,
-        "M": "i32",
-        "N": "i32",
-        "K": "i32",
-        "GROUP_M": "i32",
-        **dict.fromkeys(arguments, "constexpr"),
-    }
-    return tlx.ASTSource(fn=gemm_kernel, signature=signature, constexprs=arguments)
+    return HOST.kernel_source(config, dtype)
 
 
 def compile_for_hopper(config, dtype="fp16"):
     """Compiles the kernel for sm_90a without a GPU; returns Triton's compiled kernel."""
-    return triton.compile(kernel_source(config, dtype), target=SM90A, options=COMPILE_OPTIONS)
+    return HOST.compile(config, dtype)
 
 
 def smem_plan(config, dtype="fp16"):
-    """The plan of the kernel's SMEM spec (a ``tlx.SpecPlan``) as tlx makes it when the kernel
-    is compiled for sm_90a with ``config``: ``tlx.kernel_plans`` traces the kernel (no GPU, no
-    PTX). A configuration that does not fit raises the CompilationError compiling it raises."""
-    (smem,) = tlx.kernel_plans(kernel_source(config, dtype), target=SM90A, options=COMPILE_OPTIONS)
-    return smem
+    """The plan of the kernel's SMEM spec (``KernelHost.smem_plan``)."""
+    return HOST.smem_plan(config, dtype)
 
 
 def _check_inputs(a, b):
@@ -182,7 +176,7 @@ def _operands(a, b):
     (M, K), N = a.shape, b.shape[1]
     if M == 0 or N == 0 or K == 0:
         return a, b, None, (M, N, K)
-    return _tma_operand(a), _tma_operand(b), _tma_operand(a.new_empty(M, N)), (M, N, K)
+    return tma_operand(a), tma_operand(b), tma_operand(a.new_empty(M, N)), (M, N, K)
 
 
 def matmul(a, b, config=None):
@@ -195,27 +189,22 @@ def matmul(a, b, config=None):
     if c is None:
         return torch.zeros(M, N, device=a.device, dtype=a.dtype)
     config = config or default_config(a.dtype)
-    layout = _tile_layout(a.element_size() * 8)
-    block_a, block_b, block_c = _block_shapes(config)
+    layout = tile_layout(a.element_size() * 8)
+    block_a, block_b, block_c = block_shapes(config)
     desc_a = TensorDescriptor.from_tensor(a, block_a, layout)
     desc_b = TensorDescriptor.from_tensor(b, block_b, layout)
     desc_c = TensorDescriptor.from_tensor(c, block_c, layout)
     grid = _launch_grid(M, N, config, a.device)
     gemm_kernel[grid](
-        desc_a, desc_b, desc_c, M, N, K, **config_arguments(config), **COMPILE_OPTIONS
+        desc_a, desc_b, desc_c, M, N, K, **config.kernel_arguments(), **config.compile_options
     )
     return c if c.is_contiguous() else c.contiguous()
-
-
-@functools.cache
-def _sm_count(device):
-    return torch.cuda.get_device_properties(device).multi_processor_count
 
 
 def _launch_grid(M, N, config, device):
     """One CTA per tile of C, or (persistent) one per SM while there are more tiles."""
     tiles = triton.cdiv(M, config.block_m) * triton.cdiv(N, config.block_n)
-    return (min(tiles, _sm_count(device)) if config.persistent else tiles,)
+    return (min(tiles, sm_count(device)) if config.persistent else tiles,)
 
 
 # Autotuning ---------------------------------------------------------------------------------
@@ -262,66 +251,30 @@ def autotune_configs():
         for block_k, stages in ((64, 4), (64, 6), (64, 8), (128, 4))
         for alias_c in (True, False)
     ]
-    return [
-        triton.Config(config_arguments(config), pre_hook=_set_block_shapes, **COMPILE_OPTIONS)
-        for config in configs
-    ]
+    return [HOST.triton_config(config) for config in configs]
 
 
 def constexprs(config):
     """The kernel's constexpr arguments for ``config``."""
-    return {
-        "BLOCK_M": config.block_m,
-        "BLOCK_N": config.block_n,
-        "BLOCK_K": config.block_k,
-        "NUM_STAGES": config.num_stages,
-        "ALIAS_C": config.alias_c,
-        "PERSISTENT": config.persistent,
-        "WARP_SPECIALIZE": config.warp_specialize,
-        "STAGGER": config.stagger,
-    }
-
-
-def config_arguments(config):
-    """Every kernel argument ``config`` sets (a ``triton.Config``'s kwargs): GROUP_M, then
-    the constexprs, in the kernel's order."""
-    return {"GROUP_M": config.group_m, **constexprs(config)}
+    return HOST.constexprs(config)
 
 
 def config_of(arguments):
-    """The ``Config`` of the kernel's constexpr arguments (a ``triton.Config``'s kwargs, or
-    the arguments the autotuner hands a hook)."""
-    arguments = getattr(arguments, "kwargs", arguments)
-    return Config(
-        arguments["BLOCK_M"],
-        arguments["BLOCK_N"],
-        arguments["BLOCK_K"],
-        arguments["NUM_STAGES"],
-        arguments["ALIAS_C"],
-        arguments["GROUP_M"],
-        arguments["PERSISTENT"],
-        arguments["WARP_SPECIALIZE"],
-        arguments["STAGGER"],
-    )
-
-
-def _set_block_shapes(arguments):
-    """The configuration's tiles on the descriptors: the autotuner runs this before each
-    launch, and the plan pruner before it types the arguments."""
-    shapes = _block_shapes(config_of(arguments))
-    for name, shape in zip(("desc_a", "desc_b", "desc_c"), shapes, strict=True):
-        arguments[name].block_shape = list(shape)
+    """The ``Config`` of the kernel's arguments (a ``triton.Config``, its kwargs, or the
+    arguments the autotuner hands a hook)."""
+    return Config.of_arguments(arguments)
 
 
 @functools.cache
 def autotuned_kernel(dtype):
     """The kernel under ``tlx.autotune`` for one dtype, keyed on the shape (the dtype has a
     tuner of its own)."""
-    _triton_dtype(dtype)
+    triton_dtype(dtype)
     return tlx.autotune(configs=autotune_configs(), key=["M", "N", "K"])(gemm_kernel)
 
 
-def _grid(meta):
+def tuner_grid(meta):
+    """The grid of a launch under the tuner, of the configuration in ``meta``."""
     return _launch_grid(meta["M"], meta["N"], config_of(meta), meta["desc_a"].base.device)
 
 
@@ -351,10 +304,10 @@ def tuner_arguments(a, b):
     a, b, c, (M, N, K) = _operands(a, b)
     if c is None:
         return torch.zeros(M, N, device=a.device, dtype=a.dtype), None
-    layout = _tile_layout(a.element_size() * 8)
+    layout = tile_layout(a.element_size() * 8)
     descriptors = (
         TensorDescriptor.from_tensor(t, shape, layout)
-        for t, shape in zip((a, b, c), _block_shapes(default_config()), strict=True)
+        for t, shape in zip((a, b, c), block_shapes(default_config()), strict=True)
     )
     return c, (*descriptors, M, N, K)
 
@@ -380,11 +333,11 @@ def compiled_launch(kernel, a, b, config):
 
     M, K = a.shape
     N = b.shape[1]
-    layout = _tile_layout(a.element_size() * 8)
+    layout = tile_layout(a.element_size() * 8)
     c = torch.empty(M, N, device=a.device, dtype=a.dtype)
     descriptors = [
         TensorDescriptor.from_tensor(t, shape, layout)
-        for t, shape in zip((a, b, c), _block_shapes(config), strict=True)
+        for t, shape in zip((a, b, c), block_shapes(config), strict=True)
     ]
     return DirectLaunch.of_compiled(
         kernel,
@@ -393,7 +346,7 @@ def compiled_launch(kernel, a, b, config):
         _launch_grid(M, N, config, a.device),
         descriptors,
         (M, N, K),
-        {**config_arguments(config), **COMPILE_OPTIONS},
+        {**config.kernel_arguments(), **config.compile_options},
     )
 
 
@@ -414,8 +367,8 @@ def autotuned_matmul(a, b):
     if arguments is None:
         return c
     desc_a, desc_b, desc_c, M, N, K = arguments
-    tuner = autotuned_kernel(_triton_dtype(a.dtype))
-    tuner[_grid](*arguments)
+    tuner = autotuned_kernel(triton_dtype(a.dtype))
+    tuner[tuner_grid](*arguments)
     config = config_of(tuner.best_config)
     _last_config[a.dtype] = config
     key = _launch_key(a, b)
@@ -426,7 +379,7 @@ def autotuned_matmul(a, b):
             _launch_grid(M, N, config, a.device),
             (desc_a, desc_b, desc_c),
             (M, N, K),
-            {**config_arguments(config), **COMPILE_OPTIONS},
+            {**config.kernel_arguments(), **config.compile_options},
         )
     return c if c.is_contiguous() else c.contiguous()
 
@@ -438,16 +391,5 @@ def chosen_config(dtype):
 
 def print_autotune_plans(dtype="fp16"):
     """What the plan pruner says of every configuration of the space, on the CPU."""
-    pruner = tlx.PlanPruner(gemm_kernel, target=SM90A)
-    t = torch.empty(16, 16, dtype=torch.float16 if dtype == "fp16" else torch.bfloat16)
-    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
-
-    layout = _tile_layout(16)
-    arguments = {
-        name: TensorDescriptor(t, [4096, 4096], [4096, 1], list(shape), layout)
-        for name, shape in zip(
-            ("desc_a", "desc_b", "desc_c"), _block_shapes(default_config()), strict=True
-        )
-    }
-    arguments.update(M=4096, N=4096, K=4096)
-    print_plan_verdicts(pruner, autotune_configs(), arguments, config_of)
+    arguments = HOST.placeholder_arguments(default_config(), dtype, M=4096, N=4096, K=4096)
+    HOST.print_plan_verdicts(autotune_configs(), arguments)
