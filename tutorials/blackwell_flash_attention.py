@@ -3,6 +3,8 @@ S / P / alpha / l / m tiles of each Q tile sharing one TMEM region through tlx.
 
     python tutorials/blackwell_flash_attention.py  (PYTHONPATH=language, or the package installed)
 
+The kernel and its host code are ``tlx_kernels.blackwell.flash_attention``.
+
 The kernel
 ----------
 A CTA owns BLOCK_M = 2 x 128 rows of Q: two "MMA groups" of 128 rows, one softmax warpgroup

@@ -2,6 +2,8 @@
 
     python tutorials/blackwell_two_cta_mma.py     (PYTHONPATH=language, or the package installed)
 
+The kernel and its host code are ``tlx_kernels.blackwell.two_cta_mma``.
+
 On Blackwell, two CTAs of a cluster can run one MMA together (``cta_group::2``): the
 accumulator of a 256-row tile is split over the CTA pair, 128 rows in each CTA's tensor
 memory. A TMEM layout says so with ``two_ctas=True`` and a CTA split along M (a CGA layout

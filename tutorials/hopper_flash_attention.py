@@ -2,6 +2,10 @@
 
     python tutorials/hopper_flash_attention.py     (PYTHONPATH=language, or the package installed)
 
+The kernel is ``tlx_kernels.hopper.attention_kernel``, its host code
+``tlx_kernels.hopper.attention``; a model calls the tuned one as
+``from tlx_kernels import attention``.
+
 The kernel
 ----------
 O = softmax(Q K^T * sm_scale) V, tile by tile: a tile is BLOCK_M rows of Q of one (batch, head).

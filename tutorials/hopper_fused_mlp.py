@@ -2,6 +2,10 @@
 
     python tutorials/hopper_fused_mlp.py [--plans]   (PYTHONPATH=language, or the package installed)
 
+The kernel is ``tlx_kernels.hopper.fused_mlp_kernel``, its host code
+``tlx_kernels.hopper.fused_mlp``; a model calls the tuned one as
+``from tlx_kernels import fused_mlp``.
+
 X is [tokens, d_model], W1 [d_model, hidden], W2 [hidden, d_model] (row-major, as
 ``torch.matmul`` takes them; hidden is typically 4 x d_model), Y is [tokens, d_model]. The
 inputs are float16 or bfloat16, both products are accumulated in float32, the hidden

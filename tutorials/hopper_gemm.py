@@ -2,6 +2,9 @@
 
     python tutorials/hopper_gemm.py [--plans]   (PYTHONPATH=language, or the package installed)
 
+The kernel is ``tlx_kernels.hopper.gemm_kernel``, its host code ``tlx_kernels.hopper.gemm``;
+a model calls the tuned one as ``from tlx_kernels import matmul``.
+
 A is [M, K], B is [K, N] (both row-major, as ``torch.matmul`` takes them), C is [M, N]; the
 inputs are float16 or bfloat16, the products are accumulated in float32 and C has the inputs'
 dtype. Any M, N and K work (``matmul`` first copies an operand whose rows the TMA cannot

@@ -7,7 +7,7 @@ import functools
 
 import tlx
 import triton
-from tlx.compat import tma_store, tmem_reg_layout
+from tlx.compat import aggregate, tma_store, tmem_reg_layout
 from triton.backends.compiler import GPUTarget
 from triton.compiler.errors import CompilationError
 from triton.experimental import gluon
@@ -36,23 +36,147 @@ NUM_MMA_SLICES = gl.constexpr(2)
 HEAD_DIMS = (64, 128)
 
 
+@aggregate
+class AttentionBuffers:
+    """The CTA's tiles, which the partitions take: in SMEM Q (one per MMA group), the K/V
+    stages and the epilogue's O tiles over Q; in TMEM S of each group with P (in slices),
+    alpha, l and m over it, and the O accumulators."""
+
+    q_tiles: tlx.buffered_tensor
+    k_tiles: tlx.buffered_tensor
+    v_tiles: tlx.buffered_tensor
+    o_smem_tiles: tlx.buffered_tensor
+    qk_tiles: tlx.buffered_tensor
+    p_tiles: tlx.buffered_tensor
+    alpha_tiles: tlx.buffered_tensor
+    l_tiles: tlx.buffered_tensor
+    m_tiles: tlx.buffered_tensor
+    o_tiles: tlx.buffered_tensor
+
+    @gluon.constexpr_function
+    def __init__(
+        self,
+        q_tiles,
+        k_tiles,
+        v_tiles,
+        o_smem_tiles,
+        qk_tiles,
+        p_tiles,
+        alpha_tiles,
+        l_tiles,
+        m_tiles,
+        o_tiles,
+    ):
+        self.q_tiles = q_tiles
+        self.k_tiles = k_tiles
+        self.v_tiles = v_tiles
+        self.o_smem_tiles = o_smem_tiles
+        self.qk_tiles = qk_tiles
+        self.p_tiles = p_tiles
+        self.alpha_tiles = alpha_tiles
+        self.l_tiles = l_tiles
+        self.m_tiles = m_tiles
+        self.o_tiles = o_tiles
+
+
+@aggregate
+class AttentionBarriers:
+    """The CTA's mbarriers (``_barriers``): Q landed, a K/V stage landed or released, S ready,
+    a slice of P ready, alpha ready, O corrected, O's product done, l and m ready."""
+
+    q_ready: gl.shared_memory_descriptor
+    k_ready: gl.shared_memory_descriptor
+    v_ready: gl.shared_memory_descriptor
+    kv_empty: gl.shared_memory_descriptor
+    s_ready: gl.shared_memory_descriptor
+    p_ready: gl.shared_memory_descriptor
+    alpha_ready: gl.shared_memory_descriptor
+    o_corrected: gl.shared_memory_descriptor
+    o_ready: gl.shared_memory_descriptor
+    l_ready: gl.shared_memory_descriptor
+
+    @gluon.constexpr_function
+    def __init__(
+        self,
+        q_ready,
+        k_ready,
+        v_ready,
+        kv_empty,
+        s_ready,
+        p_ready,
+        alpha_ready,
+        o_corrected,
+        o_ready,
+        l_ready,
+    ):
+        self.q_ready = q_ready
+        self.k_ready = k_ready
+        self.v_ready = v_ready
+        self.kv_empty = kv_empty
+        self.s_ready = s_ready
+        self.p_ready = p_ready
+        self.alpha_ready = alpha_ready
+        self.o_corrected = o_corrected
+        self.o_ready = o_ready
+        self.l_ready = l_ready
+
+
+@aggregate
+class AttentionWork:
+    """What this CTA computes: the descriptors, the log-sum-exp output, the scale of S in base
+    2, the sequence length, its (batch, head) and first row, and its key blocks (without a
+    mask, then all)."""
+
+    desc_q: tma.tensor_descriptor
+    desc_k: tma.tensor_descriptor
+    desc_v: tma.tensor_descriptor
+    desc_o: tma.tensor_descriptor
+    lse_ptr: gl.tensor
+    qk_scale: gl.tensor
+    seq_len: gl.tensor
+    off_bh: gl.tensor
+    off_m: gl.tensor
+    n_unmasked: gl.tensor
+    n_blocks: gl.tensor
+
+    @gluon.constexpr_function
+    def __init__(
+        self,
+        desc_q,
+        desc_k,
+        desc_v,
+        desc_o,
+        lse_ptr,
+        qk_scale,
+        seq_len,
+        off_bh,
+        off_m,
+        n_unmasked,
+        n_blocks,
+    ):
+        self.desc_q = desc_q
+        self.desc_k = desc_k
+        self.desc_v = desc_v
+        self.desc_o = desc_o
+        self.lse_ptr = lse_ptr
+        self.qk_scale = qk_scale
+        self.seq_len = seq_len
+        self.off_bh = off_bh
+        self.off_m = off_m
+        self.n_unmasked = n_unmasked
+        self.n_blocks = n_blocks
+
+
 @gluon.jit
-def _issue_pv(
-    g: gl.constexpr,
-    block,
-    p_tiles,
-    v_tiles,
-    o_tiles,
-    v_ready,
-    p_ready,
-    o_corrected,
-    o_ready,
-    BLOCK_N: gl.constexpr,
-    NUM_STAGES: gl.constexpr,
-):
+def _issue_pv(g: gl.constexpr, block, buffers, barriers):
     """O_g += P_g(block) V_block, slice by slice, asynchronously: o_ready[g] fires when the last
     slice's product is done (the products of one thread complete in order); the barrier arrive
     of the earlier slices is predicated off, which keeps them asynchronous."""
+    p_tiles, v_tiles, o_tiles = buffers.p_tiles, buffers.v_tiles, buffers.o_tiles
+    v_ready, p_ready = barriers.v_ready, barriers.p_ready
+    o_corrected, o_ready = barriers.o_corrected, barriers.o_ready
+    NUM_STAGES: gl.constexpr = v_tiles.shape[0]
+    BLOCK_N: gl.constexpr = v_tiles.shape[1]
     SLICE_N: gl.constexpr = BLOCK_N // NUM_MMA_SLICES
     stage = block % NUM_STAGES
     mbarrier.wait(v_ready.index(stage), (block // NUM_STAGES) & 1)
@@ -75,25 +199,12 @@ def _issue_pv(
 
 
 @gluon.jit
-def _mma_partition(
-    q_tiles,
-    k_tiles,
-    v_tiles,
-    qk_tiles,
-    p_tiles,
-    o_tiles,
-    q_ready,
-    k_ready,
-    v_ready,
-    kv_empty,
-    s_ready,
-    p_ready,
-    o_corrected,
-    o_ready,
-    n_blocks,
-    BLOCK_N: gl.constexpr,
-    NUM_STAGES: gl.constexpr,
-):
+def _mma_partition(buffers, barriers, work):
+    """The MMA warp: per key block and group, O += P V of the last block, then S = Q K^T."""
+    q_tiles, k_tiles, qk_tiles = buffers.q_tiles, buffers.k_tiles, buffers.qk_tiles
+    q_ready, k_ready, kv_empty = barriers.q_ready, barriers.k_ready, barriers.kv_empty
+    s_ready, n_blocks = barriers.s_ready, work.n_blocks
+    NUM_STAGES: gl.constexpr = k_tiles.shape[0]
     for g in gl.static_range(NUM_MMA_GROUPS):
         mbarrier.wait(q_ready.index(g), 0)
     for j in range(n_blocks):
@@ -103,19 +214,7 @@ def _mma_partition(
             # S_g(j) overwrites P_g(j - 1): issue the product that reads P first (tcgen05
             # operations of one thread run in order).
             if j > 0:
-                _issue_pv(
-                    g,
-                    j - 1,
-                    p_tiles,
-                    v_tiles,
-                    o_tiles,
-                    v_ready,
-                    p_ready,
-                    o_corrected,
-                    o_ready,
-                    BLOCK_N,
-                    NUM_STAGES,
-                )
+                _issue_pv(g, j - 1, buffers, barriers)
             tcgen05_mma(
                 q_tiles.index(g),
                 k_tiles.index(stage).permute((1, 0)),
@@ -127,19 +226,7 @@ def _mma_partition(
             tcgen05_commit(kv_empty.index((j - 1) % NUM_STAGES))
     last = n_blocks - 1
     for g in gl.static_range(NUM_MMA_GROUPS):
-        _issue_pv(
-            g,
-            last,
-            p_tiles,
-            v_tiles,
-            o_tiles,
-            v_ready,
-            p_ready,
-            o_corrected,
-            o_ready,
-            BLOCK_N,
-            NUM_STAGES,
-        )
+        _issue_pv(g, last, buffers, barriers)
     tcgen05_commit(kv_empty.index(last % NUM_STAGES))
 
 
@@ -155,12 +242,15 @@ def _mask_scores(s, off_m, off_n, seq_len, SLICE_N: gl.constexpr, CAUSAL: gl.con
 
 
 @gluon.jit
-def _softmax_partition(g: gl.constexpr, state, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr):
-    """The softmax of row group ``g``; ``state`` holds what both groups take (the kernel's
-    ``softmax_state``)."""
-    (qk_tiles, p_tiles, alpha_tiles, l_tiles, m_tiles) = state[:5]
-    (s_ready, p_ready, alpha_ready, l_ready) = state[5:9]
-    (qk_scale, off_m, seq_len, n_unmasked, n_blocks) = state[9:]
+def _softmax_partition(g: gl.constexpr, buffers, barriers, work, CAUSAL: gl.constexpr):
+    """The softmax of row group ``g``."""
+    qk_tiles, p_tiles, alpha_tiles = buffers.qk_tiles, buffers.p_tiles, buffers.alpha_tiles
+    l_tiles, m_tiles = buffers.l_tiles, buffers.m_tiles
+    s_ready, p_ready = barriers.s_ready, barriers.p_ready
+    alpha_ready, l_ready = barriers.alpha_ready, barriers.l_ready
+    qk_scale, off_m, seq_len = work.qk_scale, work.off_m, work.seq_len
+    n_unmasked, n_blocks = work.n_unmasked, work.n_blocks
+    BLOCK_N: gl.constexpr = qk_tiles.shape[2]
     gl.static_assert(NUM_MMA_SLICES == 2, "the softmax splits S into two column halves")
     SLICE_N: gl.constexpr = BLOCK_N // NUM_MMA_SLICES
     num_warps: gl.constexpr = gl.num_warps()
@@ -210,24 +300,16 @@ def _softmax_partition(g: gl.constexpr, state, BLOCK_N: gl.constexpr, CAUSAL: gl
 
 
 @gluon.jit
-def _correction_partition(
-    desc_o,
-    lse_ptr,
-    o_tiles,
-    o_smem_tiles,
-    alpha_tiles,
-    l_tiles,
-    m_tiles,
-    alpha_ready,
-    o_corrected,
-    o_ready,
-    l_ready,
-    off_bh,
-    off_m,
-    seq_len,
-    n_blocks,
-    HEAD_DIM: gl.constexpr,
-):
+def _correction_partition(buffers, barriers, work):
+    """The default partition: O rescaled by alpha before each next P V, then the epilogue
+    (O / l through SMEM and a TMA store, and the log-sum-exp)."""
+    o_tiles, o_smem_tiles = buffers.o_tiles, buffers.o_smem_tiles
+    alpha_tiles, l_tiles, m_tiles = buffers.alpha_tiles, buffers.l_tiles, buffers.m_tiles
+    alpha_ready, o_corrected = barriers.alpha_ready, barriers.o_corrected
+    o_ready, l_ready = barriers.o_ready, barriers.l_ready
+    desc_o, lse_ptr, off_bh, off_m = work.desc_o, work.lse_ptr, work.off_bh, work.off_m
+    seq_len, n_blocks = work.seq_len, work.n_blocks
+    HEAD_DIM: gl.constexpr = o_tiles.shape[2]
     HALF_D: gl.constexpr = HEAD_DIM // 2
     num_warps: gl.constexpr = gl.num_warps()
     o_layout: gl.constexpr = tmem_reg_layout(
@@ -267,6 +349,48 @@ def _correction_partition(
         fence_async_shared()
         tma_store(desc_o, [off_bh, off_m + g * GROUP_M, 0], o_smem.reshape([1, GROUP_M, HEAD_DIM]))
     tma.store_wait(0)
+
+
+@gluon.jit
+def _barriers(NUM_STAGES: gl.constexpr):
+    """The kernel's mbarriers, initialized (an ``AttentionBarriers``)."""
+    bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
+    q_ready = gl.allocate_shared_memory(gl.int64, [NUM_MMA_GROUPS, 1], bar_layout)
+    s_ready = gl.allocate_shared_memory(gl.int64, [NUM_MMA_GROUPS, 1], bar_layout)
+    alpha_ready = gl.allocate_shared_memory(gl.int64, [NUM_MMA_GROUPS, 1], bar_layout)
+    o_corrected = gl.allocate_shared_memory(gl.int64, [NUM_MMA_GROUPS, 1], bar_layout)
+    o_ready = gl.allocate_shared_memory(gl.int64, [NUM_MMA_GROUPS, 1], bar_layout)
+    l_ready = gl.allocate_shared_memory(gl.int64, [NUM_MMA_GROUPS, 1], bar_layout)
+    p_ready = gl.allocate_shared_memory(gl.int64, [NUM_MMA_GROUPS * NUM_MMA_SLICES, 1], bar_layout)
+    k_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
+    v_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
+    kv_empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
+    for g in gl.static_range(NUM_MMA_GROUPS):
+        mbarrier.init(q_ready.index(g), count=1)
+        mbarrier.init(s_ready.index(g), count=1)
+        mbarrier.init(alpha_ready.index(g), count=1)
+        mbarrier.init(o_corrected.index(g), count=1)
+        mbarrier.init(o_ready.index(g), count=1)
+        mbarrier.init(l_ready.index(g), count=1)
+    for i in gl.static_range(NUM_MMA_GROUPS * NUM_MMA_SLICES):
+        mbarrier.init(p_ready.index(i), count=1)
+    for i in gl.static_range(NUM_STAGES):
+        mbarrier.init(k_ready.index(i), count=1)
+        mbarrier.init(v_ready.index(i), count=1)
+        mbarrier.init(kv_empty.index(i), count=1)
+    fence_async_shared()
+    return AttentionBarriers(
+        q_ready,
+        k_ready,
+        v_ready,
+        kv_empty,
+        s_ready,
+        p_ready,
+        alpha_ready,
+        o_corrected,
+        o_ready,
+        l_ready,
+    )
 
 
 @tlx.jit
@@ -351,115 +475,39 @@ def attention_fwd_kernel(
         (GROUP_M, HEAD_DIM), gl.float32, NUM_MMA_GROUPS, tlx.storage_kind.tmem
     )
 
-    bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
-    q_ready = gl.allocate_shared_memory(gl.int64, [NUM_MMA_GROUPS, 1], bar_layout)
-    s_ready = gl.allocate_shared_memory(gl.int64, [NUM_MMA_GROUPS, 1], bar_layout)
-    alpha_ready = gl.allocate_shared_memory(gl.int64, [NUM_MMA_GROUPS, 1], bar_layout)
-    o_corrected = gl.allocate_shared_memory(gl.int64, [NUM_MMA_GROUPS, 1], bar_layout)
-    o_ready = gl.allocate_shared_memory(gl.int64, [NUM_MMA_GROUPS, 1], bar_layout)
-    l_ready = gl.allocate_shared_memory(gl.int64, [NUM_MMA_GROUPS, 1], bar_layout)
-    p_ready = gl.allocate_shared_memory(gl.int64, [NUM_MMA_GROUPS * NUM_MMA_SLICES, 1], bar_layout)
-    k_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
-    v_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
-    kv_empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
-    for g in gl.static_range(NUM_MMA_GROUPS):
-        mbarrier.init(q_ready.index(g), count=1)
-        mbarrier.init(s_ready.index(g), count=1)
-        mbarrier.init(alpha_ready.index(g), count=1)
-        mbarrier.init(o_corrected.index(g), count=1)
-        mbarrier.init(o_ready.index(g), count=1)
-        mbarrier.init(l_ready.index(g), count=1)
-    for i in gl.static_range(NUM_MMA_GROUPS * NUM_MMA_SLICES):
-        mbarrier.init(p_ready.index(i), count=1)
-    for i in gl.static_range(NUM_STAGES):
-        mbarrier.init(k_ready.index(i), count=1)
-        mbarrier.init(v_ready.index(i), count=1)
-        mbarrier.init(kv_empty.index(i), count=1)
-    fence_async_shared()
-
-    # What both softmax partitions take (a tuple held in a variable keeps tensors only, so
-    # the constexprs go in each call).
-    softmax_state = (
+    buffers = AttentionBuffers(
+        q_tiles,
+        k_tiles,
+        v_tiles,
+        o_smem_tiles,
         qk_tiles,
         p_tiles,
         alpha_tiles,
         l_tiles,
         m_tiles,
-        s_ready,
-        p_ready,
-        alpha_ready,
-        l_ready,
+        o_tiles,
+    )
+    barriers = _barriers(NUM_STAGES)
+    work = AttentionWork(
+        desc_q,
+        desc_k,
+        desc_v,
+        desc_o,
+        lse_ptr,
         qk_scale,
-        off_m,
         seq_len,
+        off_bh,
+        off_m,
         n_unmasked,
         n_blocks,
     )
     gl.warp_specialize(
         [
-            (
-                _correction_partition,
-                (
-                    desc_o,
-                    lse_ptr,
-                    o_tiles,
-                    o_smem_tiles,
-                    alpha_tiles,
-                    l_tiles,
-                    m_tiles,
-                    alpha_ready,
-                    o_corrected,
-                    o_ready,
-                    l_ready,
-                    off_bh,
-                    off_m,
-                    seq_len,
-                    n_blocks,
-                    HEAD_DIM,
-                ),
-            ),
-            (_softmax_partition, (0, softmax_state, BLOCK_N, CAUSAL)),
-            (_softmax_partition, (1, softmax_state, BLOCK_N, CAUSAL)),
-            (
-                _mma_partition,
-                (
-                    q_tiles,
-                    k_tiles,
-                    v_tiles,
-                    qk_tiles,
-                    p_tiles,
-                    o_tiles,
-                    q_ready,
-                    k_ready,
-                    v_ready,
-                    kv_empty,
-                    s_ready,
-                    p_ready,
-                    o_corrected,
-                    o_ready,
-                    n_blocks,
-                    BLOCK_N,
-                    NUM_STAGES,
-                ),
-            ),
-            (
-                load_partition,
-                (
-                    desc_q,
-                    desc_k,
-                    desc_v,
-                    q_tiles,
-                    k_tiles,
-                    v_tiles,
-                    q_ready,
-                    k_ready,
-                    v_ready,
-                    kv_empty,
-                    off_bh,
-                    off_m,
-                    n_blocks,
-                ),
-            ),
+            (_correction_partition, (buffers, barriers, work)),
+            (_softmax_partition, (0, buffers, barriers, work, CAUSAL)),
+            (_softmax_partition, (1, buffers, barriers, work, CAUSAL)),
+            (_mma_partition, (buffers, barriers, work)),
+            (load_partition, (buffers, barriers, work)),
         ],
         [4, 4, 1, 1],
         [184, 184, 24, 24],

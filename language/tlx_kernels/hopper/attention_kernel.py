@@ -16,6 +16,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 
 from tlx_kernels.hopper.attention_common import key_blocks, load_kv_blocks, load_q_tiles
 from tlx_kernels.hopper.attention_schedule import _unit_tiles, _work_units
+from tlx_kernels.hopper.attention_state import AttentionSchedule, AttentionState, AttentionTile
 from tlx_kernels.hopper.common import LOADER_REGISTERS
 
 
@@ -70,24 +71,15 @@ def _online_softmax(s, m_i, l_i, qk_scale):
 
 @gluon.jit
 def _attn_step(
+    state,
     index,
     first_index,
     q,
-    k_tiles,
-    v_tiles,
-    k_ready,
-    v_ready,
-    kv_empty,
     p,
     acc,
     m_i,
     l_i,
-    qk_scale,
     off_m,
-    seq_len,
-    SUB_M: gl.constexpr,
-    BLOCK_N: gl.constexpr,
-    NUM_STAGES: gl.constexpr,
     CAUSAL: gl.constexpr,
     MASKED: gl.constexpr,
     s_layout: gl.constexpr,
@@ -97,6 +89,12 @@ def _attn_step(
     """One software-pipelined iteration: S_j = Q K_j^T is issued together with P_{j-1} V_{j-1},
     then softmax(S_j) runs while the tensor cores finish P V. Key block j of the tile is block
     ``index = first_index + j`` of the K/V ring; ``q`` is the Q tile in SMEM or in registers."""
+    k_tiles, v_tiles = state.k_tiles, state.v_tiles
+    k_ready, v_ready, kv_empty = state.k_ready, state.v_ready, state.kv_empty
+    qk_scale, seq_len = state.qk_scale, state.seq_len
+    SUB_M: gl.constexpr = state.q_tiles.shape[1]
+    NUM_STAGES: gl.constexpr = k_tiles.shape[0]
+    BLOCK_N: gl.constexpr = k_tiles.shape[1]
     stage = index % NUM_STAGES
     prev = (index - 1) % NUM_STAGES
     mbarrier.wait(k_ready.index(stage), (index // NUM_STAGES) & 1)
@@ -133,16 +131,16 @@ def _release_after_store(kv_empty, q_empty, index, O_OVER_KV: gl.constexpr):
 
 
 @gluon.jit
-def _store_o(state, o_tile, tile_count, O_OVER_KV: gl.constexpr, ALIAS_O: gl.constexpr):
+def _store_o(state, o_tile, tile_count, schedule):
     """The epilogue of tile ``tile_count``: ``o_tile`` is (O, its head, its first row, its O
     buffer); O goes into the buffer, then out through a TMA store. With O over a K/V stage, it
     first waits until every consumer is done reading the bytes under it (``tile_done``, one
     phase per tile); with O in bytes of its own, until the store of the last O this
     warpgroup wrote has read them, which had the whole tile to do it."""
     (o, off_bh, rows, o_index) = o_tile
-    desc_o = state[0]
-    o_tiles = state[4]
-    tile_done = state[13]
+    desc_o, o_tiles, tile_done = state.desc_o, state.o_tiles, state.tile_done
+    O_OVER_KV: gl.constexpr = schedule.O_OVER_KV
+    ALIAS_O: gl.constexpr = schedule.ALIAS_O
     if O_OVER_KV:
         mbarrier.wait(tile_done, tile_count & 1)
     if not ALIAS_O:
@@ -154,31 +152,48 @@ def _store_o(state, o_tile, tile_count, O_OVER_KV: gl.constexpr, ALIAS_O: gl.con
 
 
 @gluon.jit
-def _attend_rows(
-    state,
-    q_index,
-    first_index,
-    off_bh,
-    off_m,
-    n_unmasked,
-    n_blocks,
-    o_index,
-    tile_last,
-    tile_count,
-    pending,
-    previous,
-    SUB_M: gl.constexpr,
-    BLOCK_N: gl.constexpr,
-    HEAD_DIM: gl.constexpr,
-    NUM_STAGES: gl.constexpr,
-    CAUSAL: gl.constexpr,
-    O_OVER_KV: gl.constexpr,
-    O_OVER_K: gl.constexpr,
-    Q_IN_REGISTERS: gl.constexpr,
-    OVERLAP_O_STORE: gl.constexpr,
-    STORE_O_DURING_NEXT_S: gl.constexpr,
-    ALIAS_O: gl.constexpr,
-):
+def _first_block(state, schedule, tile, q, m_i, l_i, pending, previous, s_layout, p_layout):
+    """P, m and l of the tile's first key block (peeled: there is no P V product to overlap
+    with yet); the last tile's O, with STORE_O_DURING_NEXT_S, is stored while the tensor cores
+    compute this S, and the bytes under it released after its softmax (``_attend_rows``)."""
+    k_tiles, q_empty, kv_empty = state.k_tiles, state.q_empty, state.kv_empty
+    first_index, off_m, tile_count = tile.first_index, tile.off_m, tile.tile_count
+    SUB_M: gl.constexpr = state.q_tiles.shape[1]
+    NUM_STAGES: gl.constexpr = k_tiles.shape[0]
+    BLOCK_N: gl.constexpr = k_tiles.shape[1]
+    CAUSAL: gl.constexpr = schedule.CAUSAL
+    O_OVER_KV: gl.constexpr = schedule.O_OVER_KV
+    OVERLAP_O_STORE: gl.constexpr = schedule.OVERLAP_O_STORE
+    STORE_O_DURING_NEXT_S: gl.constexpr = schedule.STORE_O_DURING_NEXT_S
+    first_stage = first_index % NUM_STAGES
+    mbarrier.wait(state.k_ready.index(first_stage), (first_index // NUM_STAGES) & 1)
+    s = gl.zeros([SUB_M, BLOCK_N], gl.float32, s_layout)
+    if STORE_O_DURING_NEXT_S:
+        s_tok = warpgroup_mma(
+            q, k_tiles.index(first_stage).permute((1, 0)), s, use_acc=False, is_async=True
+        )
+        if pending >= 0:
+            _store_o(state, previous, tile_count - 1, schedule)
+        s = warpgroup_mma_wait(0, deps=[s_tok])
+    else:
+        s = warpgroup_mma(q, k_tiles.index(first_stage).permute((1, 0)), s, use_acc=False)
+        if OVERLAP_O_STORE:
+            if pending >= 0:
+                # The last tile's O store has had this tile's start to read the bytes under it.
+                _release_after_store(kv_empty, q_empty, pending, O_OVER_KV)
+    if tile.n_unmasked == 0:
+        s = _mask_scores(s, off_m, 0, state.seq_len, SUB_M, BLOCK_N, CAUSAL, s_layout)
+    p, alpha, m_i, l_i = _online_softmax(s, m_i, l_i, state.qk_scale)
+    if STORE_O_DURING_NEXT_S:
+        if pending >= 0:
+            # The last tile's O store, issued during this S, has had its softmax to read.
+            _release_after_store(kv_empty, q_empty, pending, O_OVER_KV)
+    p = gl.convert_layout(_to_mma_operand(p, state.q_tiles.dtype), p_layout)
+    return p, m_i, l_i
+
+
+@gluon.jit
+def _attend_rows(state, schedule, tile, pending, previous):
     """O for the SUB_M rows of Q from ``off_m`` on, in Q buffer ``q_index``, over key blocks
     0 .. n_blocks - 1 (at least one), which are blocks ``first_index`` on of the K/V ring; the
     O tile goes out through O buffer ``o_index`` and a TMA store.
@@ -204,11 +219,25 @@ def _attend_rows(
     With STORE_O_DURING_NEXT_S, O is returned rather than stored: the caller hands it back
     with the next tile as ``previous`` (O, its head, its first row, its O buffer), and it is
     stored while the tensor cores compute that tile's first S; the bytes under it are
-    released after that S's softmax. Without, ``previous`` is unused and O is stored here."""
-    (q_tiles, k_tiles, v_tiles) = state[1:4]
-    (q_empty, k_ready, v_ready, kv_empty) = state[6:10]
-    (qk_scale, seq_len) = state[10:12]
-    tile_done = state[13]
+    released after that S's softmax. Without, ``previous`` is unused and O is stored here.
+    ``tile`` is an ``AttentionTile``: q_index, first_index, ... are its fields."""
+    q_tiles, v_tiles, q_empty, v_ready = state.q_tiles, state.v_tiles, state.q_empty, state.v_ready
+    kv_empty, tile_done = state.kv_empty, state.tile_done
+    q_index, first_index, off_bh, off_m = tile.q_index, tile.first_index, tile.off_bh, tile.off_m
+    n_unmasked, n_blocks, o_index = tile.n_unmasked, tile.n_blocks, tile.o_index
+    tile_last, tile_count = tile.tile_last, tile.tile_count
+    SUB_M: gl.constexpr = q_tiles.shape[1]
+    HEAD_DIM: gl.constexpr = q_tiles.shape[2]
+    NUM_STAGES: gl.constexpr = v_tiles.shape[0]
+    BLOCK_N: gl.constexpr = v_tiles.shape[1]
+    CAUSAL: gl.constexpr = schedule.CAUSAL
+    O_OVER_KV: gl.constexpr = schedule.O_OVER_KV
+    # O over the last stage's K alone, where it fits (the kernel's stage layout).
+    O_OVER_K: gl.constexpr = O_OVER_KV and schedule.CONSUMERS * SUB_M <= BLOCK_N
+    Q_IN_REGISTERS: gl.constexpr = schedule.Q_IN_REGISTERS
+    OVERLAP_O_STORE: gl.constexpr = schedule.OVERLAP_O_STORE
+    STORE_O_DURING_NEXT_S: gl.constexpr = schedule.STORE_O_DURING_NEXT_S
+    ALIAS_O: gl.constexpr = schedule.ALIAS_O
     num_warps: gl.constexpr = gl.num_warps()
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16]
@@ -230,31 +259,9 @@ def _attend_rows(
     l_i = gl.full([SUB_M], 0.0, gl.float32, gl.SliceLayout(1, s_layout))
     acc = gl.zeros([SUB_M, HEAD_DIM], gl.float32, o_layout)
 
-    # Block 0 is peeled: there is no P V product to overlap with yet.
-    first_stage = first_index % NUM_STAGES
-    mbarrier.wait(k_ready.index(first_stage), (first_index // NUM_STAGES) & 1)
-    s = gl.zeros([SUB_M, BLOCK_N], gl.float32, s_layout)
-    if STORE_O_DURING_NEXT_S:
-        s_tok = warpgroup_mma(
-            q, k_tiles.index(first_stage).permute((1, 0)), s, use_acc=False, is_async=True
-        )
-        if pending >= 0:
-            _store_o(state, previous, tile_count - 1, O_OVER_KV, ALIAS_O)
-        s = warpgroup_mma_wait(0, deps=[s_tok])
-    else:
-        s = warpgroup_mma(q, k_tiles.index(first_stage).permute((1, 0)), s, use_acc=False)
-        if OVERLAP_O_STORE:
-            if pending >= 0:
-                # The last tile's O store has had this tile's start to read the bytes under it.
-                _release_after_store(kv_empty, q_empty, pending, O_OVER_KV)
-    if n_unmasked == 0:
-        s = _mask_scores(s, off_m, 0, seq_len, SUB_M, BLOCK_N, CAUSAL, s_layout)
-    p, alpha, m_i, l_i = _online_softmax(s, m_i, l_i, qk_scale)
-    if STORE_O_DURING_NEXT_S:
-        if pending >= 0:
-            # The last tile's O store, issued during this S, has had its softmax to read.
-            _release_after_store(kv_empty, q_empty, pending, O_OVER_KV)
-    p = gl.convert_layout(_to_mma_operand(p, dtype), p_layout)
+    p, m_i, l_i = _first_block(
+        state, schedule, tile, q, m_i, l_i, pending, previous, s_layout, p_layout
+    )
 
     # The loops run over the blocks' indices in the ring: the blocks that need no mask, then
     # those that do.
@@ -267,24 +274,15 @@ def _attend_rows(
             end = first_index + n_blocks
         for index in range(start, end):
             p, acc, m_i, l_i = _attn_step(
+                state,
                 index,
                 first_index,
                 q,
-                k_tiles,
-                v_tiles,
-                k_ready,
-                v_ready,
-                kv_empty,
                 p,
                 acc,
                 m_i,
                 l_i,
-                qk_scale,
                 off_m,
-                seq_len,
-                SUB_M,
-                BLOCK_N,
-                NUM_STAGES,
                 CAUSAL,
                 masked == 1,
                 s_layout,
@@ -314,7 +312,7 @@ def _attend_rows(
         if not O_OVER_K:
             mbarrier.arrive(tile_done)
     if not STORE_O_DURING_NEXT_S:
-        _store_o(state, (o, off_bh, off_m, o_index), tile_count, O_OVER_KV, ALIAS_O)
+        _store_o(state, (o, off_bh, off_m, o_index), tile_count, schedule)
     # O may take Q's or a K/V stage's bytes: they are released once the store has read them
     # (with OVERLAP_O_STORE, after the next tile's first S: the caller's ``pending``). In
     # bytes of its own, its store runs on into the next tile (_store_o waits for it there).
@@ -326,28 +324,28 @@ def _attend_rows(
 
 
 @gluon.jit
-def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
+def _consumer_partition(state, consumer: gl.constexpr, schedule):
     """Rows [consumer * SUB_M, (consumer + 1) * SUB_M) of every tile of this CTA, one
-    warpgroup. ``state`` holds the tensors and buffers every partition takes (the kernel's
-    ``partition_state``), ``SCHEDULE`` the kernel's schedule constexprs (its ``schedule``)."""
-    CONSUMERS: gl.constexpr = SCHEDULE[0]
-    Q_BUFFERS: gl.constexpr = SCHEDULE[1]
-    CAUSAL: gl.constexpr = SCHEDULE[2]
-    O_OVER_KV: gl.constexpr = SCHEDULE[3]
-    Q_IN_REGISTERS: gl.constexpr = SCHEDULE[4]
-    OVERLAP_O_STORE: gl.constexpr = SCHEDULE[5]
-    STORE_O_DURING_NEXT_S: gl.constexpr = SCHEDULE[6]
-    BALANCE_TAIL: gl.constexpr = SCHEDULE[7]
-    ALIAS_O: gl.constexpr = SCHEDULE[8]
-    (q_tiles, k_tiles) = state[1:3]
-    (q_ready, q_empty, k_ready, v_ready, kv_empty) = state[5:10]
-    (seq_len, batch_heads, tile_done) = state[11:14]
+    warpgroup. ``state`` holds the tensors and buffers every partition takes (an
+    ``AttentionState``), ``schedule`` the kernel's schedule (an ``AttentionSchedule``)."""
+    CONSUMERS: gl.constexpr = schedule.CONSUMERS
+    Q_BUFFERS: gl.constexpr = schedule.Q_BUFFERS
+    CAUSAL: gl.constexpr = schedule.CAUSAL
+    O_OVER_KV: gl.constexpr = schedule.O_OVER_KV
+    Q_IN_REGISTERS: gl.constexpr = schedule.Q_IN_REGISTERS
+    OVERLAP_O_STORE: gl.constexpr = schedule.OVERLAP_O_STORE
+    STORE_O_DURING_NEXT_S: gl.constexpr = schedule.STORE_O_DURING_NEXT_S
+    BALANCE_TAIL: gl.constexpr = schedule.BALANCE_TAIL
+    ALIAS_O: gl.constexpr = schedule.ALIAS_O
+    q_tiles, k_tiles = state.q_tiles, state.k_tiles
+    q_ready, q_empty, k_ready, v_ready = state.q_ready, state.q_empty, state.k_ready, state.v_ready
+    kv_empty, tile_done = state.kv_empty, state.tile_done
+    seq_len, batch_heads = state.seq_len, state.batch_heads
     SUB_M: gl.constexpr = q_tiles.shape[1]
     HEAD_DIM: gl.constexpr = q_tiles.shape[2]
     NUM_STAGES: gl.constexpr = k_tiles.shape[0]
     BLOCK_N: gl.constexpr = k_tiles.shape[1]
     BLOCK_M: gl.constexpr = CONSUMERS * SUB_M
-    O_OVER_K: gl.constexpr = O_OVER_KV and BLOCK_M <= BLOCK_N  # the kernel's stage layout
     work, n_units = _work_units(seq_len, batch_heads, BLOCK_M, CAUSAL, BALANCE_TAIL)
     tile_count = 0  # tiles of this CTA so far: which Q buffer, which phase
     kv_count = 0  # K/V blocks of this CTA so far: which stage, which phase
@@ -380,8 +378,7 @@ def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
             else:
                 o_index = q_index
             if own_blocks > 0:
-                o = _attend_rows(
-                    state,
+                tile_rows = AttentionTile(
                     q_index,
                     kv_count,
                     off_bh,
@@ -391,20 +388,9 @@ def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
                     o_index,
                     tile_last,
                     tile_count,
-                    pending,
-                    (o_previous, previous_bh, previous_rows, previous_o_index),
-                    SUB_M,
-                    BLOCK_N,
-                    HEAD_DIM,
-                    NUM_STAGES,
-                    CAUSAL,
-                    O_OVER_KV,
-                    O_OVER_K,
-                    Q_IN_REGISTERS,
-                    OVERLAP_O_STORE,
-                    STORE_O_DURING_NEXT_S,
-                    ALIAS_O,
                 )
+                previous = (o_previous, previous_bh, previous_rows, previous_o_index)
+                o = _attend_rows(state, schedule, tile_rows, pending, previous)
                 if STORE_O_DURING_NEXT_S:
                     o_previous = o
                     previous_bh = off_bh
@@ -431,8 +417,7 @@ def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
                                 state,
                                 (o_previous, previous_bh, previous_rows, previous_o_index),
                                 tile_count - 1,
-                                O_OVER_KV,
-                                ALIAS_O,
+                                schedule,
                             )
                         _release_after_store(kv_empty, q_empty, pending, O_OVER_KV)
             # With OVERLAP_O_STORE and O over a K/V stage, the release of the tile's last
@@ -470,15 +455,14 @@ def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
                     state,
                     (o_previous, previous_bh, previous_rows, previous_o_index),
                     tile_count - 1,
-                    O_OVER_KV,
-                    ALIAS_O,
+                    schedule,
                 )
         # The last O store reads SMEM until it completes.
         tma.store_wait(0)
 
 
 @gluon.jit
-def _load_partition(state, desc_q, desc_k, desc_v, SCHEDULE: gl.constexpr):
+def _load_partition(state, desc_q, desc_k, desc_v, schedule):
     """The loader warp: for every tile of this CTA, in the consumers' order, its Q tiles once
     their buffers are free (q_empty) and its K/V blocks into the ring (load_kv_blocks).
 
@@ -487,15 +471,15 @@ def _load_partition(state, desc_q, desc_k, desc_v, SCHEDULE: gl.constexpr):
     the consumers free as they finish the last tile, so that only Q's copy stands between two
     tiles. With two, or with Q read into registers, Q goes first: its buffer was freed a tile
     ago."""
-    CONSUMERS: gl.constexpr = SCHEDULE[0]
-    Q_BUFFERS: gl.constexpr = SCHEDULE[1]
-    CAUSAL: gl.constexpr = SCHEDULE[2]
-    O_OVER_KV: gl.constexpr = SCHEDULE[3]
-    Q_IN_REGISTERS: gl.constexpr = SCHEDULE[4]
-    BALANCE_TAIL: gl.constexpr = SCHEDULE[7]
-    (q_tiles, k_tiles, v_tiles) = state[1:4]
-    (q_ready, q_empty, k_ready, v_ready, kv_empty) = state[5:10]
-    (seq_len, batch_heads) = state[11:13]
+    CONSUMERS: gl.constexpr = schedule.CONSUMERS
+    Q_BUFFERS: gl.constexpr = schedule.Q_BUFFERS
+    CAUSAL: gl.constexpr = schedule.CAUSAL
+    O_OVER_KV: gl.constexpr = schedule.O_OVER_KV
+    Q_IN_REGISTERS: gl.constexpr = schedule.Q_IN_REGISTERS
+    BALANCE_TAIL: gl.constexpr = schedule.BALANCE_TAIL
+    q_tiles, k_tiles, v_tiles = state.q_tiles, state.k_tiles, state.v_tiles
+    q_ready, q_empty, k_ready, v_ready = state.q_ready, state.q_empty, state.k_ready, state.v_ready
+    kv_empty, seq_len, batch_heads = state.kv_empty, state.seq_len, state.batch_heads
     SUB_M: gl.constexpr = q_tiles.shape[1]
     NUM_STAGES: gl.constexpr = k_tiles.shape[0]
     BLOCK_N: gl.constexpr = k_tiles.shape[1]
@@ -522,6 +506,57 @@ def _load_partition(state, desc_q, desc_k, desc_v, SCHEDULE: gl.constexpr):
             load_kv_blocks(*kv, n_early, n_blocks, kv_count)
             tile_count += 1
             kv_count += n_blocks
+
+
+@gluon.jit
+def _barriers(CONSUMERS: gl.constexpr, Q_BUFFERS: gl.constexpr, NUM_STAGES: gl.constexpr):
+    """The kernel's mbarriers, initialized: (q_ready, q_empty) per Q buffer, (k_ready,
+    v_ready, kv_empty) per K/V stage, and tile_done, which every consumer meets once a tile."""
+    bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
+    q_ready = gl.allocate_shared_memory(gl.int64, [Q_BUFFERS * CONSUMERS, 1], bar_layout)
+    q_empty = gl.allocate_shared_memory(gl.int64, [Q_BUFFERS * CONSUMERS, 1], bar_layout)
+    k_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
+    v_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
+    kv_empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
+    tile_done = gl.allocate_shared_memory(gl.int64, [1, 1], bar_layout)
+    mbarrier.init(tile_done.index(0), count=CONSUMERS)
+    for i in gl.static_range(Q_BUFFERS * CONSUMERS):
+        mbarrier.init(q_ready.index(i), count=1)
+        mbarrier.init(q_empty.index(i), count=1)
+    for i in gl.static_range(NUM_STAGES):
+        mbarrier.init(k_ready.index(i), count=1)
+        mbarrier.init(v_ready.index(i), count=1)
+        mbarrier.init(kv_empty.index(i), count=CONSUMERS)
+    fence_async_shared()
+    return q_ready, q_empty, k_ready, v_ready, kv_empty, tile_done
+
+
+@gluon.jit
+def _run_partitions(state, schedule, desc_q, desc_k, desc_v, CONSUMER_REGISTERS: gl.constexpr):
+    """The kernel's partitions: the first consumer is the default partition (the kernel's 4
+    warps), the others and the loader warp are workers. Registers: the loader warp needs few
+    and the consumers share the rest of the CTA's (Config.registers)."""
+    if schedule.CONSUMERS == 3:
+        gl.warp_specialize(
+            [
+                (_consumer_partition, (state, 0, schedule)),
+                (_consumer_partition, (state, 1, schedule)),
+                (_consumer_partition, (state, 2, schedule)),
+                (_load_partition, (state, desc_q, desc_k, desc_v, schedule)),
+            ],
+            [4, 4, 1],
+            [CONSUMER_REGISTERS, CONSUMER_REGISTERS, LOADER_REGISTERS],
+        )
+    else:
+        gl.warp_specialize(
+            [
+                (_consumer_partition, (state, 0, schedule)),
+                (_consumer_partition, (state, 1, schedule)),
+                (_load_partition, (state, desc_q, desc_k, desc_v, schedule)),
+            ],
+            [4, 1],
+            [CONSUMER_REGISTERS, LOADER_REGISTERS],
+        )
 
 
 # The shapes vary from call to call and the TMA clips at the edges: specializing on their
@@ -630,26 +665,9 @@ def attention_fwd_kernel(
             )
         )
 
-    bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
-    q_ready = gl.allocate_shared_memory(gl.int64, [Q_BUFFERS * CONSUMERS, 1], bar_layout)
-    q_empty = gl.allocate_shared_memory(gl.int64, [Q_BUFFERS * CONSUMERS, 1], bar_layout)
-    k_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
-    v_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
-    kv_empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
-    tile_done = gl.allocate_shared_memory(gl.int64, [1, 1], bar_layout)
-    mbarrier.init(tile_done.index(0), count=CONSUMERS)
-    for i in gl.static_range(Q_BUFFERS * CONSUMERS):
-        mbarrier.init(q_ready.index(i), count=1)
-        mbarrier.init(q_empty.index(i), count=1)
-    for i in gl.static_range(NUM_STAGES):
-        mbarrier.init(k_ready.index(i), count=1)
-        mbarrier.init(v_ready.index(i), count=1)
-        mbarrier.init(kv_empty.index(i), count=CONSUMERS)
-    fence_async_shared()
-
-    # What every partition takes (a tuple held in a variable keeps tensors only, so the
-    # constexprs go in each call).
-    partition_state = (
+    barriers = _barriers(CONSUMERS, Q_BUFFERS, NUM_STAGES)
+    q_ready, q_empty, k_ready, v_ready, kv_empty, tile_done = barriers
+    state = AttentionState(
         desc_o,
         q_tiles,
         k_tiles,
@@ -665,9 +683,7 @@ def attention_fwd_kernel(
         batch_heads,
         tile_done.index(0),
     )
-    # The partitions' constexprs, as one constexpr tuple (a plain tuple held in a variable
-    # keeps tensors only).
-    SCHEDULE: gl.constexpr = (
+    schedule = AttentionSchedule(
         CONSUMERS,
         Q_BUFFERS,
         CAUSAL,
@@ -678,27 +694,4 @@ def attention_fwd_kernel(
         BALANCE_TAIL,
         ALIAS_O,
     )
-    # The first consumer is the default partition (the kernel's 4 warps), the others and the
-    # loader warp are workers. Registers: the loader warp needs few and the consumers share
-    # the rest of the CTA's (Config.registers).
-    if CONSUMERS == 3:
-        gl.warp_specialize(
-            [
-                (_consumer_partition, (partition_state, 0, SCHEDULE)),
-                (_consumer_partition, (partition_state, 1, SCHEDULE)),
-                (_consumer_partition, (partition_state, 2, SCHEDULE)),
-                (_load_partition, (partition_state, desc_q, desc_k, desc_v, SCHEDULE)),
-            ],
-            [4, 4, 1],
-            [CONSUMER_REGISTERS, CONSUMER_REGISTERS, LOADER_REGISTERS],
-        )
-    else:
-        gl.warp_specialize(
-            [
-                (_consumer_partition, (partition_state, 0, SCHEDULE)),
-                (_consumer_partition, (partition_state, 1, SCHEDULE)),
-                (_load_partition, (partition_state, desc_q, desc_k, desc_v, SCHEDULE)),
-            ],
-            [4, 1],
-            [CONSUMER_REGISTERS, LOADER_REGISTERS],
-        )
+    _run_partitions(state, schedule, desc_q, desc_k, desc_v, CONSUMER_REGISTERS)
