@@ -27,14 +27,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
+import tlx
 import torch
 import triton
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tutorials"))
-import hopper_gemm as gemm  # noqa: E402
-import tlx  # noqa: E402
+from tlx_kernels.hopper import gemm
 
 # A fitting configuration of each kind, and two the planner prunes.
 CONFIGS = [
@@ -49,16 +46,7 @@ CONFIGS = [
 def arguments():
     """The tutorial's kernel arguments for a 4096 cubed fp16 product (descriptors of a small
     host tensor: only their types matter to the front end)."""
-    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
-
-    tensor = torch.empty(16, 16, dtype=torch.float16)
-    layout = gemm._tile_layout(16)
-    shapes = gemm._block_shapes(gemm.default_config())
-    descriptors = {
-        name: TensorDescriptor(tensor, [4096, 4096], [4096, 1], list(shape), layout)
-        for name, shape in zip(("desc_a", "desc_b", "desc_c"), shapes, strict=True)
-    }
-    return {**descriptors, "M": 4096, "N": 4096, "K": 4096}
+    return gemm.HOST.placeholder_arguments(gemm.default_config(), "fp16", M=4096, N=4096, K=4096)
 
 
 def seconds(fn, repeat):
@@ -80,7 +68,7 @@ def first_call(size, workers):
     )(gemm.gemm_kernel)
     _, arguments = gemm.tuner_arguments(a, b)
     start = time.perf_counter()
-    tuner[gemm._grid](*arguments)
+    tuner[gemm.tuner_grid](*arguments)
     torch.cuda.synchronize()
     elapsed = time.perf_counter() - start
     timed = len(tuner.configs) - sum(len(pruned) for pruned in tuner.pruned.values())
@@ -144,7 +132,7 @@ def main():
     print("-" * len(header))
     for config in CONFIGS:
         triton_config = triton.Config(
-            gemm.config_arguments(config), pre_hook=gemm._set_block_shapes
+            config.kernel_arguments(), pre_hook=gemm.HOST.set_block_shapes
         )
 
         def verdict(triton_config=triton_config):

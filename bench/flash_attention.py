@@ -42,15 +42,11 @@ cuDNN in GPU time, and each line counts how many tunings of either kind chose it
 
 import argparse
 import functools
-import sys
-from pathlib import Path
 
 import torch
 from gpu_timing import called_ms, line_costs, line_costs_header, median_ms, print_header
+from tlx_kernels.hopper import attention as fa
 from torch.nn.attention import SDPBackend, sdpa_kernel
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tutorials"))
-import hopper_flash_attention as fa  # noqa: E402
 
 SHAPES = [(4, 32, 4096, 128), (2, 32, 8192, 128), (4, 32, 4096, 64)]
 GRID_TOKENS = 32768

@@ -25,10 +25,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import random
+import runpy
 import statistics
-import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -36,7 +35,6 @@ from tlx import planner
 from tlx.planner import Buffer, Group, Layout, LayoutFamily, LayoutKind, Spec
 
 TUTORIALS = Path(__file__).resolve().parents[1] / "tutorials"
-sys.path.insert(0, str(TUTORIALS))
 
 FAMILIES = (
     ("group-major", LayoutFamily.GROUP_MAJOR),
@@ -114,20 +112,18 @@ def tutorial_cases(whole_views: bool) -> list[Case]:
         spec = replace(spec_plan.spec, whole_views=whole_views)
         cases.append(Case(f"{label}: {spec_plan.name}", spec, spec_plan.buffers, spec_plan.tree))
 
-    path = TUTORIALS / "01-aliasing-basics.py"
-    loader = importlib.util.spec_from_file_location("aliasing_basics", path)
-    basics = importlib.util.module_from_spec(loader)
-    loader.loader.exec_module(basics)
-    add("aliasing basics", basics.smem_plan())
-    hopper = importlib.import_module("hopper_flash_attention")
+    # The first tutorial keeps its own kernel: its globals, run without its main.
+    basics = runpy.run_path(str(TUTORIALS / "01-aliasing-basics.py"))
+    add("aliasing basics", basics["smem_plan"]())
+    hopper = importlib.import_module("tlx_kernels.hopper.attention")
     for head_dim in (64, 128):
         add(f"Hopper FA D={head_dim}", hopper.smem_plan(hopper.default_config(head_dim), head_dim))
-    blackwell = importlib.import_module("blackwell_flash_attention")
+    blackwell = importlib.import_module("tlx_kernels.blackwell.flash_attention")
     for head_dim in (64, 128):
         plans = blackwell.spec_plans(head_dim, blackwell.num_stages(head_dim))
         for spec_plan in plans.values():
             add(f"Blackwell FA D={head_dim}", spec_plan)
-    two_cta = importlib.import_module("blackwell_two_cta_mma")
+    two_cta = importlib.import_module("tlx_kernels.blackwell.two_cta_mma")
     for spec_plan in two_cta.spec_plans():
         add("Blackwell 2-CTA MMA", spec_plan)
     return cases

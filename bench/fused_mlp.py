@@ -29,13 +29,10 @@ Default rows (fp16): tokens x d_model = 4096 x 1024, 16384 x 2048, 8192 x 4096; 
 import argparse
 import functools
 import sys
-from pathlib import Path
 
 import torch
 from gpu_timing import called_ms, host_us, median_ms, print_header
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tutorials"))
-import hopper_fused_mlp as mlp  # noqa: E402
+from tlx_kernels.hopper import fused_mlp as mlp
 
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 DEFAULT_ROWS = [("fp16", 4096, 1024), ("fp16", 16384, 2048), ("fp16", 8192, 4096)]

@@ -75,7 +75,6 @@ import os
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import torch
 import triton
@@ -89,9 +88,7 @@ from gpu_timing import (
     rotated_median_ms,
     under_load,
 )
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tutorials"))
-import hopper_gemm as gemm  # noqa: E402
+from tlx_kernels.hopper import gemm
 
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (16384, 4096, 4096)]
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}

@@ -10,36 +10,48 @@ aliased buffers, and the result. Medians of ``--repeat`` runs.
 """
 
 import argparse
+import importlib.util
 import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
+import tlx
+from tlx.hazards import check as _hazards
+from tlx_kernels.blackwell import two_cta_mma
+
 REPOSITORY = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPOSITORY / "test" / "hazards"))
-import barrier_reinit  # noqa: E402
-import chunked_writes  # noqa: E402
-import corpus  # noqa: E402
-import kernels  # noqa: E402
-import tlx  # noqa: E402
-from tlx.hazards import check as _hazards  # noqa: E402
+
+
+def _hazards_module(name):
+    """test/hazards/``name``.py (the corpus or its small kernels): a folder of modules beside
+    the tests, not a package, loaded by its path."""
+    path = REPOSITORY / "test" / "hazards" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+corpus = _hazards_module("corpus")
+kernels = _hazards_module("kernels")
+barrier_reinit = _hazards_module("barrier_reinit")
+chunked_writes = _hazards_module("chunked_writes")
 
 TUTORIAL_KERNELS = corpus.TUTORIAL_KERNELS
 
 
 def _small_tutorials():
-    sys.path.insert(0, str(REPOSITORY / "tutorials"))
-    import blackwell_two_cta_mma
-
     basics = corpus._tutorial_file("01-aliasing-basics.py")
     return (
         ("01-aliasing-basics", basics.kernel_source(), basics.SM90A, {}, {}),
         (
             "blackwell_two_cta_mma",
-            blackwell_two_cta_mma.kernel_source(),
-            blackwell_two_cta_mma.SM100A,
-            blackwell_two_cta_mma.COMPILE_OPTIONS,
+            two_cta_mma.kernel_source(),
+            two_cta_mma.SM100A,
+            two_cta_mma.COMPILE_OPTIONS,
             {},
         ),
     )

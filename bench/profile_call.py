@@ -21,15 +21,11 @@ two CTAs (kernel names ..._1x2_..., cluster size 2), whose TMA loads are multica
 """
 
 import argparse
-import sys
-from pathlib import Path
 
 import torch
+from tlx_kernels.hopper import attention as fa
+from tlx_kernels.hopper import gemm
 from torch.nn.attention import SDPBackend, sdpa_kernel
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tutorials"))
-import hopper_flash_attention as fa  # noqa: E402
-import hopper_gemm as gemm  # noqa: E402
 
 GRID_TOKENS = 32768
 GRID_HEADS = 16

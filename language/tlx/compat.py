@@ -324,3 +324,12 @@ def _hooked(hook):
     """Whether a launch hook of ``knobs.runtime`` is set: a function, or (3.6+) a
     ``HookChain`` with calls."""
     return hook is not None and bool(getattr(hook, "calls", True))
+
+
+# Gluon aggregates: a class decorated with ``aggregate`` bundles a kernel's descriptors,
+# buffers, barriers, scalars and constexprs (annotated fields) into one value that jit
+# functions and warp_specialize partitions take, as Gluon's own tutorials bundle them.
+# Triton 3.6 to 3.9 keep the decorator in triton.language.core as ``_aggregate``.
+import triton.language.core as _language_core  # noqa: E402
+
+aggregate = _language_core._aggregate

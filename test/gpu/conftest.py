@@ -1,15 +1,9 @@
-"""The GPU tests share test/python/_helpers.py with the CPU tests and import the tutorials;
+"""The GPU tests share test/python/_helpers.py with the CPU tests (pyproject.toml's pytest
+pythonpath) and import the kernels from tlx_kernels;
 ``pytestmark = pytest.mark.hopper`` skips a module's tests without a Hopper (sm_90) GPU."""
-
-import sys
-from pathlib import Path
 
 import pytest
 import torch
-
-REPOSITORY = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPOSITORY / "test" / "python"))
-sys.path.insert(0, str(REPOSITORY / "tutorials"))
 
 
 def _has_hopper_gpu() -> bool:

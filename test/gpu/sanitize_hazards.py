@@ -1,8 +1,8 @@
 """A second opinion on the GPU: the Hopper tutorials and the Hopper seeded races under
 ``compute-sanitizer --tool racecheck`` and ``--tool synccheck``, next to ``tlx check``.
 
-    python test/gpu/sanitize_hazards.py [--tools racecheck,synccheck] [--only NAME] \\
-        [--sanitizer PATH] [--timeout 300]
+    PYTHONPATH=language python test/gpu/sanitize_hazards.py [--tools racecheck,synccheck] \\
+        [--only NAME] [--sanitizer PATH] [--timeout 300]
 
 For every case (a tutorial kernel at a tiny shape, or a seeded race of test/hazards: a
 tutorial whose TTGIR loses one ordering as Triton compiles it, or a small kernel of
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import importlib.util
 import os
 import re
 import shutil
@@ -28,8 +29,20 @@ import tempfile
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-for folder in ("language", "tutorials", "test/hazards", "test/python"):
-    sys.path.insert(0, str(REPOSITORY / folder))
+
+
+def _hazards_module(name):
+    """test/hazards/``name``.py (the corpus or its small kernels): a folder of modules beside
+    the tests, not a package, loaded by its path once."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            name, REPOSITORY / "test" / "hazards" / f"{name}.py"
+        )
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
 
 # Tiny shapes, those the corpus checks: the sanitizers slow a kernel down by orders of
 # magnitude.
@@ -40,8 +53,8 @@ MLP_SHAPE = (256, 512, 512)  # tokens, d_model, hidden
 
 def _cases():
     """{name: (what tlx check is given, how the GPU runs it)}; Hopper only."""
-    import corpus
-    import kernels
+    corpus = _hazards_module("corpus")
+    kernels = _hazards_module("kernels")
 
     cases = {}
     for key in corpus.TUTORIAL_KERNELS:
@@ -61,7 +74,7 @@ def _cases():
 
 def _install_mutation(seed) -> None:
     """Makes Triton compile the seed's TTGIR: a stage hook mutates the TTGIR stage's output."""
-    import corpus
+    corpus = _hazards_module("corpus")
     from triton import knobs
     from triton._C.libtriton import ir
 
@@ -90,13 +103,13 @@ def _install_mutation(seed) -> None:
 
 def run_case(name: str) -> int:
     """Runs case ``name`` once on the GPU; prints whether its output matches torch."""
-    import corpus
+    corpus = _hazards_module("corpus")
     import torch
 
     case = _cases()[name]
     torch.manual_seed(0)
     if "small" in case:
-        import kernels
+        kernels = _hazards_module("kernels")
         from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
         tiles = torch.randn(2 * kernels.TILE, kernels.TILE, device="cuda", dtype=torch.float16)
@@ -113,7 +126,7 @@ def run_case(name: str) -> int:
             _install_mutation(case["seed"])
         key = case["kernel"]
         if key.startswith("hopper_attention"):
-            import hopper_flash_attention as attention
+            from tlx_kernels.hopper import attention
 
             head_dim, config = corpus.attention_config(key)
             q, k, v = (
@@ -124,14 +137,14 @@ def run_case(name: str) -> int:
             expected = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
             matches = torch.allclose(o, expected, atol=2e-2, rtol=0)
         elif key.startswith("hopper_fused_mlp"):
-            import hopper_fused_mlp as mlp
+            from tlx_kernels.hopper import fused_mlp as mlp
 
             config = mlp.default_config(key.rsplit("_", 1)[1])
             x, w1, w2 = mlp.random_inputs(*MLP_SHAPE, torch.float16)
             y = mlp.fused_mlp(x, w1, w2, config)
             matches = torch.allclose(y.float(), mlp.torch_mlp(x, w1, w2).float(), atol=5e-2)
         else:
-            import hopper_gemm as gemm
+            from tlx_kernels.hopper import gemm
 
             config = corpus.gemm_config(key)
             M, N, K = GEMM_SHAPE
@@ -164,7 +177,7 @@ def find_sanitizer(given: str | None) -> str | None:
 
 def tlx_verdict(case) -> str:
     """What ``tlx check`` reports for the case, on the CPU pipeline."""
-    import corpus
+    corpus = _hazards_module("corpus")
     import tlx
     from tlx.hazards import check as _hazards
 

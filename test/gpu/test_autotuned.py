@@ -6,6 +6,7 @@ Runs only on a Hopper GPU (compute capability 9.x); skipped elsewhere.
 
 import pytest
 import torch
+from tlx_kernels.hopper.common import triton_dtype
 
 pytestmark = pytest.mark.hopper
 
@@ -26,7 +27,7 @@ GEMM_SHAPES = [
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("shape", GEMM_SHAPES, ids=lambda shape: "x".join(map(str, shape)))
 def test_autotuned_gemm_matches_reference(dtype, shape):
-    import hopper_gemm as gemm
+    from tlx_kernels.hopper import gemm
 
     M, N, K = shape
     # The first call tunes the shape; the second launches the chosen kernel directly.
@@ -39,7 +40,7 @@ def test_autotuned_gemm_matches_reference(dtype, shape):
         error = ((out.float() - expected).abs().max() / scale).item()
         assert error <= GEMM_TOLERANCE[dtype], f"{gemm.chosen_config(dtype)}: {error:.2e}"
     # The tuner kept only configurations that fit their plans, and compiled them ahead.
-    tuner = gemm.autotuned_kernel(gemm._triton_dtype(dtype))
+    tuner = gemm.autotuned_kernel(triton_dtype(dtype))
     assert all(reasons for pruned in tuner.pruned.values() for _, reasons in pruned)
     assert tuner.compile_seconds and all(s > 0 for s in tuner.compile_seconds.values())
     # Its three fastest were timed again on the GPU, and the key took the lowest median.
@@ -53,7 +54,7 @@ def test_autotuned_gemm_matches_reference(dtype, shape):
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("seq_len", [1, 100, 1000, 4133])
 def test_autotuned_attention_matches_reference(dtype, head_dim, causal, seq_len):
-    import hopper_flash_attention as fa
+    from tlx_kernels.hopper import attention as fa
 
     # The first call tunes the key; the second launches the chosen kernel directly.
     for _ in range(2):
@@ -73,7 +74,7 @@ def test_a_tuned_launch_keeps_its_arguments_and_reads_what_the_tensors_now_hold(
     """The direct launch of a tuned key keeps a call's arguments, its TMA descriptors encoded,
     for the next call of the same tensors (hopper_common.DirectLaunch): the kernel launched
     from them reads what the tensors hold then, and other tensors get their own."""
-    import hopper_gemm as gemm
+    from tlx_kernels.hopper import gemm
 
     M, N, K = 384, 256, 320
     a = torch.randn(M, K, device="cuda", dtype=torch.float16)

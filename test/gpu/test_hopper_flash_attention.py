@@ -3,9 +3,9 @@
 Runs only on a Hopper GPU (compute capability 9.x); skipped elsewhere.
 """
 
-import hopper_flash_attention as fa
 import pytest
 import torch
+from tlx_kernels.hopper import attention as fa
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
@@ -26,7 +26,7 @@ def reference(q, k, v, causal):
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("seq_len", [1, 77, 128, 200, 1024, 1531])
 def test_matches_reference(dtype, head_dim, causal, seq_len):
-    import hopper_flash_attention as fa
+    from tlx_kernels.hopper import attention as fa
 
     torch.manual_seed(seq_len)
     shape = (2, 3, seq_len, head_dim)
@@ -40,7 +40,7 @@ def test_matches_reference(dtype, head_dim, causal, seq_len):
 @pytest.mark.parametrize("causal", [False, True])
 def test_configurations_agree(head_dim, causal):
     """Every configuration the benchmark compares computes the same result."""
-    import hopper_flash_attention as fa
+    from tlx_kernels.hopper import attention as fa
 
     torch.manual_seed(0)
     shape = (1, 4, 1000, head_dim)
@@ -58,7 +58,7 @@ def test_every_swept_configuration_agrees(causal):
     """The configurations bench/flash_attention.py --sweep times at HEAD_DIM 64 (three consumer
     warpgroups, each stopping at its own last key block when causal) compute the same result,
     on a sequence that ends inside a block."""
-    import hopper_flash_attention as fa
+    from tlx_kernels.hopper import attention as fa
 
     torch.manual_seed(0)
     shape = (1, 4, 1000, 64)
@@ -80,7 +80,7 @@ def test_every_autotuned_configuration_agrees(head_dim, causal):
     buffers, O over the last K/V stage); on many tiles whose last has rows for one consumer
     only (150 heads of 300 rows: the other releases the stage under its last O before it
     skips the tile's blocks, overlap_o_store); and on a sequence that ends inside a block."""
-    import hopper_flash_attention as fa
+    from tlx_kernels.hopper import attention as fa
     from triton.compiler.errors import CompilationError
 
     kept = []
@@ -115,7 +115,7 @@ def test_every_work_unit_of_a_persistent_grid(head_dim, causal, seq_len):
     of row blocks, whose middle one is a unit alone. Every head must match the reference. The
     default configuration, those of two CTAs an SM (a grid of twice as many CTAs) and those
     whose O has bytes of its own (its store runs on into the CTA's next tile)."""
-    import hopper_flash_attention as fa
+    from tlx_kernels.hopper import attention as fa
 
     configs = [fa.default_config(head_dim)]
     configs += [

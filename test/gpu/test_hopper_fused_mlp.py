@@ -29,7 +29,7 @@ LAYOUTS = ["shared", "separate", "phases"]
 
 
 def assert_matches_reference(out, x, w1, w2, activation="gelu"):
-    import hopper_fused_mlp as mlp
+    from tlx_kernels.hopper import fused_mlp as mlp
 
     expected = mlp.reference_mlp(x, w1, w2, activation)
     assert out.shape == expected.shape and out.dtype == x.dtype and out.is_contiguous()
@@ -42,7 +42,7 @@ def assert_matches_reference(out, x, w1, w2, activation="gelu"):
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda shape: "x".join(map(str, shape)))
 def test_matches_reference(dtype, layout, shape):
-    import hopper_fused_mlp as mlp
+    from tlx_kernels.hopper import fused_mlp as mlp
 
     tokens, d_model, hidden = shape
     torch.manual_seed(tokens * d_model + hidden)
@@ -55,7 +55,7 @@ def test_matches_reference(dtype, layout, shape):
 def test_relu_and_the_other_tile_shape(layout):
     """ReLU, and 128 x 128 tiles of Y with hidden chunks of 128 (the autotuning space's other
     tile shape), each with the most stages that fit."""
-    import hopper_fused_mlp as mlp
+    from tlx_kernels.hopper import fused_mlp as mlp
 
     config = {
         "shared": mlp.Config(128, 128, 6, 6, "shared"),
@@ -71,7 +71,7 @@ def test_relu_and_the_other_tile_shape(layout):
 
 def test_torch_mlp_is_the_reference():
     """The benchmark's torch contender computes what the kernel computes."""
-    import hopper_fused_mlp as mlp
+    from tlx_kernels.hopper import fused_mlp as mlp
 
     torch.manual_seed(2)
     x, w1, w2 = mlp.random_inputs(512, 256, 1024, torch.float16)
@@ -79,7 +79,7 @@ def test_torch_mlp_is_the_reference():
 
 
 def test_autotuned_matches_reference_in_every_layout():
-    import hopper_fused_mlp as mlp
+    from tlx_kernels.hopper import fused_mlp as mlp
 
     torch.manual_seed(3)
     x, w1, w2 = mlp.random_inputs(777, 512, 2048, torch.float16)
@@ -90,7 +90,7 @@ def test_autotuned_matches_reference_in_every_layout():
 
 
 def test_strided_and_empty_operands():
-    import hopper_fused_mlp as mlp
+    from tlx_kernels.hopper import fused_mlp as mlp
 
     torch.manual_seed(4)
     big = torch.randn(300, 520, device="cuda", dtype=torch.float16)

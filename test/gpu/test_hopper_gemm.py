@@ -37,7 +37,7 @@ def assert_matches_reference(out, a, b):
 
 
 def configs(dtype):
-    import hopper_gemm as gemm
+    from tlx_kernels.hopper import gemm
 
     return {
         "aliased": gemm.default_config(dtype),
@@ -71,7 +71,7 @@ CONFIG_NAMES = [
 @pytest.mark.parametrize("config_name", CONFIG_NAMES)
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda shape: "x".join(map(str, shape)))
 def test_matches_reference(dtype, config_name, shape):
-    import hopper_gemm as gemm
+    from tlx_kernels.hopper import gemm
 
     M, N, K = shape
     torch.manual_seed(M * N + K)
@@ -83,7 +83,7 @@ def test_matches_reference(dtype, config_name, shape):
 def test_every_tile_is_written():
     """The epilogue stores every tile of C exactly where it belongs: with a = identity, C is b.
     Any tile stored at the wrong place or left out shows up as a mismatch."""
-    import hopper_gemm as gemm
+    from tlx_kernels.hopper import gemm
 
     M = N = 1024 + 64
     a = torch.eye(M, device="cuda", dtype=torch.float16)
@@ -93,7 +93,7 @@ def test_every_tile_is_written():
 
 
 def test_strided_and_empty_operands():
-    import hopper_gemm as gemm
+    from tlx_kernels.hopper import gemm
 
     torch.manual_seed(0)
     big = torch.randn(300, 520, device="cuda", dtype=torch.bfloat16)

@@ -15,13 +15,17 @@ from __future__ import annotations
 import ast
 import functools
 import importlib
-import importlib.util
 import re
-import sys
+import runpy
+import types
 from dataclasses import dataclass
 from pathlib import Path
 
+import tlx_kernels
+
 TUTORIALS = Path(__file__).resolve().parents[2] / "tutorials"
+# The kernels' source files, found by their file names (unique in the package).
+KERNEL_SOURCES = {path.name: path for path in Path(tlx_kernels.__file__).parent.rglob("*.py")}
 
 
 @dataclass(frozen=True)
@@ -49,19 +53,24 @@ class Seed:
     runs_on_gpu: bool = True
 
 
-def _tutorial(name):
-    if str(TUTORIALS) not in sys.path:
-        sys.path.insert(0, str(TUTORIALS))
-    return importlib.import_module(name)
+# The host module of each kernel family the corpus compiles, by the name of its keys.
+KERNEL_MODULES = {
+    "hopper_flash_attention": "tlx_kernels.hopper.attention",
+    "hopper_gemm": "tlx_kernels.hopper.gemm",
+    "hopper_fused_mlp": "tlx_kernels.hopper.fused_mlp",
+    "blackwell_flash_attention": "tlx_kernels.blackwell.flash_attention",
+}
+
+
+def kernel_module(name):
+    """The host module of kernel family ``name`` (a key of KERNEL_MODULES)."""
+    return importlib.import_module(KERNEL_MODULES[name])
 
 
 def _tutorial_file(file_name):
-    """A tutorial whose file name is no module name (01-aliasing-basics.py)."""
-    path = TUTORIALS / file_name
-    spec = importlib.util.spec_from_file_location(path.stem.replace("-", "_"), path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The globals of a tutorial that keeps its own kernel (01-aliasing-basics.py), run as a
+    script without its main."""
+    return types.SimpleNamespace(**runpy.run_path(str(TUTORIALS / file_name)))
 
 
 # A Hopper attention key's variant of its head dim's default configuration.
@@ -74,7 +83,7 @@ ATTENTION_VARIANTS = {
 def attention_config(key):
     """(head dim, tutorial Config) of a Hopper attention key: hopper_attention_d<head dim>,
     then a suffix of ATTENTION_VARIANTS."""
-    attention = _tutorial("hopper_flash_attention")
+    attention = kernel_module("hopper_flash_attention")
     match = re.fullmatch(r"hopper_attention_d(\d+)(.*)", key)
     head_dim = int(match[1])
     return head_dim, attention.benchmark_configs(head_dim)[0].replace(
@@ -87,7 +96,7 @@ def gemm_config(key):
     hopper_gemm_pipelined (one warpgroup, no warp specialization, C over the ring), or
     hopper_gemm_staggered (persistent, the second consumer's last two K steps after the first
     one's tile; two stages, which fit with C beside the ring on every Triton)."""
-    gemm = _tutorial("hopper_gemm")
+    gemm = kernel_module("hopper_gemm")
     if key.endswith("staggered"):
         return gemm.Config(128, 256, 64, 2, alias_c=False, persistent=True, stagger=2)
     if key.endswith("persistent"):
@@ -100,7 +109,7 @@ def gemm_config(key):
 def kernel(key):
     """(tlx.ASTSource, target, options, values) of a tutorial kernel the check runs."""
     if key.startswith("hopper_attention_d"):
-        attention = _tutorial("hopper_flash_attention")
+        attention = kernel_module("hopper_flash_attention")
         head_dim, config = attention_config(key)
         source = attention.kernel_source(config, head_dim, causal=True)
         return (
@@ -110,18 +119,18 @@ def kernel(key):
             {"seq_len": 512, "batch_heads": 1},
         )
     if key.startswith("blackwell_attention_d"):
-        attention = _tutorial("blackwell_flash_attention")
+        attention = kernel_module("blackwell_flash_attention")
         head_dim = int(key.rsplit("d", 1)[1])
         source = attention.kernel_source(head_dim, attention.num_stages(head_dim), causal=True)
         return source, attention.SM100A, attention.COMPILE_OPTIONS, {"seq_len": 512}
     if key.startswith("hopper_gemm"):
-        gemm = _tutorial("hopper_gemm")
+        gemm = kernel_module("hopper_gemm")
         config = gemm_config(key)
         source = gemm.kernel_source(config)
         values = {"M": 256, "N": 512, "K": 512, "GROUP_M": config.group_m}
         return source, gemm.SM90A, gemm.COMPILE_OPTIONS, values
     if key.startswith("hopper_fused_mlp"):
-        mlp = _tutorial("hopper_fused_mlp")
+        mlp = kernel_module("hopper_fused_mlp")
         config = mlp.default_config(key.rsplit("_", 1)[1])
         values = {"tokens": 256, "d_model": 512, "hidden": 512}
         return mlp.kernel_source(config), mlp.SM90A, mlp.COMPILE_OPTIONS, values
@@ -145,11 +154,11 @@ TUTORIAL_KERNELS = (
     "blackwell_attention_d128",
 )
 
-HOPPER_ATTENTION = "hopper_flash_attention.py"
-COMMON = "flash_attention_common.py"
-BLACKWELL_ATTENTION = "blackwell_flash_attention.py"
-FUSED_MLP = "hopper_fused_mlp.py"
-HOPPER_COMMON = "hopper_common.py"
+HOPPER_ATTENTION = "attention_kernel.py"
+COMMON = "attention_common.py"
+BLACKWELL_ATTENTION = "flash_attention.py"
+FUSED_MLP = "fused_mlp_kernel.py"
+HOPPER_COMMON = "common.py"
 
 
 @functools.cache
@@ -171,10 +180,10 @@ def statement_line(file_name: str, line: int) -> int:
 
 
 def line_of(file_name: str, text: str, function: str | None = None) -> int:
-    """The first line of the statement of tutorials/``file_name`` (within ``function`` if
-    given) whose source holds ``text`` on exactly one line: seeds name their operations by
-    their code, so that they follow the tutorial when its lines move."""
-    path = TUTORIALS / file_name
+    """The first line of the statement of the kernel source ``file_name`` (within ``function``
+    if given) whose source holds ``text`` on exactly one line: seeds name their operations by
+    their code, so that they follow the kernel when its lines move."""
+    path = KERNEL_SOURCES[file_name]
     lines = path.read_text().splitlines()
     first, last = 1, len(lines)
     if function is not None:

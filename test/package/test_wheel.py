@@ -1,9 +1,10 @@
 """The wheel is the product: built with build isolation from a clean copy of the
 repository (the files git tracks, plus new ones it does not ignore), installed into a
-fresh virtual environment, it gives ``triton-opt``, ``python -m tlx plan`` and the MLIR
-Python package ``tlx_mlir`` with nothing of the repository or its build on PATH or
-PYTHONPATH. Where LLVM/MLIR 22 is hidden from CMake, the wheel holds the planner
-extension alone and the build ends with the line that says so.
+fresh virtual environment, it gives ``triton-opt``, ``python -m tlx plan``, the MLIR
+Python package ``tlx_mlir`` and the kernels (``tlx_kernels``, with torch) with nothing of
+the repository or its build on PATH or PYTHONPATH. Where LLVM/MLIR 22 is hidden from
+CMake, the wheel holds the planner extension alone and the build ends with the line that
+says so.
 
 Slow (it builds the C++ half again): scripts/test.sh runs it once, with the newest
 Triton, after the other suites. Needs LLVM/MLIR 22 (scripts/install.sh) and PyPI.
@@ -43,6 +44,17 @@ def ring_and_tile(x_ptr, STAGES: gl.constexpr):
             group_type=tlx.reuse_group_type.shared,
         )
     )
+"""
+
+# The kernels as a user imports them, one compiled for sm_90a on the CPU.
+KERNELS = """\
+import tlx_kernels
+from tlx_kernels import attention, matmul
+from tlx_kernels.hopper import gemm
+
+compiled = gemm.compile_for_hopper(gemm.default_config())
+print(tlx_kernels.__file__)
+print(attention.__name__, matmul.__name__, len(compiled.asm["cubin"]) > 0)
 """
 
 needs_llvm = pytest.mark.skipif(
@@ -103,11 +115,15 @@ def test_the_wheel_carries_triton_opt_and_the_plan_cli(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "tlx_mlir/_mlir_libs/libTLXPythonCAPI.so" in names
     assert "tlx_mlir/dialects/_tlx_ops_gen.py" in names
+    assert "tlx_kernels/hopper/gemm_kernel.py" in names
+    assert "tlx_kernels/blackwell/flash_attention.py" in names
 
     fresh = tmp_path / "fresh"
     venv.create(fresh, with_pip=True)
     python = fresh / "bin" / "python"
     run([python, "-m", "pip", "install", "-q", wheel], env=environment)
+    # The kernels launch on torch tensors (the wheel's "tutorials" extra); a CPU wheel.
+    run([python, "-m", "pip", "install", "-q", "torch==2.13.0"], env=environment)
 
     # Only the fresh environment and the system's own tools on PATH, outside the repository.
     environment["PATH"] = f"{fresh / 'bin'}:/usr/bin:/bin"
@@ -178,6 +194,10 @@ def test_the_wheel_carries_triton_opt_and_the_plan_cli(tmp_path):
     picture = ElementTree.parse(work / "pictures" / "ring_and_tile.spec.svg").getroot()
     texts = {element.text for element in picture.iter("{http://www.w3.org/2000/svg}text")}
     assert {"a", "b", "c", "c[0]"} <= texts
+
+    kernels = run([python, "-c", KERNELS], cwd=work, env=environment).splitlines()
+    assert kernels[0].startswith(str(fresh))
+    assert kernels[1] == "autotuned_attention autotuned_matmul True"
 
 
 def test_without_llvm_the_wheel_holds_the_planner_and_says_what_is_missing(tmp_path):

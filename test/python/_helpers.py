@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import runpy
 import shutil
+import sys
 from pathlib import Path
 
 import tlx
@@ -62,3 +64,24 @@ def load_api_example(directory: Path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def run_tutorial(file_name: str, *arguments: str) -> int:
+    """Runs tutorials/``file_name`` as a script (``python tutorials/<file_name> arguments``)
+    in this process, so that capsys sees what it prints; returns its exit status."""
+    path = REPOSITORY / "tutorials" / file_name
+    argv = sys.argv
+    sys.argv = [str(path), *arguments]
+    try:
+        runpy.run_path(str(path), run_name="__main__")
+    except SystemExit as exit_:
+        return exit_.code or 0
+    finally:
+        sys.argv = argv
+    return 0
+
+
+def tutorial_globals(file_name: str) -> dict:
+    """The globals of tutorials/``file_name`` run as a script without its main: a tutorial
+    that keeps its own small kernel (01-aliasing-basics.py)."""
+    return runpy.run_path(str(REPOSITORY / "tutorials" / file_name))

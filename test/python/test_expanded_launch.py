@@ -1,4 +1,4 @@
-"""tlx.compat.ExpandedLaunch and the tutorials' DirectLaunch, which keeps a call's expanded
+"""tlx.compat.ExpandedLaunch and tlx_kernels.launch.DirectLaunch, which keeps a call's expanded
 arguments (its TMA descriptors encoded) for the next call of the same tensors.
 
 Without a GPU, the installed Triton's own ``CudaLauncher`` is built around a C launch function
@@ -8,10 +8,7 @@ for whichever of Triton 3.6 ... 3.9 is installed."""
 
 from __future__ import annotations
 
-import importlib
-import sys
 import types
-from pathlib import Path
 
 import pytest
 import tlx
@@ -19,14 +16,13 @@ import torch
 import triton
 from _helpers import SM90
 from tlx.compat import ExpandedLaunch, tma_load, tma_store
+from tlx_kernels import launch as kernel_launch
 from triton import knobs
 from triton.backends.nvidia import driver as nvidia_driver
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier, tma
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from triton.runtime import driver
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tutorials"))
 
 SIZE = 64
 TILE = gl.constexpr(SIZE)
@@ -176,10 +172,11 @@ def test_it_declines_a_kernel_with_scratch_and_a_launch_with_hooks(
 
 
 def _direct_launch(compiled):
-    common = importlib.import_module("hopper_common")
     _, descriptors = _descriptors(128)
-    templates = tuple(common._descriptor_template(d) for d in descriptors)
-    return common, common.DirectLaunch(None, _kernel(compiled), GRID[0], templates, ())
+    templates = tuple(kernel_launch._descriptor_template(d) for d in descriptors)
+    return kernel_launch, kernel_launch.DirectLaunch(
+        None, _kernel(compiled), GRID[0], templates, ()
+    )
 
 
 def test_a_direct_launch_encodes_a_call_of_the_same_tensors_once(compiled, recording):

@@ -4,8 +4,12 @@ are reported as not checked, never as clean."""
 
 import os
 import re
-import sys
 
+import barrier_reinit
+import chunked_writes
+import corpus
+import kernels
+import partition_order
 import pytest
 import tlx
 from _helpers import REPOSITORY, SM90, fill, load_api_example
@@ -13,13 +17,6 @@ from tlx.hazards import check as _hazards
 from tlx.report import cli as _cli
 from triton.compiler.errors import CompilationError
 from triton.experimental.gluon import language as ttgl
-
-sys.path.insert(0, str(REPOSITORY / "test" / "hazards"))
-import barrier_reinit  # noqa: E402
-import chunked_writes  # noqa: E402
-import corpus  # noqa: E402
-import kernels  # noqa: E402
-import partition_order  # noqa: E402
 
 TUTORIAL_KERNELS = corpus.TUTORIAL_KERNELS
 # The small kernels of the corpus with the flag that keeps their ordering, one module per
@@ -38,8 +35,7 @@ def test_tutorial_kernels_are_clean(key):
 
 
 def test_small_tutorials_are_clean(tmp_path):
-    sys.path.insert(0, str(REPOSITORY / "tutorials"))
-    import blackwell_two_cta_mma
+    from tlx_kernels.blackwell import two_cta_mma as blackwell_two_cta_mma
 
     report = tlx.check_hazards(
         blackwell_two_cta_mma.kernel_source(),
@@ -130,7 +126,11 @@ def test_a_dropped_arrive_is_a_deadlock():
     seed = corpus.Seed(
         "q_ready arrive dropped",
         "hopper_attention_d64",
-        corpus.Operation("ttng.barrier_expect", corpus.COMMON, 49),
+        corpus.Operation(
+            "ttng.barrier_expect",
+            corpus.COMMON,
+            corpus.line_of(corpus.COMMON, "mbarrier.expect(q_ready.index(first + tile)"),
+        ),
         None,
         frozenset(),
         "",
@@ -146,7 +146,7 @@ def test_an_unmodelled_operation_is_named_not_passed():
     mutated = text.replace("ttng.warp_group_dot_wait", "ttng.some_future_wait", 1)
     report = _hazards.check_ttgir(mutated, spec_plans, values=values)
     assert report.result == "incomplete"
-    assert any("ttng.some_future_wait at hopper_common.py:" in line for line in report.unmodelled)
+    assert any("ttng.some_future_wait at common.py:" in line for line in report.unmodelled)
     assert "no hazard" not in report.describe()
 
 
@@ -201,8 +201,8 @@ def test_cli_check(tmp_path, capsys):
 
 
 def test_cli_check_exit_status_of_hazards(monkeypatch, capsys):
-    sys.path.insert(0, str(REPOSITORY / "tutorials"))
-    import hopper_gemm
+    import tlx_kernels.hopper.gemm_kernel as kernel_module
+    from tlx_kernels.hopper import gemm as hopper_gemm
 
     config = hopper_gemm.default_config()
     signature = ",".join(
@@ -210,7 +210,7 @@ def test_cli_check_exit_status_of_hazards(monkeypatch, capsys):
         for name, kind in hopper_gemm.kernel_source(config).signature.items()
         if kind != "constexpr"
     )
-    arguments = ["check", f"{hopper_gemm.__file__}::gemm_kernel", "--target", "sm_90a"]
+    arguments = ["check", f"{kernel_module.__file__}::gemm_kernel", "--target", "sm_90a"]
     arguments += ["--signature", signature, "--value", "M=256", "--value", "N=512"]
     for name, value in hopper_gemm.constexprs(config).items():
         arguments += ["--constexpr", f"{name}={value}"]
@@ -224,12 +224,10 @@ def test_cli_check_exit_status_of_hazards(monkeypatch, capsys):
 def test_gpu_script_mutates_a_seed_and_tabulates_without_a_gpu(monkeypatch, capsys):
     """test/gpu/sanitize_hazards.py: its stage hook makes Triton's own TTGIR stage drop the
     seed's wait (what the GPU then runs); without a GPU it prints tlx check's column."""
+    import sanitize_hazards
     from triton import knobs
     from triton._C.libtriton import ir
     from triton.compiler.compiler import make_backend
-
-    sys.path.insert(0, str(REPOSITORY / "test" / "gpu"))
-    import sanitize_hazards
 
     seed = next(seed for seed in corpus.SEEDS if seed.name == "tile_done wait dropped")
     source, target, options, _ = corpus.kernel(seed.kernel)
@@ -382,7 +380,7 @@ def test_the_attention_consumer_waits_for_the_k_of_a_block_it_skips():
 
 def _space_kernels(tutorial):
     """(name, tlx.ASTSource, values) of each kernel of a tutorial's autotuning space."""
-    module = corpus._tutorial(tutorial)
+    module = corpus.kernel_module(tutorial)
     if tutorial == "hopper_flash_attention":
         for head_dim in module.HEAD_DIMS:
             for config in module.autotune_space(head_dim):
@@ -417,7 +415,7 @@ def _space_kernels(tutorial):
 def test_every_configuration_of_the_tutorials_spaces_checks_clean(tutorial):
     """What the tuner may choose is as race-free as the defaults: every configuration of a
     space that fits checks clean (those that do not fit are the planner's to refuse)."""
-    module = corpus._tutorial(tutorial)
+    module = corpus.kernel_module(tutorial)
     checked = refused = 0
     for name, source, values in _space_kernels(tutorial):
         try:
@@ -445,7 +443,7 @@ def test_attention_ctas_of_a_dealt_grid_check_clean(head_dim, causal, balance_ta
     its rounds of work units are rotated (_unit_tiles), and with balance_tail its last units
     are single row blocks of other heads than its pairs'; its Q buffers, K/V stages and their
     barrier phases run on from one such tile to the next, and must check clean."""
-    attention = corpus._tutorial("hopper_flash_attention")
+    attention = corpus.kernel_module("hopper_flash_attention")
     config = attention.default_config(head_dim).replace(balance_tail=balance_tail)
     report = tlx.check_hazards(
         attention.kernel_source(config, head_dim, causal=causal),

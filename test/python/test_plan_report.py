@@ -11,8 +11,6 @@ import pytest
 from tlx.report import cli
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-TUTORIALS = REPOSITORY / "tutorials"
-sys.path.insert(0, str(TUTORIALS))
 SVG = "{http://www.w3.org/2000/svg}"
 
 README_EXAMPLE_ARGS = [
@@ -44,7 +42,7 @@ def run_cli(capsys, *arguments):
 
 
 def test_blackwell_head_dim_64_leaves_room_for_alpha_l_m():
-    import blackwell_flash_attention as blackwell
+    from tlx_kernels.blackwell import flash_attention as blackwell
 
     plans = blackwell.spec_plans(64, blackwell.num_stages(64))
     qk_storage = plans["qk_storage"]
@@ -61,7 +59,7 @@ def test_blackwell_head_dim_64_leaves_room_for_alpha_l_m():
 
 
 def test_blackwell_head_dim_128_must_share_everything():
-    import blackwell_flash_attention as blackwell
+    from tlx_kernels.blackwell import flash_attention as blackwell
 
     qk_storage = blackwell.spec_plans(128, blackwell.num_stages(128))["qk_storage"]
     assert qk_storage.other_regions_units == 256
@@ -69,7 +67,7 @@ def test_blackwell_head_dim_128_must_share_everything():
 
 
 def test_hopper_head_dim_128_must_alias_o_with_v():
-    import hopper_flash_attention as hopper
+    from tlx_kernels.hopper import attention as hopper
 
     smem = hopper.smem_plan(hopper.default_config(128), 128)
     names = [buffer.name for buffer in smem.buffers]
@@ -82,7 +80,7 @@ def test_hopper_head_dim_128_must_alias_o_with_v():
 
 
 def test_no_advice_without_a_tree():
-    import blackwell_flash_attention as blackwell
+    from tlx_kernels.blackwell import flash_attention as blackwell
 
     assert blackwell.spec_plans(64, blackwell.num_stages(64))["o_tiles_region"].advice == ()
 
@@ -91,7 +89,7 @@ def test_no_advice_without_a_tree():
 
 
 def test_svg_is_xml_with_a_lane_per_buffer_and_the_names():
-    import blackwell_flash_attention as blackwell
+    from tlx_kernels.blackwell import flash_attention as blackwell
 
     qk_storage = blackwell.spec_plans(64, blackwell.num_stages(64))["qk_storage"]
     root = ElementTree.fromstring(qk_storage.to_svg())
@@ -124,7 +122,7 @@ def test_svg_is_xml_with_a_lane_per_buffer_and_the_names():
 
 
 def test_svg_escapes_names():
-    import blackwell_flash_attention as blackwell
+    from tlx_kernels.blackwell import flash_attention as blackwell
 
     qk_storage = blackwell.spec_plans(64, blackwell.num_stages(64))["qk_storage"]
     odd = qk_storage.buffers[0].__class__(
@@ -211,7 +209,7 @@ def test_plan_writes_one_svg_per_spec(capsys, readme_example, tmp_path):
 
 
 def test_plan_for_blackwell_reports_tmem_against_512_columns(capsys):
-    import blackwell_flash_attention as blackwell
+    from tlx_kernels.blackwell import flash_attention as blackwell
 
     source = blackwell.kernel_source(64, blackwell.num_stages(64))
     signature = ",".join(
@@ -229,7 +227,7 @@ def test_plan_for_blackwell_reports_tmem_against_512_columns(capsys):
     status, out, err = run_cli(
         capsys,
         "plan",
-        f"{TUTORIALS / 'blackwell_flash_attention.py'}::attention_fwd_kernel",
+        f"{blackwell.__file__}::attention_fwd_kernel",
         "--target",
         "sm_100a",
         "--signature",

@@ -4,7 +4,6 @@ docs/plan-report.md show (text and pictures) are what the tools print now."""
 
 import re
 import shlex
-import sys
 from pathlib import Path
 
 import pytest
@@ -69,8 +68,7 @@ def test_readme_shows_what_the_plan_cli_prints(tmp_path, monkeypatch, capsys):
 
 @same_plans_as_shown
 def test_plan_report_document_shows_the_blackwell_advice():
-    sys.path.insert(0, str(REPOSITORY / "tutorials"))
-    import blackwell_flash_attention as blackwell
+    from tlx_kernels.blackwell import flash_attention as blackwell
 
     plans = blackwell.spec_plans(64, blackwell.num_stages(64))
     printed = cli.report("attention_fwd_kernel", "sm_100a", 4, tuple(plans.values()))

@@ -8,16 +8,13 @@ import dataclasses
 import importlib
 import re
 import sys
-from pathlib import Path
 
 import pytest
 import torch
+from _helpers import run_tutorial
 from tlx import planner
 from tlx.compat import NEEDS_WHOLE_VIEWS
 from triton.compiler.errors import CompilationError
-
-TUTORIALS = Path(__file__).resolve().parents[2] / "tutorials"
-sys.path.insert(0, str(TUTORIALS))
 
 SMEM_LIMIT = 227 * 1024
 TOO_BIG = "bytes of shared memory, more than the target's limit of 232448 bytes"
@@ -44,7 +41,7 @@ def whole_views(size_bytes, view_bytes=32768):
 
 @pytest.fixture(scope="module")
 def mlp():
-    return importlib.import_module("hopper_fused_mlp")
+    return importlib.import_module("tlx_kernels.hopper.fused_mlp")
 
 
 def buffer_ranges(spec_plan):
@@ -164,7 +161,7 @@ def test_phases_fit_more_stages_than_separate_rings(mlp):
         ):
             with pytest.raises(CompilationError) as error:
                 mlp.smem_plan(config)
-            assert TOO_BIG in mlp._planner_message(error.value)
+            assert TOO_BIG in mlp.planner_message(error.value)
     assert mlp.smem_plan(mlp.Config(256, 64, 6, 5, "phases")).plan.ideal_bytes == 229376
 
 
@@ -188,7 +185,7 @@ def test_default_configs_are_the_most_stages_that_fit(mlp):
     ):
         with pytest.raises(CompilationError) as error:
             mlp.smem_plan(config)
-        assert TOO_BIG in mlp._planner_message(error.value)
+        assert TOO_BIG in mlp.planner_message(error.value)
 
 
 def test_kernel_compiles_to_a_cubin_for_sm90a(mlp):
@@ -232,7 +229,7 @@ def test_launchers_refuse_bad_inputs(mlp):
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the script would use the GPU")
 def test_script_compiles_and_prints_the_plans_without_gpu(mlp, capsys):
-    assert mlp.main() == 0
+    assert run_tutorial("hopper_fused_mlp.py") == 0
     out = capsys.readouterr().out
     assert out.count("sealed by set_buffer_overlap") == 3
     # Triton 3.8 rounds the phases' region to whole views of its largest buffer (32 KiB).
@@ -253,8 +250,7 @@ def test_script_compiles_and_prints_the_plans_without_gpu(mlp, capsys):
 
 
 def test_plans_prints_the_pruners_verdict_on_the_three_spaces(mlp, monkeypatch, capsys):
-    monkeypatch.setattr(sys, "argv", ["hopper_fused_mlp.py", "--plans"])
-    assert mlp.main() == 0
+    assert run_tutorial("hopper_fused_mlp.py", "--plans") == 0
     out = capsys.readouterr().out
     fits = out.count(": fits, ")
     pruned = out.count(": pruned: ")
@@ -269,7 +265,6 @@ def test_plans_prints_the_pruners_verdict_on_the_three_spaces(mlp, monkeypatch, 
 
 
 def test_bench_needs_a_hopper_gpu(monkeypatch, capsys):
-    sys.path.insert(0, str(TUTORIALS.parent / "bench"))
     bench = importlib.import_module("fused_mlp")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setattr(sys, "argv", ["fused_mlp.py"])

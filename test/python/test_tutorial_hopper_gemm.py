@@ -6,15 +6,12 @@ without a GPU."""
 import importlib
 import re
 import sys
-from pathlib import Path
 
 import pytest
 import torch
+from _helpers import run_tutorial
 from tlx.compat import NEEDS_WHOLE_VIEWS
 from triton.compiler.errors import CompilationError
-
-TUTORIALS = Path(__file__).resolve().parents[2] / "tutorials"
-sys.path.insert(0, str(TUTORIALS))
 
 SMEM_LIMIT = 227 * 1024
 TOO_BIG = "needs 262144 bytes of shared memory, more than the target's limit of 232448 bytes"
@@ -26,7 +23,7 @@ SMEM_BACKING = re.compile(
 
 @pytest.fixture(scope="module")
 def gemm():
-    return importlib.import_module("hopper_gemm")
+    return importlib.import_module("tlx_kernels.hopper.gemm")
 
 
 def buffer_offsets(spec_plan):
@@ -175,17 +172,15 @@ def test_staggered_consumers_need_c_beside_a_ring_deep_enough(gemm):
     config = gemm.Config(128, 256, 64, 3, alias_c=False, persistent=True, stagger=3)
     assert repr(config).endswith(" persistent stagger=3")
     assert gemm.constexprs(config)["STAGGER"] == 3
-    assert gemm.config_of(gemm.config_arguments(config)) == config
+    assert gemm.config_of(config.kernel_arguments()) == config
 
 
-def test_the_kernel_refuses_a_stagger_its_ring_cannot_hold(gemm, monkeypatch):
-    """The kernel's own check, for a launch that bypasses Config: a compile error that says
-    what staggered consumers need."""
+def test_the_kernel_refuses_a_stagger_its_ring_cannot_hold(gemm):
+    """The kernel's own check, for a launch that bypasses Config (a call's constexpr over the
+    configuration's): a compile error that says what staggered consumers need."""
     config = gemm.Config(128, 256, 64, 2, alias_c=False)
-    constexprs = gemm.constexprs
-    monkeypatch.setattr(gemm, "constexprs", lambda config: constexprs(config) | {"STAGGER": 3})
     with pytest.raises(CompilationError, match="staggered consumers need .* STAGGER <= NUM_STAGES"):
-        gemm.compile_for_hopper(config)
+        gemm.HOST.compile(config, STAGGER=3)
 
 
 def test_matmul_refuses_bad_inputs(gemm):
@@ -203,7 +198,7 @@ def test_matmul_refuses_bad_inputs(gemm):
 def test_script_compiles_and_prints_the_plan_without_gpu(gemm, monkeypatch, capsys):
     """main() takes the compile-only path whenever torch sees no Hopper GPU."""
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert gemm.main() == 0
+    assert run_tutorial("hopper_gemm.py") == 0
     out = capsys.readouterr().out
     assert 'storage_alias_spec "smem"' in out  # the planner's description of the plan
     assert (
@@ -225,7 +220,6 @@ def test_script_compiles_and_prints_the_plan_without_gpu(gemm, monkeypatch, caps
 
 
 def test_bench_needs_a_hopper_gpu(monkeypatch, capsys):
-    sys.path.insert(0, str(TUTORIALS.parent / "bench"))
     bench = importlib.import_module("gemm")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setattr(sys, "argv", ["gemm.py"])
@@ -254,13 +248,11 @@ def test_bench_needs_a_hopper_gpu(monkeypatch, capsys):
     ],
 )
 def test_ceiling_grows_a_shape_by_the_tiles_that_fill_its_last_wave(shape, sms, grown):
-    sys.path.insert(0, str(TUTORIALS.parent / "bench"))
     bench = importlib.import_module("gemm")
     assert bench.filled_wave_shape(shape, 128, 256, sms) == grown
 
 
 def test_ceiling_gives_throughput_as_a_share_of_the_peak_at_the_sampled_clock():
-    sys.path.insert(0, str(TUTORIALS.parent / "bench"))
     bench = importlib.import_module("gemm")
     shape = (1024, 1024, 1024)
     # 2 * 1024**3 FLOPs at 4096 a clock on one SM at 1000 MHz: 0.524288 ms.
@@ -276,7 +268,6 @@ def test_ceiling_gives_throughput_as_a_share_of_the_peak_at_the_sampled_clock():
 def test_rotated_timing_returns_each_time_in_the_callers_order(rotation, monkeypatch):
     """``rotated_median_ms`` times the calls in a rotated order and hands each time back to
     the call it belongs to."""
-    sys.path.insert(0, str(TUTORIALS.parent / "bench"))
     gpu_timing = importlib.import_module("gpu_timing")
     timed_orders = []
 
@@ -291,7 +282,6 @@ def test_rotated_timing_returns_each_time_in_the_callers_order(rotation, monkeyp
 
 
 def test_ceiling_summarizes_nvidia_smi_samples():
-    sys.path.insert(0, str(TUTORIALS.parent / "bench"))
     gpu_timing = importlib.import_module("gpu_timing")
     lines = [
         "1980, 512.30, 700.00, Not Active",
@@ -307,8 +297,7 @@ def test_ceiling_summarizes_nvidia_smi_samples():
 def test_plans_prints_the_pruners_verdict_on_every_configuration(gemm, monkeypatch, capsys):
     """``--plans``: the autotuning space, each configuration with its SMEM footprint or the
     planner's reason, without a GPU."""
-    monkeypatch.setattr(sys, "argv", ["hopper_gemm.py", "--plans"])
-    assert gemm.main() == 0
+    assert run_tutorial("hopper_gemm.py", "--plans") == 0
     out = capsys.readouterr().out
     space = gemm.autotune_configs()
     fits = out.count(": fits, ")

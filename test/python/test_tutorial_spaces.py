@@ -6,7 +6,6 @@ import importlib
 import multiprocessing
 import os
 import re
-import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -15,9 +14,6 @@ import tlx
 import torch
 from triton.compiler.errors import CompilationError
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
-
-TUTORIALS = Path(__file__).resolve().parents[2] / "tutorials"
-sys.path.insert(0, str(TUTORIALS))
 
 SMEM_LIMIT = 232448
 # Processes that compile a space's configurations at once, at most (each holds a kernel's
@@ -36,17 +32,11 @@ pytestmark = [
 
 
 def gemm_arguments(gemm):
-    tensor = torch.empty(16, 16, dtype=torch.float16)
-    shapes = gemm._block_shapes(gemm.default_config())
-    arguments = {
-        name: TensorDescriptor(tensor, [4096, 4096], [4096, 1], list(shape), gemm._tile_layout(16))
-        for name, shape in zip(("desc_a", "desc_b", "desc_c"), shapes, strict=True)
-    }
-    return {**arguments, "M": 4096, "N": 4096, "K": 4096}
+    return gemm.HOST.placeholder_arguments(gemm.default_config(), "fp16", M=4096, N=4096, K=4096)
 
 
 def attention_arguments(fa, head_dim):
-    from flash_attention_common import tile_layout
+    from tlx_kernels.hopper.attention_common import tile_layout
 
     tensor = torch.empty(16, 16, 16, dtype=torch.float16)
     arguments = {
@@ -60,17 +50,16 @@ def attention_arguments(fa, head_dim):
 
 
 def _start_compiler():
-    """What a compiling process sets up: the tutorials importable, Triton's cache off (as
-    the always_compile fixture has it here) and FP fusion said explicitly (conftest.py)."""
-    sys.path.insert(0, str(TUTORIALS))
+    """What a compiling process sets up: Triton's cache off (as the always_compile fixture
+    has it here) and FP fusion said explicitly (conftest.py)."""
     os.environ["TRITON_ALWAYS_COMPILE"] = "1"
     os.environ["TRITON_DEFAULT_FP_FUSION"] = "1"
 
 
 def _compile_outcome(tutorial, config, arguments):
     """(the compiled kernel's shared memory in bytes, None), or (None, the message of the
-    CompilationError compiling it raised): ``tutorial``'s ``compile_for_hopper(config,
-    *arguments)`` in a compiling process."""
+    CompilationError compiling it raised): the host module ``tutorial``'s
+    ``compile_for_hopper(config, *arguments)`` in a compiling process."""
     try:
         compiled = importlib.import_module(tutorial).compile_for_hopper(config, *arguments)
     except CompilationError as error:
@@ -111,7 +100,7 @@ def assert_each_compiles_or_is_pruned(compilers, tutorial, cases):
 
 
 def test_every_gemm_configuration_compiles_or_is_pruned(compilers):
-    gemm = importlib.import_module("hopper_gemm")
+    gemm = importlib.import_module("tlx_kernels.hopper.gemm")
     pruner = tlx.PlanPruner(gemm.gemm_kernel, target=gemm.SM90A)
     arguments = gemm_arguments(gemm)
     # GROUP_M is an argument: the configurations that differ only in it are one kernel, with
@@ -129,7 +118,7 @@ def test_every_gemm_configuration_compiles_or_is_pruned(compilers):
         (config, verdict), *others = variants
         assert all(other.fits == verdict.fits for _, other in others)
         cases.append((verdict, config, ()))
-    assert_each_compiles_or_is_pruned(compilers, "hopper_gemm", cases)
+    assert_each_compiles_or_is_pruned(compilers, "tlx_kernels.hopper.gemm", cases)
     # docs/autotune.md shows the log line of one configuration pruned: its reason is one of
     # the planner's, source line included.
     docs = (Path(__file__).resolve().parents[2] / "docs" / "autotune.md").read_text()
@@ -139,7 +128,7 @@ def test_every_gemm_configuration_compiles_or_is_pruned(compilers):
 
 @pytest.mark.parametrize("head_dim", [64, 128])
 def test_every_attention_configuration_compiles_or_is_pruned(compilers, head_dim):
-    fa = importlib.import_module("hopper_flash_attention")
+    fa = importlib.import_module("tlx_kernels.hopper.attention")
     pruner = tlx.PlanPruner(fa.attention_fwd_kernel, target=fa.SM90A, ctas_per_sm="CTAS_PER_SM")
     arguments = {**attention_arguments(fa, head_dim), "HEAD_DIM": head_dim, "CAUSAL": True}
     compile_arguments = (head_dim, "fp16", True)  # causal, as the arguments are
@@ -147,20 +136,20 @@ def test_every_attention_configuration_compiles_or_is_pruned(compilers, head_dim
         (pruner.verdict(triton_config, arguments), fa.config_of(triton_config), compile_arguments)
         for triton_config in fa.autotune_configs(head_dim)
     ]
-    assert_each_compiles_or_is_pruned(compilers, "hopper_flash_attention", cases)
+    assert_each_compiles_or_is_pruned(compilers, "tlx_kernels.hopper.attention", cases)
 
 
 def test_attention_sharing_an_sm_is_pruned_by_its_share():
     """A configuration of two CTAs an SM whose region fits one CTA but not half an SM is
     pruned by the planner's budget for that share, and would indeed not let two CTAs share
     an SM; those of the space fit."""
-    fa = importlib.import_module("hopper_flash_attention")
+    fa = importlib.import_module("tlx_kernels.hopper.attention")
     pruner = tlx.PlanPruner(fa.attention_fwd_kernel, target=fa.SM90A, ctas_per_sm="CTAS_PER_SM")
     arguments = {**attention_arguments(fa, 64), "HEAD_DIM": 64, "CAUSAL": True}
     shared = [config for config in fa.autotune_space(64) if config.ctas_per_sm == 2]
     assert shared
     for config in shared:
-        assert pruner.verdict(fa._triton_config(config), arguments).fits
+        assert pruner.verdict(fa.HOST.triton_config(config), arguments).fits
         # Two such CTAs fit one SM: every thread launched with at most half the SM's registers
         # (the kernel has three warpgroups), the shared memory Triton adds (mbarriers) and the
         # KiB reserved for each CTA included.
@@ -169,7 +158,7 @@ def test_attention_sharing_an_sm_is_pruned_by_its_share():
         assert 2 * int(launch) * 3 * 128 <= 65536
         assert 2 * (compiled.metadata.shared + 1024) <= 228 * 1024
     six_stages = shared[0].replace(num_stages=6)
-    verdict = pruner.verdict(fa._triton_config(six_stages), arguments)
+    verdict = pruner.verdict(fa.HOST.triton_config(six_stages), arguments)
     (reason,) = verdict.reasons
     assert reason.endswith("than the 115712 bytes one CTA has on sm_90a when 2 CTAs share an SM")
     assert fa.compile_for_hopper(six_stages, 64, causal=True).metadata.shared > 115712

@@ -3,18 +3,14 @@ prints (the plans tlx.kernel_plans returns for its kernel); without a GPU its sc
 end (compiling instead of running); the launchers refuse bad inputs."""
 
 import importlib
-import importlib.util
 import re
 import sys
-from pathlib import Path
 
 import pytest
 import tlx
 import torch
+from _helpers import run_tutorial, tutorial_globals
 from triton.compiler.errors import CompilationError
-
-TUTORIALS = Path(__file__).resolve().parents[2] / "tutorials"
-sys.path.insert(0, str(TUTORIALS))
 
 # With a GPU the scripts run their kernels instead (test/gpu covers that).
 without_gpu = pytest.mark.skipif(torch.cuda.is_available(), reason="the script would use the GPU")
@@ -24,14 +20,6 @@ SMEM_BACKING = re.compile(
     r"ttg\.local_alloc \{alignment = (\d+) : i32\} : \(\) -> !ttg\.memdesc<(\d+)x128xi8"
 )
 TMEM_ALLOC = re.compile(r"%(\w+) = ttng\.tmem_alloc : \(\) -> !ttg\.memdesc<(\d+)x(\d+)xi32")
-
-
-def load(file_name):
-    path = TUTORIALS / file_name
-    spec = importlib.util.spec_from_file_location(path.stem.replace("-", "_"), path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def view_shapes(ttgir):
@@ -57,13 +45,13 @@ def views_by_name(spec_plan):
 
 
 def test_aliasing_basics_compiles_for_sm90():
-    basics = load("01-aliasing-basics.py")
-    spec = basics.smem_plan()
+    basics = tutorial_globals("01-aliasing-basics.py")
+    spec = basics["smem_plan"]()
     plan = spec.plan
     assert plan.ok and spec.allocated
     assert [b.name for b in spec.buffers] == ["as_float", "as_bits", "other"]
     assert [view.offset for view in plan.views] == [0, 0, 64 * 64 * 4]
-    ttgir = basics.compile_for_hopper().asm["ttgir"]
+    ttgir = basics["compile_for_hopper"]().asm["ttgir"]
     assert_smem_backing_matches(ttgir, plan)
     views = view_shapes(ttgir)
     assert views["as_float"] == [plan.views[0].slots, 64, 64]
@@ -72,8 +60,7 @@ def test_aliasing_basics_compiles_for_sm90():
 
 @without_gpu
 def test_aliasing_basics_script_prints_plan(capsys):
-    basics = load("01-aliasing-basics.py")
-    assert basics.main() == 0
+    assert run_tutorial("01-aliasing-basics.py") == 0
     out = capsys.readouterr().out
     assert "one SMEM region of 32768 bytes" in out
     assert "other    at byte offset 16384" in out
@@ -81,7 +68,7 @@ def test_aliasing_basics_script_prints_plan(capsys):
 
 @pytest.mark.parametrize("head_dim", [64, 128])
 def test_hopper_kernel_allocates_its_plan(head_dim):
-    fa = importlib.import_module("hopper_flash_attention")
+    fa = importlib.import_module("tlx_kernels.hopper.attention")
     for config in fa.benchmark_configs(head_dim):
         smem = fa.smem_plan(config, head_dim)
         plan = smem.plan
@@ -100,7 +87,7 @@ def test_hopper_kernel_allocates_its_plan(head_dim):
 
 
 def test_hopper_aliasing_is_what_makes_three_stages_fit():
-    fa = importlib.import_module("hopper_flash_attention")
+    fa = importlib.import_module("tlx_kernels.hopper.attention")
     aliased, unaliased = fa.benchmark_configs(128)
     assert aliased.num_stages == 3 and aliased.alias_o and aliased.o_over_kv
     assert unaliased.num_stages == 2 and not unaliased.alias_o
@@ -150,7 +137,7 @@ def test_hopper_aliasing_is_what_makes_three_stages_fit():
 def test_hopper_attention_tail_balancing_is_tuned_with_a_causal_mask_only(head_dim):
     """balance_tail changes how a causal grid's last rounds are dealt (_work_units): the
     space has it, and the tuner drops it without a mask, where the kernel is the same."""
-    fa = importlib.import_module("hopper_flash_attention")
+    fa = importlib.import_module("tlx_kernels.hopper.attention")
     configs = fa.autotune_configs(head_dim)
     balanced = [config for config in configs if config.kwargs["BALANCE_TAIL"]]
     assert balanced and all(fa.config_of(config).balance_tail for config in balanced)
@@ -164,7 +151,7 @@ def test_hopper_attention_two_ctas_an_sm_share_its_registers():
     """A CTA's share of the SM's 64K registers: the launch count lets two CTAs an SM hold
     all their threads (compile option maxnreg), and the consumers' count after setmaxnreg
     is what the loader leaves of the share; with one CTA an SM, the counts the kernel had."""
-    fa = importlib.import_module("hopper_flash_attention")
+    fa = importlib.import_module("tlx_kernels.hopper.attention")
     assert fa.default_config(128).registers[1] == 240
     assert fa.default_config(64).registers[1] == 160
     assert fa.default_config(128).compile_options == {"num_warps": 4}
@@ -173,9 +160,9 @@ def test_hopper_attention_two_ctas_an_sm_share_its_registers():
     assert (launch, consumer) == (80, 112)
     assert 2 * launch * 3 * 128 <= 65536
     assert two.compile_options == {"num_warps": 4, "maxnreg": 80}
-    assert fa.config_arguments(two)["CONSUMER_REGISTERS"] == 112
+    assert two.kernel_arguments()["CONSUMER_REGISTERS"] == 112
     assert repr(two).endswith(" ctas_per_sm=2")
-    assert fa.config_of(fa._triton_config(two)) == two
+    assert fa.config_of(fa.HOST.triton_config(two)) == two
     with pytest.raises(ValueError, match="ctas_per_sm must be 1 or 2, got 3"):
         two.replace(ctas_per_sm=3)
     with pytest.raises(ValueError, match="leaves a consumer thread 72 registers"):
@@ -186,8 +173,7 @@ def test_hopper_attention_two_ctas_an_sm_share_its_registers():
 
 @without_gpu
 def test_hopper_script_compiles_without_gpu(capsys):
-    fa = importlib.import_module("hopper_flash_attention")
-    assert fa.main() == 0
+    assert run_tutorial("hopper_flash_attention.py") == 0
     out = capsys.readouterr().out
     assert "SMEM region 229376 bytes" in out
     assert "k_tiles  3 x [128, 128] 16-bit: offset  32768, 32768 bytes per buffer" in out
@@ -202,7 +188,7 @@ def test_hopper_script_compiles_without_gpu(capsys):
 
 @pytest.mark.parametrize("head_dim", [64, 128])
 def test_blackwell_kernel_compiles_with_its_tmem_plan(head_dim):
-    bw = importlib.import_module("blackwell_flash_attention")
+    bw = importlib.import_module("tlx_kernels.blackwell.flash_attention")
     plans = bw.spec_plans(head_dim, bw.num_stages(head_dim))
     assert list(plans) == ["smem", "qk_storage", "o_tiles_region"]
     qk, o_region, smem = plans["qk_storage"], plans["o_tiles_region"], plans["smem"]
@@ -237,7 +223,7 @@ def test_blackwell_kernel_compiles_with_its_tmem_plan(head_dim):
 
 
 def test_blackwell_stages_are_the_most_that_fit():
-    bw = importlib.import_module("blackwell_flash_attention")
+    bw = importlib.import_module("tlx_kernels.blackwell.flash_attention")
     assert bw.num_stages(64) == bw.MAX_STAGES
     assert bw.num_stages(128) == 2
     with pytest.raises(CompilationError, match="needs 262144 bytes of shared memory"):
@@ -246,8 +232,7 @@ def test_blackwell_stages_are_the_most_that_fit():
 
 @without_gpu
 def test_blackwell_script_prints_plans(capsys):
-    bw = importlib.import_module("blackwell_flash_attention")
-    assert bw.main() == 0
+    assert run_tutorial("blackwell_flash_attention.py") == 0
     out = capsys.readouterr().out
     assert "alpha_tiles 2 x [128, 1]: column offset  64" in out
     assert "CTA total 512 of 512 columns" in out
@@ -278,14 +263,14 @@ def test_blackwell_script_prints_plans(capsys):
     ],
 )
 def test_hopper_attention_refuses_bad_inputs(shapes, dtype, message):
-    fa = importlib.import_module("hopper_flash_attention")
+    fa = importlib.import_module("tlx_kernels.hopper.attention")
     q, k, v = (torch.zeros(shape, dtype=dtype) for shape in shapes)
     with pytest.raises(ValueError, match=message):
         fa.attention(q, k, v, causal=False)
 
 
 def test_blackwell_attention_refuses_head_dim():
-    bw = importlib.import_module("blackwell_flash_attention")
+    bw = importlib.import_module("tlx_kernels.blackwell.flash_attention")
     q = torch.zeros(1, 2, 64, 32, dtype=torch.float16)
     with pytest.raises(ValueError, match=r"head_dim must be one of \(64, 128\), got 32"):
         bw.attention(q, q, q, causal=False)
@@ -303,7 +288,6 @@ def test_blackwell_attention_refuses_head_dim():
     ],
 )
 def test_bench_refuses_bad_arguments(monkeypatch, capsys, arguments, message):
-    sys.path.insert(0, str(TUTORIALS.parent / "bench"))
     bench = importlib.import_module("flash_attention")
     monkeypatch.setattr(sys, "argv", ["flash_attention.py", *arguments])
     with pytest.raises(SystemExit):
@@ -315,7 +299,7 @@ def test_two_cta_accumulator_is_planned_per_cta():
     """A [256, 128] float32 accumulator of a cta_group::2 MMA is 128 columns in each CTA of
     the pair; its fp16 copy shares them. The kernel compiles with num_ctas=2 and allocates
     the planned region."""
-    two_cta = importlib.import_module("blackwell_two_cta_mma")
+    two_cta = importlib.import_module("tlx_kernels.blackwell.two_cta_mma")
     (tmem,) = two_cta.spec_plans()
     assert tmem.plan.ok
     assert [(b.layout.cta_split_m, b.layout.cta_split_n) for b in tmem.buffers] == [(2, 1)] * 2
@@ -341,7 +325,6 @@ def test_two_cta_accumulator_is_planned_per_cta():
     ],
 )
 def test_profile_call_refuses_a_contender_it_cannot_run(monkeypatch, capsys, argv, message):
-    sys.path.insert(0, str(TUTORIALS.parent / "bench"))
     bench = importlib.import_module("profile_call")
     monkeypatch.setattr(sys, "argv", ["profile_call.py", *argv])
     with pytest.raises(SystemExit):
@@ -350,7 +333,6 @@ def test_profile_call_refuses_a_contender_it_cannot_run(monkeypatch, capsys, arg
 
 
 def test_profile_call_reads_a_configuration():
-    sys.path.insert(0, str(TUTORIALS.parent / "bench"))
     bench = importlib.import_module("profile_call")
     assert bench._config_fields("128,128,3,o_over_kv=True,q_buffers=2") == (
         [128, 128, 3],
@@ -359,14 +341,14 @@ def test_profile_call_reads_a_configuration():
 
 
 def test_direct_launch_copies_descriptors_and_orders_the_configuration_arguments():
-    """hopper_common.DirectLaunch on the CPU: the templates keep no tensor, a copy takes the
+    """tlx_kernels.launch.DirectLaunch on the CPU: the templates keep no tensor, a copy takes the
     new tensor's shape and strides with the template's block and layout, and the arguments
     after the call's are the kernel's remaining parameters in their order."""
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
-    common = importlib.import_module("hopper_common")
-    fa = importlib.import_module("hopper_flash_attention")
-    layout = importlib.import_module("flash_attention_common").tile_layout(16)
+    common = importlib.import_module("tlx_kernels.launch")
+    fa = importlib.import_module("tlx_kernels.hopper.attention")
+    layout = importlib.import_module("tlx_kernels.hopper.attention_common").tile_layout(16)
     q3 = torch.zeros(6, 100, 64, dtype=torch.float16)
     descriptor = TensorDescriptor.from_tensor(q3, [1, 64, 64], layout)
     template = common._descriptor_template(descriptor)
@@ -386,7 +368,7 @@ def test_direct_launch_copies_descriptors_and_orders_the_configuration_arguments
             return ("compiled", arguments, grid, keywords)
 
     config = fa.default_config(64)
-    arguments = {**fa.config_arguments(config), "HEAD_DIM": 64, "CAUSAL": True, "num_warps": 4}
+    arguments = {**config.kernel_arguments(), "HEAD_DIM": 64, "CAUSAL": True, "num_warps": 4}
     launch = common.DirectLaunch.compile(
         Compiling(), config, (132,), (descriptor,) * 4, (0.18, 100, 6), arguments
     )

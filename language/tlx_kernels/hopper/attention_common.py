@@ -1,13 +1,11 @@
-"""What the Hopper and Blackwell Flash Attention tutorials share: the block range one CTA
+"""What the Hopper and Blackwell Flash Attention kernels share: the block range one CTA
 covers, the TMA loader partition, and on the host the tile layout, the tensor descriptors and
-the kernel signature. Both tutorials import it from their own folder."""
+the kernel signature."""
 
 from tlx.compat import tma_load
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import mbarrier
-
-# Kernel side -------------------------------------------------------------------------------
 
 
 @gluon.jit
@@ -97,31 +95,20 @@ def load_kv_blocks(
 
 
 @gluon.jit
-def load_partition(
-    desc_q,
-    desc_k,
-    desc_v,
-    q_tiles,
-    k_tiles,
-    v_tiles,
-    q_ready,
-    k_ready,
-    v_ready,
-    kv_empty,
-    off_bh,
-    off_m,
-    n_blocks,
-):
+def load_partition(buffers, barriers, work):
     """The loader warp of a CTA that computes one tile: every tile of Q in ``q_tiles`` once,
     then K_j and V_j into the ring of stages (k_ready / v_ready: the copy landed; kv_empty:
-    the consumers are done with the stage). The tile sizes are the buffers' own."""
+    the consumers are done with the stage). The tile sizes are the buffers' own. ``buffers``,
+    ``barriers`` and ``work`` are aggregates with those fields (the Blackwell kernel's)."""
+    q_tiles, k_tiles, v_tiles = buffers.q_tiles, buffers.k_tiles, buffers.v_tiles
+    q_ready, k_ready = barriers.q_ready, barriers.k_ready
+    v_ready, kv_empty = barriers.v_ready, barriers.kv_empty
+    desc_q, desc_k, desc_v = work.desc_q, work.desc_k, work.desc_v
+    off_bh, off_m, n_blocks = work.off_bh, work.off_m, work.n_blocks
     load_q_tiles(desc_q, q_tiles, q_ready, 0, q_tiles.shape[0], off_bh, off_m)
     load_kv_blocks(
         desc_k, desc_v, k_tiles, v_tiles, k_ready, v_ready, kv_empty, off_bh, 0, n_blocks, 0
     )
-
-
-# Host side ---------------------------------------------------------------------------------
 
 
 def tile_layout(element_bits):

@@ -1,0 +1,35 @@
+"""Gluon kernels whose buffers share memory through tlx storage aliasing, tuned by
+``tlx.autotune``, as a model calls them::
+
+    from tlx_kernels import attention, matmul, fused_mlp
+
+    o = attention(q, k, v, causal=True)  # softmax(q k^T / sqrt(d)) v, (batch, heads, n, d)
+    c = matmul(a, b)  # a [M, K] @ b [K, N]
+    y = fused_mlp(x, w1, w2)  # gelu(x @ w1) @ w2 in one kernel
+
+Each takes float16 or bfloat16 CUDA tensors on a Hopper (sm_90a) GPU; the first call of a
+shape times every configuration that fits (the planner drops the others before compiling),
+later calls launch the chosen kernel directly.
+
+What is there:
+
+* ``tlx_kernels.hopper.attention`` (kernel: ``attention_kernel``, ``attention_schedule``):
+  persistent warp-specialized Flash Attention forward, Q/K/V/O tiles in one planned region.
+* ``tlx_kernels.hopper.gemm`` (kernel: ``gemm_kernel``): C = A @ B, the C tile over the ring.
+* ``tlx_kernels.hopper.fused_mlp`` (kernel: ``fused_mlp_kernel``): act(X @ W1) @ W2, the two
+  phases' rings sharing bytes.
+* ``tlx_kernels.hopper.common``, ``tlx_kernels.hopper.attention_common``: what they share.
+* ``tlx_kernels.blackwell.flash_attention``, ``tlx_kernels.blackwell.two_cta_mma``: sm_100a
+  kernels with S/P and an accumulator in shared tensor memory (compiled on the CPU here).
+* ``tlx_kernels.launch``: the direct launch of a tuned kernel (``DirectLaunch``).
+
+Each host module also compiles its kernel for its target without a GPU (``kernel_source``,
+``compile_for_hopper`` / ``compile_for_blackwell``) and returns its tlx plan (``smem_plan``,
+``spec_plans``). The tutorials (tutorials/ in the repository) tell each kernel's story.
+"""
+
+from tlx_kernels.hopper.attention import autotuned_attention as attention
+from tlx_kernels.hopper.fused_mlp import autotuned_fused_mlp as fused_mlp
+from tlx_kernels.hopper.gemm import autotuned_matmul as matmul
+
+__all__ = ["attention", "fused_mlp", "matmul"]

@@ -1,0 +1,143 @@
+"""What the Hopper kernels share: the target, the dtypes they take, the 128-byte-swizzled tile
+layout the matrix kernels' (gemm, fused MLP) TMA descriptors and warpgroup_mma operands use,
+the padding of an operand whose rows the TMA cannot address, the consumers' matrix products
+over an operand ring (``ring_matmul``: gemm, fused MLP), the registers of a warp-specialized
+kernel's partitions, and the printing of plans."""
+
+import dataclasses
+import functools
+
+import torch
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    mbarrier,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
+
+TORCH_TO_TRITON_DTYPE = {torch.float16: "fp16", torch.bfloat16: "bf16"}
+TRITON_DTYPE_BITS = {"fp16": 16, "bf16": 16}
+SM90A = GPUTarget("cuda", 90, 32)
+# The TMA reads and writes rows whose byte stride is a multiple of this, from an address that
+# is a multiple of it.
+TMA_ALIGNMENT = 16
+# Registers: an SM has 64K, shared equally by the CTAs that run on it. Triton launches every
+# thread of a warp-specialized kernel with one count, then moves registers between its
+# warpgroups (setmaxnreg): the loader warp's warpgroup keeps LOADER_REGISTERS a thread and the
+# consumer warpgroups share the rest. Counts are multiples of 8.
+SM_REGISTERS = 65536
+WARPGROUP_THREADS = 128
+LOADER_REGISTERS = gl.constexpr(24)
+
+
+def partition_registers(consumers, ctas_per_sm=1):
+    """(registers a thread at launch, a worker consumer thread's after setmaxnreg) of a kernel
+    of ``consumers`` consumer warpgroups and a loader warp, ``ctas_per_sm`` CTAs an SM: the
+    CTA's share of the SM's, less the loader warpgroup's, split among the consumers. Triton
+    gives the default partition, the first consumer, what the others leave of the launch count
+    times the warpgroups (with two consumers and two CTAs an SM, 104 beside the other's 112)."""
+    cta = SM_REGISTERS // ctas_per_sm
+    launch = cta // ((consumers + 1) * WARPGROUP_THREADS) // 8 * 8
+    consumer = (cta - LOADER_REGISTERS.value * WARPGROUP_THREADS) // (consumers * WARPGROUP_THREADS)
+    return launch, consumer // 8 * 8
+
+
+def triton_dtype(dtype):
+    """The Triton name of a torch dtype, "fp16" or "bf16" (either name is returned as is)."""
+    name = TORCH_TO_TRITON_DTYPE.get(dtype, dtype)
+    if name not in TRITON_DTYPE_BITS:
+        raise ValueError(f"dtype must be float16 or bfloat16, got {dtype}")
+    return name
+
+
+@functools.cache
+def tile_layout(bits):
+    """The shared layout of every tile: 128-byte swizzle, which the TMA writes and
+    warpgroup_mma reads."""
+    return gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=bits, rank=2)
+
+
+@gluon.jit
+def ring_matmul(a_ring, b_ring, ready, empty, acc, first_index, k_steps, row):
+    """``acc`` plus the products of ``k_steps`` stages of an operand ring, the stages of ring
+    indices ``first_index``, ``first_index + 1``, ... (stage = index mod the ring's depth):
+    rows [row, row + acc's rows) of each A stage times the whole B stage, on the tensor
+    cores. ``ready`` (a stage landed) and ``empty`` (this warpgroup is done with it) are the
+    ring's barriers. One product is in flight at a time: a stage is released once the next
+    product has been issued and the previous one has read it, and the last once all
+    completed, so that the loader may refill it."""
+    NUM_STAGES: gl.constexpr = a_ring.shape[0]
+    ROWS: gl.constexpr = acc.shape[0]
+    for k in range(k_steps):
+        index = first_index + k
+        stage = index % NUM_STAGES
+        mbarrier.wait(ready.index(stage), (index // NUM_STAGES) & 1)
+        a = a_ring.index(stage).slice(row, ROWS)
+        acc = warpgroup_mma(a, b_ring.index(stage), acc, is_async=True)
+        acc = warpgroup_mma_wait(1, deps=[acc])
+        mbarrier.arrive(empty.index((index + NUM_STAGES - 1) % NUM_STAGES), pred=k > 0)
+    acc = warpgroup_mma_wait(0, deps=[acc])
+    mbarrier.arrive(empty.index((first_index + k_steps + NUM_STAGES - 1) % NUM_STAGES))
+    return acc
+
+
+def tma_operand(t):
+    """``t`` if the TMA can address it (unit column stride, row stride and start aligned to
+    16 bytes), else a copy whose rows are padded to 16 bytes (a view of the same shape)."""
+    row_bytes = t.stride(0) * t.element_size()
+    if (
+        t.stride(1) == 1
+        and row_bytes % TMA_ALIGNMENT == 0
+        and t.data_ptr() % TMA_ALIGNMENT == 0
+        and t.stride(0) >= t.shape[1]
+    ):
+        return t
+    per_row = TMA_ALIGNMENT // t.element_size()
+    padded = t.new_empty(t.shape[0], triton.cdiv(t.shape[1], per_row) * per_row)
+    view = padded[:, : t.shape[1]]
+    view.copy_(t)
+    return view
+
+
+def print_without_aliasing(smem, rejected):
+    """What a spec's buffers (a ``tlx.SpecPlan``) need with none sharing bytes (the planner's
+    plan without aliasing, against the target's budget), then each configuration without
+    aliasing that does not compile, with the compiler's message: ``rejected`` holds
+    (configuration, message) pairs."""
+    import tlx
+
+    unaliased = tlx.kernel_budget(
+        [dataclasses.replace(smem, plan=smem.plan_without_aliasing())], SM90A
+    )
+    need = unaliased.storage(tlx.storage_kind.smem).used_units
+    verdict = "fits" if unaliased.fits else "does not fit: " + "; ".join(unaliased.reasons)
+    print(
+        f"    without aliasing (the planner's plan of the same buffers, none sharing bytes) they "
+        f"need {need} bytes ({need / 1024:.0f} KiB): {verdict}"
+    )
+    for rejected_config, message in rejected:
+        print(f"    {rejected_config} does not compile: {message}")
+
+
+def print_spec_plan(title, smem):
+    """A spec's plan (a ``tlx.SpecPlan``): its memory map, region and where each buffer's
+    slots start."""
+    import tlx
+
+    plan = smem.plan
+    print(f"{title}:")
+    print(smem.describe())
+    print(
+        f"SMEM region {plan.size_bytes} bytes ({plan.size_bytes / 1024:.0f} KiB, aligned to "
+        f"{plan.alignment}); the ideal footprint of the tree is {plan.ideal_bytes} bytes"
+    )
+    extents = tlx.planner.buffer_extents(plan, smem.buffers)
+    for user, buffer in enumerate(smem.buffers):
+        starts = [extent.start for extent in extents if extent.user == user]
+        print(
+            f"    {buffer.name:7s} {buffer.shape[0]} x {list(buffer.shape[1:])} "
+            f"{buffer.element_bits}-bit: buffers at bytes {starts}"
+        )

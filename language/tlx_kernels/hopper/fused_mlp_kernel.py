@@ -1,0 +1,313 @@
+"""The Hopper fused MLP kernel (sm_90a), Y = act(X @ W1) @ W2 in two phases per hidden chunk,
+whose rings share SMEM per stage ("shared"), not at all ("separate") or as whole rings
+drained at each change of phase ("phases"). Its design: tutorials/hopper_fused_mlp.py."""
+
+import tlx
+from tlx.compat import tma_load, tma_store
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    tma,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
+
+from tlx_kernels.hopper.common import LOADER_REGISTERS, partition_registers, ring_matmul
+
+# A worker consumer thread's registers: two consumers, one CTA an SM
+# (tlx_kernels.hopper.common.partition_registers).
+CONSUMER_REGISTERS = gl.constexpr(partition_registers(2)[1])
+
+# GELU(h) with the tanh approximation: 0.5 h (1 + tanh(c (h + 0.044715 h^3))), c = sqrt(2/pi),
+# is h * sigmoid(2 c (h + 0.044715 h^3)) = h / (1 + 2^(-2 c log2(e) (h + 0.044715 h^3))).
+_GELU_EXP2_SCALE = gl.constexpr(-2.0 * 0.7978845608028654 * 1.4426950408889634)
+
+
+@gluon.jit
+def _activation(h, ACTIVATION: gl.constexpr):
+    """act(h) elementwise: "gelu" (tanh approximation) or "relu"."""
+    if ACTIVATION == "relu":
+        out = gl.maximum(h, 0.0)
+    else:
+        # A large negative h makes the power inf and the quotient -0: GELU's limit.
+        out = h / (1.0 + gl.exp2(_GELU_EXP2_SCALE * (h + 0.044715 * h * h * h)))
+    return out
+
+
+@gluon.jit
+def _ring_index(own_steps, other_steps, SHARED_RING: gl.constexpr):
+    """The ring index of a phase's next step: its own step count when each phase has its own
+    ring, the count of both phases' steps when they share one."""
+    index = own_steps
+    if SHARED_RING:
+        index = own_steps + other_steps
+    return index
+
+
+@gluon.jit
+def _load_partition(
+    descriptors,
+    rings,
+    barriers,
+    schedule,
+    BLOCK_K: gl.constexpr,
+    SHARED_RING: gl.constexpr,
+    DRAIN: gl.constexpr,
+):
+    """The loader warp: per hidden chunk, the X and W1 tiles of each d_model step into the
+    phase-1 ring, then the chunk's W2 tile into the phase-2 ring (with ``SHARED_RING`` both are
+    the one ring, and the steps take its stages in that order), each once both consumers
+    released the stage's previous contents. With ``DRAIN`` (``layout="phases"``) it also
+    drains the ring at each change of phase: the chunk's W2 load waits until the consumers
+    released every X/W1 step of the chunk, and the next chunk's X/W1 loads until they
+    released its W2 tile."""
+    desc_x, desc_w1, desc_w2 = descriptors
+    x_ring, w1_ring, w2_ring = rings
+    ready1, empty1, ready2, empty2 = barriers
+    off_m, off_n, k_steps, chunks = schedule
+    STAGES1: gl.constexpr = x_ring.shape[0]
+    STAGES2: gl.constexpr = w2_ring.shape[0]
+    BLOCK_H: gl.constexpr = w2_ring.shape[1]
+    step1_bytes: gl.constexpr = desc_x.block_type.nbytes + desc_w1.block_type.nbytes
+    steps1 = 0
+    steps2 = 0
+    for chunk in range(chunks):
+        off_h = chunk * BLOCK_H
+        for k in range(k_steps):
+            index = _ring_index(steps1, steps2, SHARED_RING)
+            stage = index % STAGES1
+            # Phase ^ 1: the first pass over the ring finds every stage free.
+            mbarrier.wait(empty1.index(stage), ((index // STAGES1) & 1) ^ 1)
+            mbarrier.expect(ready1.index(stage), step1_bytes)
+            tma_load(desc_x, [off_m, k * BLOCK_K], ready1.index(stage), x_ring.index(stage))
+            tma_load(desc_w1, [k * BLOCK_K, off_h], ready1.index(stage), w1_ring.index(stage))
+            steps1 += 1
+        if DRAIN:
+            # The W2 ring lies over any bytes of the X/W1 ring: every X/W1 step of the chunk
+            # released. Each consumer releases its steps in order (_mma_partition), so the
+            # barrier phase of the last one (step j completes the phase of parity
+            # (j // STAGES1) & 1 of its stage) completes after all the others.
+            last1 = steps1 - 1
+            mbarrier.wait(empty1.index(last1 % STAGES1), (last1 // STAGES1) & 1)
+        index = _ring_index(steps2, steps1, SHARED_RING)
+        stage = index % STAGES2
+        mbarrier.wait(empty2.index(stage), ((index // STAGES2) & 1) ^ 1)
+        mbarrier.expect(ready2.index(stage), desc_w2.block_type.nbytes)
+        tma_load(desc_w2, [off_h, off_n], ready2.index(stage), w2_ring.index(stage))
+        steps2 += 1
+        if DRAIN:
+            # The next chunk's X and W1 tiles lie over any bytes of the W2 ring: the chunk's
+            # one W2 step released.
+            last2 = steps2 - 1
+            mbarrier.wait(empty2.index(last2 % STAGES2), (last2 // STAGES2) & 1)
+
+
+@gluon.jit
+def _mma_partition(
+    state, consumer: gl.constexpr, ACTIVATION: gl.constexpr, SHARED_RING: gl.constexpr
+):
+    """Rows [consumer * SUB_M, (consumer + 1) * SUB_M) of the CTA's tile of Y, one warpgroup:
+    per hidden chunk its rows of H (phase 1), act, H to shared memory, its rows of Y += H @ W2
+    (phase 2); then its rows of Y stored. ``state`` holds what both consumers take."""
+    desc_y, rings, h_tiles, y_tiles, barriers, schedule = state
+    x_ring, w1_ring, w2_ring = rings
+    ready1, empty1, ready2, empty2 = barriers
+    off_m, off_n, k_steps, chunks = schedule
+    STAGES2: gl.constexpr = w2_ring.shape[0]
+    SUB_M: gl.constexpr = h_tiles.shape[1]
+    BLOCK_H: gl.constexpr = h_tiles.shape[2]
+    BLOCK_N: gl.constexpr = y_tiles.shape[2]
+    num_warps: gl.constexpr = gl.num_warps()
+    h_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_H, 16]
+    )
+    y_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16]
+    )
+    h_tile = h_tiles.index(consumer)
+    acc_y = gl.zeros([SUB_M, BLOCK_N], gl.float32, y_layout)
+    steps1 = 0
+    steps2 = 0
+    for _chunk in range(chunks):
+        # Phase 1: this consumer's rows of the chunk of H.
+        # The chunk's steps take consecutive ring indices in every layout.
+        acc_h = gl.zeros([SUB_M, BLOCK_H], gl.float32, h_layout)
+        first = _ring_index(steps1, steps2, SHARED_RING)
+        acc_h = ring_matmul(
+            x_ring, w1_ring, ready1, empty1, acc_h, first, k_steps, consumer * SUB_M
+        )
+        steps1 += k_steps
+
+        # act(H) into this consumer's H tile: the previous chunk's phase-2 product, the last
+        # reader of the tile, completed (waited below).
+        h_tile.store(_activation(acc_h, ACTIVATION).to(h_tile.dtype))
+        fence_async_shared()
+
+        # Phase 2: Y += H @ W2 for the chunk.
+        index = _ring_index(steps2, steps1, SHARED_RING)
+        stage = index % STAGES2
+        mbarrier.wait(ready2.index(stage), (index // STAGES2) & 1)
+        acc_y = warpgroup_mma(h_tile, w2_ring.index(stage), acc_y, is_async=True)
+        acc_y = warpgroup_mma_wait(0, deps=[acc_y])
+        mbarrier.arrive(empty2.index(stage))
+        steps2 += 1
+
+    # Y over this consumer's own H tile (one shared group per consumer), whose last reader,
+    # the last phase-2 product, completed.
+    y_tile = y_tiles.index(consumer)
+    y_tile.store(acc_y.to(y_tile.dtype))
+    fence_async_shared()
+    tma_store(desc_y, [off_m + consumer * SUB_M, off_n], y_tile)
+    tma.store_wait(0)
+
+
+@gluon.jit
+def _smem_buffers(
+    descriptors,
+    BLOCK_M: gl.constexpr,
+    BLOCK_N: gl.constexpr,
+    BLOCK_H: gl.constexpr,
+    BLOCK_K: gl.constexpr,
+    STAGES: gl.constexpr,
+    W2_STAGES: gl.constexpr,
+    LAYOUT: gl.constexpr,
+):
+    """The kernel's SMEM buffers in one region planned by tlx, and the overlap tree (one per
+    phase with ``LAYOUT == "phases"``) that says what shares bytes (tutorials/hopper_fused_mlp.py,
+    "Two phases, one region"): stage i of every ring is buffer group i, H and Y tile c (consumer
+    c's) are group c of theirs. The layouts are the descriptors' (128-byte swizzle), which the
+    TMA and warpgroup_mma both read."""
+    desc_x, desc_w1, desc_w2, desc_y = descriptors
+    dtype: gl.constexpr = desc_x.dtype
+    SUB_M: gl.constexpr = BLOCK_M // 2
+    smem = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+    x_ring = tlx.local_alloc((BLOCK_M, BLOCK_K), dtype, STAGES, reuse=smem, layout=desc_x.layout)
+    w1_ring = tlx.local_alloc((BLOCK_K, BLOCK_H), dtype, STAGES, reuse=smem, layout=desc_w1.layout)
+    w2_ring = tlx.local_alloc(
+        (BLOCK_H, BLOCK_N), dtype, W2_STAGES, reuse=smem, layout=desc_w2.layout
+    )
+    h_tiles = tlx.local_alloc((SUB_M, BLOCK_H), dtype, 2, reuse=smem, layout=desc_x.layout)
+    y_tiles = tlx.local_alloc((SUB_M, BLOCK_N), dtype, 2, reuse=smem, layout=desc_y.layout)
+
+    distinct: gl.constexpr = tlx.reuse_group_type.distinct
+    shared: gl.constexpr = tlx.reuse_group_type.shared
+    # Y is written over its consumer's H after the last phase-2 product (every layout).
+    epilogue = tlx.reuse_group(y_tiles, h_tiles, group_type=shared)
+    phase1 = tlx.reuse_group(x_ring, w1_ring, group_type=distinct)
+    if LAYOUT == "phases":
+        # H and Y in both phases (one place in both); the W2 ring anywhere over the X/W1
+        # ring's bytes, which the loader's drain makes safe.
+        epilogue2 = tlx.reuse_group(y_tiles, h_tiles, group_type=shared)
+        smem.set_buffer_overlap(
+            tlx.reuse_phases(
+                tlx.reuse_group(epilogue, phase1, group_type=distinct),
+                tlx.reuse_group(epilogue2, w2_ring, group_type=distinct),
+            )
+        )
+    else:
+        if LAYOUT == "shared":
+            # One ring: stage i holds X_i and W1_i side by side, or W2_i over them.
+            rings = tlx.reuse_group(phase1, w2_ring, group_type=shared)
+        else:
+            rings = tlx.reuse_group(phase1, w2_ring, group_type=distinct)
+        smem.set_buffer_overlap(tlx.reuse_group(epilogue, rings, group_type=distinct))
+    return x_ring, w1_ring, w2_ring, h_tiles, y_tiles
+
+
+# The shapes vary from call to call and the TMA clips at the edges: specializing on their
+# divisibility would buy nothing and compile every configuration again for each new one.
+@tlx.jit(do_not_specialize=["tokens", "d_model", "hidden"])
+def fused_mlp_kernel(
+    desc_x,
+    desc_w1,
+    desc_w2,
+    desc_y,
+    tokens,
+    d_model,
+    hidden,
+    BLOCK_M: gl.constexpr,
+    BLOCK_N: gl.constexpr,
+    BLOCK_H: gl.constexpr,
+    BLOCK_K: gl.constexpr,
+    STAGES: gl.constexpr,
+    W2_STAGES: gl.constexpr,
+    LAYOUT: gl.constexpr,
+    ACTIVATION: gl.constexpr,
+):
+    gl.static_assert(
+        LAYOUT == "shared" or LAYOUT == "separate" or LAYOUT == "phases",
+        "LAYOUT: shared, separate or phases",
+    )
+    SHARED_PHASES: gl.constexpr = LAYOUT == "shared"
+    # Phases whose rings the planner may lay over each other: the loader drains at each
+    # change of phase (_load_partition).
+    DRAIN_PHASES: gl.constexpr = LAYOUT == "phases"
+    gl.static_assert(
+        not SHARED_PHASES or STAGES == W2_STAGES, "shared phases run one ring: W2_STAGES == STAGES"
+    )
+    # A consumer releases a phase-1 stage once its next product is issued: one stage would
+    # wait for itself.
+    gl.static_assert(STAGES >= 2, "the X/W1 ring needs at least two stages")
+    gl.static_assert(ACTIVATION == "gelu" or ACTIVATION == "relu", "ACTIVATION: gelu or relu")
+    # CTAs launched together take the N tiles of one row block: they read the same rows of X
+    # and walk W1 in the same order, and find both in L2.
+    off_n = gl.program_id(0) * BLOCK_N
+    off_m = gl.program_id(1) * BLOCK_M
+    schedule = (off_m, off_n, gl.cdiv(d_model, BLOCK_K), gl.cdiv(hidden, BLOCK_H))
+
+    x_ring, w1_ring, w2_ring, h_tiles, y_tiles = _smem_buffers(
+        (desc_x, desc_w1, desc_w2, desc_y),
+        BLOCK_M,
+        BLOCK_N,
+        BLOCK_H,
+        BLOCK_K,
+        STAGES,
+        W2_STAGES,
+        LAYOUT,
+    )
+
+    bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
+    ready1 = gl.allocate_shared_memory(gl.int64, [STAGES, 1], bar_layout)
+    empty1 = gl.allocate_shared_memory(gl.int64, [STAGES, 1], bar_layout)
+    for i in gl.static_range(STAGES):
+        mbarrier.init(ready1.index(i), count=1)
+        mbarrier.init(empty1.index(i), count=2)
+    if SHARED_PHASES:
+        # One ring, one pair of barriers per stage, whichever phase's step it holds.
+        ready2 = ready1
+        empty2 = empty1
+    else:
+        ready2 = gl.allocate_shared_memory(gl.int64, [W2_STAGES, 1], bar_layout)
+        empty2 = gl.allocate_shared_memory(gl.int64, [W2_STAGES, 1], bar_layout)
+        for i in gl.static_range(W2_STAGES):
+            mbarrier.init(ready2.index(i), count=1)
+            mbarrier.init(empty2.index(i), count=2)
+    fence_async_shared()
+
+    rings = (x_ring, w1_ring, w2_ring)
+    barriers = (ready1, empty1, ready2, empty2)
+    # Both consumers take these (a tuple held in a variable keeps tensors only, so the
+    # constexprs go in each call).
+    consumer_state = (desc_y, rings, h_tiles, y_tiles, barriers, schedule)
+    gl.warp_specialize(
+        [
+            (_mma_partition, (consumer_state, 0, ACTIVATION, SHARED_PHASES)),
+            (_mma_partition, (consumer_state, 1, ACTIVATION, SHARED_PHASES)),
+            (
+                _load_partition,
+                (
+                    (desc_x, desc_w1, desc_w2),
+                    rings,
+                    barriers,
+                    schedule,
+                    BLOCK_K,
+                    SHARED_PHASES,
+                    DRAIN_PHASES,
+                ),
+            ),
+        ],
+        [4, 1],
+        [CONSUMER_REGISTERS, LOADER_REGISTERS],
+    )

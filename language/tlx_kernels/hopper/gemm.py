@@ -1,0 +1,395 @@
+"""The Hopper GEMM on the host: its configurations, autotuning space, launches (``matmul``,
+``autotuned_matmul``) and CPU compiles (``kernel_source``, ``compile_for_hopper``,
+``smem_plan``). The kernel: tlx_kernels.hopper.gemm_kernel."""
+
+import dataclasses
+import functools
+
+import tlx
+import torch
+import triton
+
+from tlx_kernels._host import KernelConfig, KernelHost, sm_count
+from tlx_kernels.hopper.common import (
+    SM90A,
+    TMA_ALIGNMENT,
+    TORCH_TO_TRITON_DTYPE,
+    tile_layout,
+    tma_operand,
+    triton_dtype,
+)
+from tlx_kernels.hopper.gemm_kernel import gemm_kernel
+from tlx_kernels.launch import DirectLaunch
+
+_TORCH_DTYPE = {name: dtype for dtype, name in TORCH_TO_TRITON_DTYPE.items()}
+
+
+@dataclasses.dataclass(frozen=True)
+class Config(KernelConfig):
+    """Tile sizes and schedule of one compiled kernel. BLOCK_M is split between the two
+    consumer warpgroups, so BLOCK_M / 2 must be a multiple of 64 (one warpgroup's MMA rows).
+    Without warp specialization the kernel's 4 warps are its one warpgroup."""
+
+    # GROUP_M, then the constexprs, in the kernel's order.
+    ARGUMENTS = {
+        "group_m": "GROUP_M",
+        "block_m": "BLOCK_M",
+        "block_n": "BLOCK_N",
+        "block_k": "BLOCK_K",
+        "num_stages": "NUM_STAGES",
+        "alias_c": "ALIAS_C",
+        "persistent": "PERSISTENT",
+        "warp_specialize": "WARP_SPECIALIZE",
+        "stagger": "STAGGER",
+    }
+
+    block_m: int
+    block_n: int
+    block_k: int
+    num_stages: int
+    alias_c: bool
+    group_m: int = 8
+    persistent: bool = False
+    warp_specialize: bool = True
+    stagger: int = 0
+
+    def __post_init__(self):
+        if self.persistent and self.alias_c:
+            raise ValueError(
+                "a persistent kernel loads a CTA's next tile while it stores C: C cannot alias "
+                "the ring (alias_c=False)"
+            )
+        if self.persistent and not self.warp_specialize:
+            raise ValueError(
+                "a persistent kernel loads a CTA's next tile in a loader warp while the "
+                "consumers store C: it needs warp_specialize=True"
+            )
+        if self.stagger < 0:
+            raise ValueError(f"stagger={self.stagger}: a number of K steps, 0 or more")
+        if self.stagger and (self.alias_c or not self.warp_specialize):
+            raise ValueError(
+                f"stagger={self.stagger}: the first consumer stores its half of C while the "
+                "second still reads the ring, so staggered consumers need warp_specialize=True "
+                "and C beside the ring (alias_c=False)"
+            )
+        if self.stagger > self.num_stages:
+            raise ValueError(
+                f"stagger={self.stagger} > num_stages={self.num_stages}: the ring must hold the "
+                "stages of every K step the second consumer leaves until the first is done"
+            )
+
+    def __repr__(self):
+        persistent = " persistent" if self.persistent else ""
+        pipelined = "" if self.warp_specialize else " pipelined"
+        stagger = f" stagger={self.stagger}" if self.stagger else ""
+        return (
+            f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} BLOCK_K={self.block_k} "
+            f"stages={self.num_stages} alias_c={self.alias_c} GROUP_M={self.group_m}"
+            f"{persistent}{pipelined}{stagger}"
+        )
+
+
+# Triton's compile options of every configuration.
+COMPILE_OPTIONS = Config.COMPILE_OPTIONS
+
+
+def default_config(dtype="fp16"):
+    """128 x 256 x 64 tiles and four stages, with C aliasing the ring (the same for fp16 and
+    bf16: both are 16 bits wide). Measured on an H100 against it: GROUP_M = 16 within 0.3%,
+    GROUP_M = 4 up to 3% slower, BLOCK_K = 128 with two stages 30% slower."""
+    triton_dtype(dtype)
+    return Config(128, 256, 64, 4, alias_c=True)
+
+
+@functools.cache
+def unaliased_search(dtype="fp16"):
+    """The default configuration without aliasing, tried with fewer and fewer stages. Returns
+    (the first whose kernel compiles, ((configuration, error message), ...) for those that do
+    not: their region does not fit, and the planner's message states the bytes it needs)."""
+    return HOST.unaliased_search(
+        default_config(dtype),
+        lambda base, stages: base.replace(num_stages=stages, alias_c=False),
+        dtype,
+    )
+
+
+def best_unaliased_config(dtype="fp16"):
+    """The default configuration without aliasing, with as many stages as the planner fits."""
+    return unaliased_search(dtype)[0]
+
+
+def benchmark_configs(dtype="fp16"):
+    """(with aliasing, best without aliasing)."""
+    return default_config(dtype), best_unaliased_config(dtype)
+
+
+def block_shapes(config, arguments=None):
+    """Block shapes of the A, B and C descriptors: C is stored a consumer's half at a time."""
+    return (
+        [config.block_m, config.block_k],
+        [config.block_k, config.block_n],
+        [config.block_m // 2, config.block_n],
+    )
+
+
+HOST = KernelHost(
+    gemm_kernel,
+    Config,
+    descriptors=("desc_a", "desc_b", "desc_c"),
+    scalars={"M": "i32", "N": "i32", "K": "i32", "GROUP_M": "i32"},
+    block_shapes=block_shapes,
+    target=SM90A,
+)
+
+
+def kernel_source(config, dtype="fp16"):
+    """The kernel with ``config``'s tile sizes, as ``triton.compile`` and ``tlx.kernel_plans``
+    take it."""
+    return HOST.kernel_source(config, dtype)
+
+
+def compile_for_hopper(config, dtype="fp16"):
+    """Compiles the kernel for sm_90a without a GPU; returns Triton's compiled kernel."""
+    return HOST.compile(config, dtype)
+
+
+def smem_plan(config, dtype="fp16"):
+    """The plan of the kernel's SMEM spec (``KernelHost.smem_plan``)."""
+    return HOST.smem_plan(config, dtype)
+
+
+def _check_inputs(a, b):
+    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
+        raise ValueError(
+            f"a must be [M, K] and b [K, N], got {tuple(a.shape)} and {tuple(b.shape)}"
+        )
+    if a.dtype != b.dtype or a.dtype not in TORCH_TO_TRITON_DTYPE:
+        raise ValueError(f"a and b must both be float16 or bfloat16, got {a.dtype} and {b.dtype}")
+
+
+def _operands(a, b):
+    """(a, b, c, (M, N, K)): the operands as the TMA can address them and the output, or c
+    None when the product is empty."""
+    _check_inputs(a, b)
+    if not (a.is_cuda and b.is_cuda):
+        raise ValueError(f"a and b must be CUDA tensors, got {a.device} and {b.device}")
+    (M, K), N = a.shape, b.shape[1]
+    if M == 0 or N == 0 or K == 0:
+        return a, b, None, (M, N, K)
+    return tma_operand(a), tma_operand(b), tma_operand(a.new_empty(M, N)), (M, N, K)
+
+
+def matmul(a, b, config=None):
+    """a @ b for CUDA tensors a [M, K] and b [K, N] of one dtype (float16 or bfloat16),
+    accumulated in float32; the result has the inputs' dtype. Operands whose rows the TMA
+    cannot address (a row not a multiple of 16 bytes) are first copied into padded rows."""
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    a, b, c, (M, N, K) = _operands(a, b)
+    if c is None:
+        return torch.zeros(M, N, device=a.device, dtype=a.dtype)
+    config = config or default_config(a.dtype)
+    layout = tile_layout(a.element_size() * 8)
+    block_a, block_b, block_c = block_shapes(config)
+    desc_a = TensorDescriptor.from_tensor(a, block_a, layout)
+    desc_b = TensorDescriptor.from_tensor(b, block_b, layout)
+    desc_c = TensorDescriptor.from_tensor(c, block_c, layout)
+    grid = _launch_grid(M, N, config, a.device)
+    gemm_kernel[grid](
+        desc_a, desc_b, desc_c, M, N, K, **config.kernel_arguments(), **config.compile_options
+    )
+    return c if c.is_contiguous() else c.contiguous()
+
+
+def _launch_grid(M, N, config, device):
+    """One CTA per tile of C, or (persistent) one per SM while there are more tiles."""
+    tiles = triton.cdiv(M, config.block_m) * triton.cdiv(N, config.block_n)
+    return (min(tiles, sm_count(device)) if config.persistent else tiles,)
+
+
+# Autotuning ---------------------------------------------------------------------------------
+
+
+def autotune_configs():
+    """The space ``autotuned_matmul`` searches (tlx.autotune): 64, 128 or 256 columns per
+    tile (a narrow tile gives a small matrix more CTAs), 2 to 6 stages (to 8 for 64 columns,
+    which the tuner takes at 1024 cubed: a short K loop, whose fill a deep ring hides), C over
+    the ring or beside it, persistent kernels (C beside the ring) whose next tile loads while
+    this one's C is stored, and for the 256-column tiles, whose order decides most what L2
+    holds, groups of 4, 8 or 16 tile rows (GROUP_M is an argument: the variants share one
+    compiled kernel), and 64-column tiles without warp specialization (K steps of 64 with 4,
+    6 or 8 stages, or of 128 with 4; C over the ring or beside it), which the tuner takes at
+    1024 cubed; and for the 256-column tiles with C beside a ring of 2 or 3 stages, the
+    same with staggered consumers over the whole ring (what the tuner takes at 2048 cubed).
+    The planner drops, before compiling, the 24 of 87 whose SMEM does not fit: 256 columns
+    fit 3 stages with C beside the ring and 4 with C over it (a tiles-times-stages formula
+    would drop that one too); 64 and 128 columns fit all their stages."""
+    configs = [
+        Config(128, block_n, 64, stages, alias_c)
+        for block_n in (64, 128, 256)
+        for stages in range(2, 9 if block_n == 64 else 7)
+        for alias_c in (True, False)
+    ]
+    configs += [
+        Config(128, block_n, 64, stages, alias_c=False, persistent=True)
+        for block_n in (128, 256)
+        for stages in (3, 4, 5, 6)
+    ]
+    configs += [
+        config.replace(stagger=config.num_stages)
+        for config in configs
+        if config.block_n == 256 and not config.alias_c and config.num_stages <= 3
+    ]
+    configs += [
+        config.replace(group_m=group_m)
+        for config in configs
+        if config.block_n == 256
+        for group_m in (4, 16)
+    ]
+    configs += [
+        Config(128, 64, block_k, stages, alias_c, warp_specialize=False)
+        for block_k, stages in ((64, 4), (64, 6), (64, 8), (128, 4))
+        for alias_c in (True, False)
+    ]
+    return [HOST.triton_config(config) for config in configs]
+
+
+def constexprs(config):
+    """The kernel's constexpr arguments for ``config``."""
+    return HOST.constexprs(config)
+
+
+def config_of(arguments):
+    """The ``Config`` of the kernel's arguments (a ``triton.Config``, its kwargs, or the
+    arguments the autotuner hands a hook)."""
+    return Config.of_arguments(arguments)
+
+
+@functools.cache
+def autotuned_kernel(dtype):
+    """The kernel under ``tlx.autotune`` for one dtype, keyed on the shape (the dtype has a
+    tuner of its own)."""
+    triton_dtype(dtype)
+    return tlx.autotune(configs=autotune_configs(), key=["M", "N", "K"])(gemm_kernel)
+
+
+def tuner_grid(meta):
+    """The grid of a launch under the tuner, of the configuration in ``meta``."""
+    return _launch_grid(meta["M"], meta["N"], config_of(meta), meta["desc_a"].base.device)
+
+
+# (device, dtypes, shapes) -> tlx_kernels.launch.DirectLaunch, and dtype -> the configuration last
+# run.
+_launches = {}
+_last_config = {}
+
+
+def _direct_operand(t):
+    """True when ``t`` is a CUDA matrix the TMA addresses as it is: contiguous rows of a
+    multiple of 16 bytes, from a 16-byte aligned start."""
+    return (
+        t.is_cuda
+        and t.is_contiguous()
+        and (t.shape[1] * t.element_size()) % TMA_ALIGNMENT == 0
+        and t.data_ptr() % TMA_ALIGNMENT == 0
+    )
+
+
+def tuner_arguments(a, b):
+    """(c, the kernel's arguments for c = a @ b under the tuner: descriptors whose block
+    shapes each configuration's pre_hook sets, M, N, K); the arguments are None when the
+    product is empty, and c is then its zeros."""
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    a, b, c, (M, N, K) = _operands(a, b)
+    if c is None:
+        return torch.zeros(M, N, device=a.device, dtype=a.dtype), None
+    layout = tile_layout(a.element_size() * 8)
+    descriptors = (
+        TensorDescriptor.from_tensor(t, shape, layout)
+        for t, shape in zip((a, b, c), block_shapes(default_config()), strict=True)
+    )
+    return c, (*descriptors, M, N, K)
+
+
+def _launch_key(a, b):
+    return (a.device, a.dtype, b.dtype, *a.shape, *b.shape)
+
+
+def direct_launch(a, b):
+    """The ``tlx_kernels.launch.DirectLaunch`` of ``a @ b``'s tuned key, when the key is tuned and
+    the TMA addresses ``a`` and ``b`` as they are; else None."""
+    launch = _launches.get(_launch_key(a, b))
+    if launch is not None and _direct_operand(a) and _direct_operand(b):
+        return launch
+    return None
+
+
+def compiled_launch(kernel, a, b, config):
+    """The ``tlx_kernels.launch.DirectLaunch`` of ``kernel`` (``compile_for_hopper(config, ...)``'s)
+    for products of ``a``'s and ``b``'s shapes and dtype, which the TMA addresses as they
+    are."""
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    M, K = a.shape
+    N = b.shape[1]
+    layout = tile_layout(a.element_size() * 8)
+    c = torch.empty(M, N, device=a.device, dtype=a.dtype)
+    descriptors = [
+        TensorDescriptor.from_tensor(t, shape, layout)
+        for t, shape in zip((a, b, c), block_shapes(config), strict=True)
+    ]
+    return DirectLaunch.of_compiled(
+        kernel,
+        gemm_kernel,
+        config,
+        _launch_grid(M, N, config, a.device),
+        descriptors,
+        (M, N, K),
+        {**config.kernel_arguments(), **config.compile_options},
+    )
+
+
+def autotuned_matmul(a, b):
+    """``matmul`` with the configuration tlx.autotune finds fastest for the shape and dtype
+    (the first call of a shape times every configuration that fits, later ones launch the
+    chosen kernel directly)."""
+    launch = direct_launch(a, b)
+    if launch is not None:
+        _last_config[a.dtype] = launch.config
+        M, K = a.shape
+        N = b.shape[1]
+        c = a.new_empty((M, N))
+        launch((a, b, c), (M, N, K))
+        return c
+
+    c, arguments = tuner_arguments(a, b)
+    if arguments is None:
+        return c
+    desc_a, desc_b, desc_c, M, N, K = arguments
+    tuner = autotuned_kernel(triton_dtype(a.dtype))
+    tuner[tuner_grid](*arguments)
+    config = config_of(tuner.best_config)
+    _last_config[a.dtype] = config
+    key = _launch_key(a, b)
+    if key not in _launches and c.is_contiguous():
+        _launches[key] = DirectLaunch.compile(
+            gemm_kernel,
+            config,
+            _launch_grid(M, N, config, a.device),
+            (desc_a, desc_b, desc_c),
+            (M, N, K),
+            {**config.kernel_arguments(), **config.compile_options},
+        )
+    return c if c.is_contiguous() else c.contiguous()
+
+
+def chosen_config(dtype):
+    """The configuration the last ``autotuned_matmul`` of ``dtype`` ran (a ``Config``)."""
+    return _last_config[dtype if isinstance(dtype, torch.dtype) else _TORCH_DTYPE[dtype]]
+
+
+def print_autotune_plans(dtype="fp16"):
+    """What the plan pruner says of every configuration of the space, on the CPU."""
+    arguments = HOST.placeholder_arguments(default_config(), dtype, M=4096, N=4096, K=4096)
+    HOST.print_plan_verdicts(autotune_configs(), arguments)

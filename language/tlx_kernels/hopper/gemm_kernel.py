@@ -1,0 +1,368 @@
+"""The Hopper GEMM kernel (sm_90a), C = A @ B: warp-specialized (a loader warp, two consumer
+warpgroups), persistent or not, or pipelined in one warpgroup; the A/B ring and the C tile
+share one SMEM region planned by tlx. Its design: tutorials/hopper_gemm.py."""
+
+import tlx
+from tlx.compat import cta_barrier, tma_load, tma_store
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    tma,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
+
+from tlx_kernels.hopper.common import LOADER_REGISTERS, partition_registers, ring_matmul
+
+# A worker consumer thread's registers: two consumers, one CTA an SM
+# (tlx_kernels.hopper.common.partition_registers).
+CONSUMER_REGISTERS = gl.constexpr(partition_registers(2)[1])
+
+
+@gluon.jit
+def _tile_offsets(tile, M, N, GROUP_M, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr):
+    """(first row, first column) of tile ``tile`` of C. Consecutive tiles walk down a group of
+    GROUP_M tile rows before moving one tile column right."""
+    pid = tile
+    tiles_m = gl.cdiv(M, BLOCK_M)
+    tiles_n = gl.cdiv(N, BLOCK_N)
+    tiles_per_group = GROUP_M * tiles_n
+    first_m = (pid // tiles_per_group) * GROUP_M
+    rows_in_group = gl.minimum(tiles_m - first_m, GROUP_M)
+    in_group = pid % tiles_per_group
+    tile_m = first_m + in_group % rows_in_group
+    tile_n = in_group // rows_in_group
+    return tile_m * BLOCK_M, tile_n * BLOCK_N
+
+
+@gluon.jit
+def _copy_step(desc_a, desc_b, a_ring, b_ring, ready, stage, off_m, off_n, k):
+    """The TMA copies of K step ``k``'s A and B tiles into stage ``stage`` of the ring, whose
+    ``ready`` barrier expects their bytes."""
+    BLOCK_K: gl.constexpr = a_ring.shape[2]
+    step_bytes: gl.constexpr = desc_a.block_type.nbytes + desc_b.block_type.nbytes
+    mbarrier.expect(ready.index(stage), step_bytes)
+    tma_load(desc_a, [off_m, k * BLOCK_K], ready.index(stage), a_ring.index(stage))
+    tma_load(desc_b, [k * BLOCK_K, off_n], ready.index(stage), b_ring.index(stage))
+
+
+@gluon.jit
+def _load_tile(desc_a, desc_b, a_ring, b_ring, ready, empty, off_m, off_n, first_index, k_steps):
+    """The loader's work for one tile: the A and B tiles of K step k into the ring's stage of
+    index ``first_index + k`` (mod its depth) once both consumers have released that stage's
+    previous contents."""
+    NUM_STAGES: gl.constexpr = a_ring.shape[0]
+    for k in range(k_steps):
+        index = first_index + k
+        stage = index % NUM_STAGES
+        # Phase ^ 1: the first pass over the ring finds every stage free.
+        mbarrier.wait(empty.index(stage), ((index // NUM_STAGES) & 1) ^ 1)
+        _copy_step(desc_a, desc_b, a_ring, b_ring, ready, stage, off_m, off_n, k)
+
+
+@gluon.jit
+def _load_partition(
+    desc_a,
+    desc_b,
+    a_ring,
+    b_ring,
+    ready,
+    empty,
+    schedule,
+    BLOCK_M: gl.constexpr,
+    BLOCK_N: gl.constexpr,
+    PERSISTENT: gl.constexpr,
+):
+    """The loader warp: for each of the CTA's tiles (``schedule``), its K steps into the next
+    stages of the ring, which runs on from one tile to the next."""
+    M, N, GROUP_M, k_steps, first_tile, end_tile, tile_step = schedule
+    if PERSISTENT:
+        step = 0
+        for tile in range(first_tile, end_tile, tile_step):
+            off_m, off_n = _tile_offsets(tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
+            _load_tile(desc_a, desc_b, a_ring, b_ring, ready, empty, off_m, off_n, step, k_steps)
+            step += k_steps
+    else:
+        # One tile, from ring index 0: a constant the stage arithmetic folds.
+        off_m, off_n = _tile_offsets(first_tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
+        _load_tile(desc_a, desc_b, a_ring, b_ring, ready, empty, off_m, off_n, 0, k_steps)
+
+
+@gluon.jit
+def _mma_tile(
+    state,
+    consumer: gl.constexpr,
+    off_m,
+    off_n,
+    first_index,
+    tile_phase,
+    ALIAS_C: gl.constexpr,
+    STAGGER: gl.constexpr,
+):
+    """One consumer's rows of one tile: its matrix products over the ring's stages of indices
+    ``first_index``, ``first_index + 1``, ..., then its half of the epilogue. With STAGGER,
+    the second consumer computes its last STAGGER K steps only once the first has finished
+    the tile (``mma_done`` of phase ``tile_phase``), so that the first one's C store runs
+    under them."""
+    desc_c, a_ring, b_ring, c_tile, ready, empty, mma_done, schedule = state
+    k_steps = schedule[3]
+    SUB_M: gl.constexpr = c_tile.shape[1] // 2
+    BLOCK_N: gl.constexpr = c_tile.shape[2]
+    num_warps: gl.constexpr = gl.num_warps()
+    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16]
+    )
+    c_half = c_tile.index(0).slice(consumer * SUB_M, SUB_M)
+    acc = gl.zeros([SUB_M, BLOCK_N], gl.float32, acc_layout)
+    # The tile's last stage is released at the end, so the loader may refill it with the next
+    # tile's steps.
+    if STAGGER == 0:
+        acc = ring_matmul(a_ring, b_ring, ready, empty, acc, first_index, k_steps, consumer * SUB_M)
+    elif consumer == 0:
+        acc = ring_matmul(a_ring, b_ring, ready, empty, acc, first_index, k_steps, 0)
+        mbarrier.arrive(mma_done)
+    else:
+        # The stages of the last STAGGER steps stay loaded while this consumer waits: no
+        # copy needs them before it releases them (STAGGER <= NUM_STAGES).
+        staggered = gl.minimum(k_steps, STAGGER)
+        leading = k_steps - staggered
+        if leading > 0:
+            acc = ring_matmul(a_ring, b_ring, ready, empty, acc, first_index, leading, SUB_M)
+        mbarrier.wait(mma_done, tile_phase)
+        acc = ring_matmul(
+            a_ring, b_ring, ready, empty, acc, first_index + leading, staggered, SUB_M
+        )
+
+    if ALIAS_C:
+        # C lies over A stages the other consumer may still be reading: meet it at mma_done
+        # (one arrival per consumer, made once all four warps of this one are past their last
+        # wait). A kernel whose C aliases the ring has one tile per CTA.
+        cta_barrier()
+        mbarrier.arrive(mma_done)
+        mbarrier.wait(mma_done, 0)
+
+    # The previous tile's store has read this half of C.
+    tma.store_wait(0)
+    c_half.store(acc.to(c_tile.dtype))
+    fence_async_shared()
+    tma_store(desc_c, [off_m + consumer * SUB_M, off_n], c_half)
+
+
+@gluon.jit
+def _mma_partition(
+    state,
+    consumer: gl.constexpr,
+    ALIAS_C: gl.constexpr,
+    PERSISTENT: gl.constexpr,
+    STAGGER: gl.constexpr,
+):
+    """Rows [consumer * BLOCK_M / 2, (consumer + 1) * BLOCK_M / 2) of each of the CTA's
+    tiles, one warpgroup: the matrix products, then this half of the tile's epilogue.
+    ``state`` holds the tensors and buffers both consumers take (the kernel's
+    ``consumer_state``)."""
+    c_tile = state[3]
+    M, N, GROUP_M, k_steps, first_tile, end_tile, tile_step = state[7]
+    BLOCK_M: gl.constexpr = c_tile.shape[1]
+    BLOCK_N: gl.constexpr = c_tile.shape[2]
+    if PERSISTENT:
+        step = 0
+        tile_phase = 0
+        for tile in range(first_tile, end_tile, tile_step):
+            off_m, off_n = _tile_offsets(tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
+            _mma_tile(state, consumer, off_m, off_n, step, tile_phase, ALIAS_C, STAGGER)
+            step += k_steps
+            tile_phase ^= 1
+    else:
+        off_m, off_n = _tile_offsets(first_tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
+        _mma_tile(state, consumer, off_m, off_n, 0, 0, ALIAS_C, STAGGER)
+    tma.store_wait(0)
+
+
+@gluon.jit
+def _pipelined_tile(
+    desc_a, desc_b, desc_c, a_ring, b_ring, c_tile, ready, off_m, off_n, k_steps, ALIAS_C
+):
+    """A whole tile in the kernel's one warpgroup, without warp specialization: the kernel has
+    issued the TMA copies of its first NUM_STAGES - 1 K steps; this keeps them NUM_STAGES - 1
+    steps ahead of its matrix products, and refills a stage as soon as
+    ``warpgroup_mma_wait(1)`` shows that the product which read it has completed."""
+    NUM_STAGES: gl.constexpr = a_ring.shape[0]
+    BLOCK_M: gl.constexpr = a_ring.shape[1]
+    BLOCK_N: gl.constexpr = b_ring.shape[2]
+    SUB_M: gl.constexpr = desc_c.block_type.shape[0]
+    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[gl.num_warps(), 1], instr_shape=[16, BLOCK_N, 16]
+    )
+    acc = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, acc_layout)
+    for k in range(k_steps):
+        stage = k % NUM_STAGES
+        mbarrier.wait(ready.index(stage), (k // NUM_STAGES) & 1)
+        acc = warpgroup_mma(a_ring.index(stage), b_ring.index(stage), acc, is_async=True)
+        acc = warpgroup_mma_wait(1, deps=[acc])
+        # Step k - 1's product has read its stage, which takes step k + NUM_STAGES - 1.
+        refill = k + NUM_STAGES - 1
+        if refill < k_steps:
+            refill_stage = refill % NUM_STAGES
+            _copy_step(desc_a, desc_b, a_ring, b_ring, ready, refill_stage, off_m, off_n, refill)
+    acc = warpgroup_mma_wait(0, deps=[acc])
+    if ALIAS_C:
+        # C lies over the ring: every copy issued has been waited for, and every product
+        # has completed once all four warps are past their last wait.
+        cta_barrier()
+    c_whole = c_tile.index(0)
+    c_whole.store(acc.to(c_tile.dtype))
+    fence_async_shared()
+    # The C descriptor's block is half a tile (a warp-specialized consumer's rows).
+    for half in gl.static_range(BLOCK_M // SUB_M):
+        tma_store(desc_c, [off_m + half * SUB_M, off_n], c_whole.slice(half * SUB_M, SUB_M))
+    tma.store_wait(0)
+
+
+# The shapes vary from call to call and the TMA clips at the edges: specializing on their
+# divisibility would buy nothing and compile every configuration again for each new one.
+# GROUP_M only orders the tiles: as an argument, the tuner's GROUP_M variants of a
+# configuration share one compiled kernel.
+@tlx.jit(do_not_specialize=["M", "N", "K", "GROUP_M"])
+def gemm_kernel(
+    desc_a,
+    desc_b,
+    desc_c,
+    M,
+    N,
+    K,
+    GROUP_M,
+    BLOCK_M: gl.constexpr,
+    BLOCK_N: gl.constexpr,
+    BLOCK_K: gl.constexpr,
+    NUM_STAGES: gl.constexpr,
+    ALIAS_C: gl.constexpr,
+    PERSISTENT: gl.constexpr,
+    WARP_SPECIALIZE: gl.constexpr,
+    STAGGER: gl.constexpr,
+):
+    # A persistent CTA's next tile loads into the ring while this one's C is stored: C cannot
+    # lie over the ring then.
+    gl.static_assert(not (PERSISTENT and ALIAS_C), "a persistent kernel's C cannot alias the ring")
+    gl.static_assert(
+        WARP_SPECIALIZE or not PERSISTENT, "a kernel without warp specialization is not persistent"
+    )
+    # The first consumer stores C while the second still reads the ring, whose last STAGGER
+    # stages stay loaded until then.
+    gl.static_assert(
+        STAGGER == 0 or (WARP_SPECIALIZE and not ALIAS_C and STAGGER <= NUM_STAGES),
+        "staggered consumers need warp specialization, C beside the ring and STAGGER <= NUM_STAGES",
+    )
+    k_steps = gl.cdiv(K, BLOCK_K)
+    # The tiles this CTA computes: its own, or (persistent) every num_programs-th from it.
+    first_tile = gl.program_id(0)
+    if PERSISTENT:
+        end_tile = gl.cdiv(M, BLOCK_M) * gl.cdiv(N, BLOCK_N)
+        tile_step = gl.num_programs(0)
+    else:
+        end_tile = first_tile + 1
+        tile_step = 1
+    schedule = (M, N, GROUP_M, k_steps, first_tile, end_tile, tile_step)
+
+    dtype: gl.constexpr = desc_a.dtype
+    # One SMEM region planned by tlx for the ring and the epilogue tile. The layouts are the
+    # descriptors' (128-byte swizzle), which the TMA and warpgroup_mma both read.
+    smem = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+    a_ring = tlx.local_alloc(
+        (BLOCK_M, BLOCK_K), dtype, NUM_STAGES, reuse=smem, layout=desc_a.layout
+    )
+    b_ring = tlx.local_alloc(
+        (BLOCK_K, BLOCK_N), dtype, NUM_STAGES, reuse=smem, layout=desc_b.layout
+    )
+    c_tile = tlx.local_alloc((BLOCK_M, BLOCK_N), dtype, 1, reuse=smem, layout=desc_c.layout)
+    if ALIAS_C:
+        # The ring is one buffer group (a0 a1 a2 a3 b0 b1 b2 b3) and C, born after the ring's
+        # last use, takes its first bytes.
+        ring = tlx.reuse_group(
+            tlx.reuse_group(a_ring, b_ring, group_type=tlx.reuse_group_type.distinct),
+            group_size=NUM_STAGES,
+        )
+        smem.set_buffer_overlap(
+            tlx.reuse_group(c_tile, ring, group_type=tlx.reuse_group_type.shared)
+        )
+    else:
+        # Nothing shares bytes. C, then the B stages, then the A stages: each buffer starts at
+        # a multiple of its own size without padding (after C and three A stages, B would
+        # have to skip 16 KiB to start at a multiple of 32 KiB).
+        ring = tlx.reuse_group(
+            tlx.reuse_group(b_ring, a_ring, group_type=tlx.reuse_group_type.distinct),
+            group_size=NUM_STAGES,
+        )
+        smem.set_buffer_overlap(
+            tlx.reuse_group(c_tile, ring, group_type=tlx.reuse_group_type.distinct)
+        )
+
+    bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
+    ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
+    if not WARP_SPECIALIZE:
+        # Each of the first NUM_STAGES - 1 copies is issued as soon as its stage's barrier is
+        # initialized and fenced, not after the whole ring's: at 1024 cubed the tile's first
+        # loads are on its critical path (0.1-0.2 us of 8, H200).
+        off_m, off_n = _tile_offsets(first_tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
+        for k in gl.static_range(NUM_STAGES):
+            mbarrier.init(ready.index(k), count=1)
+            fence_async_shared()
+            if k < NUM_STAGES - 1 and k < k_steps:
+                _copy_step(desc_a, desc_b, a_ring, b_ring, ready, k, off_m, off_n, k)
+        _pipelined_tile(
+            desc_a, desc_b, desc_c, a_ring, b_ring, c_tile, ready, off_m, off_n, k_steps, ALIAS_C
+        )
+    else:
+        for i in gl.static_range(NUM_STAGES):
+            mbarrier.init(ready.index(i), count=1)
+        empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
+        mma_done = gl.allocate_shared_memory(gl.int64, [1, 1], bar_layout)
+        for i in gl.static_range(NUM_STAGES):
+            mbarrier.init(empty.index(i), count=2)
+        # C over the ring: both consumers' products are complete. Staggered: the first
+        # consumer's are.
+        mbarrier.init(mma_done.index(0), count=2 if ALIAS_C else 1)
+        fence_async_shared()
+
+        # Both consumers take these (a tuple held in a variable keeps tensors only, so the
+        # constexprs go in each call).
+        consumer_state = (
+            desc_c,
+            a_ring,
+            b_ring,
+            c_tile,
+            ready,
+            empty,
+            mma_done.index(0),
+            schedule,
+        )
+        gl.warp_specialize(
+            [
+                (
+                    _mma_partition,
+                    (consumer_state, 0, ALIAS_C, PERSISTENT, STAGGER),
+                ),
+                (
+                    _mma_partition,
+                    (consumer_state, 1, ALIAS_C, PERSISTENT, STAGGER),
+                ),
+                (
+                    _load_partition,
+                    (
+                        desc_a,
+                        desc_b,
+                        a_ring,
+                        b_ring,
+                        ready,
+                        empty,
+                        schedule,
+                        BLOCK_M,
+                        BLOCK_N,
+                        PERSISTENT,
+                    ),
+                ),
+            ],
+            [4, 1],
+            [CONSUMER_REGISTERS, LOADER_REGISTERS],
+        )
