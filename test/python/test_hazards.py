@@ -309,9 +309,9 @@ def test_a_pipelined_gemm_refilling_a_stage_still_read_is_reported():
     assert ("warpgroup_mma", "a_ring", "TMA load", "a_ring") in pairs, pairs
     assert ("warpgroup_mma", "b_ring", "TMA load", "b_ring") in pairs, pairs
     # The warpgroup_mma_wait(2) between them is named: it is there, and does not retire it.
-    dot_wait = corpus.line_of("hopper_gemm.py", "acc = warpgroup_mma_wait(1", "_pipelined_tile")
+    dot_wait = corpus.line_of("gemm_kernel.py", "acc = warpgroup_mma_wait(1", "_pipelined_tile")
     assert (
-        f"the warpgroup_mma_wait(2) at hopper_gemm.py:{dot_wait} between it and the TMA load "
+        f"the warpgroup_mma_wait(2) at gemm_kernel.py:{dot_wait} between it and the TMA load "
         "leaves it outstanding" in report.describe()
     ), report.describe()
 
