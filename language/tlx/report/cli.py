@@ -91,8 +91,11 @@ def load_kernel(location: str):
     path = Path(file_text).resolve()
     if not path.is_file():
         raise UsageError(f"{file_text}: no such file")
-    # The kernel's file may import modules beside it (as the tutorials do).
-    sys.path.insert(0, str(path.parent))
+    # A script may import the modules beside it (as the tutorials do); a module of a package
+    # imports its package by name, and its folder on sys.path would shadow other modules
+    # with its modules' names (tlx_kernels/hopper/gemm.py as `gemm`).
+    if not (path.parent / "__init__.py").is_file():
+        sys.path.insert(0, str(path.parent))
     module_name = f"_tlx_plan_{path.stem.replace('-', '_')}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
