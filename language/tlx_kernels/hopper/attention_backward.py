@@ -137,39 +137,42 @@ def _load_partition(state, desc_q, desc_do, desc_k, desc_v, CAUSAL: gl.constexpr
 
 
 @gluon.jit
-def _scores_to_gradients(state, s, dp, bh_q, off_m, key_rows, MASKED: gl.constexpr):
-    """(P^T, dS^T) of a Q block from S^T and dP^T (fp32, keys by rows, queries by columns):
-    P^T = exp(S^T * sm_scale - LSE), zero above the diagonal when MASKED (a query before a
-    key) and for queries past the sequence's end (their LSE reads as +inf), and
-    dS^T = P^T * (dP^T - delta)."""
+def _row_statistics(state, bh_q, queries):
+    """(LSE in base 2, delta) of the rows ``queries`` of query head ``bh_q``: +inf and 0 for
+    rows past the sequence's end, so that their P is 0."""
     (lse_ptr, delta_ptr) = state[11:13]
-    qk_scale = state[15]
     seq_len = state[16]
-    columns_layout: gl.constexpr = gl.SliceLayout(0, s.type.layout)
-    BLOCK_M: gl.constexpr = s.shape[1]
-    queries = off_m + gl.arange(0, BLOCK_M, columns_layout)
     in_sequence = queries < seq_len
     row_start = bh_q * seq_len
     lse = gl.load(lse_ptr + row_start + queries, mask=in_sequence, other=float("inf"))
     delta = gl.load(delta_ptr + row_start + queries, mask=in_sequence, other=0.0)
+    return lse * LOG2E, delta
+
+
+@gluon.jit
+def _scores_to_gradients(s, dp, lse2, delta, queries, key_rows, qk_scale, MASKED: gl.constexpr):
+    """(P^T, dS^T) of a Q block from S^T and dP^T (fp32, keys by rows, queries by columns):
+    P^T = exp(S^T * sm_scale - LSE), zero above the diagonal when MASKED (a query before a
+    key), and dS^T = P^T * (dP^T - delta)."""
     if MASKED:
         s = gl.where(queries[None, :] >= key_rows[:, None], s, float("-inf"))
-    p = gl.exp2(s * qk_scale - (lse * LOG2E)[None, :])
+    p = gl.exp2(s * qk_scale - lse2[None, :])
     ds = p * (dp - delta[None, :])
     return p, ds
 
 
 @gluon.jit
-def _add_dq(state, dq, bh_q, off_m):
-    """Adds sm_scale * ``dq``, this consumer's share of the dQ of a Q block, to the fp32 dQ
-    accumulator (rows past the sequence's end left out)."""
+def _add_dq(state, dq, bh_q, off_m, first_column):
+    """Adds sm_scale * ``dq``, this consumer's share of columns ``first_column`` on of the dQ
+    of a Q block, to the fp32 dQ accumulator (rows past the sequence's end left out)."""
     dq_ptr = state[13]
     sm_scale = state[14]
     seq_len = state[16]
+    HEAD_DIM: gl.constexpr = state[0].shape[2]
     BLOCK_M: gl.constexpr = dq.shape[0]
-    HEAD_DIM: gl.constexpr = dq.shape[1]
+    COLUMNS: gl.constexpr = dq.shape[1]
     rows = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(1, dq.type.layout))
-    columns = gl.arange(0, HEAD_DIM, gl.SliceLayout(0, dq.type.layout))
+    columns = first_column + gl.arange(0, COLUMNS, gl.SliceLayout(0, dq.type.layout))
     offsets = (bh_q * seq_len + rows)[:, None] * HEAD_DIM + columns[None, :]
     mask = (rows[:, None] < seq_len) & (columns[None, :] < HEAD_DIM)
     gl.atomic_add(dq_ptr + offsets, dq * sm_scale, mask=mask, sem="relaxed")
@@ -217,9 +220,12 @@ def _backward_step(
     dp_tok = warpgroup_mma(
         v_tiles.index(consumer), do.permute((1, 0)), zeros, use_acc=False, is_async=True
     )
+    # The rows' statistics load from global memory while the tensor cores work.
+    queries = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(0, st_layout))
+    lse2, delta = _row_statistics(state, bh_q, queries)
     s = warpgroup_mma_wait(1, deps=[s_tok])
     dp = warpgroup_mma_wait(0, deps=[dp_tok])
-    p, ds = _scores_to_gradients(state, s, dp, bh_q, off_m, key_rows, MASKED)
+    p, ds = _scores_to_gradients(s, dp, lse2, delta, queries, key_rows, state[15], MASKED)
     if P_IN_SMEM:
         # P^T and dS^T take one buffer in turn: dV has read P^T before dS^T is written.
         p_smem = p_tiles.index(consumer)
@@ -228,21 +234,36 @@ def _backward_step(
         dv = warpgroup_mma(p_smem, do, dv, is_async=True)
         ds16 = ds.to(dtype)
         dv = warpgroup_mma_wait(0, deps=[dv])
-        ds_smem.store(ds16)
-        fence_async_shared()
-        dk = warpgroup_mma(ds_smem, q, dk, is_async=True)
     else:
         p16 = gl.convert_layout(p.to(dtype), operand_layout)
         dv = warpgroup_mma(p16, do, dv, is_async=True)
         ds16 = ds.to(dtype)
-        ds_smem.store(ds16)
-        fence_async_shared()
-        dk = warpgroup_mma(gl.convert_layout(ds16, operand_layout), q, dk, is_async=True)
-    dq_zeros = gl.zeros([BLOCK_M, HEAD_DIM], gl.float32, acc_layout)
-    dq = warpgroup_mma(ds_smem.permute((1, 0)), k, dq_zeros, use_acc=False, is_async=True)
-    dv, dk, dq = warpgroup_mma_wait(0, deps=[dv, dk, dq])
-    mbarrier.arrive(empty.index(stage))
-    _add_dq(state, dq, bh_q, off_m)
+    ds_smem.store(ds16)
+    fence_async_shared()
+    # dS^T from SMEM for dK too: registers are what the consumer lacks (dK and dV take 128 a
+    # thread at HEAD_DIM 128).
+    dk = warpgroup_mma(ds_smem, q, dk, is_async=True)
+    # dQ = dS K in chunks of DQ_COLUMNS columns: one chunk's accumulator is live at a time.
+    DQ_COLUMNS: gl.constexpr = 64
+    dq_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, DQ_COLUMNS, 16]
+    )
+    dq_zeros = gl.zeros([BLOCK_M, DQ_COLUMNS], gl.float32, dq_layout)
+    for chunk in gl.static_range(HEAD_DIM // DQ_COLUMNS):
+        dq = warpgroup_mma(
+            ds_smem.permute((1, 0)),
+            k.slice(chunk * DQ_COLUMNS, DQ_COLUMNS, dim=1),
+            dq_zeros,
+            use_acc=False,
+            is_async=True,
+        )
+        if chunk == 0:
+            dv, dk, dq = warpgroup_mma_wait(0, deps=[dv, dk, dq])
+            # dV and dK, the last readers of Q and dO, have completed.
+            mbarrier.arrive(empty.index(stage))
+        else:
+            dq = warpgroup_mma_wait(0, deps=[dq])
+        _add_dq(state, dq, bh_q, off_m, chunk * DQ_COLUMNS)
     return dk, dv
 
 
