@@ -115,3 +115,90 @@ def test_every_configuration_is_free_of_hazards(head_dim, causal):
             )
             assert report.result == "clean", (config, seq_len, program, report.describe())
             assert report.accesses > 0 and not report.unmodelled
+
+
+def cpu_inputs(q_shape, kv_shape=None, dtype=torch.float16, **kwargs):
+    kv_shape = kv_shape or q_shape
+    return (
+        torch.zeros(q_shape, dtype=dtype, **kwargs),
+        torch.zeros(kv_shape, dtype=dtype, **kwargs),
+        torch.zeros(kv_shape, dtype=dtype, **kwargs),
+    )
+
+
+@pytest.mark.parametrize(
+    ("q_shape", "kv_shape"),
+    [
+        ((2, 32, 100, 128), (2, 8, 100, 128)),  # Llama-3 8B's grouping
+        ((1, 4, 1, 64), (1, 1, 1, 64)),  # multi-query
+        ((3, 6, 77, 64), (3, 6, 77, 64)),
+    ],
+)
+def test_grouped_heads_that_divide_are_accepted(q_shape, kv_shape):
+    """H_kv dividing H passes every check but the device's (this machine has no GPU)."""
+    from tlx_kernels.hopper.attention_autograd import check_inputs
+
+    with pytest.raises(ValueError, match=r"q \(shape .*\) is on cpu: attention runs on a CUDA"):
+        check_inputs(*cpu_inputs(q_shape, kv_shape))
+
+
+@pytest.mark.parametrize(
+    ("q_shape", "kv_shape", "message"),
+    [
+        (
+            (2, 32, 64, 128),
+            (2, 12, 64, 128),
+            r"k and v have 12 heads \(shape \(2, 12, 64, 128\)\), which does not divide q's 32",
+        ),
+        (
+            (2, 8, 64, 128),
+            (2, 16, 64, 128),
+            r"k and v have 16 heads .* does not divide q's 8",
+        ),
+        (
+            (2, 8, 64, 128),
+            (2, 8, 32, 128),
+            r"k and v \(shape \(2, 8, 32, 128\)\) must have q's batch, seq_len and head_dim",
+        ),
+        (
+            (2, 8, 64, 96),
+            (2, 8, 64, 96),
+            r"head_dim 96 \(q's shape \(2, 8, 64, 96\)\) is not supported: 64 or 128",
+        ),
+        ((8, 64, 128), (8, 64, 128), r"q must be \(batch, heads, seq_len, head_dim\), got shape"),
+    ],
+)
+def test_bad_shapes_are_named(q_shape, kv_shape, message):
+    from tlx_kernels.hopper.attention_autograd import attention
+
+    with pytest.raises(ValueError, match=message):
+        attention(*cpu_inputs(q_shape, kv_shape))
+
+
+def test_bad_dtypes_are_named():
+    from tlx_kernels.hopper.attention_autograd import attention
+
+    q, k, v = cpu_inputs((1, 2, 16, 64))
+    with pytest.raises(ValueError, match=r"q, k and v must have one dtype, got q torch.float16, "):
+        attention(q, k.bfloat16(), v)
+    with pytest.raises(ValueError, match=r"v \(shape \(1, 2, 16, 64\)\) has dtype torch.float32"):
+        attention(q, k, v.float())
+    q32 = q.float().requires_grad_()
+    with pytest.raises(
+        ValueError,
+        match=r"q \(shape .*\) has dtype torch.float32 and requires grad: the backward takes "
+        r"float16 or bfloat16",
+    ):
+        attention(q32, k, v)
+    with pytest.raises(ValueError, match=r"k and v must have one shape"):
+        attention(q, k, v[:, :, :8])
+    with pytest.raises(TypeError, match="k must be a torch.Tensor, got list"):
+        attention(q, [1.0], v)
+
+
+def test_cpu_tensors_are_named():
+    from tlx_kernels.hopper.attention_autograd import attention
+
+    q, k, v = cpu_inputs((1, 2, 16, 64), requires_grad=True)
+    with pytest.raises(ValueError, match=r"q \(shape \(1, 2, 16, 64\)\) is on cpu"):
+        attention(q, k, v, causal=True)
