@@ -10,6 +10,7 @@ gradient's own scale. Runs only on a Hopper GPU.
 
 import pytest
 import torch
+from tlx_kernels.hopper import attention as forward
 from tlx_kernels.hopper import attention_backward as bwd
 from tlx_kernels.hopper.attention_autograd import attention
 
@@ -77,6 +78,21 @@ def test_gradients_match_reference(dtype, head_dim, causal):
         dq, dk, dv = bwd.backward(do, q, k, v, o, lse, causal, config=config)
         for name, ours, expected in (("dQ", dq, dq_ref), ("dK", dk, dk_ref), ("dV", dv, dv_ref)):
             assert_close_to_scale(f"{name} N={seq_len}", ours, expected, dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("causal", [False, True])
+def test_forward_saves_the_lse(dtype, causal):
+    """The forward's LSE (``return_lse``) against torch's, float32, at D 64 and 128 on a
+    sequence that ends inside a block; O as without it."""
+    for head_dim in (64, 128):
+        q, k, v, _ = random_inputs(2, 3, 3, 1000, head_dim, dtype, head_dim)
+        o_ref, lse_ref = reference_forward(q, k, v, causal)
+        o, lse = forward.attention(q, k, v, causal, return_lse=True)
+        assert lse.shape == (6, 1000) and lse.dtype == torch.float32
+        torch.testing.assert_close(lse, lse_ref, atol=1e-3, rtol=1e-4)
+        torch.testing.assert_close(o, forward.attention(q, k, v, causal), atol=0, rtol=0)
+        assert_close_to_scale("O", o, o_ref.float(), dtype)
 
 
 @pytest.mark.parametrize("head_dim", [64, 128])

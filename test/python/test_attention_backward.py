@@ -1,12 +1,16 @@
 """The Hopper attention backward (tlx_kernels/hopper/attention_backward.py) on the CPU: every
 configuration of its tuning space compiles for sm_90a or is pruned by its plan with the
 planner's reason; its SMEM plan puts the epilogue over K and V; the hazard check finds every
-configuration clean, causal or not, on ragged and grouped shapes."""
+configuration clean, causal or not, on ragged and grouped shapes. The forward saves the LSE
+only when asked. ``attention``'s autograd function names the tensor and shape it refuses
+(the grouped-head rules among them)."""
 
 import pytest
 import tlx
 import torch
+import triton
 from tlx_kernels.hopper import attention_backward as bwd
+from tlx_kernels.hopper.attention_common import tile_layout
 from triton.compiler.errors import CompilationError
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
@@ -17,7 +21,7 @@ def kernel_arguments(head_dim, seq_len=4096):
     """Arguments typed as a call types them (the pruner runs each configuration's pre_hook,
     which sets the descriptors' block shapes)."""
     tensor = torch.empty(16, 16, 16, dtype=torch.float16)
-    layout = bwd._tile_layout()
+    layout = tile_layout(16)
     descriptors = {
         name: TensorDescriptor(
             tensor, [64, seq_len, head_dim], [seq_len * head_dim, head_dim, 1], [1, 64, head_dim],
@@ -202,3 +206,21 @@ def test_cpu_tensors_are_named():
     q, k, v = cpu_inputs((1, 2, 16, 64), requires_grad=True)
     with pytest.raises(ValueError, match=r"q \(shape \(1, 2, 16, 64\)\) is on cpu"):
         attention(q, k, v, causal=True)
+
+
+def test_the_forward_saves_the_lse_only_when_asked():
+    """The forward with ``lse_ptr`` stores each row's LSE (a global store beside its TMA
+    copies) and checks clean; without, it has no such store (the kernel it was)."""
+    from tlx_kernels.hopper import attention as forward
+
+    config = forward.default_config(128)
+    plain = forward.compile_for_hopper(config, 128, causal=True)
+    assert "st.global" not in plain.asm["ptx"]
+    source = forward.kernel_source(config, 128, causal=True, save_lse=True)
+    assert source.signature["lse_ptr"] == "*fp32"
+    saving = triton.compile(source, target=forward.SM90A, options=config.compile_options)
+    assert "st.global" in saving.asm["ptx"]
+    report = tlx.check_hazards(
+        source, forward.SM90A, config.compile_options, values={"seq_len": 300, "batch_heads": 2}
+    )
+    assert report.result == "clean", report.describe()

@@ -11,8 +11,9 @@ Non-contiguous inputs are copied to contiguous ones first.
 """
 
 import torch
-from hopper_flash_attention import autotuned_attention
+
 from tlx_kernels.hopper import attention_backward
+from tlx_kernels.hopper.attention import autotuned_attention
 
 SUPPORTED_DTYPES = (torch.float16, torch.bfloat16)
 

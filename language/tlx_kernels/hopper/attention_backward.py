@@ -54,7 +54,6 @@ import tlx
 import torch
 import triton
 from tlx.compat import tma_load, tma_store
-from triton.backends.compiler import GPUTarget
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import (
@@ -65,13 +64,11 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
+from tlx_kernels._host import KernelConfig, KernelHost
+from tlx_kernels.hopper.attention_common import tile_layout
+from tlx_kernels.hopper.common import LOADER_REGISTERS, SM90A, partition_registers
+
 LOG2E = gl.constexpr(1.4426950408889634)
-SM90A = GPUTarget("cuda", 90, 32)
-TORCH_TO_TRITON_DTYPE = {torch.float16: "fp16", torch.bfloat16: "bf16"}
-# The loader warp's registers after setmaxnreg, and a consumer warpgroup's with one or two
-# consumers (the CTA's 64K less the loader warpgroup's, split; hopper_common.py's rule).
-LOADER_REGISTERS = gl.constexpr(24)
-COMPILE_OPTIONS = {"num_warps": 4}
 
 
 # Kernel side -------------------------------------------------------------------------------
@@ -501,12 +498,21 @@ HEAD_DIMS = (64, 128)
 
 
 @dataclasses.dataclass(frozen=True)
-class Config:
+class Config(KernelConfig):
     """Tile sizes and schedule of one compiled backward kernel: BLOCK_N keys a CTA, split
     among ``consumers`` warpgroups (1 or 2), Q blocks of BLOCK_M rows streaming through
     ``num_stages`` Q/dO stages; ``p_in_smem``: P^T goes through SMEM for dV (sharing dS^T's
     buffer with ``alias``) rather than from registers; ``alias``: the dK/dV staging tiles
     over K and V (and P^T with dS^T), else every tile in bytes of its own."""
+
+    ARGUMENTS = {
+        "block_m": "BLOCK_M",
+        "block_n": "BLOCK_N",
+        "num_stages": "NUM_STAGES",
+        "alias": "ALIAS",
+        "consumers": "CONSUMERS",
+        "p_in_smem": "P_IN_SMEM",
+    }
 
     block_m: int
     block_n: int
@@ -524,19 +530,11 @@ class Config:
                 f"with {self.consumers} consumers, got {self.block_n}"
             )
 
-    def replace(self, **changes):
-        return dataclasses.replace(self, **changes)
-
-    @property
-    def registers(self):
-        """A worker consumer thread's registers after setmaxnreg: the CTA's 64K less the
-        loader warpgroup's, split among the consumers, a multiple of 8."""
-        consumer = (65536 - LOADER_REGISTERS.value * 128) // (self.consumers * 128)
-        return min(consumer // 8 * 8, 240)
-
-    @property
-    def compile_options(self):
-        return COMPILE_OPTIONS
+    def kernel_arguments(self):
+        """The fields' arguments, then a worker consumer thread's registers after setmaxnreg
+        (``partition_registers``; the kernel passes them with two consumers only)."""
+        registers = partition_registers(self.consumers)[1]
+        return {**super().kernel_arguments(), "CONSUMER_REGISTERS": registers}
 
     def __repr__(self):
         p_in_smem = " p_in_smem" if self.p_in_smem else ""
@@ -547,40 +545,21 @@ class Config:
         )
 
 
-def config_arguments(config):
-    """The kernel's constexpr arguments of ``config``."""
-    return {
-        "BLOCK_M": config.block_m,
-        "BLOCK_N": config.block_n,
-        "NUM_STAGES": config.num_stages,
-        "CONSUMERS": config.consumers,
-        "P_IN_SMEM": config.p_in_smem,
-        "ALIAS": config.alias,
-        "CONSUMER_REGISTERS": config.registers,
-    }
+def block_shapes(config, arguments):
+    """Block shapes of the Q, K, V, dO, dK and dV descriptors, which address [batch * heads,
+    seq_len, head_dim] (``arguments``: HEAD_DIM among them): a Q block of Q and dO, a
+    consumer's keys of K, V, dK and dV."""
+    head_dim = arguments["HEAD_DIM"]
+    q_block = [1, config.block_m, head_dim]
+    kv_block = [1, config.block_n // config.consumers, head_dim]
+    return (q_block, kv_block, kv_block, q_block, kv_block, kv_block)
 
 
-def _descriptor_signature(dtype, config, head_dim):
-    layout = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=3)
-    rows = config.block_n // config.consumers
-    q_desc = f"tensordesc<{dtype}[1,{config.block_m},{head_dim}],{layout!r}>"
-    kv_desc = f"tensordesc<{dtype}[1,{rows},{head_dim}],{layout!r}>"
-    return {
-        "desc_q": q_desc,
-        "desc_k": kv_desc,
-        "desc_v": kv_desc,
-        "desc_do": q_desc,
-        "desc_dk": kv_desc,
-        "desc_dv": kv_desc,
-    }
-
-
-def kernel_source(config, head_dim, dtype="fp16", causal=False):
-    """The backward kernel with ``config``, as ``triton.compile``, ``tlx.kernel_plans`` and
-    ``tlx.check_hazards`` take it."""
-    constexprs = {**config_arguments(config), "HEAD_DIM": head_dim, "CAUSAL": causal}
-    signature = {
-        **_descriptor_signature(dtype, config, head_dim),
+HOST = KernelHost(
+    attention_bwd_kernel,
+    Config,
+    descriptors=("desc_q", "desc_k", "desc_v", "desc_do", "desc_dk", "desc_dv"),
+    scalars={
         "lse_ptr": "*fp32",
         "delta_ptr": "*fp32",
         "dq_ptr": "*fp32",
@@ -589,24 +568,27 @@ def kernel_source(config, head_dim, dtype="fp16", causal=False):
         "seq_len": "i32",
         "group": "i32",
         "batch_kv_heads": "i32",
-        **dict.fromkeys(constexprs, "constexpr"),
-    }
-    return tlx.ASTSource(fn=attention_bwd_kernel, signature=signature, constexprs=constexprs)
+    },
+    block_shapes=block_shapes,
+    target=SM90A,
+)
+
+
+def kernel_source(config, head_dim, dtype="fp16", causal=False):
+    """The backward kernel with ``config``, as ``triton.compile``, ``tlx.kernel_plans`` and
+    ``tlx.check_hazards`` take it."""
+    return HOST.kernel_source(config, dtype, HEAD_DIM=head_dim, CAUSAL=causal)
 
 
 def compile_for_hopper(config, head_dim, dtype="fp16", causal=False):
     """Compiles the backward kernel for sm_90a without a GPU; returns Triton's compiled
     kernel."""
-    source = kernel_source(config, head_dim, dtype, causal)
-    return triton.compile(source, target=SM90A, options=config.compile_options)
+    return HOST.compile(config, dtype, HEAD_DIM=head_dim, CAUSAL=causal)
 
 
 def smem_plan(config, head_dim):
     """The plan of the kernel's SMEM spec (a ``tlx.SpecPlan``) for sm_90a with ``config``."""
-    (smem,) = tlx.kernel_plans(
-        kernel_source(config, head_dim), target=SM90A, options=config.compile_options
-    )
-    return smem
+    return HOST.smem_plan(config, HEAD_DIM=head_dim, CAUSAL=False)
 
 
 def default_config(head_dim):
@@ -632,39 +614,14 @@ def autotune_space(head_dim):
     return configs
 
 
-def _set_block_shapes(arguments):
-    """The configuration's tiles on the descriptors (run by the autotuner before each launch
-    and by the plan pruner before it types the arguments)."""
-    q_rows = arguments["BLOCK_M"]
-    kv_rows = arguments["BLOCK_N"] // arguments["CONSUMERS"]
-    for name in ("desc_q", "desc_do"):
-        arguments[name].block_shape = [1, q_rows, arguments["HEAD_DIM"]]
-    for name in ("desc_k", "desc_v", "desc_dk", "desc_dv"):
-        arguments[name].block_shape = [1, kv_rows, arguments["HEAD_DIM"]]
-
-
-def _triton_config(config):
-    return triton.Config(
-        config_arguments(config), pre_hook=_set_block_shapes, **config.compile_options
-    )
-
-
 def autotune_configs(head_dim):
     """``autotune_space(head_dim)`` as ``triton.Config``s."""
-    return [_triton_config(config) for config in autotune_space(head_dim)]
+    return [HOST.triton_config(config) for config in autotune_space(head_dim)]
 
 
 def config_of(triton_config):
     """The ``Config`` of a ``triton.Config`` of ``autotune_configs``."""
-    kwargs = triton_config.kwargs
-    return Config(
-        kwargs["BLOCK_M"],
-        kwargs["BLOCK_N"],
-        kwargs["NUM_STAGES"],
-        kwargs["ALIAS"],
-        kwargs["CONSUMERS"],
-        kwargs["P_IN_SMEM"],
-    )
+    return Config.of_arguments(triton_config)
 
 
 @functools.cache
@@ -679,14 +636,11 @@ def autotuned_kernel(dtype, head_dim):
     )(attention_bwd_kernel)
 
 
-def _tile_layout():
-    return gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=3)
-
-
 def _descriptor(tensor, rows):
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
-    return TensorDescriptor.from_tensor(tensor, [1, rows, tensor.shape[2]], _tile_layout())
+    layout = tile_layout(tensor.element_size() * 8)
+    return TensorDescriptor.from_tensor(tensor, [1, rows, tensor.shape[2]], layout)
 
 
 def preprocess(o, do):
@@ -738,7 +692,7 @@ def backward(do, q, k, v, o, lse, causal, sm_scale=None, config=None):
     )
     grid = (triton.cdiv(seq_len, config.block_n), batch * kv_heads)
     constexprs = {
-        **config_arguments(config),
+        **config.kernel_arguments(),
         "HEAD_DIM": head_dim,
         "CAUSAL": causal,
         **config.compile_options,
