@@ -88,10 +88,18 @@ class KernelHost:
     target: GPUTarget
 
     def constexprs(self, config, **call_constexprs):
-        """The kernel's constexpr arguments: ``config``'s, then the call's."""
+        """The kernel's constexpr arguments: ``config``'s, then the call's, then the default
+        of each parameter with one that neither gives and that is no scalar (as a launch
+        leaves it: Triton makes a None argument a constexpr)."""
         arguments = config.kernel_arguments()
         configured = {name: value for name, value in arguments.items() if name not in self.scalars}
-        return {**configured, **call_constexprs}
+        given = {**configured, **call_constexprs}
+        defaults = {
+            param.name: param.default
+            for param in self.kernel.params
+            if param.has_default and param.name not in given and param.name not in self.scalars
+        }
+        return {**given, **defaults}
 
     def kernel_source(self, config, dtype="fp16", **call_constexprs):
         """The kernel with ``config``'s tiles for inputs of ``dtype``, as ``triton.compile``

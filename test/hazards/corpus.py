@@ -118,6 +118,14 @@ def kernel(key):
             attention.COMPILE_OPTIONS,
             {"seq_len": 512, "batch_heads": 1},
         )
+    if key.startswith("hopper_attention_backward_d"):
+        from tlx_kernels.hopper import attention_backward
+
+        head_dim = int(key.rsplit("d", 1)[1])
+        config = attention_backward.autotune_space(head_dim)[0]
+        source = attention_backward.kernel_source(config, head_dim, causal=True)
+        values = {"seq_len": 300, "group": 2, "batch_kv_heads": 1}
+        return source, attention_backward.SM90A, config.compile_options, values
     if key.startswith("blackwell_attention_d"):
         attention = kernel_module("blackwell_flash_attention")
         head_dim = int(key.rsplit("d", 1)[1])
@@ -143,6 +151,8 @@ TUTORIAL_KERNELS = (
     "hopper_attention_d128",
     "hopper_attention_d64_store_o_during_next_s",
     "hopper_attention_d128_store_o_during_next_s",
+    "hopper_attention_backward_d64",
+    "hopper_attention_backward_d128",
     "hopper_gemm",
     "hopper_gemm_persistent",
     "hopper_gemm_pipelined",

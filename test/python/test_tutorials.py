@@ -368,7 +368,13 @@ def test_direct_launch_copies_descriptors_and_orders_the_configuration_arguments
             return ("compiled", arguments, grid, keywords)
 
     config = fa.default_config(64)
-    arguments = {**config.kernel_arguments(), "HEAD_DIM": 64, "CAUSAL": True, "num_warps": 4}
+    arguments = {
+        **config.kernel_arguments(),
+        "HEAD_DIM": 64,
+        "CAUSAL": True,
+        "num_warps": 4,
+        "lse_ptr": None,
+    }
     launch = common.DirectLaunch.compile(
         Compiling(), config, (132,), (descriptor,) * 4, (0.18, 100, 6), arguments
     )

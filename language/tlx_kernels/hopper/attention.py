@@ -7,6 +7,7 @@ import functools
 import math
 
 import tlx
+import torch
 import triton
 
 from tlx_kernels._host import COMPILE_OPTIONS, KernelConfig, KernelHost, sm_count
@@ -266,13 +267,16 @@ def _call_arguments(q, sm_scale):
     return sm_scale * LOG2E, seq_len, batch * heads
 
 
-def attention(q, k, v, causal, sm_scale=None, config=None):
-    """softmax(q k^T * sm_scale) v for (batch, heads, seq_len, head_dim) CUDA tensors."""
+def attention(q, k, v, causal, sm_scale=None, config=None, return_lse=False):
+    """softmax(q k^T * sm_scale) v for (batch, heads, seq_len, head_dim) CUDA tensors; with
+    ``return_lse``, (O, the log-sum-exp of each row's scaled scores: fp32, (batch * heads,
+    seq_len)), which the backward pass takes."""
     _check_inputs(q, k, v)
     batch, heads, seq_len, head_dim = q.shape
     config = config or default_config(head_dim)
     o, *descs = descriptors(q, k, v, config.block_m // config.consumers, config.block_n)
     grid = _persistent_grid(q.device, batch * heads, seq_len, config.block_m, config.ctas_per_sm)
+    lse = q.new_empty(batch * heads, seq_len, dtype=torch.float32) if return_lse else None
     attention_fwd_kernel[grid](
         *descs,
         *_call_arguments(q, sm_scale),
@@ -280,8 +284,10 @@ def attention(q, k, v, causal, sm_scale=None, config=None):
         CAUSAL=causal,
         **config.kernel_arguments(),
         **config.compile_options,
+        lse_ptr=lse,
     )
-    return o.view(batch, heads, seq_len, head_dim)
+    o = o.view(batch, heads, seq_len, head_dim)
+    return (o, lse) if return_lse else o
 
 
 # Autotuning ---------------------------------------------------------------------------------
@@ -424,13 +430,20 @@ def run_tuner(tuner, q, k, v, causal, sm_scale=None):
     return o, descs, call_arguments
 
 
-def autotuned_attention(q, k, v, causal=False, sm_scale=None):
+def autotuned_attention(q, k, v, causal=False, sm_scale=None, return_lse=False):
     """``attention`` with the configuration tlx.autotune finds fastest for the shape, dtype
     and mask (the first call of a key times every configuration that fits, later ones launch
-    the chosen kernel directly)."""
+    the chosen kernel directly). With ``return_lse``, ``attention``'s (O, LSE) with the
+    key's configuration (the kernel that saves the LSE, through Triton's launch)."""
     _check_inputs(q, k, v)
     batch, heads, seq_len, head_dim = q.shape
     key = (q.device, q.dtype, tuple(q.shape), causal)
+    if return_lse:
+        if key not in _launches:
+            autotuned_attention(q, k, v, causal, sm_scale)
+        config = _launches[key].config
+        _last_config[q.dtype, head_dim] = config
+        return attention(q, k, v, causal, sm_scale, config=config, return_lse=True)
     launch = _launches.get(key)
     if launch is not None:
         _last_config[q.dtype, head_dim] = launch.config
@@ -454,6 +467,7 @@ def autotuned_attention(q, k, v, causal=False, sm_scale=None):
             "HEAD_DIM": head_dim,
             "CAUSAL": causal,
             **config.compile_options,
+            "lse_ptr": None,
         },
     )
     return o.view(batch, heads, seq_len, head_dim)
@@ -464,10 +478,19 @@ def chosen_config(dtype, head_dim):
     return _last_config[dtype, head_dim]
 
 
-def kernel_source(config, head_dim, dtype="fp16", causal=False):
+def kernel_source(config, head_dim, dtype="fp16", causal=False, save_lse=False):
     """The kernel with ``config``'s tile sizes, as ``triton.compile`` and ``tlx.kernel_plans``
-    take it."""
-    return HOST.kernel_source(config, dtype, HEAD_DIM=head_dim, CAUSAL=causal)
+    take it; with ``save_lse``, the kernel that saves each row's log-sum-exp (``lse_ptr``)."""
+    source = HOST.kernel_source(config, dtype, HEAD_DIM=head_dim, CAUSAL=causal)
+    if not save_lse:
+        return source
+    constexprs = HOST.constexprs(config, HEAD_DIM=head_dim, CAUSAL=causal)
+    constexprs.pop("lse_ptr")
+    return tlx.ASTSource(
+        fn=attention_fwd_kernel,
+        signature={**source.signature, "lse_ptr": "*fp32"},
+        constexprs=constexprs,
+    )
 
 
 def compile_for_hopper(config, head_dim, dtype="fp16", causal=False):

@@ -19,6 +19,8 @@ from tlx_kernels.hopper.attention_schedule import _unit_tiles, _work_units
 from tlx_kernels.hopper.attention_state import AttentionSchedule, AttentionState, AttentionTile
 from tlx_kernels.hopper.common import LOADER_REGISTERS
 
+LN2 = gl.constexpr(0.6931471805599453)
+
 
 @gluon.jit
 def _mask_scores(
@@ -193,6 +195,18 @@ def _first_block(state, schedule, tile, q, m_i, l_i, pending, previous, s_layout
 
 
 @gluon.jit
+def _store_lse(state, off_bh, off_m, m_i, l_i):
+    """The natural log-sum-exp of the scaled scores of rows off_m, off_m + 1, ... of head
+    ``off_bh``: m_i is their maximum and l_i their sum of exponentials in base 2, scaled by
+    qk_scale = sm_scale * log2(e). Rows past the sequence's end are left out."""
+    SUB_M: gl.constexpr = m_i.shape[0]
+    rows = off_m + gl.arange(0, SUB_M, m_i.type.layout)
+    lse = (m_i + gl.log2(l_i)) * LN2
+    seq_len = state.seq_len
+    gl.store(state.lse_ptr + off_bh * seq_len + rows, lse, mask=rows < seq_len)
+
+
+@gluon.jit
 def _attend_rows(state, schedule, tile, pending, previous):
     """O for the SUB_M rows of Q from ``off_m`` on, in Q buffer ``q_index``, over key blocks
     0 .. n_blocks - 1 (at least one), which are blocks ``first_index`` on of the K/V ring; the
@@ -308,6 +322,8 @@ def _attend_rows(state, schedule, tile, pending, previous):
     # it with (H200, fp16: 5% of the call at D = 128 with a causal mask at N = 512).
     inverse_l = gl.convert_layout(1.0 / l_i, gl.SliceLayout(1, o_layout))
     o = (acc * inverse_l[:, None]).to(dtype)
+    if schedule.SAVE_LSE:
+        _store_lse(state, off_bh, off_m, m_i, l_i)
     if O_OVER_KV:
         if not O_OVER_K:
             mbarrier.arrive(tile_done)
@@ -585,11 +601,15 @@ def attention_fwd_kernel(
     BALANCE_TAIL: gl.constexpr,
     CTAS_PER_SM: gl.constexpr,
     CONSUMER_REGISTERS: gl.constexpr,
+    lse_ptr=None,
 ):
     """A persistent kernel: each CTA computes the work units (_work_units) program_id,
     program_id + num_programs, ... of the batch_heads x seq_len rows of Q. CTAS_PER_SM CTAs
     run on each SM (the grid has as many an SM); CONSUMER_REGISTERS is what a consumer thread
-    takes of the CTA's share of the SM's registers (``Config.registers``)."""
+    takes of the CTA's share of the SM's registers (``Config.registers``). Given ``lse_ptr``
+    (fp32, batch_heads x seq_len), each row's log-sum-exp of its scaled scores goes there, for
+    the backward pass (tlx_kernels/hopper/attention_backward.py); without (None, a constexpr),
+    the kernel is the one it was."""
     SUB_M: gl.constexpr = BLOCK_M // CONSUMERS
     dtype: gl.constexpr = desc_q.dtype
     tile_layout: gl.constexpr = gl.NVMMASharedLayout(
@@ -667,6 +687,11 @@ def attention_fwd_kernel(
 
     barriers = _barriers(CONSUMERS, Q_BUFFERS, NUM_STAGES)
     q_ready, q_empty, k_ready, v_ready, kv_empty, tile_done = barriers
+    SAVE_LSE: gl.constexpr = lse_ptr is not None
+    if SAVE_LSE:
+        lse_target = lse_ptr
+    else:
+        lse_target = qk_scale
     state = AttentionState(
         desc_o,
         q_tiles,
@@ -682,6 +707,7 @@ def attention_fwd_kernel(
         seq_len,
         batch_heads,
         tile_done.index(0),
+        lse_target,
     )
     schedule = AttentionSchedule(
         CONSUMERS,
@@ -693,5 +719,6 @@ def attention_fwd_kernel(
         STORE_O_DURING_NEXT_S,
         BALANCE_TAIL,
         ALIAS_O,
+        SAVE_LSE,
     )
     _run_partitions(state, schedule, desc_q, desc_k, desc_v, CONSUMER_REGISTERS)

@@ -13,7 +13,9 @@ from triton.experimental.gluon.language.nvidia.hopper import tma
 @aggregate
 class AttentionState:
     """What every partition of the kernel takes: the O descriptor, the SMEM tiles and their
-    barriers, the scale of S in base 2 and the problem's size."""
+    barriers, the scale of S in base 2, the problem's size and where the rows' log-sum-exp
+    goes (``lse_ptr``; the kernel's ``lse_ptr``, or ``qk_scale`` standing in when it saves
+    none: the schedule's SAVE_LSE says which)."""
 
     desc_o: tma.tensor_descriptor
     q_tiles: tlx.buffered_tensor
@@ -29,6 +31,7 @@ class AttentionState:
     seq_len: gl.tensor
     batch_heads: gl.tensor
     tile_done: gl.shared_memory_descriptor
+    lse_ptr: gl.tensor
 
     @gluon.constexpr_function
     def __init__(
@@ -47,6 +50,7 @@ class AttentionState:
         seq_len,
         batch_heads,
         tile_done,
+        lse_ptr,
     ):
         self.desc_o = desc_o
         self.q_tiles = q_tiles
@@ -62,6 +66,7 @@ class AttentionState:
         self.seq_len = seq_len
         self.batch_heads = batch_heads
         self.tile_done = tile_done
+        self.lse_ptr = lse_ptr
 
 
 @aggregate
@@ -78,6 +83,7 @@ class AttentionSchedule:
     STORE_O_DURING_NEXT_S: gl.constexpr
     BALANCE_TAIL: gl.constexpr
     ALIAS_O: gl.constexpr
+    SAVE_LSE: gl.constexpr
 
     @gluon.constexpr_function
     def __init__(
@@ -91,6 +97,7 @@ class AttentionSchedule:
         STORE_O_DURING_NEXT_S,
         BALANCE_TAIL,
         ALIAS_O,
+        SAVE_LSE,
     ):
         self.CONSUMERS = gl.constexpr(CONSUMERS)
         self.Q_BUFFERS = gl.constexpr(Q_BUFFERS)
@@ -101,6 +108,7 @@ class AttentionSchedule:
         self.STORE_O_DURING_NEXT_S = gl.constexpr(STORE_O_DURING_NEXT_S)
         self.BALANCE_TAIL = gl.constexpr(BALANCE_TAIL)
         self.ALIAS_O = gl.constexpr(ALIAS_O)
+        self.SAVE_LSE = gl.constexpr(SAVE_LSE)
 
 
 @aggregate

@@ -1,0 +1,178 @@
+"""Flash Attention backward on one Hopper GPU: ours (tlx_kernels) vs. cuDNN through torch SDPA.
+
+    PYTHONPATH=language python bench/attention_backward.py [--dtype fp16|bf16 ...]
+        [--head-dim 64|128 ...] [--mask causal|none ...] [--seq-len N ...] [--runs 50]
+    PYTHONPATH=language python bench/attention_backward.py --aliasing [--runs 50]
+
+The grid: N in 512 ... 16384 at B x N = 32768 tokens, H = 16, D in {64, 128}, causal and not,
+fp16 and bf16, then the grouped-query rows (H = 32, H_kv = 8, D = 128, N = 2048 and 8192), on
+fresh random inputs per row. For each row, ours (the tuned backward, tlx.autotune; the
+configuration it chose is printed) and cuDNN (``SDPBackend.CUDNN_ATTENTION``) are timed in the
+same run: the backward alone in GPU time (CUDA events behind a GPU sleep, round-robin:
+bench/gpu_timing.py) and as a user calls it (``do_bench``, launch included), and forward +
+backward as a user calls it. TFLOP/s count the backward as 2.5 times the forward's
+4 B H N^2 D (halved when causal). cuDNN's grouped rows run on K and V repeated to H heads
+(torch's cuDNN backend takes no grouped heads): the same products, without the sum over the
+group.
+
+``--aliasing`` times every configuration of the backward's space that fits, on the D = 128
+rows at N = 4096 (fp16, causal and not), and prints the best with aliasing against the best
+without it, in the same run.
+"""
+
+import argparse
+import functools
+
+import torch
+from gpu_timing import called_ms, median_ms, print_header
+from tlx_kernels.hopper import attention_backward as bwd
+from tlx_kernels.hopper.attention_autograd import attention, forward_with_lse
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+TOKENS = 32768
+HEADS = 16
+SEQ_LENS = (512, 1024, 2048, 4096, 8192, 16384)
+DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+# (heads, kv heads, head dim, N) of the grouped-query rows.
+GQA_ROWS = ((32, 8, 128, 2048), (32, 8, 128, 8192))
+
+
+def backward_tflops(batch, heads, seq_len, head_dim, causal, ms, passes=2.5):
+    flops = 4.0 * batch * heads * seq_len * seq_len * head_dim * passes
+    if causal:
+        flops /= 2
+    return flops / (ms * 1e-3) / 1e12
+
+
+class Row:
+    """One shape's inputs and the calls timed on them."""
+
+    def __init__(self, batch, heads, kv_heads, seq_len, head_dim, dtype, causal):
+        self.shape = (batch, heads, kv_heads, seq_len, head_dim)
+        self.causal = causal
+        make = functools.partial(torch.randn, device="cuda", dtype=dtype)
+        self.q = make(batch, heads, seq_len, head_dim)
+        self.k, self.v = (make(batch, kv_heads, seq_len, head_dim) for _ in range(2))
+        self.do = make(batch, heads, seq_len, head_dim)
+        self.o, self.lse = forward_with_lse(self.q, self.k, self.v, causal, None)
+        group = heads // kv_heads
+        self.leaves = [t.detach().clone().requires_grad_() for t in (self.q, self.k, self.v)]
+        # cuDNN: K and V repeated to the query heads (its backend takes no grouped heads).
+        self.cudnn_leaves = [self.leaves[0]] + [
+            t.detach().repeat_interleave(group, dim=1).requires_grad_() for t in self.leaves[1:]
+        ]
+        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+            self.cudnn_o = self._cudnn_forward()
+
+    def _cudnn_forward(self):
+        q, k, v = self.cudnn_leaves
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=self.causal)
+
+    def ours_backward(self, config=None):
+        return bwd.backward(
+            self.do, self.q, self.k, self.v, self.o, self.lse, self.causal, config=config
+        )
+
+    def cudnn_backward(self):
+        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+            return torch.autograd.grad(self.cudnn_o, self.cudnn_leaves, self.do, retain_graph=True)
+
+    def ours_both(self):
+        o = attention(*self.leaves, causal=self.causal)
+        o.backward(self.do)
+
+    def cudnn_both(self):
+        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+            self._cudnn_forward().backward(self.do)
+
+    def tflops(self, ms, passes=2.5):
+        batch, heads, _, seq_len, head_dim = self.shape
+        return backward_tflops(batch, heads, seq_len, head_dim, self.causal, ms, passes)
+
+
+def grid_rows(dtype_names, head_dims, masks, seq_lens):
+    for dtype_name in dtype_names:
+        for head_dim in head_dims:
+            for causal in masks:
+                for seq_len in seq_lens:
+                    yield dtype_name, (TOKENS // seq_len, HEADS, HEADS, seq_len, head_dim, causal)
+        for heads, kv_heads, head_dim, seq_len in GQA_ROWS:
+            if head_dim in head_dims:
+                for causal in masks:
+                    batch = TOKENS // seq_len
+                    yield dtype_name, (batch, heads, kv_heads, seq_len, head_dim, causal)
+
+
+def grid(runs, dtype_names, head_dims, masks, seq_lens):
+    print_header(
+        f"{'dtype':>5} {'B':>3} {'H':>3} {'Hkv':>3} {'N':>5} {'D':>4} {'causal':>6} | "
+        f"bwd GPU: {'ours':>6} {'cuDNN':>6} {'ratio':>5} | bwd called: {'ours':>6} "
+        f"{'cuDNN':>6} {'ratio':>5} | fwd+bwd called: {'ours':>6} {'cuDNN':>6} {'ratio':>5} | "
+        f"chosen"
+    )
+    below = 0
+    for dtype_name, (batch, heads, kv_heads, seq_len, head_dim, causal) in grid_rows(
+        dtype_names, head_dims, masks, seq_lens
+    ):
+        row = Row(batch, heads, kv_heads, seq_len, head_dim, DTYPES[dtype_name], causal)
+        row.ours_backward()  # tunes the key
+        row.ours_both()  # tunes the forward's key
+        gpu = [row.tflops(ms) for ms in median_ms([row.ours_backward, row.cudnn_backward], runs)]
+        called = [row.tflops(called_ms(fn)) for fn in (row.ours_backward, row.cudnn_backward)]
+        both = [row.tflops(called_ms(fn), 3.5) for fn in (row.ours_both, row.cudnn_both)]
+        below += gpu[0] < gpu[1]
+        chosen = bwd.chosen_config(row.q, row.k, causal)
+        print(
+            f"{dtype_name:>5} {batch:>3} {heads:>3} {kv_heads:>3} {seq_len:>5} {head_dim:>4} "
+            f"{causal!s:>6} | bwd GPU: {gpu[0]:6.1f} {gpu[1]:6.1f} {gpu[0] / gpu[1]:5.2f} | "
+            f"bwd called: {called[0]:6.1f} {called[1]:6.1f} {called[0] / called[1]:5.2f} | "
+            f"fwd+bwd called: {both[0]:6.1f} {both[1]:6.1f} {both[0] / both[1]:5.2f} | {chosen}",
+            flush=True,
+        )
+    print(f"rows below cuDNN in backward GPU time: {below}")
+
+
+def aliasing(runs):
+    """The best configuration with aliasing against the best without, same run."""
+    for causal in (False, True):
+        row = Row(TOKENS // 4096, HEADS, HEADS, 4096, 128, torch.float16, causal)
+        configs = []
+        for config in bwd.autotune_space(128):
+            try:
+                row.ours_backward(config)
+            except Exception as error:  # noqa: BLE001 - a configuration that does not fit
+                print(f"    {config}: does not compile ({type(error).__name__})")
+                continue
+            configs.append(config)
+        times = median_ms([functools.partial(row.ours_backward, c) for c in configs], runs)
+        tflops = {config: row.tflops(ms) for config, ms in zip(configs, times, strict=True)}
+        for config, value in tflops.items():
+            print(f"causal={causal!s:5} {config}: {value:6.1f} TFLOP/s")
+        aliased = max((c for c in configs if c.alias), key=tflops.get)
+        unaliased = max((c for c in configs if not c.alias), key=tflops.get)
+        print(
+            f"causal={causal!s:5} best with aliasing {aliased}: {tflops[aliased]:.1f}; best "
+            f"without {unaliased}: {tflops[unaliased]:.1f} "
+            f"({tflops[aliased] / tflops[unaliased]:.3f}x)"
+        )
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=50, help="timed runs per measurement")
+    parser.add_argument("--dtype", nargs="+", default=list(DTYPES), choices=list(DTYPES))
+    parser.add_argument("--head-dim", nargs="+", type=int, default=[64, 128], choices=[64, 128])
+    parser.add_argument("--mask", nargs="+", default=["none", "causal"], choices=["none", "causal"])
+    parser.add_argument("--seq-len", nargs="+", type=int, default=list(SEQ_LENS))
+    parser.add_argument("--aliasing", action="store_true", help="best aliased vs. unaliased")
+    args = parser.parse_args()
+    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}")
+    if args.aliasing:
+        aliasing(args.runs)
+        return
+    masks = [mask == "causal" for mask in args.mask]
+    grid(args.runs, args.dtype, args.head_dim, masks, args.seq_len)
+
+
+if __name__ == "__main__":
+    main()

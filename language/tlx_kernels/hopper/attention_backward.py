@@ -1,0 +1,735 @@
+"""Backward Flash Attention for Hopper (sm_90a): Gluon + tlx storage aliasing.
+
+Given O = softmax(Q K^T * sm_scale) V, the log-sum-exp of each row of the scaled scores (LSE,
+which the forward saves) and dO, the gradients are, with P = exp(Q K^T * sm_scale - LSE):
+
+    dV = P^T dO        dP = dO V^T        dS = P * (dP - delta), delta = rowsum(dO * O)
+    dK = sm_scale * dS^T Q                dQ = sm_scale * dS K
+
+The kernels
+-----------
+``attention_bwd_preprocess`` computes delta, one fp32 a row of Q. ``attention_bwd_kernel``
+gives one CTA each BLOCK_N keys of one (batch, KV head): K and V stay in SMEM, and the CTA
+loops over the query heads of the KV head's group (grouped-query attention: dK and dV are
+summed over the group) and over their blocks of BLOCK_M rows of Q (with a causal mask, those
+at or below the keys' diagonal). A CTA has warp-specialized partitions:
+
+* a loader warp loads K and V once, then each Q block's Q and dO into a ring of NUM_STAGES
+  stages (``ready``: both copies landed; ``empty``: every consumer is done with the stage);
+* CONSUMERS warpgroups, each owning BLOCK_N / CONSUMERS keys (its own K and V buffers). Per
+  Q block a consumer computes S^T = K Q^T and dP^T = V dO^T (``warpgroup_mma``, both from
+  SMEM), P^T from S^T and the LSE, dV += P^T dO (P^T from registers, or from SMEM with
+  P_IN_SMEM), dS^T = P^T * (dP^T - delta), dK += dS^T Q, and its share of dQ, dS K, which it
+  adds to an fp32 dQ accumulator with atomics; dQ is then sm_scale * that sum in the inputs'
+  dtype.
+
+The shapes: S^T is computed rather than S so that P^T and dS^T, the A operands of dV and
+dK, come out of the tensor cores as registers in the layout ``warpgroup_mma`` takes them from;
+only dS goes through SMEM, for dQ = dS K, whose A operand is the transpose of the tile the
+consumer writes.
+
+dQ by atomics: dQ of a Q block is a sum over every key block, which other CTAs own. The other
+ways are a second pass over Q blocks, which computes S and dP again (seven matrix products a
+block pair rather than five), or a TMA reduce-add from an SMEM staging tile, which stock
+Gluon offers only from Triton 3.7 on (``tma.async_atomic_add``). The atomics are fp32 adds of
+the consumer's dQ tile straight from the accumulator's registers (``red.global.add.f32``, no
+SMEM).
+
+Where aliasing buys room
+------------------------
+All tiles live in one ``tlx.storage_alias_spec``. The epilogue's dK and dV tiles (in the
+inputs' dtype, for the TMA store) are born after the consumer's last product has read its K
+and V: consumer c's dK tile takes the bytes of its K buffer, its dV tile those of its V
+buffer (``shared(k, dk)``, ``shared(v, dv)``, buffer by buffer). With P_IN_SMEM, P^T is written
+to SMEM for dV and dS^T for dQ: P^T is dead once dV = P^T dO has completed, before dS^T is
+written, so they share one buffer a consumer. At HEAD_DIM 128, BLOCK_N = 128, BLOCK_M = 64:
+K, V 64 KiB, each Q/dO stage 32 KiB, dS 16 KiB, so four stages fit (208 KiB) with the
+epilogue over K and V, where without aliasing (64 KiB of dK/dV staging more) two do.
+"""
+
+import dataclasses
+import functools
+
+import tlx
+import torch
+import triton
+from tlx.compat import tma_load, tma_store
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    tma,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
+
+from tlx_kernels._host import KernelConfig, KernelHost
+from tlx_kernels.hopper.attention_common import tile_layout
+from tlx_kernels.hopper.common import LOADER_REGISTERS, SM90A, partition_registers
+
+LOG2E = gl.constexpr(1.4426950408889634)
+
+
+# Kernel side -------------------------------------------------------------------------------
+
+
+@gluon.jit
+def _q_blocks(seq_len, off_n, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr):
+    """(first, masked end, end) of the Q blocks the keys [off_n, off_n + BLOCK_N) meet: with
+    a causal mask, the blocks from the one that holds row off_n on, of which those before
+    ``masked end`` cross the diagonal; without, all of them, none masked."""
+    n_m = gl.cdiv(seq_len, BLOCK_M)
+    if CAUSAL:
+        first = off_n // BLOCK_M
+        masked_end = gl.minimum(gl.cdiv(off_n + BLOCK_N, BLOCK_M), n_m)
+    else:
+        first = 0
+        masked_end = 0
+    return first, masked_end, n_m
+
+
+@gluon.jit
+def _load_partition(state, desc_q, desc_do, desc_k, desc_v, CAUSAL: gl.constexpr):
+    """The loader warp: the CTA's K and V once (``kv_ready``), then Q and dO of every Q block
+    of every query head of the group into the ring, in the consumers' order."""
+    (q_tiles, do_tiles, k_tiles, v_tiles) = state[0:4]
+    (kv_ready, ready, empty) = state[8:11]
+    (seq_len, group) = state[16:18]
+    CONSUMERS: gl.constexpr = k_tiles.shape[0]
+    SUB_N: gl.constexpr = k_tiles.shape[1]
+    HEAD_DIM: gl.constexpr = k_tiles.shape[2]
+    NUM_STAGES: gl.constexpr = q_tiles.shape[0]
+    BLOCK_M: gl.constexpr = q_tiles.shape[1]
+    bh_kv = gl.program_id(1)
+    off_n = gl.program_id(0) * (CONSUMERS * SUB_N)
+    mbarrier.expect(kv_ready, 2 * CONSUMERS * desc_k.block_type.nbytes)
+    for c in gl.static_range(CONSUMERS):
+        rows = off_n + c * SUB_N
+        tma_load(desc_k, [bh_kv, rows, 0], kv_ready, k_tiles.index(c).reshape([1, SUB_N, HEAD_DIM]))
+        tma_load(desc_v, [bh_kv, rows, 0], kv_ready, v_tiles.index(c).reshape([1, SUB_N, HEAD_DIM]))
+    first, _, n_m = _q_blocks(seq_len, off_n, BLOCK_M, CONSUMERS * SUB_N, CAUSAL)
+    index = 0
+    for g in range(group):
+        bh_q = bh_kv * group + g
+        for m in range(first, n_m):
+            stage = index % NUM_STAGES
+            mbarrier.wait(empty.index(stage), ((index // NUM_STAGES) & 1) ^ 1)
+            mbarrier.expect(
+                ready.index(stage), desc_q.block_type.nbytes + desc_do.block_type.nbytes
+            )
+            tma_load(
+                desc_q,
+                [bh_q, m * BLOCK_M, 0],
+                ready.index(stage),
+                q_tiles.index(stage).reshape([1, BLOCK_M, HEAD_DIM]),
+            )
+            tma_load(
+                desc_do,
+                [bh_q, m * BLOCK_M, 0],
+                ready.index(stage),
+                do_tiles.index(stage).reshape([1, BLOCK_M, HEAD_DIM]),
+            )
+            index += 1
+
+
+@gluon.jit
+def _row_statistics(state, bh_q, queries):
+    """(LSE in base 2, delta) of the rows ``queries`` of query head ``bh_q``: +inf and 0 for
+    rows past the sequence's end, so that their P is 0."""
+    (lse_ptr, delta_ptr) = state[11:13]
+    seq_len = state[16]
+    in_sequence = queries < seq_len
+    row_start = bh_q * seq_len
+    lse = gl.load(lse_ptr + row_start + queries, mask=in_sequence, other=float("inf"))
+    delta = gl.load(delta_ptr + row_start + queries, mask=in_sequence, other=0.0)
+    return lse * LOG2E, delta
+
+
+@gluon.jit
+def _scores_to_gradients(s, dp, lse2, delta, queries, key_rows, qk_scale, MASKED: gl.constexpr):
+    """(P^T, dS^T) of a Q block from S^T and dP^T (fp32, keys by rows, queries by columns):
+    P^T = exp(S^T * sm_scale - LSE), zero above the diagonal when MASKED (a query before a
+    key), and dS^T = P^T * (dP^T - delta)."""
+    if MASKED:
+        s = gl.where(queries[None, :] >= key_rows[:, None], s, float("-inf"))
+    p = gl.exp2(s * qk_scale - lse2[None, :])
+    ds = p * (dp - delta[None, :])
+    return p, ds
+
+
+@gluon.jit
+def _add_dq(state, dq, bh_q, off_m, first_column):
+    """Adds sm_scale * ``dq``, this consumer's share of columns ``first_column`` on of the dQ
+    of a Q block, to the fp32 dQ accumulator (rows past the sequence's end left out)."""
+    dq_ptr = state[13]
+    sm_scale = state[14]
+    seq_len = state[16]
+    HEAD_DIM: gl.constexpr = state[0].shape[2]
+    BLOCK_M: gl.constexpr = dq.shape[0]
+    COLUMNS: gl.constexpr = dq.shape[1]
+    rows = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(1, dq.type.layout))
+    columns = first_column + gl.arange(0, COLUMNS, gl.SliceLayout(0, dq.type.layout))
+    offsets = (bh_q * seq_len + rows)[:, None] * HEAD_DIM + columns[None, :]
+    mask = (rows[:, None] < seq_len) & (columns[None, :] < HEAD_DIM)
+    gl.atomic_add(dq_ptr + offsets, dq * sm_scale, mask=mask, sem="relaxed")
+
+
+@gluon.jit
+def _backward_step(
+    state,
+    index,
+    bh_q,
+    off_m,
+    key_rows,
+    dk,
+    dv,
+    consumer: gl.constexpr,
+    MASKED: gl.constexpr,
+    P_IN_SMEM: gl.constexpr,
+):
+    """One Q block (ring index ``index``) for this consumer's keys: dK and dV accumulate, its
+    share of dQ goes to the accumulator. The stage is released once every product that reads
+    Q or dO has completed."""
+    (q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles, p_tiles) = state[0:6]
+    (ready, empty) = state[9:11]
+    NUM_STAGES: gl.constexpr = q_tiles.shape[0]
+    BLOCK_M: gl.constexpr = q_tiles.shape[1]
+    HEAD_DIM: gl.constexpr = q_tiles.shape[2]
+    SUB_N: gl.constexpr = k_tiles.shape[1]
+    dtype: gl.constexpr = q_tiles.dtype
+    num_warps: gl.constexpr = gl.num_warps()
+    st_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_M, 16]
+    )
+    acc_layout: gl.constexpr = dk.type.layout
+    operand_layout: gl.constexpr = gl.DotOperandLayout(
+        operand_index=0, parent=acc_layout, k_width=2
+    )
+    stage = index % NUM_STAGES
+    q = q_tiles.index(stage)
+    do = do_tiles.index(stage)
+    k = k_tiles.index(consumer)
+    ds_smem = ds_tiles.index(consumer)
+    mbarrier.wait(ready.index(stage), (index // NUM_STAGES) & 1)
+    zeros = gl.zeros([SUB_N, BLOCK_M], gl.float32, st_layout)
+    s_tok = warpgroup_mma(k, q.permute((1, 0)), zeros, use_acc=False, is_async=True)
+    dp_tok = warpgroup_mma(
+        v_tiles.index(consumer), do.permute((1, 0)), zeros, use_acc=False, is_async=True
+    )
+    # The rows' statistics load from global memory while the tensor cores work.
+    queries = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(0, st_layout))
+    lse2, delta = _row_statistics(state, bh_q, queries)
+    s = warpgroup_mma_wait(1, deps=[s_tok])
+    dp = warpgroup_mma_wait(0, deps=[dp_tok])
+    p, ds = _scores_to_gradients(s, dp, lse2, delta, queries, key_rows, state[15], MASKED)
+    if P_IN_SMEM:
+        # P^T and dS^T take one buffer in turn: dV has read P^T before dS^T is written.
+        p_smem = p_tiles.index(consumer)
+        p_smem.store(p.to(dtype))
+        fence_async_shared()
+        dv = warpgroup_mma(p_smem, do, dv, is_async=True)
+        ds16 = ds.to(dtype)
+        dv = warpgroup_mma_wait(0, deps=[dv])
+    else:
+        p16 = gl.convert_layout(p.to(dtype), operand_layout)
+        dv = warpgroup_mma(p16, do, dv, is_async=True)
+        ds16 = ds.to(dtype)
+    ds_smem.store(ds16)
+    fence_async_shared()
+    # dS^T from SMEM for dK too: registers are what the consumer lacks (dK and dV take 128 a
+    # thread at HEAD_DIM 128).
+    dk = warpgroup_mma(ds_smem, q, dk, is_async=True)
+    # dQ = dS K in chunks of DQ_COLUMNS columns: one chunk's accumulator is live at a time.
+    DQ_COLUMNS: gl.constexpr = 64
+    dq_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, DQ_COLUMNS, 16]
+    )
+    dq_zeros = gl.zeros([BLOCK_M, DQ_COLUMNS], gl.float32, dq_layout)
+    for chunk in gl.static_range(HEAD_DIM // DQ_COLUMNS):
+        dq = warpgroup_mma(
+            ds_smem.permute((1, 0)),
+            k.slice(chunk * DQ_COLUMNS, DQ_COLUMNS, dim=1),
+            dq_zeros,
+            use_acc=False,
+            is_async=True,
+        )
+        if chunk == 0:
+            dv, dk, dq = warpgroup_mma_wait(0, deps=[dv, dk, dq])
+            # dV and dK, the last readers of Q and dO, have completed.
+            mbarrier.arrive(empty.index(stage))
+        else:
+            dq = warpgroup_mma_wait(0, deps=[dq])
+        _add_dq(state, dq, bh_q, off_m, chunk * DQ_COLUMNS)
+    return dk, dv
+
+
+@gluon.jit
+def _store_dk_dv(state, dk, dv, bh_kv, rows, consumer: gl.constexpr):
+    """The epilogue: sm_scale * dK and dV in the inputs' dtype through SMEM (with aliasing,
+    the bytes of this consumer's K and V buffers, which its last products have read) and TMA
+    stores."""
+    (dk_tiles, dv_tiles) = state[6:8]
+    sm_scale = state[14]
+    (desc_dk, desc_dv) = state[18:20]
+    SUB_N: gl.constexpr = dk_tiles.shape[1]
+    HEAD_DIM: gl.constexpr = dk_tiles.shape[2]
+    dtype: gl.constexpr = dk_tiles.dtype
+    dk_smem = dk_tiles.index(consumer)
+    dv_smem = dv_tiles.index(consumer)
+    dk_smem.store((dk * sm_scale).to(dtype))
+    dv_smem.store(dv.to(dtype))
+    fence_async_shared()
+    tma_store(desc_dk, [bh_kv, rows, 0], dk_smem.reshape([1, SUB_N, HEAD_DIM]))
+    tma_store(desc_dv, [bh_kv, rows, 0], dv_smem.reshape([1, SUB_N, HEAD_DIM]))
+    tma.store_wait(0)
+
+
+@gluon.jit
+def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
+    """Keys [consumer * SUB_N, (consumer + 1) * SUB_N) of the CTA's block, one warpgroup:
+    every Q block of every query head of the group, masked ones (on the diagonal) first."""
+    CAUSAL: gl.constexpr = SCHEDULE[0]
+    P_IN_SMEM: gl.constexpr = SCHEDULE[1]
+    (q_tiles, k_tiles) = state[0], state[2]
+    kv_ready = state[8]
+    (seq_len, group) = state[16:18]
+    CONSUMERS: gl.constexpr = k_tiles.shape[0]
+    SUB_N: gl.constexpr = k_tiles.shape[1]
+    HEAD_DIM: gl.constexpr = k_tiles.shape[2]
+    BLOCK_M: gl.constexpr = q_tiles.shape[1]
+    num_warps: gl.constexpr = gl.num_warps()
+    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, HEAD_DIM, 16]
+    )
+    st_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_M, 16]
+    )
+    bh_kv = gl.program_id(1)
+    off_n = gl.program_id(0) * (CONSUMERS * SUB_N)
+    rows = off_n + consumer * SUB_N
+    key_rows = rows + gl.arange(0, SUB_N, gl.SliceLayout(1, st_layout))
+    first, masked_end, n_m = _q_blocks(seq_len, off_n, BLOCK_M, CONSUMERS * SUB_N, CAUSAL)
+    dk = gl.zeros([SUB_N, HEAD_DIM], gl.float32, acc_layout)
+    dv = gl.zeros([SUB_N, HEAD_DIM], gl.float32, acc_layout)
+    mbarrier.wait(kv_ready, 0)
+    index = 0
+    for g in range(group):
+        bh_q = bh_kv * group + g
+        for m in range(first, masked_end):
+            dk, dv = _backward_step(
+                state, index, bh_q, m * BLOCK_M, key_rows, dk, dv, consumer, True, P_IN_SMEM
+            )
+            index += 1
+        for m in range(gl.maximum(first, masked_end), n_m):
+            dk, dv = _backward_step(
+                state, index, bh_q, m * BLOCK_M, key_rows, dk, dv, consumer, False, P_IN_SMEM
+            )
+            index += 1
+    _store_dk_dv(state, dk, dv, bh_kv, rows, consumer)
+
+
+@gluon.jit
+def _smem_tiles(
+    dtype: gl.constexpr,
+    BLOCK_M: gl.constexpr,
+    SUB_N: gl.constexpr,
+    HEAD_DIM: gl.constexpr,
+    NUM_STAGES: gl.constexpr,
+    CONSUMERS: gl.constexpr,
+    P_IN_SMEM: gl.constexpr,
+    ALIAS: gl.constexpr,
+):
+    """The kernel's SMEM, one spec: (q, dO, K, V, dS^T, P^T, dK, dV tiles). With ALIAS,
+    consumer c's dK and dV staging tiles take its K and V buffers' bytes and, with P_IN_SMEM,
+    P^T and dS^T share a buffer; without, every tile has bytes of its own. P^T is dS^T's
+    buffer (unused) without P_IN_SMEM."""
+    layout: gl.constexpr = gl.NVMMASharedLayout(
+        swizzle_byte_width=128, element_bitwidth=dtype.primitive_bitwidth, rank=2
+    )
+    smem = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+    q_tiles = tlx.local_alloc((BLOCK_M, HEAD_DIM), dtype, NUM_STAGES, reuse=smem, layout=layout)
+    do_tiles = tlx.local_alloc((BLOCK_M, HEAD_DIM), dtype, NUM_STAGES, reuse=smem, layout=layout)
+    k_tiles = tlx.local_alloc((SUB_N, HEAD_DIM), dtype, CONSUMERS, reuse=smem, layout=layout)
+    v_tiles = tlx.local_alloc((SUB_N, HEAD_DIM), dtype, CONSUMERS, reuse=smem, layout=layout)
+    dk_tiles = tlx.local_alloc((SUB_N, HEAD_DIM), dtype, CONSUMERS, reuse=smem, layout=layout)
+    dv_tiles = tlx.local_alloc((SUB_N, HEAD_DIM), dtype, CONSUMERS, reuse=smem, layout=layout)
+    ds_tiles = tlx.local_alloc((SUB_N, BLOCK_M), dtype, CONSUMERS, reuse=smem, layout=layout)
+    if ALIAS:
+        over: gl.constexpr = tlx.reuse_group_type.shared
+    else:
+        over: gl.constexpr = tlx.reuse_group_type.distinct
+    if P_IN_SMEM:
+        p_tiles = tlx.local_alloc((SUB_N, BLOCK_M), dtype, CONSUMERS, reuse=smem, layout=layout)
+        scores = tlx.reuse_group(ds_tiles, p_tiles, group_type=over, group_size=CONSUMERS)
+    else:
+        p_tiles = ds_tiles
+        scores = tlx.reuse_group(ds_tiles, group_size=CONSUMERS)
+    smem.set_buffer_overlap(
+        tlx.reuse_group(
+            tlx.reuse_group(k_tiles, dk_tiles, group_type=over, group_size=CONSUMERS),
+            tlx.reuse_group(v_tiles, dv_tiles, group_type=over, group_size=CONSUMERS),
+            tlx.reuse_group(
+                q_tiles, do_tiles, group_type=tlx.reuse_group_type.distinct, group_size=NUM_STAGES
+            ),
+            scores,
+            group_type=tlx.reuse_group_type.distinct,
+        )
+    )
+    return q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles, p_tiles, dk_tiles, dv_tiles
+
+
+# The shapes vary from call to call and the TMA clips at the edges: specializing on them
+# would compile every configuration again for each.
+@tlx.jit(do_not_specialize=["seq_len", "group", "batch_kv_heads"])
+def attention_bwd_kernel(
+    desc_q,
+    desc_k,
+    desc_v,
+    desc_do,
+    desc_dk,
+    desc_dv,
+    lse_ptr,
+    delta_ptr,
+    dq_ptr,
+    sm_scale,
+    qk_scale,
+    seq_len,
+    group,
+    batch_kv_heads,
+    BLOCK_M: gl.constexpr,
+    BLOCK_N: gl.constexpr,
+    HEAD_DIM: gl.constexpr,
+    NUM_STAGES: gl.constexpr,
+    CAUSAL: gl.constexpr,
+    CONSUMERS: gl.constexpr,
+    P_IN_SMEM: gl.constexpr,
+    ALIAS: gl.constexpr,
+    CONSUMER_REGISTERS: gl.constexpr,
+):
+    """Grid (key blocks, batch * KV heads): dK and dV of BLOCK_N keys of a KV head, summed
+    over the ``group`` query heads that share it, and their share of each of those heads' dQ
+    (atomics into ``dq_ptr``, fp32). ``qk_scale`` is sm_scale * log2(e); ``lse_ptr`` holds the
+    forward's natural-log LSE a row, ``delta_ptr`` rowsum(dO * O); ``batch_kv_heads`` (the
+    grid's second axis) is for the tuner's key."""
+    SUB_N: gl.constexpr = BLOCK_N // CONSUMERS
+    tiles = _smem_tiles(
+        desc_q.dtype, BLOCK_M, SUB_N, HEAD_DIM, NUM_STAGES, CONSUMERS, P_IN_SMEM, ALIAS
+    )
+    bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
+    kv_ready = gl.allocate_shared_memory(gl.int64, [1, 1], bar_layout)
+    ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
+    empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
+    mbarrier.init(kv_ready.index(0), count=1)
+    for i in gl.static_range(NUM_STAGES):
+        mbarrier.init(ready.index(i), count=1)
+        mbarrier.init(empty.index(i), count=CONSUMERS)
+    fence_async_shared()
+    # What every partition takes (tensors only: the constexprs go in each call).
+    state = (
+        tiles[0],
+        tiles[1],
+        tiles[2],
+        tiles[3],
+        tiles[4],
+        tiles[5],
+        tiles[6],
+        tiles[7],
+        kv_ready.index(0),
+        ready,
+        empty,
+        lse_ptr,
+        delta_ptr,
+        dq_ptr,
+        sm_scale,
+        qk_scale,
+        seq_len,
+        group,
+        desc_dk,
+        desc_dv,
+    )
+    SCHEDULE: gl.constexpr = (CAUSAL, P_IN_SMEM)
+    if CONSUMERS == 2:
+        gl.warp_specialize(
+            [
+                (_consumer_partition, (state, 0, SCHEDULE)),
+                (_consumer_partition, (state, 1, SCHEDULE)),
+                (_load_partition, (state, desc_q, desc_do, desc_k, desc_v, CAUSAL)),
+            ],
+            [4, 1],
+            [CONSUMER_REGISTERS, LOADER_REGISTERS],
+        )
+    else:
+        gl.warp_specialize(
+            [
+                (_consumer_partition, (state, 0, SCHEDULE)),
+                (_load_partition, (state, desc_q, desc_do, desc_k, desc_v, CAUSAL)),
+            ],
+            [1],
+            [LOADER_REGISTERS],
+        )
+
+
+@gluon.jit
+def attention_bwd_preprocess(
+    o_ptr, do_ptr, delta_ptr, rows, BLOCK: gl.constexpr, HEAD_DIM: gl.constexpr
+):
+    """delta = rowsum(dO * O) in fp32 for BLOCK rows of the [rows, HEAD_DIM] O and dO."""
+    columns_per_thread: gl.constexpr = 8
+    threads_along_d: gl.constexpr = HEAD_DIM // columns_per_thread
+    layout: gl.constexpr = gl.BlockedLayout(
+        [1, columns_per_thread],
+        [32 // threads_along_d, threads_along_d],
+        [gl.num_warps(), 1],
+        [1, 0],
+    )
+    row = gl.program_id(0) * BLOCK + gl.arange(0, BLOCK, gl.SliceLayout(1, layout))
+    column = gl.arange(0, HEAD_DIM, gl.SliceLayout(0, layout))
+    offsets = row[:, None].to(gl.int64) * HEAD_DIM + column[None, :]
+    mask = (row[:, None] < rows) & (column[None, :] < HEAD_DIM)
+    o = gl.load(o_ptr + offsets, mask=mask, other=0.0).to(gl.float32)
+    do = gl.load(do_ptr + offsets, mask=mask, other=0.0).to(gl.float32)
+    gl.store(delta_ptr + row, gl.sum(o * do, axis=1), mask=row < rows)
+
+
+# Host side ---------------------------------------------------------------------------------
+
+HEAD_DIMS = (64, 128)
+
+
+@dataclasses.dataclass(frozen=True)
+class Config(KernelConfig):
+    """Tile sizes and schedule of one compiled backward kernel: BLOCK_N keys a CTA, split
+    among ``consumers`` warpgroups (1 or 2), Q blocks of BLOCK_M rows streaming through
+    ``num_stages`` Q/dO stages; ``p_in_smem``: P^T goes through SMEM for dV (sharing dS^T's
+    buffer with ``alias``) rather than from registers; ``alias``: the dK/dV staging tiles
+    over K and V (and P^T with dS^T), else every tile in bytes of its own."""
+
+    ARGUMENTS = {
+        "block_m": "BLOCK_M",
+        "block_n": "BLOCK_N",
+        "num_stages": "NUM_STAGES",
+        "alias": "ALIAS",
+        "consumers": "CONSUMERS",
+        "p_in_smem": "P_IN_SMEM",
+    }
+
+    block_m: int
+    block_n: int
+    num_stages: int
+    alias: bool = True
+    consumers: int = 2
+    p_in_smem: bool = False
+
+    def __post_init__(self):
+        if self.consumers not in (1, 2):
+            raise ValueError(f"consumers must be 1 or 2, got {self.consumers}")
+        if self.block_n != 64 * self.consumers:
+            raise ValueError(
+                f"each consumer warpgroup owns 64 keys: block_n must be {64 * self.consumers} "
+                f"with {self.consumers} consumers, got {self.block_n}"
+            )
+
+    def kernel_arguments(self):
+        """The fields' arguments, then a worker consumer thread's registers after setmaxnreg
+        (``partition_registers``; the kernel passes them with two consumers only)."""
+        registers = partition_registers(self.consumers)[1]
+        return {**super().kernel_arguments(), "CONSUMER_REGISTERS": registers}
+
+    def __repr__(self):
+        p_in_smem = " p_in_smem" if self.p_in_smem else ""
+        consumers = "" if self.consumers == 2 else f" consumers={self.consumers}"
+        return (
+            f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} stages={self.num_stages} "
+            f"alias={self.alias}{consumers}{p_in_smem}"
+        )
+
+
+def block_shapes(config, arguments):
+    """Block shapes of the Q, K, V, dO, dK and dV descriptors, which address [batch * heads,
+    seq_len, head_dim] (``arguments``: HEAD_DIM among them): a Q block of Q and dO, a
+    consumer's keys of K, V, dK and dV."""
+    head_dim = arguments["HEAD_DIM"]
+    q_block = [1, config.block_m, head_dim]
+    kv_block = [1, config.block_n // config.consumers, head_dim]
+    return (q_block, kv_block, kv_block, q_block, kv_block, kv_block)
+
+
+HOST = KernelHost(
+    attention_bwd_kernel,
+    Config,
+    descriptors=("desc_q", "desc_k", "desc_v", "desc_do", "desc_dk", "desc_dv"),
+    scalars={
+        "lse_ptr": "*fp32",
+        "delta_ptr": "*fp32",
+        "dq_ptr": "*fp32",
+        "sm_scale": "fp32",
+        "qk_scale": "fp32",
+        "seq_len": "i32",
+        "group": "i32",
+        "batch_kv_heads": "i32",
+    },
+    block_shapes=block_shapes,
+    target=SM90A,
+)
+
+
+def kernel_source(config, head_dim, dtype="fp16", causal=False):
+    """The backward kernel with ``config``, as ``triton.compile``, ``tlx.kernel_plans`` and
+    ``tlx.check_hazards`` take it."""
+    return HOST.kernel_source(config, dtype, HEAD_DIM=head_dim, CAUSAL=causal)
+
+
+def compile_for_hopper(config, head_dim, dtype="fp16", causal=False):
+    """Compiles the backward kernel for sm_90a without a GPU; returns Triton's compiled
+    kernel."""
+    return HOST.compile(config, dtype, HEAD_DIM=head_dim, CAUSAL=causal)
+
+
+def smem_plan(config, head_dim):
+    """The plan of the kernel's SMEM spec (a ``tlx.SpecPlan``) for sm_90a with ``config``."""
+    return HOST.smem_plan(config, HEAD_DIM=head_dim, CAUSAL=False)
+
+
+def default_config(head_dim):
+    """Two consumers over 128 keys, 64-row Q blocks through four stages, the epilogue over K
+    and V: the configuration the GPU tests run without tuning (``autotune_space``'s)."""
+    return Config(64, 128, 4)
+
+
+def autotune_space(head_dim):
+    """The configurations the tuner searches for ``head_dim``: two consumers over 128 keys
+    with two or four Q/dO stages, P^T from registers or through SMEM, aliased or not (at
+    HEAD_DIM 128 the planner drops four stages without aliasing: 272 KiB), 128-row Q blocks
+    at HEAD_DIM 64, and one consumer over 64 keys (twice the CTAs, each half the work)."""
+    configs = [
+        Config(64, 128, stages, alias, p_in_smem=p_in_smem)
+        for p_in_smem in (False, True)
+        for stages in (2, 4)
+        for alias in (True, False)
+    ]
+    if head_dim == 64:
+        configs += [Config(128, 128, stages) for stages in (2, 3)]
+    configs.append(Config(64, 64, 4, consumers=1))
+    return configs
+
+
+def autotune_configs(head_dim):
+    """``autotune_space(head_dim)`` as ``triton.Config``s."""
+    return [HOST.triton_config(config) for config in autotune_space(head_dim)]
+
+
+def config_of(triton_config):
+    """The ``Config`` of a ``triton.Config`` of ``autotune_configs``."""
+    return Config.of_arguments(triton_config)
+
+
+@functools.cache
+def autotuned_kernel(dtype, head_dim):
+    """The backward kernel under ``tlx.autotune`` for one dtype and head dim, keyed on the
+    sequence length, the batch's KV heads, the query heads a KV head serves and the mask.
+    The dQ accumulator is zeroed before each timed launch."""
+    return tlx.autotune(
+        configs=autotune_configs(head_dim),
+        key=["seq_len", "batch_kv_heads", "group", "CAUSAL"],
+        reset_to_zero=["dq_ptr"],
+    )(attention_bwd_kernel)
+
+
+def _descriptor(tensor, rows):
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    layout = tile_layout(tensor.element_size() * 8)
+    return TensorDescriptor.from_tensor(tensor, [1, rows, tensor.shape[2]], layout)
+
+
+def preprocess(o, do):
+    """delta = rowsum(dO * O), fp32, for [rows, head_dim] contiguous O and dO."""
+    rows, head_dim = o.shape
+    delta = torch.empty(rows, device=o.device, dtype=torch.float32)
+    block = 64
+    attention_bwd_preprocess[(triton.cdiv(rows, block),)](
+        o, do, delta, rows, BLOCK=block, HEAD_DIM=head_dim, num_warps=4
+    )
+    return delta
+
+
+# (device, dtype, q's shape, k's shape, mask) -> the configuration tuned for it.
+_tuned = {}
+
+
+def backward(do, q, k, v, o, lse, causal, sm_scale=None, config=None):
+    """(dQ, dK, dV) of attention for (batch, heads, seq_len, head_dim) contiguous CUDA
+    tensors: q, o, do with H heads, k and v with H_kv (dividing H); ``lse`` the forward's
+    natural-log LSE, fp32 (batch * heads, seq_len). With ``config`` None, the configuration
+    ``tlx.autotune`` finds fastest for the shape, dtype, mask and grouping (the first call of
+    a key times them all)."""
+    batch, heads, seq_len, head_dim = q.shape
+    kv_heads = k.shape[1]
+    group = heads // kv_heads
+    sm_scale = sm_scale if sm_scale is not None else head_dim**-0.5
+    q3, o3, do3 = (t.reshape(batch * heads, seq_len, head_dim) for t in (q, o, do))
+    k3, v3 = (t.reshape(batch * kv_heads, seq_len, head_dim) for t in (k, v))
+    delta = preprocess(o3.view(-1, head_dim), do3.view(-1, head_dim))
+    dk = torch.empty_like(k3)
+    dv = torch.empty_like(v3)
+    dq = torch.zeros(q3.shape, device=q.device, dtype=torch.float32)
+    call = (lse, delta, dq, sm_scale, sm_scale * LOG2E.value, seq_len, group, batch * kv_heads)
+    shape_key = (q.device, q.dtype, tuple(q.shape), kv_heads, causal)
+    if config is None:
+        config = _tuned.get(shape_key)
+        if config is None:
+            config = _tune(do3, q3, k3, v3, call, causal)
+            _tuned[shape_key] = config
+    rows = config.block_n // config.consumers
+    descs = (
+        _descriptor(q3, config.block_m),
+        _descriptor(k3, rows),
+        _descriptor(v3, rows),
+        _descriptor(do3, config.block_m),
+        _descriptor(dk, rows),
+        _descriptor(dv, rows),
+    )
+    grid = (triton.cdiv(seq_len, config.block_n), batch * kv_heads)
+    constexprs = {
+        **config.kernel_arguments(),
+        "HEAD_DIM": head_dim,
+        "CAUSAL": causal,
+        **config.compile_options,
+    }
+    attention_bwd_kernel[grid](*descs, *call, **constexprs)
+    return (
+        dq.to(q.dtype).view(q.shape),
+        dk.view(k.shape),
+        dv.view(v.shape),
+    )
+
+
+def _tune(do3, q3, k3, v3, call, causal):
+    """Times the space on scratch outputs (the tuner's launches add into dQ) and returns the
+    configuration it chose."""
+    tuner = autotuned_kernel(q3.dtype, q3.shape[2])
+    base = autotune_space(q3.shape[2])[0]
+    rows = base.block_n // base.consumers
+    descs = (
+        _descriptor(q3, base.block_m),
+        _descriptor(k3, rows),
+        _descriptor(v3, rows),
+        _descriptor(do3, base.block_m),
+        _descriptor(torch.empty_like(k3), rows),
+        _descriptor(torch.empty_like(v3), rows),
+    )
+    lse, delta, dq, *scalars = call
+    scratch_dq = torch.empty_like(dq)
+    seq_len, batch_kv_heads = scalars[2], scalars[4]
+
+    def grid(meta):
+        return (triton.cdiv(seq_len, meta["BLOCK_N"]), batch_kv_heads)
+
+    tuner[grid](*descs, lse, delta, scratch_dq, *scalars, HEAD_DIM=q3.shape[2], CAUSAL=causal)
+    return config_of(tuner.best_config)
+
+
+def chosen_config(q, k, causal):
+    """The configuration ``backward`` tuned for q's and k's shapes, dtype and the mask."""
+    return _tuned[q.device, q.dtype, tuple(q.shape), k.shape[1], causal]

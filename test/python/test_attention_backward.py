@@ -1,0 +1,226 @@
+"""The Hopper attention backward (tlx_kernels/hopper/attention_backward.py) on the CPU: every
+configuration of its tuning space compiles for sm_90a or is pruned by its plan with the
+planner's reason; its SMEM plan puts the epilogue over K and V; the hazard check finds every
+configuration clean, causal or not, on ragged and grouped shapes. The forward saves the LSE
+only when asked. ``attention``'s autograd function names the tensor and shape it refuses
+(the grouped-head rules among them)."""
+
+import pytest
+import tlx
+import torch
+import triton
+from tlx_kernels.hopper import attention_backward as bwd
+from tlx_kernels.hopper.attention_common import tile_layout
+from triton.compiler.errors import CompilationError
+from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+SMEM_LIMIT = 232448
+
+
+def kernel_arguments(head_dim, seq_len=4096):
+    """Arguments typed as a call types them (the pruner runs each configuration's pre_hook,
+    which sets the descriptors' block shapes)."""
+    tensor = torch.empty(16, 16, 16, dtype=torch.float16)
+    layout = tile_layout(16)
+    descriptors = {
+        name: TensorDescriptor(
+            tensor, [64, seq_len, head_dim], [seq_len * head_dim, head_dim, 1], [1, 64, head_dim],
+            layout,
+        )
+        for name in ("desc_q", "desc_k", "desc_v", "desc_do", "desc_dk", "desc_dv")
+    }  # fmt: skip
+    pointers = {name: torch.empty(4) for name in ("lse_ptr", "delta_ptr", "dq_ptr")}
+    scalars = {"sm_scale": 0.125, "qk_scale": 0.18, "seq_len": seq_len, "group": 4}
+    return {**descriptors, **pointers, **scalars, "batch_kv_heads": 16, "HEAD_DIM": head_dim}
+
+
+def error_messages(error):
+    """The messages of ``error`` and of the errors that caused it (the spec is made in a
+    called function: the kernel's error names the call)."""
+    messages = []
+    while error is not None:
+        messages.append(str(error))
+        error = error.__cause__
+    return "\n".join(messages)
+
+
+def verdicts(head_dim, causal):
+    pruner = tlx.PlanPruner(bwd.attention_bwd_kernel, target=bwd.SM90A)
+    arguments = {**kernel_arguments(head_dim), "CAUSAL": causal}
+    return [
+        (bwd.config_of(triton_config), pruner.verdict(triton_config, arguments))
+        for triton_config in bwd.autotune_configs(head_dim)
+    ]
+
+
+@pytest.mark.parametrize("head_dim", bwd.HEAD_DIMS)
+def test_every_configuration_compiles_or_is_pruned(head_dim):
+    """A configuration the plans keep compiles within an sm_90a CTA's shared memory; one they
+    drop carries the planner's reasons and does not compile for want of shared memory."""
+    checked = verdicts(head_dim, causal=True)
+    assert any(verdict.fits for _, verdict in checked)
+    for config, verdict in checked:
+        if verdict.fits:
+            compiled = bwd.compile_for_hopper(config, head_dim, causal=True)
+            assert compiled.asm["cubin"]
+            assert compiled.metadata.shared <= SMEM_LIMIT, config
+        else:
+            assert verdict.reasons and all(verdict.reasons), config
+            assert not config.alias
+            with pytest.raises(CompilationError) as raised:
+                bwd.compile_for_hopper(config, head_dim, causal=True)
+            assert "more than the target's limit" in error_messages(raised.value)
+
+
+def test_aliasing_is_what_makes_four_stages_fit():
+    """At HEAD_DIM 128: with the dK/dV staging over K and V (and P^T over dS^T) four Q/dO
+    stages fit in 208 KiB; without aliasing the same buffers need 288 KiB and only two stages
+    fit, as the pruner says before anything is compiled."""
+    checked = dict(verdicts(128, causal=False))
+    aliased = bwd.Config(64, 128, 4, alias=True, p_in_smem=True)
+    assert checked[aliased].fits
+    assert not checked[aliased.replace(alias=False)].fits
+    assert checked[aliased.replace(alias=False, num_stages=2)].fits
+    (reason,) = checked[aliased.replace(alias=False)].reasons
+    assert "needs 294912 bytes of shared memory, more than the target's limit" in reason
+
+    smem = bwd.smem_plan(aliased, 128)
+    plan = smem.plan
+    assert plan.size_bytes == 208 * 1024
+    views = zip(smem.buffers, plan.views, strict=True)
+    offsets = {buffer.name: view.offset for buffer, view in views}
+    assert offsets["dk_tiles"] == offsets["k_tiles"]
+    assert offsets["dv_tiles"] == offsets["v_tiles"]
+    assert offsets["p_tiles"] == offsets["ds_tiles"]
+    assert not smem.plan_without_aliasing().ok
+
+
+@pytest.mark.parametrize("head_dim", bwd.HEAD_DIMS)
+@pytest.mark.parametrize("causal", [False, True])
+def test_every_configuration_is_free_of_hazards(head_dim, causal):
+    """tlx.check_hazards (python -m tlx check) on each configuration the plans keep, for the
+    CTAs of the first, a middle and the last key block of a grouped head (two query heads
+    a KV head), with a sequence that ends inside a block, and for one query row."""
+    for config, verdict in verdicts(head_dim, causal):
+        if not verdict.fits:
+            continue
+        source = bwd.kernel_source(config, head_dim, causal=causal)
+        for seq_len, program in ((300, 0), (300, 1), (300, 2), (1, 0)):
+            programs = -(-seq_len // config.block_n)
+            if program >= programs:
+                continue
+            report = tlx.check_hazards(
+                source,
+                bwd.SM90A,
+                config.compile_options,
+                values={"seq_len": seq_len, "group": 2, "batch_kv_heads": 1},
+                program_id=(program, 0, 0),
+                num_programs=(programs, 1, 1),
+            )
+            assert report.result == "clean", (config, seq_len, program, report.describe())
+            assert report.accesses > 0 and not report.unmodelled
+
+
+def cpu_inputs(q_shape, kv_shape=None, dtype=torch.float16, **kwargs):
+    kv_shape = kv_shape or q_shape
+    return (
+        torch.zeros(q_shape, dtype=dtype, **kwargs),
+        torch.zeros(kv_shape, dtype=dtype, **kwargs),
+        torch.zeros(kv_shape, dtype=dtype, **kwargs),
+    )
+
+
+@pytest.mark.parametrize(
+    ("q_shape", "kv_shape"),
+    [
+        ((2, 32, 100, 128), (2, 8, 100, 128)),  # Llama-3 8B's grouping
+        ((1, 4, 1, 64), (1, 1, 1, 64)),  # multi-query
+        ((3, 6, 77, 64), (3, 6, 77, 64)),
+    ],
+)
+def test_grouped_heads_that_divide_are_accepted(q_shape, kv_shape):
+    """H_kv dividing H passes every check but the device's (this machine has no GPU)."""
+    from tlx_kernels.hopper.attention_autograd import check_inputs
+
+    with pytest.raises(ValueError, match=r"q \(shape .*\) is on cpu: attention runs on a CUDA"):
+        check_inputs(*cpu_inputs(q_shape, kv_shape))
+
+
+@pytest.mark.parametrize(
+    ("q_shape", "kv_shape", "message"),
+    [
+        (
+            (2, 32, 64, 128),
+            (2, 12, 64, 128),
+            r"k and v have 12 heads \(shape \(2, 12, 64, 128\)\), which does not divide q's 32",
+        ),
+        (
+            (2, 8, 64, 128),
+            (2, 16, 64, 128),
+            r"k and v have 16 heads .* does not divide q's 8",
+        ),
+        (
+            (2, 8, 64, 128),
+            (2, 8, 32, 128),
+            r"k and v \(shape \(2, 8, 32, 128\)\) must have q's batch, seq_len and head_dim",
+        ),
+        (
+            (2, 8, 64, 96),
+            (2, 8, 64, 96),
+            r"head_dim 96 \(q's shape \(2, 8, 64, 96\)\) is not supported: 64 or 128",
+        ),
+        ((8, 64, 128), (8, 64, 128), r"q must be \(batch, heads, seq_len, head_dim\), got shape"),
+    ],
+)
+def test_bad_shapes_are_named(q_shape, kv_shape, message):
+    from tlx_kernels.hopper.attention_autograd import attention
+
+    with pytest.raises(ValueError, match=message):
+        attention(*cpu_inputs(q_shape, kv_shape))
+
+
+def test_bad_dtypes_are_named():
+    from tlx_kernels.hopper.attention_autograd import attention
+
+    q, k, v = cpu_inputs((1, 2, 16, 64))
+    with pytest.raises(ValueError, match=r"q, k and v must have one dtype, got q torch.float16, "):
+        attention(q, k.bfloat16(), v)
+    with pytest.raises(ValueError, match=r"v \(shape \(1, 2, 16, 64\)\) has dtype torch.float32"):
+        attention(q, k, v.float())
+    q32 = q.float().requires_grad_()
+    with pytest.raises(
+        ValueError,
+        match=r"q \(shape .*\) has dtype torch.float32 and requires grad: the backward takes "
+        r"float16 or bfloat16",
+    ):
+        attention(q32, k, v)
+    with pytest.raises(ValueError, match=r"k and v must have one shape"):
+        attention(q, k, v[:, :, :8])
+    with pytest.raises(TypeError, match="k must be a torch.Tensor, got list"):
+        attention(q, [1.0], v)
+
+
+def test_cpu_tensors_are_named():
+    from tlx_kernels.hopper.attention_autograd import attention
+
+    q, k, v = cpu_inputs((1, 2, 16, 64), requires_grad=True)
+    with pytest.raises(ValueError, match=r"q \(shape \(1, 2, 16, 64\)\) is on cpu"):
+        attention(q, k, v, causal=True)
+
+
+def test_the_forward_saves_the_lse_only_when_asked():
+    """The forward with ``lse_ptr`` stores each row's LSE (a global store beside its TMA
+    copies) and checks clean; without, it has no such store (the kernel it was)."""
+    from tlx_kernels.hopper import attention as forward
+
+    config = forward.default_config(128)
+    plain = forward.compile_for_hopper(config, 128, causal=True)
+    assert "st.global" not in plain.asm["ptx"]
+    source = forward.kernel_source(config, 128, causal=True, save_lse=True)
+    assert source.signature["lse_ptr"] == "*fp32"
+    saving = triton.compile(source, target=forward.SM90A, options=config.compile_options)
+    assert "st.global" in saving.asm["ptx"]
+    report = tlx.check_hazards(
+        source, forward.SM90A, config.compile_options, values={"seq_len": 300, "batch_heads": 2}
+    )
+    assert report.result == "clean", report.describe()
