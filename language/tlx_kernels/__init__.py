@@ -4,17 +4,22 @@
     from tlx_kernels import attention, matmul, fused_mlp
 
     o = attention(q, k, v, causal=True)  # softmax(q k^T / sqrt(d)) v, (batch, heads, n, d)
+    o.sum().backward()  # attention is a torch.autograd.Function: dq, dk, dv
     c = matmul(a, b)  # a [M, K] @ b [K, N]
     y = fused_mlp(x, w1, w2)  # gelu(x @ w1) @ w2 in one kernel
 
-Each takes float16 or bfloat16 CUDA tensors on a Hopper (sm_90a) GPU; the first call of a
+k and v may have fewer heads than q (grouped-query attention: kv_heads dividing heads). Each
+takes float16 or bfloat16 CUDA tensors on a Hopper (sm_90a) GPU; the first call of a
 shape times every configuration that fits (the planner drops the others before compiling),
 later calls launch the chosen kernel directly.
 
 What is there:
 
 * ``tlx_kernels.hopper.attention`` (kernel: ``attention_kernel``, ``attention_schedule``):
-  persistent warp-specialized Flash Attention forward, Q/K/V/O tiles in one planned region.
+  persistent warp-specialized Flash Attention forward, Q/K/V/O tiles in one planned region;
+  ``tlx_kernels.hopper.attention_backward``: its backward (dK/dV per key block, dQ by fp32
+  atomics), the dK/dV epilogue over K/V; ``tlx_kernels.hopper.attention_autograd``: both as
+  a ``torch.autograd.Function``.
 * ``tlx_kernels.hopper.gemm`` (kernel: ``gemm_kernel``): C = A @ B, the C tile over the ring.
 * ``tlx_kernels.hopper.fused_mlp`` (kernel: ``fused_mlp_kernel``): act(X @ W1) @ W2, the two
   phases' rings sharing bytes.
@@ -28,7 +33,7 @@ Each host module also compiles its kernel for its target without a GPU (``kernel
 ``spec_plans``). The tutorials (tutorials/ in the repository) tell each kernel's story.
 """
 
-from tlx_kernels.hopper.attention import autotuned_attention as attention
+from tlx_kernels.hopper.attention_autograd import attention
 from tlx_kernels.hopper.fused_mlp import autotuned_fused_mlp as fused_mlp
 from tlx_kernels.hopper.gemm import autotuned_matmul as matmul
 
