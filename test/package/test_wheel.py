@@ -197,7 +197,7 @@ def test_the_wheel_carries_triton_opt_and_the_plan_cli(tmp_path):
 
     kernels = run([python, "-c", KERNELS], cwd=work, env=environment).splitlines()
     assert kernels[0].startswith(str(fresh))
-    assert kernels[1] == "autotuned_attention autotuned_matmul True"
+    assert kernels[1] == "attention autotuned_matmul True"
 
 
 def test_without_llvm_the_wheel_holds_the_planner_and_says_what_is_missing(tmp_path):
