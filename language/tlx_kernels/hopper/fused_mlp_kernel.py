@@ -15,6 +15,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 from tlx_kernels.hopper.common import LOADER_REGISTERS, partition_registers, ring_matmul
+from tlx_kernels.hopper.fused_mlp_state import MlpSchedule, MlpState
 
 # A worker consumer thread's registers: two consumers, one CTA an SM
 # (tlx_kernels.hopper.common.partition_registers).
@@ -47,15 +48,7 @@ def _ring_index(own_steps, other_steps, SHARED_RING: gl.constexpr):
 
 
 @gluon.jit
-def _load_partition(
-    descriptors,
-    rings,
-    barriers,
-    schedule,
-    BLOCK_K: gl.constexpr,
-    SHARED_RING: gl.constexpr,
-    DRAIN: gl.constexpr,
-):
+def _load_partition(state, desc_x, desc_w1, desc_w2, schedule):
     """The loader warp: per hidden chunk, the X and W1 tiles of each d_model step into the
     phase-1 ring, then the chunk's W2 tile into the phase-2 ring (with ``SHARED_RING`` both are
     the one ring, and the steps take its stages in that order), each once both consumers
@@ -63,17 +56,26 @@ def _load_partition(
     drains the ring at each change of phase: the chunk's W2 load waits until the consumers
     released every X/W1 step of the chunk, and the next chunk's X/W1 loads until they
     released its W2 tile."""
-    desc_x, desc_w1, desc_w2 = descriptors
-    x_ring, w1_ring, w2_ring = rings
-    ready1, empty1, ready2, empty2 = barriers
-    off_m, off_n, k_steps, chunks = schedule
+    BLOCK_K: gl.constexpr = schedule.BLOCK_K
+    SHARED_RING: gl.constexpr = schedule.SHARED_RING
+    DRAIN: gl.constexpr = schedule.DRAIN
+    x_ring = state.x_ring
+    w1_ring = state.w1_ring
+    w2_ring = state.w2_ring
+    ready1 = state.ready1
+    empty1 = state.empty1
+    ready2 = state.ready2
+    empty2 = state.empty2
+    off_m = state.off_m
+    off_n = state.off_n
+    k_steps = state.k_steps
     STAGES1: gl.constexpr = x_ring.shape[0]
     STAGES2: gl.constexpr = w2_ring.shape[0]
     BLOCK_H: gl.constexpr = w2_ring.shape[1]
     step1_bytes: gl.constexpr = desc_x.block_type.nbytes + desc_w1.block_type.nbytes
     steps1 = 0
     steps2 = 0
-    for chunk in range(chunks):
+    for chunk in range(state.chunks):
         off_h = chunk * BLOCK_H
         for k in range(k_steps):
             index = _ring_index(steps1, steps2, SHARED_RING)
@@ -105,16 +107,22 @@ def _load_partition(
 
 
 @gluon.jit
-def _mma_partition(
-    state, consumer: gl.constexpr, ACTIVATION: gl.constexpr, SHARED_RING: gl.constexpr
-):
+def _mma_partition(state, consumer: gl.constexpr, schedule):
     """Rows [consumer * SUB_M, (consumer + 1) * SUB_M) of the CTA's tile of Y, one warpgroup:
     per hidden chunk its rows of H (phase 1), act, H to shared memory, its rows of Y += H @ W2
-    (phase 2); then its rows of Y stored. ``state`` holds what both consumers take."""
-    desc_y, rings, h_tiles, y_tiles, barriers, schedule = state
-    x_ring, w1_ring, w2_ring = rings
-    ready1, empty1, ready2, empty2 = barriers
-    off_m, off_n, k_steps, chunks = schedule
+    (phase 2); then its rows of Y stored."""
+    ACTIVATION: gl.constexpr = schedule.ACTIVATION
+    SHARED_RING: gl.constexpr = schedule.SHARED_RING
+    x_ring = state.x_ring
+    w1_ring = state.w1_ring
+    w2_ring = state.w2_ring
+    h_tiles = state.h_tiles
+    y_tiles = state.y_tiles
+    ready1 = state.ready1
+    empty1 = state.empty1
+    ready2 = state.ready2
+    empty2 = state.empty2
+    k_steps = state.k_steps
     STAGES2: gl.constexpr = w2_ring.shape[0]
     SUB_M: gl.constexpr = h_tiles.shape[1]
     BLOCK_H: gl.constexpr = h_tiles.shape[2]
@@ -130,7 +138,7 @@ def _mma_partition(
     acc_y = gl.zeros([SUB_M, BLOCK_N], gl.float32, y_layout)
     steps1 = 0
     steps2 = 0
-    for _chunk in range(chunks):
+    for _chunk in range(state.chunks):
         # Phase 1: this consumer's rows of the chunk of H.
         # The chunk's steps take consecutive ring indices in every layout.
         acc_h = gl.zeros([SUB_M, BLOCK_H], gl.float32, h_layout)
@@ -159,7 +167,7 @@ def _mma_partition(
     y_tile = y_tiles.index(consumer)
     y_tile.store(acc_y.to(y_tile.dtype))
     fence_async_shared()
-    tma_store(desc_y, [off_m + consumer * SUB_M, off_n], y_tile)
+    tma_store(state.desc_y, [state.off_m + consumer * SUB_M, state.off_n], y_tile)
     tma.store_wait(0)
 
 
@@ -255,7 +263,8 @@ def fused_mlp_kernel(
     # and walk W1 in the same order, and find both in L2.
     off_n = gl.program_id(0) * BLOCK_N
     off_m = gl.program_id(1) * BLOCK_M
-    schedule = (off_m, off_n, gl.cdiv(d_model, BLOCK_K), gl.cdiv(hidden, BLOCK_H))
+    k_steps = gl.cdiv(d_model, BLOCK_K)
+    chunks = gl.cdiv(hidden, BLOCK_H)
 
     x_ring, w1_ring, w2_ring, h_tiles, y_tiles = _smem_buffers(
         (desc_x, desc_w1, desc_w2, desc_y),
@@ -286,27 +295,28 @@ def fused_mlp_kernel(
             mbarrier.init(empty2.index(i), count=2)
     fence_async_shared()
 
-    rings = (x_ring, w1_ring, w2_ring)
-    barriers = (ready1, empty1, ready2, empty2)
-    # Both consumers take these (a tuple held in a variable keeps tensors only, so the
-    # constexprs go in each call).
-    consumer_state = (desc_y, rings, h_tiles, y_tiles, barriers, schedule)
+    state = MlpState(
+        desc_y,
+        x_ring,
+        w1_ring,
+        w2_ring,
+        h_tiles,
+        y_tiles,
+        ready1,
+        empty1,
+        ready2,
+        empty2,
+        off_m,
+        off_n,
+        k_steps,
+        chunks,
+    )
+    schedule = MlpSchedule(ACTIVATION, BLOCK_K, SHARED_PHASES, DRAIN_PHASES)
     gl.warp_specialize(
         [
-            (_mma_partition, (consumer_state, 0, ACTIVATION, SHARED_PHASES)),
-            (_mma_partition, (consumer_state, 1, ACTIVATION, SHARED_PHASES)),
-            (
-                _load_partition,
-                (
-                    (desc_x, desc_w1, desc_w2),
-                    rings,
-                    barriers,
-                    schedule,
-                    BLOCK_K,
-                    SHARED_PHASES,
-                    DRAIN_PHASES,
-                ),
-            ),
+            (_mma_partition, (state, 0, schedule)),
+            (_mma_partition, (state, 1, schedule)),
+            (_load_partition, (state, desc_x, desc_w1, desc_w2, schedule)),
         ],
         [4, 1],
         [CONSUMER_REGISTERS, LOADER_REGISTERS],

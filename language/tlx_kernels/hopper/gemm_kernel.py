@@ -15,6 +15,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 from tlx_kernels.hopper.common import LOADER_REGISTERS, partition_registers, ring_matmul
+from tlx_kernels.hopper.gemm_state import GemmSchedule, GemmState, GemmTiles
 
 # A worker consumer thread's registers: two consumers, one CTA an SM
 # (tlx_kernels.hopper.common.partition_registers).
@@ -63,51 +64,58 @@ def _load_tile(desc_a, desc_b, a_ring, b_ring, ready, empty, off_m, off_n, first
 
 
 @gluon.jit
-def _load_partition(
-    desc_a,
-    desc_b,
-    a_ring,
-    b_ring,
-    ready,
-    empty,
-    schedule,
-    BLOCK_M: gl.constexpr,
-    BLOCK_N: gl.constexpr,
-    PERSISTENT: gl.constexpr,
-):
-    """The loader warp: for each of the CTA's tiles (``schedule``), its K steps into the next
-    stages of the ring, which runs on from one tile to the next."""
-    M, N, GROUP_M, k_steps, first_tile, end_tile, tile_step = schedule
-    if PERSISTENT:
+def _load_partition(state, desc_a, desc_b, schedule):
+    """The loader warp: for each of the CTA's tiles (``state.tiles``), its K steps into the
+    next stages of the ring, which runs on from one tile to the next."""
+    a_ring = state.a_ring
+    b_ring = state.b_ring
+    tiles = state.tiles
+    BLOCK_M: gl.constexpr = a_ring.shape[1]
+    BLOCK_N: gl.constexpr = b_ring.shape[2]
+    M = tiles.M
+    N = tiles.N
+    GROUP_M = tiles.GROUP_M
+    k_steps = tiles.k_steps
+    if schedule.PERSISTENT:
         step = 0
-        for tile in range(first_tile, end_tile, tile_step):
+        for tile in range(tiles.first_tile, tiles.end_tile, tiles.tile_step):
             off_m, off_n = _tile_offsets(tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
-            _load_tile(desc_a, desc_b, a_ring, b_ring, ready, empty, off_m, off_n, step, k_steps)
+            _load_tile(
+                desc_a,
+                desc_b,
+                a_ring,
+                b_ring,
+                state.ready,
+                state.empty,
+                off_m,
+                off_n,
+                step,
+                k_steps,
+            )
             step += k_steps
     else:
         # One tile, from ring index 0: a constant the stage arithmetic folds.
-        off_m, off_n = _tile_offsets(first_tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
-        _load_tile(desc_a, desc_b, a_ring, b_ring, ready, empty, off_m, off_n, 0, k_steps)
+        off_m, off_n = _tile_offsets(tiles.first_tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
+        _load_tile(
+            desc_a, desc_b, a_ring, b_ring, state.ready, state.empty, off_m, off_n, 0, k_steps
+        )
 
 
 @gluon.jit
-def _mma_tile(
-    state,
-    consumer: gl.constexpr,
-    off_m,
-    off_n,
-    first_index,
-    tile_phase,
-    ALIAS_C: gl.constexpr,
-    STAGGER: gl.constexpr,
-):
+def _mma_tile(state, consumer: gl.constexpr, off_m, off_n, first_index, tile_phase, schedule):
     """One consumer's rows of one tile: its matrix products over the ring's stages of indices
     ``first_index``, ``first_index + 1``, ..., then its half of the epilogue. With STAGGER,
     the second consumer computes its last STAGGER K steps only once the first has finished
     the tile (``mma_done`` of phase ``tile_phase``), so that the first one's C store runs
     under them."""
-    desc_c, a_ring, b_ring, c_tile, ready, empty, mma_done, schedule = state
-    k_steps = schedule[3]
+    STAGGER: gl.constexpr = schedule.STAGGER
+    a_ring = state.a_ring
+    b_ring = state.b_ring
+    c_tile = state.c_tile
+    ready = state.ready
+    empty = state.empty
+    mma_done = state.mma_done
+    k_steps = state.tiles.k_steps
     SUB_M: gl.constexpr = c_tile.shape[1] // 2
     BLOCK_N: gl.constexpr = c_tile.shape[2]
     num_warps: gl.constexpr = gl.num_warps()
@@ -135,7 +143,7 @@ def _mma_tile(
             a_ring, b_ring, ready, empty, acc, first_index + leading, staggered, SUB_M
         )
 
-    if ALIAS_C:
+    if schedule.ALIAS_C:
         # C lies over A stages the other consumer may still be reading: meet it at mma_done
         # (one arrival per consumer, made once all four warps of this one are past their last
         # wait). A kernel whose C aliases the ring has one tile per CTA.
@@ -147,36 +155,31 @@ def _mma_tile(
     tma.store_wait(0)
     c_half.store(acc.to(c_tile.dtype))
     fence_async_shared()
-    tma_store(desc_c, [off_m + consumer * SUB_M, off_n], c_half)
+    tma_store(state.desc_c, [off_m + consumer * SUB_M, off_n], c_half)
 
 
 @gluon.jit
-def _mma_partition(
-    state,
-    consumer: gl.constexpr,
-    ALIAS_C: gl.constexpr,
-    PERSISTENT: gl.constexpr,
-    STAGGER: gl.constexpr,
-):
+def _mma_partition(state, consumer: gl.constexpr, schedule):
     """Rows [consumer * BLOCK_M / 2, (consumer + 1) * BLOCK_M / 2) of each of the CTA's
-    tiles, one warpgroup: the matrix products, then this half of the tile's epilogue.
-    ``state`` holds the tensors and buffers both consumers take (the kernel's
-    ``consumer_state``)."""
-    c_tile = state[3]
-    M, N, GROUP_M, k_steps, first_tile, end_tile, tile_step = state[7]
-    BLOCK_M: gl.constexpr = c_tile.shape[1]
-    BLOCK_N: gl.constexpr = c_tile.shape[2]
-    if PERSISTENT:
+    tiles, one warpgroup: the matrix products, then this half of the tile's epilogue."""
+    tiles = state.tiles
+    M = tiles.M
+    N = tiles.N
+    GROUP_M = tiles.GROUP_M
+    k_steps = tiles.k_steps
+    BLOCK_M: gl.constexpr = state.c_tile.shape[1]
+    BLOCK_N: gl.constexpr = state.c_tile.shape[2]
+    if schedule.PERSISTENT:
         step = 0
         tile_phase = 0
-        for tile in range(first_tile, end_tile, tile_step):
+        for tile in range(tiles.first_tile, tiles.end_tile, tiles.tile_step):
             off_m, off_n = _tile_offsets(tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
-            _mma_tile(state, consumer, off_m, off_n, step, tile_phase, ALIAS_C, STAGGER)
+            _mma_tile(state, consumer, off_m, off_n, step, tile_phase, schedule)
             step += k_steps
             tile_phase ^= 1
     else:
-        off_m, off_n = _tile_offsets(first_tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
-        _mma_tile(state, consumer, off_m, off_n, 0, 0, ALIAS_C, STAGGER)
+        off_m, off_n = _tile_offsets(tiles.first_tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
+        _mma_tile(state, consumer, off_m, off_n, 0, 0, schedule)
     tma.store_wait(0)
 
 
@@ -263,7 +266,7 @@ def gemm_kernel(
     else:
         end_tile = first_tile + 1
         tile_step = 1
-    schedule = (M, N, GROUP_M, k_steps, first_tile, end_tile, tile_step)
+    tiles = GemmTiles(M, N, GROUP_M, k_steps, first_tile, end_tile, tile_step)
 
     dtype: gl.constexpr = desc_a.dtype
     # One SMEM region planned by tlx for the ring and the epilogue tile. The layouts are the
@@ -325,43 +328,13 @@ def gemm_kernel(
         mbarrier.init(mma_done.index(0), count=2 if ALIAS_C else 1)
         fence_async_shared()
 
-        # Both consumers take these (a tuple held in a variable keeps tensors only, so the
-        # constexprs go in each call).
-        consumer_state = (
-            desc_c,
-            a_ring,
-            b_ring,
-            c_tile,
-            ready,
-            empty,
-            mma_done.index(0),
-            schedule,
-        )
+        state = GemmState(desc_c, a_ring, b_ring, c_tile, ready, empty, mma_done.index(0), tiles)
+        schedule = GemmSchedule(ALIAS_C, PERSISTENT, STAGGER)
         gl.warp_specialize(
             [
-                (
-                    _mma_partition,
-                    (consumer_state, 0, ALIAS_C, PERSISTENT, STAGGER),
-                ),
-                (
-                    _mma_partition,
-                    (consumer_state, 1, ALIAS_C, PERSISTENT, STAGGER),
-                ),
-                (
-                    _load_partition,
-                    (
-                        desc_a,
-                        desc_b,
-                        a_ring,
-                        b_ring,
-                        ready,
-                        empty,
-                        schedule,
-                        BLOCK_M,
-                        BLOCK_N,
-                        PERSISTENT,
-                    ),
-                ),
+                (_mma_partition, (state, 0, schedule)),
+                (_mma_partition, (state, 1, schedule)),
+                (_load_partition, (state, desc_a, desc_b, schedule)),
             ],
             [4, 1],
             [CONSUMER_REGISTERS, LOADER_REGISTERS],

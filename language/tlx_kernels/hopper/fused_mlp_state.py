@@ -1,0 +1,85 @@
+"""What the Hopper fused MLP kernel's partitions take, bundled as Gluon aggregates
+(``tlx.compat.aggregate``): the state every partition shares (``MlpState``) and the schedule's
+constexprs (``MlpSchedule``). tlx_kernels.hopper.fused_mlp_kernel builds and reads them."""
+
+import tlx
+from tlx.compat import aggregate
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import tma
+
+
+@aggregate
+class MlpState:
+    """What every partition takes: the Y descriptor; the X/W1 ring and the W2 ring; the
+    consumers' H and Y tiles; each ring's barriers (``ready``: a stage landed; ``empty``: both
+    consumers released it; one pair serves both rings when they are one); the CTA's tile of Y
+    (``off_m``, ``off_n``), its d_model steps and its hidden chunks."""
+
+    desc_y: tma.tensor_descriptor
+    x_ring: tlx.buffered_tensor
+    w1_ring: tlx.buffered_tensor
+    w2_ring: tlx.buffered_tensor
+    h_tiles: tlx.buffered_tensor
+    y_tiles: tlx.buffered_tensor
+    ready1: gl.shared_memory_descriptor
+    empty1: gl.shared_memory_descriptor
+    ready2: gl.shared_memory_descriptor
+    empty2: gl.shared_memory_descriptor
+    off_m: gl.tensor
+    off_n: gl.tensor
+    k_steps: gl.tensor
+    chunks: gl.tensor
+
+    @gluon.constexpr_function
+    def __init__(
+        self,
+        desc_y,
+        x_ring,
+        w1_ring,
+        w2_ring,
+        h_tiles,
+        y_tiles,
+        ready1,
+        empty1,
+        ready2,
+        empty2,
+        off_m,
+        off_n,
+        k_steps,
+        chunks,
+    ):
+        self.desc_y = desc_y
+        self.x_ring = x_ring
+        self.w1_ring = w1_ring
+        self.w2_ring = w2_ring
+        self.h_tiles = h_tiles
+        self.y_tiles = y_tiles
+        self.ready1 = ready1
+        self.empty1 = empty1
+        self.ready2 = ready2
+        self.empty2 = empty2
+        self.off_m = off_m
+        self.off_n = off_n
+        self.k_steps = k_steps
+        self.chunks = chunks
+
+
+@aggregate
+class MlpSchedule:
+    """The kernel's schedule, which every partition takes: the activation, the d_model step,
+    whether both phases' steps take one ring (``SHARED_RING``, ``layout="shared"``) and
+    whether the loader drains the ring at each change of phase (``DRAIN``,
+    ``layout="phases"``)."""
+
+    ACTIVATION: gl.constexpr
+    BLOCK_K: gl.constexpr
+    SHARED_RING: gl.constexpr
+    DRAIN: gl.constexpr
+
+    @gluon.constexpr_function
+    def __init__(self, ACTIVATION, BLOCK_K, SHARED_RING, DRAIN):
+        self.ACTIVATION = gl.constexpr(ACTIVATION)
+        self.BLOCK_K = gl.constexpr(BLOCK_K)
+        self.SHARED_RING = gl.constexpr(SHARED_RING)
+        self.DRAIN = gl.constexpr(DRAIN)

@@ -1,0 +1,79 @@
+"""What the Hopper GEMM kernel's partitions take, bundled as Gluon aggregates
+(``tlx.compat.aggregate``): the tiles a CTA computes (``GemmTiles``), the state every
+partition shares (``GemmState``) and the schedule's constexprs (``GemmSchedule``).
+tlx_kernels.hopper.gemm_kernel builds and reads them."""
+
+import tlx
+from tlx.compat import aggregate
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import tma
+
+
+@aggregate
+class GemmTiles:
+    """The tiles of C a CTA computes, ``first_tile``, ``first_tile + tile_step``, ... before
+    ``end_tile``, in the order of ``GROUP_M``-row groups (``_tile_offsets``), of a problem of
+    ``M`` x ``N`` outputs and ``k_steps`` K steps. A kernel of one tile a CTA walks none of
+    them: its ``tile_step`` is the constexpr 1."""
+
+    M: gl.tensor
+    N: gl.tensor
+    GROUP_M: gl.tensor
+    k_steps: gl.tensor
+    first_tile: gl.tensor
+    end_tile: gl.tensor
+    tile_step: gl.tensor | gl.constexpr
+
+    @gluon.constexpr_function
+    def __init__(self, M, N, GROUP_M, k_steps, first_tile, end_tile, tile_step):
+        self.M = M
+        self.N = N
+        self.GROUP_M = GROUP_M
+        self.k_steps = k_steps
+        self.first_tile = first_tile
+        self.end_tile = end_tile
+        self.tile_step = tile_step
+
+
+@aggregate
+class GemmState:
+    """What every partition takes: the C descriptor, the A/B ring and the C tile, the ring's
+    barriers (``ready``: a stage landed; ``empty``: both consumers released it), ``mma_done``
+    (where the consumers meet: C over the ring, or staggered consumers) and the CTA's tiles."""
+
+    desc_c: tma.tensor_descriptor
+    a_ring: tlx.buffered_tensor
+    b_ring: tlx.buffered_tensor
+    c_tile: tlx.buffered_tensor
+    ready: gl.shared_memory_descriptor
+    empty: gl.shared_memory_descriptor
+    mma_done: gl.shared_memory_descriptor
+    tiles: GemmTiles
+
+    @gluon.constexpr_function
+    def __init__(self, desc_c, a_ring, b_ring, c_tile, ready, empty, mma_done, tiles):
+        self.desc_c = desc_c
+        self.a_ring = a_ring
+        self.b_ring = b_ring
+        self.c_tile = c_tile
+        self.ready = ready
+        self.empty = empty
+        self.mma_done = mma_done
+        self.tiles = tiles
+
+
+@aggregate
+class GemmSchedule:
+    """The kernel's schedule, which every partition takes: its constexprs (the ``Config`` of
+    tlx_kernels.hopper.gemm says what each does)."""
+
+    ALIAS_C: gl.constexpr
+    PERSISTENT: gl.constexpr
+    STAGGER: gl.constexpr
+
+    @gluon.constexpr_function
+    def __init__(self, ALIAS_C, PERSISTENT, STAGGER):
+        self.ALIAS_C = gl.constexpr(ALIAS_C)
+        self.PERSISTENT = gl.constexpr(PERSISTENT)
+        self.STAGGER = gl.constexpr(STAGGER)
