@@ -46,7 +46,7 @@ CONFIGS = [
 def arguments():
     """The tutorial's kernel arguments for a 4096 cubed fp16 product (descriptors of a small
     host tensor: only their types matter to the front end)."""
-    return gemm.HOST.placeholder_arguments(gemm.default_config(), "fp16", M=4096, N=4096, K=4096)
+    return gemm.placeholder_arguments("fp16")
 
 
 def seconds(fn, repeat):
@@ -64,7 +64,10 @@ def first_call(size, workers):
     a = torch.randn(size, size, device="cuda", dtype=torch.float16)
     b = torch.randn(size, size, device="cuda", dtype=torch.float16)
     tuner = tlx.autotune(
-        configs=gemm.autotune_configs(), key=["M", "N", "K"], compile_workers=workers
+        configs=gemm.autotune_configs(),
+        key=["M", "N", "K"],
+        prune_configs_by={"early_config_prune": gemm.prune_by_shape},
+        compile_workers=workers,
     )(gemm.gemm_kernel)
     _, arguments = gemm.tuner_arguments(a, b)
     start = time.perf_counter()

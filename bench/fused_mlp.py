@@ -1,7 +1,7 @@
 """A fused MLP block on one Hopper GPU: the tutorial kernel in its three SMEM layouts (shared
 phases, separate rings, rings laid over each other by phases) and torch.
 
-    python bench/fused_mlp.py [--runs 50] [--full] [--activation gelu|relu]
+    python bench/fused_mlp.py [--runs 50] [--full | --small] [--activation gelu|relu]
 
 Y = act(X @ W1) @ W2 with X [tokens, d_model], hidden = 4 x d_model, on fresh random inputs per
 row (N(0, 1) activations, weights scaled by 1 / sqrt(fan-in)), four contenders in one process:
@@ -23,7 +23,9 @@ included); host us: the host's microseconds per call. The error is max |out - fp
 / max |reference| over the three fused layouts.
 
 Default rows (fp16): tokens x d_model = 4096 x 1024, 16384 x 2048, 8192 x 4096; ``--full``: tokens
-4096, 8192, 16384 x d_model 1024, 2048, 4096, fp16 and bf16.
+4096, 8192, 16384 x d_model 1024, 2048, 4096, fp16 and bf16; ``--small``: where fusion pays,
+d_model 128 and 256 (a row block of Y is one tile: H computed once per row block, never in
+global memory) x tokens 4096, 16384, 65536, 262144, fp16 and bf16.
 """
 
 import argparse
@@ -42,6 +44,14 @@ FULL_ROWS = [
     for tokens in (4096, 8192, 16384)
     for d_model in (1024, 2048, 4096)
 ]
+# Where fusion pays: a row block of Y is one tile (d_model <= BLOCK_N = 256), so each CTA
+# computes its block of H once and H never leaves the chip.
+SMALL_ROWS = [
+    (dtype, tokens, d_model)
+    for dtype in DTYPES
+    for d_model in (128, 256)
+    for tokens in (4096, 16384, 65536, 262144)
+]
 # Host time per call: few calls, a large row runs for tens of milliseconds a call.
 HOST_CALLS = 20
 
@@ -58,6 +68,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=50, help="timed runs per measurement")
     parser.add_argument("--full", action="store_true", help="every shape, fp16 and bf16")
+    parser.add_argument(
+        "--small", action="store_true", help="d_model 128 and 256, tokens 4k to 256k (no recompute)"
+    )
     parser.add_argument("--activation", choices=mlp.ACTIVATIONS, default="gelu")
     args = parser.parse_args()
     if args.runs < 20:
@@ -81,7 +94,8 @@ def main():
     )
     print_header(header)
     activation = args.activation
-    for dtype_name, tokens, d_model in FULL_ROWS if args.full else DEFAULT_ROWS:
+    rows = SMALL_ROWS if args.small else FULL_ROWS if args.full else DEFAULT_ROWS
+    for dtype_name, tokens, d_model in rows:
         dtype = DTYPES[dtype_name]
         hidden = 4 * d_model
         x, w1, w2 = mlp.random_inputs(tokens, d_model, hidden, dtype)

@@ -1,7 +1,8 @@
 """Matrix multiplication on one Hopper GPU: the tutorial kernel vs. torch.matmul (cuBLAS).
 
     python bench/gemm.py [--runs 100]
-    python bench/gemm.py --grid [--runs 100]
+    python bench/gemm.py --grid [--rows all|square|layers|cubes|quick|MxNxK,...]
+                                [--dtype fp16|bf16|both] [--runs 100]
     python bench/gemm.py --launch
     python bench/gemm.py --k-cost [--runs 100]
     python bench/gemm.py --prefetch [--runs 100]
@@ -18,10 +19,16 @@ Each timed call is queued behind a GPU sleep, so the events time the GPU's work,
 host's launch overhead (bench/gpu_timing.py).
 
 `--grid` times the autotuned kernel (``autotuned_matmul``: tlx.autotune keyed on the shape,
-one tuner per dtype) against cuBLAS for M = N = K in {1024, 2048, 4096, 8192} and (16384,
-1024, 1024), (1024, 16384, 1024), (8192, 8192, 512), fp16 and bf16, on fresh random inputs per
-row: GPU time as above, the time as a user calls it (`triton.testing.do_bench`, launch
-included), and the host's microseconds per call; each row prints the configuration chosen.
+one tuner per dtype) against cuBLAS on fresh random inputs per row: GPU time as above, the
+time as a user calls it (`triton.testing.do_bench`, launch included), and the host's
+microseconds per call; each row prints the seconds of its first call (the tuning) and the
+configuration chosen, the last line the range and geomean of the ratios as called. Its rows
+(`--rows`, default all; `--dtype`, default both): "square", M = N = K in {1024, 2048, 4096,
+8192} and (16384, 1024, 1024), (1024, 16384, 1024), (8192, 8192, 512); "layers", M in {128,
+512, 2048, 8192} tokens x the (N, K) of real projections (4096, 4096), (14336, 4096), (4096,
+14336), (1024, 4096), (6144, 4096), (28672, 8192), (8192, 28672); "cubes", M = N = K in
+{1536, 3072, 6144}; "quick", the five rows issue 49 found below cuBLAS (1536 cubed, 2048 x 512
+x 8192, 128 x 4096 x 4096, 6144 x 3072 x 5120, 4096 x 14336 x 4096); or shapes MxNxK.
 
 `--launch` says where a tuned call's host time goes at 1024 cubed, and how much of it
 `triton.testing.do_bench` hides: the host's microseconds of ``autotuned_matmul``, of each of
@@ -101,6 +108,28 @@ GRID_SHAPES = [
     (1024, 16384, 1024),
     (8192, 8192, 512),
 ]
+# (N, K) of real layers' projections (an LLM's attention and MLP at d_model 4096 and 8192), at
+# token counts M.
+PROJECTIONS = (
+    (4096, 4096),
+    (14336, 4096),
+    (4096, 14336),
+    (1024, 4096),
+    (6144, 4096),
+    (28672, 8192),
+    (8192, 28672),
+)
+LAYER_SHAPES = [(M, N, K) for M in (128, 512, 2048, 8192) for N, K in PROJECTIONS]
+CUBE_SHAPES = [(size, size, size) for size in (1536, 3072, 6144)]
+ALL_GRID_SHAPES = list(dict.fromkeys((*GRID_SHAPES, *LAYER_SHAPES, *CUBE_SHAPES)))
+# The rows issue 49 measured below cuBLAS: too few tiles for the SMs, or a ragged last wave.
+QUICK_SHAPES = [
+    (1536, 1536, 1536),
+    (2048, 512, 8192),
+    (128, 4096, 4096),
+    (6144, 3072, 5120),
+    (4096, 14336, 4096),
+]
 
 
 def tflops(shape, ms):
@@ -112,21 +141,62 @@ def relative_error(out, expected):
     return ((out.float() - expected).abs().max() / expected.abs().max()).item()
 
 
-def grid(runs):
+def grid_rows(spec):
+    """The (M, N, K) rows ``--rows`` names: a comma-separated list of groups ("square": the
+    original grid's rows, "layers": the projections' rows, "cubes", "quick": the rows the
+    issue found below cuBLAS, "all") and shapes written MxNxK, in that order, each once."""
+    groups = {
+        "square": GRID_SHAPES,
+        "layers": LAYER_SHAPES,
+        "cubes": CUBE_SHAPES,
+        "quick": QUICK_SHAPES,
+        "all": ALL_GRID_SHAPES,
+    }
+    rows = []
+    for item in spec.split(","):
+        item = item.strip()
+        if item in groups:
+            shapes = groups[item]
+        else:
+            try:
+                shapes = [tuple(int(size) for size in item.lower().split("x"))]
+            except ValueError:
+                shapes = [()]
+            if len(shapes[0]) != 3:
+                raise ValueError(f"--rows: {item!r} is neither {sorted(groups)} nor MxNxK")
+        rows += [shape for shape in shapes if shape not in rows]
+    return rows
+
+
+def first_call_s(fn):
+    """Seconds of ``fn``'s first call, the GPU's work included (a first tuned call of a
+    shape times its configurations)."""
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    out = fn()
+    torch.cuda.synchronize()
+    return time.perf_counter() - start, out
+
+
+def grid(runs, shapes, dtypes):
     """The autotuned kernel against cuBLAS over the shape grid (see the module's doc)."""
     header = (
-        f"{'M':>5} {'N':>5} {'K':>5} {'dtype':>5} | GPU: {'ours':>6} {'cuBLAS':>6} {'ratio':>5} | "
-        f"called: {'ours':>6} {'cuBLAS':>6} {'ratio':>5} | host us: {'ours':>5} {'cuBLAS':>6} | "
-        f"{'rel err':>7} | chosen"
+        f"{'M':>5} {'N':>5} {'K':>5} {'dtype':>5} | tune s | GPU: {'ours':>6} {'cuBLAS':>6} "
+        f"{'ratio':>5} | called: {'ours':>6} {'cuBLAS':>6} {'ratio':>5} | host us: {'ours':>5} "
+        f"{'cuBLAS':>6} | {'rel err':>7} | chosen"
     )
     print_header(header)
     below = 0
-    for dtype_name, dtype in DTYPES.items():
-        for shape in GRID_SHAPES:
+    ratios = []
+    for dtype_name in dtypes:
+        dtype = DTYPES[dtype_name]
+        for shape in shapes:
             M, N, K = shape
             a = torch.randn(M, K, device="cuda", dtype=dtype)
             b = torch.randn(K, N, device="cuda", dtype=dtype)
-            error = relative_error(gemm.autotuned_matmul(a, b), a.float() @ b.float())
+            tune_s, out = first_call_s(functools.partial(gemm.autotuned_matmul, a, b))
+            error = relative_error(out, a.float() @ b.float())
+            del out
             calls = [
                 functools.partial(gemm.autotuned_matmul, a, b),
                 functools.partial(torch.matmul, a, b),
@@ -135,14 +205,20 @@ def grid(runs):
             called = [tflops(shape, called_ms(call)) for call in calls]
             host = [host_us(call) for call in calls]
             below += gpu[0] < gpu[1]
+            ratios.append(called[0] / called[1])
             print(
-                f"{M:>5} {N:>5} {K:>5} {dtype_name:>5} | GPU: {gpu[0]:6.1f} {gpu[1]:6.1f} "
-                f"{gpu[0] / gpu[1]:5.2f} | called: {called[0]:6.1f} {called[1]:6.1f} "
-                f"{called[0] / called[1]:5.2f} | host us: {host[0]:5.1f} {host[1]:6.1f} | "
-                f"{error:7.1e} | {gemm.chosen_config(dtype)}",
+                f"{M:>5} {N:>5} {K:>5} {dtype_name:>5} | {tune_s:6.1f} | GPU: {gpu[0]:6.1f} "
+                f"{gpu[1]:6.1f} {gpu[0] / gpu[1]:5.2f} | called: {called[0]:6.1f} "
+                f"{called[1]:6.1f} {called[0] / called[1]:5.2f} | host us: {host[0]:5.1f} "
+                f"{host[1]:6.1f} | {error:7.1e} | {gemm.chosen_config(dtype)}",
                 flush=True,
             )
-    print(f"TFLOP/s; {below} rows below cuBLAS in GPU time.")
+    geomean = statistics.geometric_mean(ratios)
+    print(
+        f"TFLOP/s; {below} rows below cuBLAS in GPU time; as called {min(ratios):.3f}-"
+        f"{max(ratios):.3f}x cuBLAS, geomean {geomean:.3f}x; tune s: the first call's seconds "
+        "(compiling the configurations not yet in Triton's cache, and timing them)."
+    )
 
 
 LAUNCH_SHAPE = (1024, 1024, 1024)
@@ -505,6 +581,14 @@ def main():
     parser.add_argument("--runs", type=int, default=100, help="timed runs per measurement")
     parser.add_argument("--grid", action="store_true", help="the autotuned kernel, shape grid")
     parser.add_argument(
+        "--rows",
+        default="all",
+        help="--grid's rows: groups square, layers, cubes, quick, all, or MxNxK, comma-separated",
+    )
+    parser.add_argument(
+        "--dtype", choices=("fp16", "bf16", "both"), default="both", help="--grid's dtypes"
+    )
+    parser.add_argument(
         "--launch", action="store_true", help="a tuned call's host time and what do_bench hides"
     )
     parser.add_argument(
@@ -525,6 +609,11 @@ def main():
     args = parser.parse_args()
     if args.runs < 50:
         parser.error("--runs must be at least 50")
+    try:
+        rows = grid_rows(args.rows)
+    except ValueError as error:
+        parser.error(str(error))
+    dtypes = list(DTYPES) if args.dtype == "both" else [args.dtype]
     if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] != 9:
         sys.exit(
             "bench/gemm.py needs a Hopper GPU (compute capability 9.x) and found none: the "
@@ -537,7 +626,7 @@ def main():
         f"triton {gemm.triton.__version__}, median of {args.runs} runs"
     )
     if args.grid:
-        grid(args.runs)
+        grid(args.runs, rows, dtypes)
         return
     if args.launch:
         launch_cost()

@@ -53,6 +53,14 @@ def configs(dtype):
         "staggered_persistent": gemm.Config(
             128, 256, 64, 3, alias_c=False, persistent=True, stagger=3
         ),
+        # Each consumer 128 rows of a 256-row tile.
+        "tall": gemm.Config(256, 128, 64, 4, alias_c=True),
+        "tall_persistent": gemm.Config(256, 128, 64, 3, alias_c=False, persistent=True),
+        # Split-K: K steps split unevenly (and, at the small shapes, some splits without any),
+        # the last CTA of a tile to arrive reducing the others' partials.
+        "split_k": gemm.Config(128, 256, 64, 4, alias_c=True, split_k=4),
+        "split_k_tall": gemm.Config(256, 128, 64, 4, alias_c=True, split_k=3),
+        "split_k_narrow": gemm.Config(128, 128, 64, 6, alias_c=True, split_k=16),
     }
 
 
@@ -64,6 +72,11 @@ CONFIG_NAMES = [
     "pipelined_k128",
     "staggered",
     "staggered_persistent",
+    "tall",
+    "tall_persistent",
+    "split_k",
+    "split_k_tall",
+    "split_k_narrow",
 ]
 
 
@@ -103,3 +116,39 @@ def test_strided_and_empty_operands():
     empty = torch.empty(64, 0, device="cuda", dtype=torch.float16)
     out = gemm.matmul(empty, torch.empty(0, 32, device="cuda", dtype=torch.float16))
     assert torch.equal(out, torch.zeros(64, 32, device="cuda", dtype=torch.float16))
+
+
+@pytest.mark.parametrize("shape", [(2048, 512, 8192), (128, 4096, 4096), (300, 1000, 5000)])
+def test_split_k_again_and_again(shape):
+    """Split-K's counters are left zero by each launch: the same product launched many times
+    in a row (the last split of each tile resets its counter for the next launch) gives the
+    same result each time, within the partials' fp32 sums in any order."""
+    from tlx_kernels.hopper import gemm
+
+    M, N, K = shape
+    torch.manual_seed(M + N + K)
+    a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
+    config = gemm.Config(128, 256, 64, 4, alias_c=True, split_k=8)
+    first = gemm.matmul(a, b, config)
+    assert_matches_reference(first, a, b)
+    for _ in range(20):
+        again = gemm.matmul(a, b, config)
+        torch.testing.assert_close(again, first, rtol=2e-2, atol=2e-2)
+    _, counters = gemm._split_k_buffers[a.device]
+    assert not counters.any()
+
+
+@pytest.mark.parametrize("shape", [(2048, 512, 8192), (128, 4096, 4096), (1536, 1536, 1536)])
+def test_the_tuner_takes_a_configuration_of_the_shapes_space(shape):
+    """autotuned_matmul at shapes of too few tiles for the SMs: whatever it takes (split-K,
+    256-row tiles or the square grid's), the result is right, first call and direct launch."""
+    from tlx_kernels.hopper import gemm
+
+    M, N, K = shape
+    a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+    b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+    for _ in range(3):
+        assert_matches_reference(gemm.autotuned_matmul(a, b), a, b)
+    sms = torch.cuda.get_device_properties(a.device).multi_processor_count
+    assert gemm.chosen_config(torch.float16) in gemm.shape_configs(M, N, K, sms)

@@ -41,6 +41,7 @@ class Config(KernelConfig):
         "persistent": "PERSISTENT",
         "warp_specialize": "WARP_SPECIALIZE",
         "stagger": "STAGGER",
+        "split_k": "SPLIT_K",
     }
 
     block_m: int
@@ -52,6 +53,7 @@ class Config(KernelConfig):
     persistent: bool = False
     warp_specialize: bool = True
     stagger: int = 0
+    split_k: int = 1
 
     def __post_init__(self):
         if self.persistent and self.alias_c:
@@ -77,15 +79,24 @@ class Config(KernelConfig):
                 f"stagger={self.stagger} > num_stages={self.num_stages}: the ring must hold the "
                 "stages of every K step the second consumer leaves until the first is done"
             )
+        if self.split_k < 1:
+            raise ValueError(f"split_k={self.split_k}: a number of K splits, 1 or more")
+        if self.split_k > 1 and (self.persistent or not self.warp_specialize or self.stagger):
+            raise ValueError(
+                f"split_k={self.split_k}: each split of a tile is a CTA of its own, whose "
+                "consumers reduce the partials: it needs warp_specialize=True, "
+                "persistent=False and stagger=0"
+            )
 
     def __repr__(self):
         persistent = " persistent" if self.persistent else ""
         pipelined = "" if self.warp_specialize else " pipelined"
         stagger = f" stagger={self.stagger}" if self.stagger else ""
+        split_k = f" split_k={self.split_k}" if self.split_k > 1 else ""
         return (
             f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} BLOCK_K={self.block_k} "
             f"stages={self.num_stages} alias_c={self.alias_c} GROUP_M={self.group_m}"
-            f"{persistent}{pipelined}{stagger}"
+            f"{persistent}{pipelined}{stagger}{split_k}"
         )
 
 
@@ -136,7 +147,14 @@ HOST = KernelHost(
     gemm_kernel,
     Config,
     descriptors=("desc_a", "desc_b", "desc_c"),
-    scalars={"M": "i32", "N": "i32", "K": "i32", "GROUP_M": "i32"},
+    scalars={
+        "M": "i32",
+        "N": "i32",
+        "K": "i32",
+        "workspace": "*fp32",
+        "counters": "*i32",
+        "GROUP_M": "i32",
+    },
     block_shapes=block_shapes,
     target=SM90A,
 )
@@ -195,35 +213,104 @@ def matmul(a, b, config=None):
     desc_b = TensorDescriptor.from_tensor(b, block_b, layout)
     desc_c = TensorDescriptor.from_tensor(c, block_c, layout)
     grid = _launch_grid(M, N, config, a.device)
+    workspace, counters = split_k_buffers(a.device, [config], M, N)
     gemm_kernel[grid](
-        desc_a, desc_b, desc_c, M, N, K, **config.kernel_arguments(), **config.compile_options
+        desc_a,
+        desc_b,
+        desc_c,
+        M,
+        N,
+        K,
+        workspace,
+        counters,
+        **config.kernel_arguments(),
+        **config.compile_options,
     )
     return c if c.is_contiguous() else c.contiguous()
 
 
 def _launch_grid(M, N, config, device):
-    """One CTA per tile of C, or (persistent) one per SM while there are more tiles."""
+    """One CTA per tile of C, (persistent) one per SM while there are more tiles, or
+    (split-K) one per split of each tile."""
     tiles = triton.cdiv(M, config.block_m) * triton.cdiv(N, config.block_n)
-    return (min(tiles, sm_count(device)) if config.persistent else tiles,)
+    return (min(tiles, sm_count(device)) if config.persistent else tiles * config.split_k,)
+
+
+# Split-K's buffers on each device (tlx_kernels.hopper.gemm_split_k): (fp32 partials, int32
+# arrival counters), grown as shapes need; the kernels leave the counters zero. Launches on
+# one stream share them; two split-K products running at once on two streams would not.
+_split_k_buffers = {}
+
+
+def split_k_buffers(device, configs, M, N):
+    """(workspace, counters) for launches of ``configs`` at M x N: split_k x M x N fp32
+    partials and two counters a tile (one a consumer) for the one of most splits and most
+    tiles, a device's buffers grown to them. Refuses a product whose partials the kernel's
+    32-bit offsets cannot address."""
+    partials = max(config.split_k * M * N if config.split_k > 1 else 0 for config in configs)
+    counts = max(
+        2 * triton.cdiv(M, config.block_m) * triton.cdiv(N, config.block_n)
+        if config.split_k > 1
+        else 0
+        for config in configs
+    )
+    if partials >= 2**31:
+        raise ValueError(
+            f"split-K of a {M} x {N} product needs {partials} fp32 partials, more than 32-bit "
+            "offsets address: take fewer splits"
+        )
+    workspace, counters = _split_k_buffers.get(device, (None, None))
+    if workspace is None or workspace.numel() < partials:
+        workspace = torch.empty(max(partials, 1), device=device, dtype=torch.float32)
+    if counters is None or counters.numel() < counts:
+        counters = torch.zeros(max(counts, 1), device=device, dtype=torch.int32)
+    _split_k_buffers[device] = (workspace, counters)
+    return workspace, counters
 
 
 # Autotuning ---------------------------------------------------------------------------------
 
 
-def autotune_configs():
-    """The space ``autotuned_matmul`` searches (tlx.autotune): 64, 128 or 256 columns per
-    tile (a narrow tile gives a small matrix more CTAs), 2 to 6 stages (to 8 for 64 columns,
-    which the tuner takes at 1024 cubed: a short K loop, whose fill a deep ring hides), C over
-    the ring or beside it, persistent kernels (C beside the ring) whose next tile loads while
-    this one's C is stored, and for the 256-column tiles, whose order decides most what L2
-    holds, groups of 4, 8 or 16 tile rows (GROUP_M is an argument: the variants share one
-    compiled kernel), and 64-column tiles without warp specialization (K steps of 64 with 4,
-    6 or 8 stages, or of 128 with 4; C over the ring or beside it), which the tuner takes at
-    1024 cubed; and for the 256-column tiles with C beside a ring of 2 or 3 stages, the
-    same with staggered consumers over the whole ring (what the tuner takes at 2048 cubed).
-    The planner drops, before compiling, the 24 of 87 whose SMEM does not fit: 256 columns
-    fit 3 stages with C beside the ring and 4 with C over it (a tiles-times-stages formula
-    would drop that one too); 64 and 128 columns fit all their stages."""
+# Tiles of 256 x 128 (each consumer 128 rows: a mid-sized product's tiles in other waves than
+# 128 x 256's; Gluon's tensors have power-of-two shapes, so there is no 128 x 192): C over a
+# ring of the most stages that fit, or beside the most that fit with a persistent CTA.
+MID_TILES = (
+    Config(256, 128, 64, 4, alias_c=True),
+    Config(256, 128, 64, 3, alias_c=False, persistent=True),
+)
+# Split-K's tiles, (BLOCK_M, BLOCK_N, stages) with C over the ring, and its splits.
+SPLIT_K_TILES = ((128, 256, 4), (256, 128, 4), (128, 128, 6))
+SPLIT_K_FACTORS = (2, 3, 4, 5, 6, 8, 12, 16)
+# A split of fewer K steps spends more of its time filling the ring and reducing than in it.
+SPLIT_K_MIN_STEPS = 4
+# Split-K is tried where a wave of the tiles alone would keep fewer of the SMs busy, and kept
+# for a tile where its waves keep at least as many: the most of each tile's splits.
+SPLIT_K_BELOW_OCCUPANCY = 0.9
+SPLITS_KEPT = 2
+
+
+def wave_occupancy(ctas, sms):
+    """The share of the SMs' time busy over the waves of ``ctas`` equal CTAs."""
+    return ctas / (triton.cdiv(ctas, sms) * sms)
+
+
+def autotune_space():
+    """The ``Config``s ``autotuned_matmul`` searches (tlx.autotune), before its shape prunes
+    them (``shape_configs``): 64, 128 or 256 columns per tile (a narrow tile gives a small
+    matrix more CTAs), 2 to 6 stages (to 8 for 64 columns, which the tuner takes at 1024
+    cubed: a short K loop, whose fill a deep ring hides), C over the ring or beside it,
+    persistent kernels (C beside the ring) whose next tile loads while this one's C is
+    stored, and for the 256-column tiles, whose order decides most what L2 holds, groups of
+    4, 8 or 16 tile rows (GROUP_M is an argument: the variants share one compiled kernel),
+    and 64-column tiles without warp specialization (K steps of 64 with 4, 6 or 8 stages, or
+    of 128 with 4; C over the ring or beside it), which the tuner takes at 1024 cubed; and
+    for the 256-column tiles with C beside a ring of 2 or 3 stages, the same with staggered
+    consumers over the whole ring (what the tuner takes at 2048 cubed). The planner drops,
+    before compiling, the 24 of these 87 whose SMEM does not fit: 256 columns fit 3 stages
+    with C beside the ring and 4 with C over it (a tiles-times-stages formula would drop that
+    one too); 64 and 128 columns fit all their stages. Then the mid tiles (``MID_TILES``:
+    256 x 128) and split-K (``SPLIT_K_TILES`` x ``SPLIT_K_FACTORS``), C over
+    the ring: its fp32 partials go from registers to the workspace and need no SMEM."""
     configs = [
         Config(128, block_n, 64, stages, alias_c)
         for block_n in (64, 128, 256)
@@ -251,7 +338,64 @@ def autotune_configs():
         for block_k, stages in ((64, 4), (64, 6), (64, 8), (128, 4))
         for alias_c in (True, False)
     ]
-    return [HOST.triton_config(config) for config in configs]
+    configs += MID_TILES
+    configs += [
+        Config(block_m, block_n, 64, stages, alias_c=True, split_k=split_k)
+        for block_m, block_n, stages in SPLIT_K_TILES
+        for split_k in SPLIT_K_FACTORS
+    ]
+    return configs
+
+
+def autotune_configs():
+    """The space ``autotuned_matmul`` searches, as ``triton.Config``s (``autotune_space``)."""
+    return [HOST.triton_config(config) for config in autotune_space()]
+
+
+def shape_configs(M, N, K, sms, space=None):
+    """The configurations of ``space`` (default: ``autotune_space()``) the tuner times at M x
+    N x K on ``sms`` SMs: every one without split-K, but the mid tiles only where 128 x 256
+    tiles make fewer than four waves, and no 256-row tile where M fits 128-row ones; split-K
+    where its tiles make less than one wave, which leaves at least a tenth of the SMs idle,
+    each split of at least ``SPLIT_K_MIN_STEPS`` K steps, the splits whose
+    waves keep at least 90% of the SMs busy and, of those, the ``SPLITS_KEPT`` that keep
+    the most busy (the fewest splits first among equals)."""
+    space = autotune_space() if space is None else space
+    few_waves = triton.cdiv(M, 128) * triton.cdiv(N, 256) < 4 * sms
+    kept, splits = [], {}
+    for config in space:
+        if config.block_m > 128 * triton.cdiv(M, 128):
+            continue  # rows of a 256-row tile past M's 128-row multiple: work thrown away
+        tiles = triton.cdiv(M, config.block_m) * triton.cdiv(N, config.block_n)
+        if config.split_k == 1:
+            if few_waves or config not in MID_TILES:
+                kept.append(config)
+            continue
+        ctas = tiles * config.split_k
+        if (
+            tiles < sms
+            and wave_occupancy(tiles, sms) < SPLIT_K_BELOW_OCCUPANCY
+            and triton.cdiv(K, config.block_k) >= SPLIT_K_MIN_STEPS * config.split_k
+            and wave_occupancy(ctas, sms) >= SPLIT_K_BELOW_OCCUPANCY
+            and config.split_k * M * N < 2**31
+        ):
+            key = (config.block_m, config.block_n)
+            splits.setdefault(key, []).append((-wave_occupancy(ctas, sms), config.split_k, config))
+    for candidates in splits.values():
+        kept += [config for _, _, config in sorted(candidates)[:SPLITS_KEPT]]
+    return kept
+
+
+def prune_by_shape(configs, named_args, **kwargs):
+    """The tuner's ``early_config_prune``: ``configs`` (``triton.Config``s) that
+    ``shape_configs`` keeps for the call's shape and device."""
+    M, N, K = named_args["M"], named_args["N"], named_args["K"]
+    sms = sm_count(named_args["desc_a"].base.device)
+    candidates = [config_of(config) for config in configs]
+    kept = set(shape_configs(M, N, K, sms, candidates))
+    return [
+        config for config, candidate in zip(configs, candidates, strict=True) if candidate in kept
+    ]
 
 
 def constexprs(config):
@@ -270,7 +414,11 @@ def autotuned_kernel(dtype):
     """The kernel under ``tlx.autotune`` for one dtype, keyed on the shape (the dtype has a
     tuner of its own)."""
     triton_dtype(dtype)
-    return tlx.autotune(configs=autotune_configs(), key=["M", "N", "K"])(gemm_kernel)
+    return tlx.autotune(
+        configs=autotune_configs(),
+        key=["M", "N", "K"],
+        prune_configs_by={"early_config_prune": prune_by_shape},
+    )(gemm_kernel)
 
 
 def tuner_grid(meta):
@@ -297,8 +445,9 @@ def _direct_operand(t):
 
 def tuner_arguments(a, b):
     """(c, the kernel's arguments for c = a @ b under the tuner: descriptors whose block
-    shapes each configuration's pre_hook sets, M, N, K); the arguments are None when the
-    product is empty, and c is then its zeros."""
+    shapes each configuration's pre_hook sets, M, N, K, split-K's buffers for the shape's
+    configurations); the arguments are None when the product is empty, and c is then its
+    zeros."""
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
     a, b, c, (M, N, K) = _operands(a, b)
@@ -309,7 +458,21 @@ def tuner_arguments(a, b):
         TensorDescriptor.from_tensor(t, shape, layout)
         for t, shape in zip((a, b, c), block_shapes(default_config()), strict=True)
     )
-    return c, (*descriptors, M, N, K)
+    configs = shape_configs(M, N, K, sm_count(a.device))
+    return c, (*descriptors, M, N, K, *split_k_buffers(a.device, configs, M, N))
+
+
+def launch_arguments(config, device, M, N):
+    """The arguments a ``DirectLaunch`` of ``config`` at M x N fixes after the call's M, N,
+    K: split-K's buffers (the launch keeps them: a device's grow to later shapes' without
+    moving these), the configuration's arguments and its compile options."""
+    workspace, counters = split_k_buffers(device, [config], M, N)
+    return {
+        "workspace": workspace,
+        "counters": counters,
+        **config.kernel_arguments(),
+        **config.compile_options,
+    }
 
 
 def _launch_key(a, b):
@@ -346,7 +509,7 @@ def compiled_launch(kernel, a, b, config):
         _launch_grid(M, N, config, a.device),
         descriptors,
         (M, N, K),
-        {**config.kernel_arguments(), **config.compile_options},
+        launch_arguments(config, a.device, M, N),
     )
 
 
@@ -366,7 +529,7 @@ def autotuned_matmul(a, b):
     c, arguments = tuner_arguments(a, b)
     if arguments is None:
         return c
-    desc_a, desc_b, desc_c, M, N, K = arguments
+    desc_a, desc_b, desc_c, M, N, K, _, _ = arguments
     tuner = autotuned_kernel(triton_dtype(a.dtype))
     tuner[tuner_grid](*arguments)
     config = config_of(tuner.best_config)
@@ -379,7 +542,7 @@ def autotuned_matmul(a, b):
             _launch_grid(M, N, config, a.device),
             (desc_a, desc_b, desc_c),
             (M, N, K),
-            {**config.kernel_arguments(), **config.compile_options},
+            launch_arguments(config, a.device, M, N),
         )
     return c if c.is_contiguous() else c.contiguous()
 
@@ -389,7 +552,21 @@ def chosen_config(dtype):
     return _last_config[dtype if isinstance(dtype, torch.dtype) else _TORCH_DTYPE[dtype]]
 
 
+def placeholder_arguments(dtype="fp16", M=4096, N=4096, K=4096):
+    """Arguments the plan pruner types, on the CPU (``KernelHost.placeholder_arguments``):
+    split-K's buffers are CPU tensors, never read."""
+    return HOST.placeholder_arguments(
+        default_config(),
+        dtype,
+        M=M,
+        N=N,
+        K=K,
+        workspace=torch.empty(1, dtype=torch.float32),
+        counters=torch.zeros(1, dtype=torch.int32),
+    )
+
+
 def print_autotune_plans(dtype="fp16"):
     """What the plan pruner says of every configuration of the space, on the CPU."""
-    arguments = HOST.placeholder_arguments(default_config(), dtype, M=4096, N=4096, K=4096)
+    arguments = placeholder_arguments(dtype)
     HOST.print_plan_verdicts(autotune_configs(), arguments)

@@ -15,6 +15,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 from tlx_kernels.hopper.common import LOADER_REGISTERS, partition_registers, ring_matmul
+from tlx_kernels.hopper.gemm_split_k import split_k_reduce
 from tlx_kernels.hopper.gemm_state import GemmSchedule, GemmState, GemmTiles
 
 # A worker consumer thread's registers: two consumers, one CTA an SM
@@ -50,17 +51,19 @@ def _copy_step(desc_a, desc_b, a_ring, b_ring, ready, stage, off_m, off_n, k):
 
 
 @gluon.jit
-def _load_tile(desc_a, desc_b, a_ring, b_ring, ready, empty, off_m, off_n, first_index, k_steps):
-    """The loader's work for one tile: the A and B tiles of K step k into the ring's stage of
-    index ``first_index + k`` (mod its depth) once both consumers have released that stage's
-    previous contents."""
+def _load_tile(
+    desc_a, desc_b, a_ring, b_ring, ready, empty, off_m, off_n, first_index, k_first, k_steps
+):
+    """The loader's work for one tile: the A and B tiles of K step ``k_first + k`` into the
+    ring's stage of index ``first_index + k`` (mod its depth) once both consumers have released
+    that stage's previous contents."""
     NUM_STAGES: gl.constexpr = a_ring.shape[0]
     for k in range(k_steps):
         index = first_index + k
         stage = index % NUM_STAGES
         # Phase ^ 1: the first pass over the ring finds every stage free.
         mbarrier.wait(empty.index(stage), ((index // NUM_STAGES) & 1) ^ 1)
-        _copy_step(desc_a, desc_b, a_ring, b_ring, ready, stage, off_m, off_n, k)
+        _copy_step(desc_a, desc_b, a_ring, b_ring, ready, stage, off_m, off_n, k_first + k)
 
 
 @gluon.jit
@@ -90,6 +93,7 @@ def _load_partition(state, desc_a, desc_b, schedule):
                 off_m,
                 off_n,
                 step,
+                0,
                 k_steps,
             )
             step += k_steps
@@ -97,7 +101,17 @@ def _load_partition(state, desc_a, desc_b, schedule):
         # One tile, from ring index 0: a constant the stage arithmetic folds.
         off_m, off_n = _tile_offsets(tiles.first_tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
         _load_tile(
-            desc_a, desc_b, a_ring, b_ring, state.ready, state.empty, off_m, off_n, 0, k_steps
+            desc_a,
+            desc_b,
+            a_ring,
+            b_ring,
+            state.ready,
+            state.empty,
+            off_m,
+            off_n,
+            0,
+            tiles.k_first,
+            k_steps,
         )
 
 
@@ -151,11 +165,26 @@ def _mma_tile(state, consumer: gl.constexpr, off_m, off_n, first_index, tile_pha
         mbarrier.arrive(mma_done)
         mbarrier.wait(mma_done, 0)
 
+    if schedule.SPLIT_K > 1:
+        # One tile a CTA, whose store only the last of its splits to arrive makes.
+        acc, last = split_k_reduce(
+            acc, state, consumer, state.tiles.first_tile, off_m + consumer * SUB_M, off_n,
+            schedule.SPLIT_K,
+        )  # fmt: skip
+        if last:
+            _store_c_half(state.desc_c, c_half, acc, off_m + consumer * SUB_M, off_n)
+    else:
+        _store_c_half(state.desc_c, c_half, acc, off_m + consumer * SUB_M, off_n)
+
+
+@gluon.jit
+def _store_c_half(desc_c, c_half, acc, off_m, off_n):
+    """``acc`` into this consumer's half of the C tile, then to C at (off_m, off_n) by TMA."""
     # The previous tile's store has read this half of C.
     tma.store_wait(0)
-    c_half.store(acc.to(c_tile.dtype))
+    c_half.store(acc.to(c_half.dtype))
     fence_async_shared()
-    tma_store(state.desc_c, [off_m + consumer * SUB_M, off_n], c_half)
+    tma_store(desc_c, [off_m, off_n], c_half)
 
 
 @gluon.jit
@@ -223,6 +252,39 @@ def _pipelined_tile(
     tma.store_wait(0)
 
 
+@gluon.jit
+def _cta_tiles(
+    M,
+    N,
+    K,
+    GROUP_M,
+    BLOCK_M: gl.constexpr,
+    BLOCK_N: gl.constexpr,
+    BLOCK_K: gl.constexpr,
+    PERSISTENT: gl.constexpr,
+    SPLIT_K: gl.constexpr,
+):
+    """The tiles this CTA computes (a ``GemmTiles``): its own, (persistent) every
+    num_programs-th from it, or (split-K) split program_id // tiles of tile program_id mod
+    tiles, so that the CTAs launched together take the same K range of different tiles."""
+    k_steps = gl.cdiv(K, BLOCK_K)
+    first_tile = gl.program_id(0)
+    if SPLIT_K > 1:
+        tile_count = gl.cdiv(M, BLOCK_M) * gl.cdiv(N, BLOCK_N)
+        split = first_tile // tile_count
+        first_tile = first_tile % tile_count
+        # Balanced ranges: split s takes steps [s * k_steps // SPLIT_K, (s + 1) * ...).
+        k_first = split * k_steps // SPLIT_K
+        k_steps = (split + 1) * k_steps // SPLIT_K - k_first
+        tiles = GemmTiles(M, N, GROUP_M, k_steps, first_tile, first_tile + 1, 1, k_first, split)
+    elif PERSISTENT:
+        end_tile = gl.cdiv(M, BLOCK_M) * gl.cdiv(N, BLOCK_N)
+        tiles = GemmTiles(M, N, GROUP_M, k_steps, first_tile, end_tile, gl.num_programs(0), 0, 0)
+    else:
+        tiles = GemmTiles(M, N, GROUP_M, k_steps, first_tile, first_tile + 1, 1, 0, 0)
+    return tiles
+
+
 # The shapes vary from call to call and the TMA clips at the edges: specializing on their
 # divisibility would buy nothing and compile every configuration again for each new one.
 # GROUP_M only orders the tiles: as an argument, the tuner's GROUP_M variants of a
@@ -235,6 +297,8 @@ def gemm_kernel(
     M,
     N,
     K,
+    workspace,
+    counters,
     GROUP_M,
     BLOCK_M: gl.constexpr,
     BLOCK_N: gl.constexpr,
@@ -244,6 +308,7 @@ def gemm_kernel(
     PERSISTENT: gl.constexpr,
     WARP_SPECIALIZE: gl.constexpr,
     STAGGER: gl.constexpr,
+    SPLIT_K: gl.constexpr,
 ):
     # A persistent CTA's next tile loads into the ring while this one's C is stored: C cannot
     # lie over the ring then.
@@ -257,16 +322,14 @@ def gemm_kernel(
         STAGGER == 0 or (WARP_SPECIALIZE and not ALIAS_C and STAGGER <= NUM_STAGES),
         "staggered consumers need warp specialization, C beside the ring and STAGGER <= NUM_STAGES",
     )
-    k_steps = gl.cdiv(K, BLOCK_K)
-    # The tiles this CTA computes: its own, or (persistent) every num_programs-th from it.
-    first_tile = gl.program_id(0)
-    if PERSISTENT:
-        end_tile = gl.cdiv(M, BLOCK_M) * gl.cdiv(N, BLOCK_N)
-        tile_step = gl.num_programs(0)
-    else:
-        end_tile = first_tile + 1
-        tile_step = 1
-    tiles = GemmTiles(M, N, GROUP_M, k_steps, first_tile, end_tile, tile_step)
+    # Split-K: one tile a CTA, each of the tile's splits a CTA of its own.
+    gl.static_assert(
+        SPLIT_K == 1 or (WARP_SPECIALIZE and not PERSISTENT and STAGGER == 0),
+        "split-K needs warp specialization, one tile a CTA and no staggered consumers",
+    )
+    tiles = _cta_tiles(M, N, K, GROUP_M, BLOCK_M, BLOCK_N, BLOCK_K, PERSISTENT, SPLIT_K)
+    first_tile = tiles.first_tile
+    k_steps = tiles.k_steps
 
     dtype: gl.constexpr = desc_a.dtype
     # One SMEM region planned by tlx for the ring and the epilogue tile. The layouts are the
@@ -292,11 +355,13 @@ def gemm_kernel(
     else:
         # Nothing shares bytes. C, then the B stages, then the A stages: each buffer starts at
         # a multiple of its own size without padding (after C and three A stages, B would
-        # have to skip 16 KiB to start at a multiple of 32 KiB).
-        ring = tlx.reuse_group(
-            tlx.reuse_group(b_ring, a_ring, group_type=tlx.reuse_group_type.distinct),
-            group_size=NUM_STAGES,
-        )
+        # have to skip 16 KiB to start at a multiple of 32 KiB). 256-row tiles have the larger
+        # A stages, which go first.
+        if BLOCK_M > 128:
+            stage = tlx.reuse_group(a_ring, b_ring, group_type=tlx.reuse_group_type.distinct)
+        else:
+            stage = tlx.reuse_group(b_ring, a_ring, group_type=tlx.reuse_group_type.distinct)
+        ring = tlx.reuse_group(stage, group_size=NUM_STAGES)
         smem.set_buffer_overlap(
             tlx.reuse_group(c_tile, ring, group_type=tlx.reuse_group_type.distinct)
         )
@@ -328,8 +393,11 @@ def gemm_kernel(
         mbarrier.init(mma_done.index(0), count=2 if ALIAS_C else 1)
         fence_async_shared()
 
-        state = GemmState(desc_c, a_ring, b_ring, c_tile, ready, empty, mma_done.index(0), tiles)
-        schedule = GemmSchedule(ALIAS_C, PERSISTENT, STAGGER)
+        state = GemmState(
+            desc_c, a_ring, b_ring, c_tile, ready, empty, mma_done.index(0), tiles, workspace,
+            counters,
+        )  # fmt: skip
+        schedule = GemmSchedule(ALIAS_C, PERSISTENT, STAGGER, SPLIT_K)
         gl.warp_specialize(
             [
                 (_mma_partition, (state, 0, schedule)),

@@ -14,8 +14,10 @@ from triton.experimental.gluon.language.nvidia.hopper import tma
 class GemmTiles:
     """The tiles of C a CTA computes, ``first_tile``, ``first_tile + tile_step``, ... before
     ``end_tile``, in the order of ``GROUP_M``-row groups (``_tile_offsets``), of a problem of
-    ``M`` x ``N`` outputs and ``k_steps`` K steps. A kernel of one tile a CTA walks none of
-    them: its ``tile_step`` is the constexpr 1."""
+    ``M`` x ``N`` outputs, each over ``k_steps`` K steps from step ``k_first``. A kernel of one
+    tile a CTA walks none of them: its ``tile_step`` is the constexpr 1. With split-K the CTA
+    computes split ``split`` of its tile's K steps; without, ``k_first`` and ``split`` are the
+    constexpr 0."""
 
     M: gl.tensor
     N: gl.tensor
@@ -24,23 +26,30 @@ class GemmTiles:
     first_tile: gl.tensor
     end_tile: gl.tensor
     tile_step: gl.tensor | gl.constexpr
+    k_first: gl.tensor | gl.constexpr
+    split: gl.tensor | gl.constexpr
 
     @gluon.constexpr_function
-    def __init__(self, M, N, GROUP_M, k_steps, first_tile, end_tile, tile_step):
+    def __init__(self, M, N, GROUP_M, k_steps, first_tile, end_tile, tile_step, k_first, split):
         self.M = M
         self.N = N
         self.GROUP_M = GROUP_M
         self.k_steps = k_steps
         self.first_tile = first_tile
         self.end_tile = end_tile
-        self.tile_step = tile_step
+        # A constexpr argument reaches a constexpr function as its Python value.
+        self.tile_step = tile_step if isinstance(tile_step, gl.tensor) else gl.constexpr(tile_step)
+        self.k_first = k_first if isinstance(k_first, gl.tensor) else gl.constexpr(k_first)
+        self.split = split if isinstance(split, gl.tensor) else gl.constexpr(split)
 
 
 @aggregate
 class GemmState:
     """What every partition takes: the C descriptor, the A/B ring and the C tile, the ring's
     barriers (``ready``: a stage landed; ``empty``: both consumers released it), ``mma_done``
-    (where the consumers meet: C over the ring, or staggered consumers) and the CTA's tiles."""
+    (where the consumers meet: C over the ring, or staggered consumers), the CTA's tiles, and
+    split-K's fp32 partials (``workspace``) and arrival counters (``counters``), which a
+    kernel without split-K does not touch."""
 
     desc_c: tma.tensor_descriptor
     a_ring: tlx.buffered_tensor
@@ -50,9 +59,13 @@ class GemmState:
     empty: gl.shared_memory_descriptor
     mma_done: gl.shared_memory_descriptor
     tiles: GemmTiles
+    workspace: gl.tensor
+    counters: gl.tensor
 
     @gluon.constexpr_function
-    def __init__(self, desc_c, a_ring, b_ring, c_tile, ready, empty, mma_done, tiles):
+    def __init__(
+        self, desc_c, a_ring, b_ring, c_tile, ready, empty, mma_done, tiles, workspace, counters
+    ):
         self.desc_c = desc_c
         self.a_ring = a_ring
         self.b_ring = b_ring
@@ -61,6 +74,8 @@ class GemmState:
         self.empty = empty
         self.mma_done = mma_done
         self.tiles = tiles
+        self.workspace = workspace
+        self.counters = counters
 
 
 @aggregate
@@ -71,9 +86,11 @@ class GemmSchedule:
     ALIAS_C: gl.constexpr
     PERSISTENT: gl.constexpr
     STAGGER: gl.constexpr
+    SPLIT_K: gl.constexpr
 
     @gluon.constexpr_function
-    def __init__(self, ALIAS_C, PERSISTENT, STAGGER):
+    def __init__(self, ALIAS_C, PERSISTENT, STAGGER, SPLIT_K):
         self.ALIAS_C = gl.constexpr(ALIAS_C)
         self.PERSISTENT = gl.constexpr(PERSISTENT)
         self.STAGGER = gl.constexpr(STAGGER)
+        self.SPLIT_K = gl.constexpr(SPLIT_K)
