@@ -48,9 +48,24 @@ is H's round trip through global memory, 2 * tokens * hidden * 2 bytes (1 GiB at
 x hidden 16384, some 0.3 ms at 3.3 TB/s), small beside the 7 ms the two products of that
 shape take at 600 TFLOP/s. So at these sizes the unfused ``torch`` MLP is compute-bound and
 the fused kernel should lose to it by about the recompute factor (``bench/fused_mlp.py``
-measures it). Fusion pays where recomputing is cheap: d_model no wider than one or two Y
-tiles (BLOCK_N), where the H round trip is a larger share. The tutorial is about what two
-phases do to shared memory, at the sizes of real MLP blocks.
+measures it: 0.10-0.39x torch on an H200 at d_model 1024-4096, issue 49).
+
+Where fusion pays, and where it does not
+----------------------------------------
+Fusion does not pay where d_model is wider than a tile of Y: there each CTA recomputes H for
+its columns (the factor above), and what fusion saves, H's round trip, is a few percent of
+two compute-bound GEMMs; cuBLAS's two products then win by the recompute factor. Nor would
+keeping all of Y's row block on chip help there: 64 x d_model fp32 accumulators a consumer
+fit its registers only up to d_model = 256 (128 registers a thread at 256 columns).
+
+It pays where Y's row block is one tile: d_model <= BLOCK_N = 256 (hidden = 4 x d_model, any
+token count). Then the grid has one column of CTAs, each computes its block of H exactly
+once, H never goes to global memory, and nothing is recomputed: the fused kernel does the
+useful FLOPs only, while the unfused MLP writes and reads H (2 x tokens x hidden x 2 bytes)
+and launches three kernels, each of small arithmetic intensity at these widths (a GEMM of
+K = 256 is bound by its operands' bytes, not the tensor cores). ``bench/fused_mlp.py --small``
+times these rows (d_model 128 and 256, tokens 4k to 256k) for every layout against torch, in
+the same run; the default rows (d_model >= 1024) show where it does not pay.
 
 Two phases, one region
 ----------------------

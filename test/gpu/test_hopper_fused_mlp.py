@@ -103,3 +103,19 @@ def test_strided_and_empty_operands():
     assert out.shape == (0, 64)
     no_hidden = mlp.fused_mlp(x, torch.empty(128, 0, device="cuda", dtype=torch.float16), w2[:0])
     assert torch.equal(no_hidden, torch.zeros_like(no_hidden)) and no_hidden.shape == (199, 128)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize(
+    ("tokens", "d_model"), [(4097, 128), (65536 + 77, 256), (300, 192)], ids=str
+)
+def test_one_tile_of_columns_where_fusion_pays(layout, tokens, d_model):
+    """d_model <= 256 (bench/fused_mlp.py --small): Y's row block is one tile of columns, so
+    each CTA computes its block of H once; the tuned kernel of every layout, partial row
+    blocks and a d_model no tile width divides included."""
+    from tlx_kernels.hopper import fused_mlp as mlp
+
+    torch.manual_seed(tokens + d_model)
+    x, w1, w2 = mlp.random_inputs(tokens, d_model, 4 * d_model, torch.bfloat16)
+    out = mlp.autotuned_fused_mlp(x, w1, w2, layout)
+    assert_matches_reference(out, x, w1, w2)
