@@ -7,13 +7,17 @@
 The grid: N in 512 ... 16384 at B x N = 32768 tokens, H = 16, D in {64, 128}, causal and not,
 fp16 and bf16, then the grouped-query rows (H = 32, H_kv = 8, D = 128, N = 2048 and 8192), on
 fresh random inputs per row. For each row, ours (the tuned backward, tlx.autotune; the
-configuration it chose is printed) and cuDNN (``SDPBackend.CUDNN_ATTENTION``) are timed in the
-same run: the backward alone in GPU time (CUDA events behind a GPU sleep, round-robin:
-bench/gpu_timing.py) and as a user calls it (``do_bench``, launch included), and forward +
-backward as a user calls it. TFLOP/s count the backward as 2.5 times the forward's
-4 B H N^2 D (halved when causal). cuDNN's grouped rows run on K and V repeated to H heads
-(torch's cuDNN backend takes no grouped heads): the same products, without the sum over the
-group.
+configurations it chose, backward and forward, are printed) and cuDNN
+(``SDPBackend.CUDNN_ATTENTION``) are timed in the same run: the backward alone in GPU time
+(CUDA events behind a GPU sleep, round-robin: bench/gpu_timing.py) and as a user calls it
+(``do_bench``, launch included), and forward + backward as a user calls it. Each row also
+prints the first-call cost of the forward and of the backward, in seconds of wall time: the
+first call of a key times every configuration of its space, and compiles those Triton's cache
+lacks (the first row of a dtype and head dim compiles, later ones find the kernels compiled;
+set TRITON_CACHE_DIR to an empty folder to measure a user's very first call). TFLOP/s count
+the backward as 2.5 times the forward's 4 B H N^2 D (halved when causal). cuDNN's grouped
+rows run on K and V repeated to H heads (torch's cuDNN backend takes no grouped heads): the
+same products, without the sum over the group.
 
 ``--aliasing`` times every configuration of the backward's space that fits, on the D = 128
 rows at N = 4096 (fp16, causal and not), and prints the best with aliasing against the best
@@ -22,9 +26,11 @@ without it, in the same run.
 
 import argparse
 import functools
+import time
 
 import torch
 from gpu_timing import called_ms, median_ms, print_header
+from tlx_kernels.hopper import attention as fwd
 from tlx_kernels.hopper import attention_backward as bwd
 from tlx_kernels.hopper.attention_autograd import attention, forward_with_lse
 from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -44,8 +50,18 @@ def backward_tflops(batch, heads, seq_len, head_dim, causal, ms, passes=2.5):
     return flops / (ms * 1e-3) / 1e12
 
 
+def first_call_seconds(fn):
+    """(wall seconds of ``fn``'s call, synchronized, and its result)."""
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    result = fn()
+    torch.cuda.synchronize()
+    return time.perf_counter() - start, result
+
+
 class Row:
-    """One shape's inputs and the calls timed on them."""
+    """One shape's inputs and the calls timed on them; ``forward_first_call_s`` is what the
+    forward's first call on them took (it tunes the key where no earlier row did)."""
 
     def __init__(self, batch, heads, kv_heads, seq_len, head_dim, dtype, causal):
         self.shape = (batch, heads, kv_heads, seq_len, head_dim)
@@ -54,7 +70,9 @@ class Row:
         self.q = make(batch, heads, seq_len, head_dim)
         self.k, self.v = (make(batch, kv_heads, seq_len, head_dim) for _ in range(2))
         self.do = make(batch, heads, seq_len, head_dim)
-        self.o, self.lse = forward_with_lse(self.q, self.k, self.v, causal, None)
+        self.forward_first_call_s, (self.o, self.lse) = first_call_seconds(
+            lambda: forward_with_lse(self.q, self.k, self.v, causal, None)
+        )
         group = heads // kv_heads
         self.leaves = [t.detach().clone().requires_grad_() for t in (self.q, self.k, self.v)]
         # cuDNN: K and V repeated to the query heads (its backend takes no grouped heads).
@@ -108,25 +126,28 @@ def grid(runs, dtype_names, head_dims, masks, seq_lens):
         f"{'dtype':>5} {'B':>3} {'H':>3} {'Hkv':>3} {'N':>5} {'D':>4} {'causal':>6} | "
         f"bwd GPU: {'ours':>6} {'cuDNN':>6} {'ratio':>5} | bwd called: {'ours':>6} "
         f"{'cuDNN':>6} {'ratio':>5} | fwd+bwd called: {'ours':>6} {'cuDNN':>6} {'ratio':>5} | "
-        f"chosen"
+        f"first call s: {'fwd':>5} {'bwd':>5} | chosen"
     )
     below = 0
     for dtype_name, (batch, heads, kv_heads, seq_len, head_dim, causal) in grid_rows(
         dtype_names, head_dims, masks, seq_lens
     ):
         row = Row(batch, heads, kv_heads, seq_len, head_dim, DTYPES[dtype_name], causal)
-        row.ours_backward()  # tunes the key
-        row.ours_both()  # tunes the forward's key
+        backward_first_call_s, _ = first_call_seconds(row.ours_backward)  # tunes the key
+        row.ours_both()
         gpu = [row.tflops(ms) for ms in median_ms([row.ours_backward, row.cudnn_backward], runs)]
         called = [row.tflops(called_ms(fn)) for fn in (row.ours_backward, row.cudnn_backward)]
         both = [row.tflops(called_ms(fn), 3.5) for fn in (row.ours_both, row.cudnn_both)]
         below += gpu[0] < gpu[1]
         chosen = bwd.chosen_config(row.q, row.k, causal)
+        forward_chosen = fwd.chosen_config(row.q.dtype, head_dim)
+        first_calls = f"{row.forward_first_call_s:5.1f} {backward_first_call_s:5.1f}"
         print(
             f"{dtype_name:>5} {batch:>3} {heads:>3} {kv_heads:>3} {seq_len:>5} {head_dim:>4} "
             f"{causal!s:>6} | bwd GPU: {gpu[0]:6.1f} {gpu[1]:6.1f} {gpu[0] / gpu[1]:5.2f} | "
             f"bwd called: {called[0]:6.1f} {called[1]:6.1f} {called[0] / called[1]:5.2f} | "
-            f"fwd+bwd called: {both[0]:6.1f} {both[1]:6.1f} {both[0] / both[1]:5.2f} | {chosen}",
+            f"fwd+bwd called: {both[0]:6.1f} {both[1]:6.1f} {both[0] / both[1]:5.2f} | "
+            f"first call s: {first_calls} | bwd {chosen}; fwd {forward_chosen}",
             flush=True,
         )
     print(f"rows below cuDNN in backward GPU time: {below}")

@@ -50,6 +50,14 @@ only four fit. The planner (``tlx.planner``) lays the region out while the kerne
 ``main()`` prints the plan the kernel uses (``tlx.kernel_plans``), the size the planner gives
 the same buffers without aliasing, and the configurations without aliasing that do not
 compile.
+
+The backward pass
+-----------------
+``from tlx_kernels import attention`` is a ``torch.autograd.Function``: its backward is
+``tlx_kernels.hopper.attention_backward`` (K and V resident per CTA, Q and dO through a ring,
+dK and dV summed over grouped query heads). Its SMEM is one spec too, whose reuse tree puts
+the epilogue's dK and dV over K and V and P over dS; docs/attention-backward.md draws its plan
+(``python -m tlx plan --svg``) and explains the tree.
 """
 
 import functools

@@ -2,8 +2,9 @@
 configuration of its tuning space compiles for sm_90a or is pruned by its plan with the
 planner's reason; its SMEM plan puts the epilogue over K and V; the hazard check finds every
 configuration clean, causal or not, on ragged and grouped shapes. The forward saves the LSE
-only when asked. ``attention``'s autograd function names the tensor and shape it refuses
-(the grouped-head rules among them)."""
+only when asked and reads grouped K/V heads in place (``kv_group``); docs/attention-backward.md
+shows the plan the planner makes. ``attention``'s autograd function names the tensor and shape
+it refuses (the grouped-head rules among them)."""
 
 import pytest
 import tlx
@@ -224,3 +225,37 @@ def test_the_forward_saves_the_lse_only_when_asked():
         source, forward.SM90A, config.compile_options, values={"seq_len": 300, "batch_heads": 2}
     )
     assert report.result == "clean", report.describe()
+
+
+@pytest.mark.parametrize("head_dim", (64, 128))
+def test_the_forward_reads_grouped_heads_in_place(head_dim):
+    """The forward given ``kv_group`` (grouped-query heads) divides the head index for K and V
+    and checks clean on two query heads over one K/V head; without it the kernel is another
+    (the kernel it was, H_kv = H: its PTX was diffed against the one before kv_group on 3.9
+    and 3.6, identical)."""
+    from tlx_kernels.hopper import attention as forward
+
+    config = forward.default_config(head_dim)
+    source = forward.kernel_source(config, head_dim, causal=True, grouped=True)
+    assert source.signature["kv_group"] == "i32"
+    grouped = triton.compile(source, target=forward.SM90A, options=config.compile_options)
+    plain = forward.compile_for_hopper(config, head_dim, causal=True)
+    assert grouped.asm["ptx"] != plain.asm["ptx"]
+    report = tlx.check_hazards(
+        source,
+        forward.SM90A,
+        config.compile_options,
+        values={"seq_len": 300, "batch_heads": 2, "kv_group": 2},
+    )
+    assert report.result == "clean", report.describe()
+
+
+def test_the_documented_plan_is_the_kernels():
+    """docs/attention-backward.md's picture is the plan the planner makes now."""
+    from pathlib import Path
+
+    if tlx.compat.NEEDS_WHOLE_VIEWS:
+        pytest.skip("the document shows a plan with views smaller than the region (not 3.8)")
+    picture = Path(__file__).parents[2] / "docs" / "images" / "hopper_attention_backward.smem.svg"
+    plan = bwd.smem_plan(bwd.Config(64, 128, 4, p_in_smem=True), 128)
+    assert picture.read_text() == plan.to_svg()

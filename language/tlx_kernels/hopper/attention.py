@@ -240,10 +240,16 @@ def all_configs(head_dim):
 
 
 def _check_inputs(q, k, v):
-    if not (q.shape == k.shape == v.shape) or q.dim() != 4:
+    shapes_agree = q.dim() == k.dim() == 4 and k.shape == v.shape
+    if shapes_agree:
+        (batch, heads, seq_len, head_dim), kv_heads = q.shape, k.shape[1]
+        shapes_agree = (k.shape[0], k.shape[2], k.shape[3]) == (batch, seq_len, head_dim)
+        shapes_agree = shapes_agree and kv_heads > 0 and heads % kv_heads == 0
+    if not shapes_agree:
         raise ValueError(
             f"q, k, v must share one (batch, heads, seq_len, head_dim) shape, got "
-            f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}"
+            f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)} (k and v may have fewer "
+            f"heads, a divisor of q's)"
         )
     if not (q.dtype == k.dtype == v.dtype) or q.dtype not in TORCH_TO_TRITON_DTYPE:
         raise ValueError(
@@ -259,6 +265,13 @@ def _persistent_grid(device, batch_heads, seq_len, block_m, ctas_per_sm):
     return (min(ctas_per_sm * sm_count(device), batch_heads * triton.cdiv(seq_len, block_m)),)
 
 
+def kv_group(q, k):
+    """The kernel's ``kv_group`` for q and k: the query heads a K/V head serves, or None
+    where every query head has its own (the kernel is then the one without grouped heads)."""
+    group = q.shape[1] // k.shape[1]
+    return group if group > 1 else None
+
+
 def _call_arguments(q, sm_scale):
     """The kernel's arguments after the descriptors: the scale of S in base 2, the sequence
     length and the number of (batch, head) pairs."""
@@ -268,9 +281,10 @@ def _call_arguments(q, sm_scale):
 
 
 def attention(q, k, v, causal, sm_scale=None, config=None, return_lse=False):
-    """softmax(q k^T * sm_scale) v for (batch, heads, seq_len, head_dim) CUDA tensors; with
-    ``return_lse``, (O, the log-sum-exp of each row's scaled scores: fp32, (batch * heads,
-    seq_len)), which the backward pass takes."""
+    """softmax(q k^T * sm_scale) v for (batch, heads, seq_len, head_dim) CUDA tensors (k and
+    v may have fewer heads, dividing q's: query head h attends with K/V head h // (heads /
+    kv_heads)); with ``return_lse``, (O, the log-sum-exp of each row's scaled scores: fp32,
+    (batch * heads, seq_len)), which the backward pass takes."""
     _check_inputs(q, k, v)
     batch, heads, seq_len, head_dim = q.shape
     config = config or default_config(head_dim)
@@ -285,6 +299,7 @@ def attention(q, k, v, causal, sm_scale=None, config=None, return_lse=False):
         **config.kernel_arguments(),
         **config.compile_options,
         lse_ptr=lse,
+        kv_group=kv_group(q, k),
     )
     o = o.view(batch, heads, seq_len, head_dim)
     return (o, lse) if return_lse else o
@@ -388,10 +403,11 @@ def config_of(triton_config):
 @functools.cache
 def autotuned_kernel(dtype, head_dim, retime_top=3):
     """The kernel under ``tlx.autotune`` for one dtype and head dim, keyed on the sequence
-    length, the number of heads and the mask (``retime_top``: tlx.autotune's)."""
+    length, the number of heads, the mask and the head grouping (``retime_top``:
+    tlx.autotune's)."""
     return tlx.autotune(
         configs=autotune_configs(head_dim),
-        key=["seq_len", "batch_heads", "CAUSAL"],
+        key=["seq_len", "batch_heads", "CAUSAL", "kv_group"],
         prune_configs_by={"early_config_prune": causal_only_pruned},
         ctas_per_sm="CTAS_PER_SM",
         retime_top=retime_top,
@@ -406,8 +422,8 @@ def causal_only_pruned(configs, named_args, **kwargs):
     return [config for config in configs if not config.kwargs["BALANCE_TAIL"]]
 
 
-# (device, dtype, shape, mask) -> tlx_kernels.launch.DirectLaunch, and (dtype, head dim) -> the
-# configuration last run.
+# (device, dtype, q's shape, K/V heads, mask) -> tlx_kernels.launch.DirectLaunch, and (dtype,
+# head dim) -> the configuration last run.
 _launches = {}
 _last_config = {}
 
@@ -426,18 +442,21 @@ def run_tuner(tuner, q, k, v, causal, sm_scale=None):
             q.device, meta["batch_heads"], meta["seq_len"], meta["BLOCK_M"], meta["CTAS_PER_SM"]
         )
 
-    tuner[grid](*descs, *call_arguments, HEAD_DIM=q.shape[-1], CAUSAL=causal)
+    tuner[grid](
+        *descs, *call_arguments, HEAD_DIM=q.shape[-1], CAUSAL=causal, kv_group=kv_group(q, k)
+    )
     return o, descs, call_arguments
 
 
 def autotuned_attention(q, k, v, causal=False, sm_scale=None, return_lse=False):
-    """``attention`` with the configuration tlx.autotune finds fastest for the shape, dtype
-    and mask (the first call of a key times every configuration that fits, later ones launch
-    the chosen kernel directly). With ``return_lse``, ``attention``'s (O, LSE) with the
-    key's configuration (the kernel that saves the LSE, through Triton's launch)."""
+    """``attention`` with the configuration tlx.autotune finds fastest for the shape, dtype,
+    mask and head grouping (the first call of a key times every configuration that fits,
+    later ones launch the chosen kernel directly). With ``return_lse``, ``attention``'s (O,
+    LSE) with the key's configuration (the kernel that saves the LSE, through Triton's
+    launch)."""
     _check_inputs(q, k, v)
     batch, heads, seq_len, head_dim = q.shape
-    key = (q.device, q.dtype, tuple(q.shape), causal)
+    key = (q.device, q.dtype, tuple(q.shape), k.shape[1], causal)
     if return_lse:
         if key not in _launches:
             autotuned_attention(q, k, v, causal, sm_scale)
@@ -447,7 +466,7 @@ def autotuned_attention(q, k, v, causal=False, sm_scale=None, return_lse=False):
     launch = _launches.get(key)
     if launch is not None:
         _last_config[q.dtype, head_dim] = launch.config
-        q3, k3, v3 = (t.contiguous().view(batch * heads, seq_len, head_dim) for t in (q, k, v))
+        q3, k3, v3 = (t.contiguous().view(-1, seq_len, head_dim) for t in (q, k, v))
         o = q3.new_empty(q3.shape)
         launch((q3, k3, v3, o), _call_arguments(q, sm_scale))
         return o.view(batch, heads, seq_len, head_dim)
@@ -468,6 +487,7 @@ def autotuned_attention(q, k, v, causal=False, sm_scale=None, return_lse=False):
             "CAUSAL": causal,
             **config.compile_options,
             "lse_ptr": None,
+            "kv_group": kv_group(q, k),
         },
     )
     return o.view(batch, heads, seq_len, head_dim)
@@ -478,19 +498,20 @@ def chosen_config(dtype, head_dim):
     return _last_config[dtype, head_dim]
 
 
-def kernel_source(config, head_dim, dtype="fp16", causal=False, save_lse=False):
+def kernel_source(config, head_dim, dtype="fp16", causal=False, save_lse=False, grouped=False):
     """The kernel with ``config``'s tile sizes, as ``triton.compile`` and ``tlx.kernel_plans``
-    take it; with ``save_lse``, the kernel that saves each row's log-sum-exp (``lse_ptr``)."""
+    take it; with ``save_lse``, the kernel that saves each row's log-sum-exp (``lse_ptr``);
+    with ``grouped``, the kernel of grouped-query heads (``kv_group``, an int)."""
     source = HOST.kernel_source(config, dtype, HEAD_DIM=head_dim, CAUSAL=causal)
-    if not save_lse:
+    if not (save_lse or grouped):
         return source
     constexprs = HOST.constexprs(config, HEAD_DIM=head_dim, CAUSAL=causal)
-    constexprs.pop("lse_ptr")
-    return tlx.ASTSource(
-        fn=attention_fwd_kernel,
-        signature={**source.signature, "lse_ptr": "*fp32"},
-        constexprs=constexprs,
-    )
+    signature = dict(source.signature)
+    for name, type_name, given in (("lse_ptr", "*fp32", save_lse), ("kv_group", "i32", grouped)):
+        if given:
+            constexprs.pop(name)
+            signature[name] = type_name
+    return tlx.ASTSource(fn=attention_fwd_kernel, signature=signature, constexprs=constexprs)
 
 
 def compile_for_hopper(config, head_dim, dtype="fp16", causal=False):

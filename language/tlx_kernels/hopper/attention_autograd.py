@@ -72,18 +72,10 @@ def check_inputs(q, k, v):
             )
 
 
-def _kv_per_query_head(q, k, v):
-    """k and v repeated to q's heads where heads are grouped (the forward kernel reads one KV
-    head a query head)."""
-    group = q.shape[1] // k.shape[1]
-    if group > 1:
-        k, v = (t.repeat_interleave(group, dim=1) for t in (k, v))
-    return k, v
-
-
 def forward_with_lse(q, k, v, causal, sm_scale):
-    """(O, LSE) of the tuned forward."""
-    return autotuned_attention(q, *_kv_per_query_head(q, k, v), causal, sm_scale, return_lse=True)
+    """(O, LSE) of the tuned forward (grouped heads read where they are: the kernel's
+    ``kv_group``)."""
+    return autotuned_attention(q, k, v, causal, sm_scale, return_lse=True)
 
 
 class _Attention(torch.autograd.Function):
@@ -114,5 +106,5 @@ def attention(q, k, v, causal=False, sm_scale=None):
     q, k, v = (t.contiguous() for t in (q, k, v))
     if not (torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))):
         # Nothing to differentiate: the tuned forward alone, launched directly, no LSE kept.
-        return autotuned_attention(q, *_kv_per_query_head(q, k, v), bool(causal), sm_scale)
+        return autotuned_attention(q, k, v, bool(causal), sm_scale)
     return _Attention.apply(q, k, v, bool(causal), sm_scale)

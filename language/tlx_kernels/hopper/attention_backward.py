@@ -60,16 +60,12 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     fence_async_shared,
     mbarrier,
     tma,
-    warpgroup_mma,
-    warpgroup_mma_wait,
 )
 
 from tlx_kernels._host import KernelConfig, KernelHost
+from tlx_kernels.hopper.attention_backward_step import LOG2E, step_by_keys, step_by_queries
 from tlx_kernels.hopper.attention_common import tile_layout
 from tlx_kernels.hopper.common import LOADER_REGISTERS, SM90A, partition_registers
-
-LOG2E = gl.constexpr(1.4426950408889634)
-
 
 # Kernel side -------------------------------------------------------------------------------
 
@@ -134,137 +130,6 @@ def _load_partition(state, desc_q, desc_do, desc_k, desc_v, CAUSAL: gl.constexpr
 
 
 @gluon.jit
-def _row_statistics(state, bh_q, queries):
-    """(LSE in base 2, delta) of the rows ``queries`` of query head ``bh_q``: +inf and 0 for
-    rows past the sequence's end, so that their P is 0."""
-    (lse_ptr, delta_ptr) = state[11:13]
-    seq_len = state[16]
-    in_sequence = queries < seq_len
-    row_start = bh_q * seq_len
-    lse = gl.load(lse_ptr + row_start + queries, mask=in_sequence, other=float("inf"))
-    delta = gl.load(delta_ptr + row_start + queries, mask=in_sequence, other=0.0)
-    return lse * LOG2E, delta
-
-
-@gluon.jit
-def _scores_to_gradients(s, dp, lse2, delta, queries, key_rows, qk_scale, MASKED: gl.constexpr):
-    """(P^T, dS^T) of a Q block from S^T and dP^T (fp32, keys by rows, queries by columns):
-    P^T = exp(S^T * sm_scale - LSE), zero above the diagonal when MASKED (a query before a
-    key), and dS^T = P^T * (dP^T - delta)."""
-    if MASKED:
-        s = gl.where(queries[None, :] >= key_rows[:, None], s, float("-inf"))
-    p = gl.exp2(s * qk_scale - lse2[None, :])
-    ds = p * (dp - delta[None, :])
-    return p, ds
-
-
-@gluon.jit
-def _add_dq(state, dq, bh_q, off_m, first_column):
-    """Adds sm_scale * ``dq``, this consumer's share of columns ``first_column`` on of the dQ
-    of a Q block, to the fp32 dQ accumulator (rows past the sequence's end left out)."""
-    dq_ptr = state[13]
-    sm_scale = state[14]
-    seq_len = state[16]
-    HEAD_DIM: gl.constexpr = state[0].shape[2]
-    BLOCK_M: gl.constexpr = dq.shape[0]
-    COLUMNS: gl.constexpr = dq.shape[1]
-    rows = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(1, dq.type.layout))
-    columns = first_column + gl.arange(0, COLUMNS, gl.SliceLayout(0, dq.type.layout))
-    offsets = (bh_q * seq_len + rows)[:, None] * HEAD_DIM + columns[None, :]
-    mask = (rows[:, None] < seq_len) & (columns[None, :] < HEAD_DIM)
-    gl.atomic_add(dq_ptr + offsets, dq * sm_scale, mask=mask, sem="relaxed")
-
-
-@gluon.jit
-def _backward_step(
-    state,
-    index,
-    bh_q,
-    off_m,
-    key_rows,
-    dk,
-    dv,
-    consumer: gl.constexpr,
-    MASKED: gl.constexpr,
-    P_IN_SMEM: gl.constexpr,
-):
-    """One Q block (ring index ``index``) for this consumer's keys: dK and dV accumulate, its
-    share of dQ goes to the accumulator. The stage is released once every product that reads
-    Q or dO has completed."""
-    (q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles, p_tiles) = state[0:6]
-    (ready, empty) = state[9:11]
-    NUM_STAGES: gl.constexpr = q_tiles.shape[0]
-    BLOCK_M: gl.constexpr = q_tiles.shape[1]
-    HEAD_DIM: gl.constexpr = q_tiles.shape[2]
-    SUB_N: gl.constexpr = k_tiles.shape[1]
-    dtype: gl.constexpr = q_tiles.dtype
-    num_warps: gl.constexpr = gl.num_warps()
-    st_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_M, 16]
-    )
-    acc_layout: gl.constexpr = dk.type.layout
-    operand_layout: gl.constexpr = gl.DotOperandLayout(
-        operand_index=0, parent=acc_layout, k_width=2
-    )
-    stage = index % NUM_STAGES
-    q = q_tiles.index(stage)
-    do = do_tiles.index(stage)
-    k = k_tiles.index(consumer)
-    ds_smem = ds_tiles.index(consumer)
-    mbarrier.wait(ready.index(stage), (index // NUM_STAGES) & 1)
-    zeros = gl.zeros([SUB_N, BLOCK_M], gl.float32, st_layout)
-    s_tok = warpgroup_mma(k, q.permute((1, 0)), zeros, use_acc=False, is_async=True)
-    dp_tok = warpgroup_mma(
-        v_tiles.index(consumer), do.permute((1, 0)), zeros, use_acc=False, is_async=True
-    )
-    # The rows' statistics load from global memory while the tensor cores work.
-    queries = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(0, st_layout))
-    lse2, delta = _row_statistics(state, bh_q, queries)
-    s = warpgroup_mma_wait(1, deps=[s_tok])
-    dp = warpgroup_mma_wait(0, deps=[dp_tok])
-    p, ds = _scores_to_gradients(s, dp, lse2, delta, queries, key_rows, state[15], MASKED)
-    if P_IN_SMEM:
-        # P^T and dS^T take one buffer in turn: dV has read P^T before dS^T is written.
-        p_smem = p_tiles.index(consumer)
-        p_smem.store(p.to(dtype))
-        fence_async_shared()
-        dv = warpgroup_mma(p_smem, do, dv, is_async=True)
-        ds16 = ds.to(dtype)
-        dv = warpgroup_mma_wait(0, deps=[dv])
-    else:
-        p16 = gl.convert_layout(p.to(dtype), operand_layout)
-        dv = warpgroup_mma(p16, do, dv, is_async=True)
-        ds16 = ds.to(dtype)
-    ds_smem.store(ds16)
-    fence_async_shared()
-    # dS^T from SMEM for dK too: registers are what the consumer lacks (dK and dV take 128 a
-    # thread at HEAD_DIM 128).
-    dk = warpgroup_mma(ds_smem, q, dk, is_async=True)
-    # dQ = dS K in chunks of DQ_COLUMNS columns: one chunk's accumulator is live at a time.
-    DQ_COLUMNS: gl.constexpr = 64
-    dq_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, DQ_COLUMNS, 16]
-    )
-    dq_zeros = gl.zeros([BLOCK_M, DQ_COLUMNS], gl.float32, dq_layout)
-    for chunk in gl.static_range(HEAD_DIM // DQ_COLUMNS):
-        dq = warpgroup_mma(
-            ds_smem.permute((1, 0)),
-            k.slice(chunk * DQ_COLUMNS, DQ_COLUMNS, dim=1),
-            dq_zeros,
-            use_acc=False,
-            is_async=True,
-        )
-        if chunk == 0:
-            dv, dk, dq = warpgroup_mma_wait(0, deps=[dv, dk, dq])
-            # dV and dK, the last readers of Q and dO, have completed.
-            mbarrier.arrive(empty.index(stage))
-        else:
-            dq = warpgroup_mma_wait(0, deps=[dq])
-        _add_dq(state, dq, bh_q, off_m, chunk * DQ_COLUMNS)
-    return dk, dv
-
-
-@gluon.jit
 def _store_dk_dv(state, dk, dv, bh_kv, rows, consumer: gl.constexpr):
     """The epilogue: sm_scale * dK and dV in the inputs' dtype through SMEM (with aliasing,
     the bytes of this consumer's K and V buffers, which its last products have read) and TMA
@@ -286,11 +151,23 @@ def _store_dk_dv(state, dk, dv, bh_kv, rows, consumer: gl.constexpr):
 
 
 @gluon.jit
+def _step(state, index, bh_q, off_m, rows, key_rows, dk, dv, consumer, MASKED, SCHEDULE):
+    """One Q block in the shape SCHEDULE names (attention_backward_step.py): S^T or S."""
+    if SCHEDULE[2]:
+        dk, dv = step_by_queries(state, index, bh_q, off_m, rows, dk, dv, consumer, MASKED)
+    else:
+        dk, dv = step_by_keys(
+            state, index, bh_q, off_m, key_rows, dk, dv, consumer, MASKED, SCHEDULE[1]
+        )
+    return dk, dv
+
+
+@gluon.jit
 def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
     """Keys [consumer * SUB_N, (consumer + 1) * SUB_N) of the CTA's block, one warpgroup:
-    every Q block of every query head of the group, masked ones (on the diagonal) first."""
+    every Q block of every query head of the group, masked ones (on the diagonal) first.
+    SCHEDULE: (CAUSAL, P_IN_SMEM, SCORES_BY_QUERY)."""
     CAUSAL: gl.constexpr = SCHEDULE[0]
-    P_IN_SMEM: gl.constexpr = SCHEDULE[1]
     (q_tiles, k_tiles) = state[0], state[2]
     kv_ready = state[8]
     (seq_len, group) = state[16:18]
@@ -317,13 +194,13 @@ def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
     for g in range(group):
         bh_q = bh_kv * group + g
         for m in range(first, masked_end):
-            dk, dv = _backward_step(
-                state, index, bh_q, m * BLOCK_M, key_rows, dk, dv, consumer, True, P_IN_SMEM
+            dk, dv = _step(
+                state, index, bh_q, m * BLOCK_M, rows, key_rows, dk, dv, consumer, True, SCHEDULE
             )
             index += 1
         for m in range(gl.maximum(first, masked_end), n_m):
-            dk, dv = _backward_step(
-                state, index, bh_q, m * BLOCK_M, key_rows, dk, dv, consumer, False, P_IN_SMEM
+            dk, dv = _step(
+                state, index, bh_q, m * BLOCK_M, rows, key_rows, dk, dv, consumer, False, SCHEDULE
             )
             index += 1
     _store_dk_dv(state, dk, dv, bh_kv, rows, consumer)
@@ -339,11 +216,12 @@ def _smem_tiles(
     CONSUMERS: gl.constexpr,
     P_IN_SMEM: gl.constexpr,
     ALIAS: gl.constexpr,
+    SCORES_BY_QUERY: gl.constexpr,
 ):
-    """The kernel's SMEM, one spec: (q, dO, K, V, dS^T, P^T, dK, dV tiles). With ALIAS,
-    consumer c's dK and dV staging tiles take its K and V buffers' bytes and, with P_IN_SMEM,
-    P^T and dS^T share a buffer; without, every tile has bytes of its own. P^T is dS^T's
-    buffer (unused) without P_IN_SMEM."""
+    """The kernel's SMEM, one spec: (q, dO, K, V, dS^T, P^T, dK, dV tiles; dS and P, queries
+    by rows, with SCORES_BY_QUERY). With ALIAS, consumer c's dK and dV staging tiles take its
+    K and V buffers' bytes and, with P_IN_SMEM, P^T and dS^T share a buffer; without, every
+    tile has bytes of its own. P^T is dS^T's buffer (unused) without P_IN_SMEM."""
     layout: gl.constexpr = gl.NVMMASharedLayout(
         swizzle_byte_width=128, element_bitwidth=dtype.primitive_bitwidth, rank=2
     )
@@ -354,13 +232,17 @@ def _smem_tiles(
     v_tiles = tlx.local_alloc((SUB_N, HEAD_DIM), dtype, CONSUMERS, reuse=smem, layout=layout)
     dk_tiles = tlx.local_alloc((SUB_N, HEAD_DIM), dtype, CONSUMERS, reuse=smem, layout=layout)
     dv_tiles = tlx.local_alloc((SUB_N, HEAD_DIM), dtype, CONSUMERS, reuse=smem, layout=layout)
-    ds_tiles = tlx.local_alloc((SUB_N, BLOCK_M), dtype, CONSUMERS, reuse=smem, layout=layout)
+    if SCORES_BY_QUERY:
+        SCORES: gl.constexpr = (BLOCK_M, SUB_N)
+    else:
+        SCORES: gl.constexpr = (SUB_N, BLOCK_M)
+    ds_tiles = tlx.local_alloc(SCORES, dtype, CONSUMERS, reuse=smem, layout=layout)
     if ALIAS:
         over: gl.constexpr = tlx.reuse_group_type.shared
     else:
         over: gl.constexpr = tlx.reuse_group_type.distinct
     if P_IN_SMEM:
-        p_tiles = tlx.local_alloc((SUB_N, BLOCK_M), dtype, CONSUMERS, reuse=smem, layout=layout)
+        p_tiles = tlx.local_alloc(SCORES, dtype, CONSUMERS, reuse=smem, layout=layout)
         scores = tlx.reuse_group(ds_tiles, p_tiles, group_type=over, group_size=CONSUMERS)
     else:
         p_tiles = ds_tiles
@@ -405,6 +287,7 @@ def attention_bwd_kernel(
     CONSUMERS: gl.constexpr,
     P_IN_SMEM: gl.constexpr,
     ALIAS: gl.constexpr,
+    SCORES_BY_QUERY: gl.constexpr,
     CONSUMER_REGISTERS: gl.constexpr,
 ):
     """Grid (key blocks, batch * KV heads): dK and dV of BLOCK_N keys of a KV head, summed
@@ -414,7 +297,15 @@ def attention_bwd_kernel(
     grid's second axis) is for the tuner's key."""
     SUB_N: gl.constexpr = BLOCK_N // CONSUMERS
     tiles = _smem_tiles(
-        desc_q.dtype, BLOCK_M, SUB_N, HEAD_DIM, NUM_STAGES, CONSUMERS, P_IN_SMEM, ALIAS
+        desc_q.dtype,
+        BLOCK_M,
+        SUB_N,
+        HEAD_DIM,
+        NUM_STAGES,
+        CONSUMERS,
+        P_IN_SMEM,
+        ALIAS,
+        SCORES_BY_QUERY,
     )
     bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
     kv_ready = gl.allocate_shared_memory(gl.int64, [1, 1], bar_layout)
@@ -448,7 +339,7 @@ def attention_bwd_kernel(
         desc_dk,
         desc_dv,
     )
-    SCHEDULE: gl.constexpr = (CAUSAL, P_IN_SMEM)
+    SCHEDULE: gl.constexpr = (CAUSAL, P_IN_SMEM, SCORES_BY_QUERY)
     if CONSUMERS == 2:
         gl.warp_specialize(
             [
@@ -503,7 +394,9 @@ class Config(KernelConfig):
     among ``consumers`` warpgroups (1 or 2), Q blocks of BLOCK_M rows streaming through
     ``num_stages`` Q/dO stages; ``p_in_smem``: P^T goes through SMEM for dV (sharing dS^T's
     buffer with ``alias``) rather than from registers; ``alias``: the dK/dV staging tiles
-    over K and V (and P^T with dS^T), else every tile in bytes of its own."""
+    over K and V (and P^T with dS^T), else every tile in bytes of its own;
+    ``scores_by_query`` (with ``p_in_smem``): S and dP with queries as rows rather than keys
+    (attention_backward_step.py: fewer registers a consumer thread)."""
 
     ARGUMENTS = {
         "block_m": "BLOCK_M",
@@ -512,6 +405,7 @@ class Config(KernelConfig):
         "alias": "ALIAS",
         "consumers": "CONSUMERS",
         "p_in_smem": "P_IN_SMEM",
+        "scores_by_query": "SCORES_BY_QUERY",
     }
 
     block_m: int
@@ -520,6 +414,7 @@ class Config(KernelConfig):
     alias: bool = True
     consumers: int = 2
     p_in_smem: bool = False
+    scores_by_query: bool = False
 
     def __post_init__(self):
         if self.consumers not in (1, 2):
@@ -528,6 +423,11 @@ class Config(KernelConfig):
             raise ValueError(
                 f"each consumer warpgroup owns 64 keys: block_n must be {64 * self.consumers} "
                 f"with {self.consumers} consumers, got {self.block_n}"
+            )
+        if self.scores_by_query and not self.p_in_smem:
+            raise ValueError(
+                "scores_by_query writes P to SMEM, where dV = P^T dO reads its transpose: it "
+                "needs p_in_smem=True"
             )
 
     def kernel_arguments(self):
@@ -538,10 +438,11 @@ class Config(KernelConfig):
 
     def __repr__(self):
         p_in_smem = " p_in_smem" if self.p_in_smem else ""
+        by_query = " scores_by_query" if self.scores_by_query else ""
         consumers = "" if self.consumers == 2 else f" consumers={self.consumers}"
         return (
             f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} stages={self.num_stages} "
-            f"alias={self.alias}{consumers}{p_in_smem}"
+            f"alias={self.alias}{consumers}{p_in_smem}{by_query}"
         )
 
 
@@ -611,6 +512,17 @@ def autotune_space(head_dim):
     if head_dim == 64:
         configs += [Config(128, 128, stages) for stages in (2, 3)]
     configs.append(Config(64, 64, 4, consumers=1))
+    # S and dP with queries as rows (attention_backward_step.py): no column vectors of LSE,
+    # delta and query numbers a thread, dS from registers for dQ; spills at HEAD_DIM 128 (ptxas
+    # on sm_90a, the 4-stage aliased kernel): 552 bytes a thread where S^T's spills 1424.
+    by_query = dict(p_in_smem=True, scores_by_query=True)
+    configs += [
+        Config(64, 128, stages, alias, **by_query) for stages in (2, 4) for alias in (True, False)
+    ]
+    if head_dim == 64:
+        # The ring as deep as fits beside K, V and the aliased P/dS (176 KiB), and 128-row Q
+        # blocks.
+        configs += [Config(64, 128, 8, **by_query), Config(128, 128, 3, **by_query)]
     return configs
 
 

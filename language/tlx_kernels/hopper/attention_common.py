@@ -126,12 +126,13 @@ def descriptor_signature(dtype, q_rows, kv_rows, head_dim):
 
 
 def descriptors(q, k, v, q_rows, kv_rows):
-    """(o, desc_q, desc_k, desc_v, desc_o) for (batch, heads, seq_len, head_dim) tensors: o is
-    the output, [batch * heads, seq_len, head_dim] like the views the descriptors address."""
+    """(o, desc_q, desc_k, desc_v, desc_o) for (batch, heads, seq_len, head_dim) tensors (k and
+    v may have fewer heads than q): o is the output, [batch * heads, seq_len, head_dim] like
+    the views the descriptors address."""
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
-    batch, heads, seq_len, head_dim = q.shape
-    q3, k3, v3 = (t.contiguous().view(batch * heads, seq_len, head_dim) for t in (q, k, v))
+    seq_len, head_dim = q.shape[2:]
+    q3, k3, v3 = (t.contiguous().view(-1, seq_len, head_dim) for t in (q, k, v))
     o = q3.new_empty(q3.shape)
     layout = tile_layout(q.element_size() * 8)
     return (

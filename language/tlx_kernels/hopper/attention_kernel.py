@@ -478,7 +478,7 @@ def _consumer_partition(state, consumer: gl.constexpr, schedule):
 
 
 @gluon.jit
-def _load_partition(state, desc_q, desc_k, desc_v, schedule):
+def _load_partition(state, desc_q, desc_k, desc_v, schedule, kv_group):
     """The loader warp: for every tile of this CTA, in the consumers' order, its Q tiles once
     their buffers are free (q_empty) and its K/V blocks into the ring (load_kv_blocks).
 
@@ -486,7 +486,8 @@ def _load_partition(state, desc_q, desc_k, desc_v, schedule):
     same bytes) has been stored: the first NUM_STAGES - 1 K/V blocks go first, into the stages
     the consumers free as they finish the last tile, so that only Q's copy stands between two
     tiles. With two, or with Q read into registers, Q goes first: its buffer was freed a tile
-    ago."""
+    ago. With ``kv_group`` (grouped-query heads; None otherwise), K and V are those of head
+    off_bh // kv_group of the K/V descriptors."""
     CONSUMERS: gl.constexpr = schedule.CONSUMERS
     Q_BUFFERS: gl.constexpr = schedule.Q_BUFFERS
     CAUSAL: gl.constexpr = schedule.CAUSAL
@@ -513,7 +514,11 @@ def _load_partition(state, desc_q, desc_k, desc_v, schedule):
             off_m = (first_row_block + tile * step) * BLOCK_M
             _, n_blocks = key_blocks(seq_len, off_m, BLOCK_M, BLOCK_N, CAUSAL)
             n_early = gl.minimum(n_blocks, KV_BEFORE_Q)
-            kv = (desc_k, desc_v, k_tiles, v_tiles, k_ready, v_ready, kv_empty, off_bh)
+            if kv_group is None:
+                kv_bh = off_bh
+            else:
+                kv_bh = off_bh // kv_group
+            kv = (desc_k, desc_v, k_tiles, v_tiles, k_ready, v_ready, kv_empty, kv_bh)
             load_kv_blocks(*kv, 0, n_early, kv_count)
             first_q = (tile_count % Q_BUFFERS) * CONSUMERS
             for c in gl.static_range(CONSUMERS):
@@ -548,7 +553,9 @@ def _barriers(CONSUMERS: gl.constexpr, Q_BUFFERS: gl.constexpr, NUM_STAGES: gl.c
 
 
 @gluon.jit
-def _run_partitions(state, schedule, desc_q, desc_k, desc_v, CONSUMER_REGISTERS: gl.constexpr):
+def _run_partitions(
+    state, schedule, desc_q, desc_k, desc_v, kv_group, CONSUMER_REGISTERS: gl.constexpr
+):
     """The kernel's partitions: the first consumer is the default partition (the kernel's 4
     warps), the others and the loader warp are workers. Registers: the loader warp needs few
     and the consumers share the rest of the CTA's (Config.registers)."""
@@ -558,7 +565,7 @@ def _run_partitions(state, schedule, desc_q, desc_k, desc_v, CONSUMER_REGISTERS:
                 (_consumer_partition, (state, 0, schedule)),
                 (_consumer_partition, (state, 1, schedule)),
                 (_consumer_partition, (state, 2, schedule)),
-                (_load_partition, (state, desc_q, desc_k, desc_v, schedule)),
+                (_load_partition, (state, desc_q, desc_k, desc_v, schedule, kv_group)),
             ],
             [4, 4, 1],
             [CONSUMER_REGISTERS, CONSUMER_REGISTERS, LOADER_REGISTERS],
@@ -568,7 +575,7 @@ def _run_partitions(state, schedule, desc_q, desc_k, desc_v, CONSUMER_REGISTERS:
             [
                 (_consumer_partition, (state, 0, schedule)),
                 (_consumer_partition, (state, 1, schedule)),
-                (_load_partition, (state, desc_q, desc_k, desc_v, schedule)),
+                (_load_partition, (state, desc_q, desc_k, desc_v, schedule, kv_group)),
             ],
             [4, 1],
             [CONSUMER_REGISTERS, LOADER_REGISTERS],
@@ -577,7 +584,7 @@ def _run_partitions(state, schedule, desc_q, desc_k, desc_v, CONSUMER_REGISTERS:
 
 # The shapes vary from call to call and the TMA clips at the edges: specializing on their
 # divisibility would buy nothing and compile every configuration again for each new one.
-@tlx.jit(do_not_specialize=["seq_len", "batch_heads"])
+@tlx.jit(do_not_specialize=["seq_len", "batch_heads", "kv_group"])
 def attention_fwd_kernel(
     desc_q,
     desc_k,
@@ -602,6 +609,7 @@ def attention_fwd_kernel(
     CTAS_PER_SM: gl.constexpr,
     CONSUMER_REGISTERS: gl.constexpr,
     lse_ptr=None,
+    kv_group=None,
 ):
     """A persistent kernel: each CTA computes the work units (_work_units) program_id,
     program_id + num_programs, ... of the batch_heads x seq_len rows of Q. CTAS_PER_SM CTAs
@@ -609,7 +617,9 @@ def attention_fwd_kernel(
     takes of the CTA's share of the SM's registers (``Config.registers``). Given ``lse_ptr``
     (fp32, batch_heads x seq_len), each row's log-sum-exp of its scaled scores goes there, for
     the backward pass (tlx_kernels/hopper/attention_backward.py); without (None, a constexpr),
-    the kernel is the one it was."""
+    the kernel is the one it was. Given ``kv_group``, the query heads a K/V head serves
+    (grouped-query attention), desc_k and desc_v address batch_heads / kv_group heads; without
+    (None), as many as desc_q, and the kernel is the one it was."""
     SUB_M: gl.constexpr = BLOCK_M // CONSUMERS
     dtype: gl.constexpr = desc_q.dtype
     tile_layout: gl.constexpr = gl.NVMMASharedLayout(
@@ -721,4 +731,4 @@ def attention_fwd_kernel(
         ALIAS_O,
         SAVE_LSE,
     )
-    _run_partitions(state, schedule, desc_q, desc_k, desc_v, CONSUMER_REGISTERS)
+    _run_partitions(state, schedule, desc_q, desc_k, desc_v, kv_group, CONSUMER_REGISTERS)

@@ -1,0 +1,244 @@
+"""The per-Q-block steps of the Hopper attention backward's consumers
+(tlx_kernels/hopper/attention_backward.py has the kernel and its design), in two shapes:
+
+* ``step_by_keys``: S^T = K Q^T and dP^T = V dO^T, keys as rows. P^T and dS^T, the A
+  operands of dV = P^T dO and dK = dS^T Q, come out of the tensor cores in registers, so P^T
+  needs no SMEM; but each query's LSE and delta run along the columns, so that a thread holds
+  a quarter of the Q block's (16 of each at BLOCK_M 64, and 16 query numbers).
+* ``step_by_queries``: S = Q K^T and dP = dO V^T, queries as rows, the statistics one a row (2
+  of each a thread). P and dS go through SMEM, where dV and dK read their transposes; dS is
+  the A operand of dQ = dS K straight from registers. At HEAD_DIM 128, where dK and dV hold
+  128 registers a thread, this is what keeps a consumer within its 240 (ptxas: no spills,
+  where ``step_by_keys`` spills over a KiB a thread).
+
+dQ is added to an fp32 accumulator in global memory with atomics (``_add_dq``), 64 columns at
+a time: one chunk's accumulator is live at once.
+"""
+
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
+
+LOG2E = gl.constexpr(1.4426950408889634)
+# dQ = dS K is computed DQ_COLUMNS columns at a time.
+DQ_COLUMNS = gl.constexpr(64)
+
+
+@gluon.jit
+def _row_statistics(state, bh_q, queries):
+    """(LSE in base 2, delta) of the rows ``queries`` of query head ``bh_q``: +inf and 0 for
+    rows past the sequence's end, so that their P is 0."""
+    (lse_ptr, delta_ptr) = state[11:13]
+    seq_len = state[16]
+    in_sequence = queries < seq_len
+    row_start = bh_q * seq_len
+    lse = gl.load(lse_ptr + row_start + queries, mask=in_sequence, other=float("inf"))
+    delta = gl.load(delta_ptr + row_start + queries, mask=in_sequence, other=0.0)
+    return lse * LOG2E, delta
+
+
+@gluon.jit
+def _scores_to_gradients(s, dp, lse2, delta, queries, key_rows, qk_scale, MASKED: gl.constexpr):
+    """(P^T, dS^T) of a Q block from S^T and dP^T (fp32, keys by rows, queries by columns):
+    P^T = exp(S^T * sm_scale - LSE), zero above the diagonal when MASKED (a query before a
+    key), and dS^T = P^T * (dP^T - delta)."""
+    if MASKED:
+        s = gl.where(queries[None, :] >= key_rows[:, None], s, float("-inf"))
+    p = gl.exp2(s * qk_scale - lse2[None, :])
+    ds = p * (dp - delta[None, :])
+    return p, ds
+
+
+@gluon.jit
+def _add_dq(state, dq, bh_q, off_m, first_column):
+    """Adds sm_scale * ``dq``, this consumer's share of columns ``first_column`` on of the dQ
+    of a Q block, to the fp32 dQ accumulator (rows past the sequence's end left out)."""
+    dq_ptr = state[13]
+    sm_scale = state[14]
+    seq_len = state[16]
+    HEAD_DIM: gl.constexpr = state[0].shape[2]
+    BLOCK_M: gl.constexpr = dq.shape[0]
+    COLUMNS: gl.constexpr = dq.shape[1]
+    rows = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(1, dq.type.layout))
+    columns = first_column + gl.arange(0, COLUMNS, gl.SliceLayout(0, dq.type.layout))
+    offsets = (bh_q * seq_len + rows)[:, None] * HEAD_DIM + columns[None, :]
+    mask = (rows[:, None] < seq_len) & (columns[None, :] < HEAD_DIM)
+    gl.atomic_add(dq_ptr + offsets, dq * sm_scale, mask=mask, sem="relaxed")
+
+
+@gluon.jit
+def step_by_keys(
+    state,
+    index,
+    bh_q,
+    off_m,
+    key_rows,
+    dk,
+    dv,
+    consumer: gl.constexpr,
+    MASKED: gl.constexpr,
+    P_IN_SMEM: gl.constexpr,
+):
+    """One Q block (ring index ``index``) for this consumer's keys, with keys as the rows of
+    S^T and dP^T: dK and dV accumulate, its share of dQ goes to the accumulator. The stage is
+    released once every product that reads Q or dO has completed."""
+    (q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles, p_tiles) = state[0:6]
+    (ready, empty) = state[9:11]
+    NUM_STAGES: gl.constexpr = q_tiles.shape[0]
+    BLOCK_M: gl.constexpr = q_tiles.shape[1]
+    HEAD_DIM: gl.constexpr = q_tiles.shape[2]
+    SUB_N: gl.constexpr = k_tiles.shape[1]
+    dtype: gl.constexpr = q_tiles.dtype
+    num_warps: gl.constexpr = gl.num_warps()
+    st_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_M, 16]
+    )
+    acc_layout: gl.constexpr = dk.type.layout
+    operand_layout: gl.constexpr = gl.DotOperandLayout(
+        operand_index=0, parent=acc_layout, k_width=2
+    )
+    stage = index % NUM_STAGES
+    q = q_tiles.index(stage)
+    do = do_tiles.index(stage)
+    k = k_tiles.index(consumer)
+    ds_smem = ds_tiles.index(consumer)
+    mbarrier.wait(ready.index(stage), (index // NUM_STAGES) & 1)
+    zeros = gl.zeros([SUB_N, BLOCK_M], gl.float32, st_layout)
+    s_tok = warpgroup_mma(k, q.permute((1, 0)), zeros, use_acc=False, is_async=True)
+    dp_tok = warpgroup_mma(
+        v_tiles.index(consumer), do.permute((1, 0)), zeros, use_acc=False, is_async=True
+    )
+    # The rows' statistics load from global memory while the tensor cores work.
+    queries = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(0, st_layout))
+    lse2, delta = _row_statistics(state, bh_q, queries)
+    s = warpgroup_mma_wait(1, deps=[s_tok])
+    dp = warpgroup_mma_wait(0, deps=[dp_tok])
+    p, ds = _scores_to_gradients(s, dp, lse2, delta, queries, key_rows, state[15], MASKED)
+    if P_IN_SMEM:
+        # P^T and dS^T take one buffer in turn: dV has read P^T before dS^T is written.
+        p_smem = p_tiles.index(consumer)
+        p_smem.store(p.to(dtype))
+        fence_async_shared()
+        dv = warpgroup_mma(p_smem, do, dv, is_async=True)
+        ds16 = ds.to(dtype)
+        dv = warpgroup_mma_wait(0, deps=[dv])
+    else:
+        p16 = gl.convert_layout(p.to(dtype), operand_layout)
+        dv = warpgroup_mma(p16, do, dv, is_async=True)
+        ds16 = ds.to(dtype)
+    ds_smem.store(ds16)
+    fence_async_shared()
+    # dS^T from SMEM for dK too: registers are what the consumer lacks (dK and dV take 128 a
+    # thread at HEAD_DIM 128).
+    dk = warpgroup_mma(ds_smem, q, dk, is_async=True)
+    # dQ = dS K in chunks of DQ_COLUMNS columns: one chunk's accumulator is live at a time.
+    dq_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, DQ_COLUMNS, 16]
+    )
+    dq_zeros = gl.zeros([BLOCK_M, DQ_COLUMNS], gl.float32, dq_layout)
+    for chunk in gl.static_range(HEAD_DIM // DQ_COLUMNS):
+        dq = warpgroup_mma(
+            ds_smem.permute((1, 0)),
+            k.slice(chunk * DQ_COLUMNS, DQ_COLUMNS, dim=1),
+            dq_zeros,
+            use_acc=False,
+            is_async=True,
+        )
+        if chunk == 0:
+            dv, dk, dq = warpgroup_mma_wait(0, deps=[dv, dk, dq])
+            # dV and dK, the last readers of Q and dO, have completed.
+            mbarrier.arrive(empty.index(stage))
+        else:
+            dq = warpgroup_mma_wait(0, deps=[dq])
+        _add_dq(state, dq, bh_q, off_m, chunk * DQ_COLUMNS)
+    return dk, dv
+
+
+@gluon.jit
+def _gradients_by_query(s, dp, lse2, delta, queries, keys, qk_scale, MASKED: gl.constexpr):
+    """(P, dS) of a Q block from S and dP (fp32, queries by rows, keys by columns): P =
+    exp(S * sm_scale - LSE), zero right of the diagonal when MASKED (a key after the query),
+    and dS = P * (dP - delta)."""
+    if MASKED:
+        s = gl.where(queries[:, None] >= keys[None, :], s, float("-inf"))
+    p = gl.exp2(s * qk_scale - lse2[:, None])
+    ds = p * (dp - delta[:, None])
+    return p, ds
+
+
+@gluon.jit
+def step_by_queries(
+    state, index, bh_q, off_m, first_key, dk, dv, consumer: gl.constexpr, MASKED: gl.constexpr
+):
+    """``step_by_keys`` with queries as the rows of S and dP: P and dS go through SMEM (one
+    buffer with aliasing: dV has read P before dS is written there), dV = P^T dO and dK =
+    dS^T Q read their transposes there, and dQ = dS K takes dS from registers. ``first_key``
+    is this consumer's first key."""
+    (q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles, p_tiles) = state[0:6]
+    (ready, empty) = state[9:11]
+    NUM_STAGES: gl.constexpr = q_tiles.shape[0]
+    BLOCK_M: gl.constexpr = q_tiles.shape[1]
+    HEAD_DIM: gl.constexpr = q_tiles.shape[2]
+    SUB_N: gl.constexpr = k_tiles.shape[1]
+    dtype: gl.constexpr = q_tiles.dtype
+    num_warps: gl.constexpr = gl.num_warps()
+    s_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, SUB_N, 16]
+    )
+    dq_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, DQ_COLUMNS, 16]
+    )
+    stage = index % NUM_STAGES
+    q = q_tiles.index(stage)
+    do = do_tiles.index(stage)
+    own = consumer + (index >> 31)
+    k = k_tiles.index(own)
+    p_smem = p_tiles.index(own)
+    ds_smem = ds_tiles.index(own)
+    mbarrier.wait(ready.index(stage), (index // NUM_STAGES) & 1)
+    zeros = gl.zeros([BLOCK_M, SUB_N], gl.float32, s_layout)
+    s_tok = warpgroup_mma(q, k.permute((1, 0)), zeros, use_acc=False, is_async=True)
+    dp_tok = warpgroup_mma(
+        do, v_tiles.index(own).permute((1, 0)), zeros, use_acc=False, is_async=True
+    )
+    # The rows' statistics load from global memory while the tensor cores work.
+    queries = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(1, s_layout))
+    keys = first_key + (index >> 31) + gl.arange(0, SUB_N, gl.SliceLayout(0, s_layout))
+    lse2, delta = _row_statistics(state, bh_q, queries)
+    s = warpgroup_mma_wait(1, deps=[s_tok])
+    dp = warpgroup_mma_wait(0, deps=[dp_tok])
+    p, ds = _gradients_by_query(s, dp, lse2, delta, queries, keys, state[15], MASKED)
+    p_smem.store(p.to(dtype))
+    fence_async_shared()
+    dv = warpgroup_mma(p_smem.permute((1, 0)), do, dv, is_async=True)
+    ds16 = ds.to(dtype)
+    # With aliasing P and dS take one buffer: dV has read P before dS is written.
+    dv = warpgroup_mma_wait(0, deps=[dv])
+    ds_smem.store(ds16)
+    fence_async_shared()
+    dk = warpgroup_mma(ds_smem.permute((1, 0)), q, dk, is_async=True)
+    ds_operand = gl.convert_layout(
+        ds16, gl.DotOperandLayout(operand_index=0, parent=dq_layout, k_width=2)
+    )
+    dq_zeros = gl.zeros([BLOCK_M, DQ_COLUMNS], gl.float32, dq_layout)
+    for chunk in gl.static_range(HEAD_DIM // DQ_COLUMNS):
+        dq = warpgroup_mma(
+            ds_operand,
+            k.slice(chunk * DQ_COLUMNS, DQ_COLUMNS, dim=1),
+            dq_zeros,
+            use_acc=False,
+            is_async=True,
+        )
+        if chunk == 0:
+            dv, dk, dq = warpgroup_mma_wait(0, deps=[dv, dk, dq])
+            # dV and dK, the last readers of Q and dO, have completed.
+            mbarrier.arrive(empty.index(stage))
+        else:
+            dq = warpgroup_mma_wait(0, deps=[dq])
+        _add_dq(state, dq, bh_q, off_m, chunk * DQ_COLUMNS)
+    return dk, dv
