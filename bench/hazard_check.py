@@ -39,6 +39,9 @@ corpus = _hazards_module("corpus")
 kernels = _hazards_module("kernels")
 barrier_reinit = _hazards_module("barrier_reinit")
 chunked_writes = _hazards_module("chunked_writes")
+partition_order = _hazards_module("partition_order")
+parity_and_count = _hazards_module("parity_and_count")
+tcgen05_shape = _hazards_module("tcgen05_shape")
 
 TUTORIAL_KERNELS = corpus.TUTORIAL_KERNELS
 
@@ -85,6 +88,9 @@ def rows():
         *kernels.seeds(),
         *chunked_writes.seeds(),
         *barrier_reinit.seeds(),
+        *partition_order.seeds(),
+        *parity_and_count.seeds(),
+        *tcgen05_shape.seeds(),
     ):
         yield (
             f"seed: {name}",

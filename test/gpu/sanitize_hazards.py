@@ -2,15 +2,18 @@
 ``compute-sanitizer --tool racecheck`` and ``--tool synccheck``, next to ``tlx check``.
 
     PYTHONPATH=language python test/gpu/sanitize_hazards.py [--tools racecheck,synccheck] \\
-        [--only NAME] [--sanitizer PATH] [--timeout 300]
+        [--only NAME] [--classes] [--jobs 8] [--sanitizer PATH] [--timeout 300]
 
 For every case (a tutorial kernel at a tiny shape, or a seeded race of test/hazards: a
-tutorial whose TTGIR loses one ordering as Triton compiles it, or a small kernel of
-test/hazards/kernels.py without its wait) the script runs the case once per tool in a child
-process under compute-sanitizer, reads the tool's summary, checks the kernel's result against
-torch, and prints one table: what ``tlx check`` (on the CPU) and each tool find. Needs a Hopper
-GPU and compute-sanitizer (PATH, $CUDA_HOME/bin, /usr/local/cuda*/bin or --sanitizer); without
-them it says so and exits with 0. It is a script, not a test: pytest does not collect it.
+tutorial whose TTGIR loses one ordering as Triton compiles it, a small kernel of
+test/hazards/kernels.py without its wait, or a racy kernel of issue 47's classes and its
+twin, which ``--classes`` runs alone) the script runs the case once per tool in a child
+process under compute-sanitizer (``--jobs`` children at once), reads the tool's summary,
+checks the kernel's result (a tutorial's against torch, a small kernel's against its twin's
+on the same inputs), and prints one table: what ``tlx check`` (on the CPU) and each tool
+find. Needs a Hopper GPU and compute-sanitizer (PATH, $CUDA_HOME/bin, /usr/local/cuda*/bin
+or --sanitizer); without them it says so and exits with 0. It is a script, not a test:
+pytest does not collect it.
 
 ``--run NAME`` (what the children run) launches one case without the sanitizer.
 """
@@ -18,6 +21,7 @@ them it says so and exits with 0. It is a script, not a test: pytest does not co
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import glob
 import importlib.util
 import os
@@ -65,8 +69,59 @@ def _cases():
             cases[f"seed: {seed.name}"] = {"kernel": seed.kernel, "seed": seed}
     for name, source_of, target, _ in kernels.seeds():
         if target.arch == 90:
-            cases[f"seed: {name}"] = {"small": source_of, "target": target}
+            cases[f"seed: {name}"] = {"small": source_of, "target": target, "racy": True}
+    # The corpus of issue 47's classes, each racy kernel and its twin (Hopper ones: the
+    # tcgen05 and TMEM kernels need a Blackwell GPU).
+    for module in CLASS_MODULES:
+        for name, source_of, target, _ in _hazards_module(module).seeds():
+            if target.arch == 90:
+                for racy in (True, False):
+                    label = f"{module} {'race' if racy else 'twin'}: {name}"
+                    cases[label] = {"small": source_of, "target": target, "racy": racy}
     return cases
+
+
+# test/hazards' modules of issue 47's classes of races (--classes runs them alone).
+CLASS_MODULES = ("chunked_writes", "barrier_reinit", "partition_order", "parity_and_count")
+
+
+def _small_arguments(source, torch):
+    """Arguments of a small corpus kernel, from its signature: a TMA descriptor over four
+    random tiles, random operands, a zeroed output."""
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    kernels = _hazards_module("kernels")
+    tile = kernels.TILE
+    dtypes = {"*fp16": torch.float16, "*fp32": torch.float32}
+    arguments = {}
+    for name, kind in source.signature.items():
+        if kind == "constexpr":
+            arguments[name] = source.constexprs[name]
+        elif kind.startswith("tensordesc"):
+            rows = torch.randn(4 * tile, tile, device="cuda", dtype=torch.float16)
+            arguments[name] = TensorDescriptor.from_tensor(
+                rows, [tile, tile], kernels.TILE_LAYOUT.value
+            )
+        elif name == "out_ptr":
+            arguments[name] = torch.zeros(4 * 128 * tile, device="cuda", dtype=dtypes[kind])
+        else:
+            arguments[name] = torch.randn(128 * tile, device="cuda", dtype=dtypes[kind])
+    return arguments
+
+
+def _run_small(case, torch) -> bool:
+    """Runs a small kernel and its twin on the same inputs: whether the outputs match."""
+    outputs = []
+    for ordered in (True, False) if case["racy"] else (True, True):
+        torch.manual_seed(0)
+        source = case["small"](ordered)
+        arguments = _small_arguments(source, torch)
+        source.fn[(1,)](**arguments, num_warps=4)
+        torch.cuda.synchronize()
+        outputs.append(arguments.get("out_ptr"))
+    if outputs[0] is None:
+        return True
+    return torch.equal(outputs[0], outputs[1])
 
 
 # --- One case on the GPU ---------------------------------------------------------------------
@@ -109,18 +164,7 @@ def run_case(name: str) -> int:
     case = _cases()[name]
     torch.manual_seed(0)
     if "small" in case:
-        kernels = _hazards_module("kernels")
-        from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
-
-        tiles = torch.randn(2 * kernels.TILE, kernels.TILE, device="cuda", dtype=torch.float16)
-        out = torch.empty(2, kernels.TILE, kernels.TILE, device="cuda", dtype=torch.float32)
-        descriptor = TensorDescriptor.from_tensor(
-            tiles, [kernels.TILE, kernels.TILE], kernels.TILE_LAYOUT.value
-        )
-        kernels.tma_over_mma_operand[(1,)](descriptor, out, TILE=kernels.TILE, WAIT_MMA=False)
-        a = tiles[: kernels.TILE].float()
-        expected = a @ a
-        matches = torch.allclose(out[0], expected, atol=1e-1, rtol=1e-2)
+        matches = _run_small(case, torch)
     else:
         if case["seed"] is not None:
             _install_mutation(case["seed"])
@@ -182,7 +226,9 @@ def tlx_verdict(case) -> str:
     from tlx.hazards import check as _hazards
 
     if "small" in case:
-        report = tlx.check_hazards(case["small"](False), case["target"], {"num_warps": 4})
+        report = tlx.check_hazards(
+            case["small"](not case["racy"]), case["target"], {"num_warps": 4}
+        )
     else:
         source, target, options, values = corpus.kernel(case["kernel"])
         text, plans = _hazards.kernel_ttgir(source, target, options)
@@ -234,6 +280,10 @@ def main(argv=None) -> int:
     parser.add_argument("--only", metavar="NAME", help="the cases whose name contains NAME")
     parser.add_argument("--sanitizer", metavar="PATH", help="the compute-sanitizer to use")
     parser.add_argument("--timeout", type=int, default=300, help="seconds per case and tool")
+    parser.add_argument(
+        "--classes", action="store_true", help="only the corpus of issue 47's classes"
+    )
+    parser.add_argument("--jobs", type=int, default=1, help="cases run at once (one GPU)")
     arguments = parser.parse_args(argv)
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     if arguments.run:
@@ -242,7 +292,8 @@ def main(argv=None) -> int:
     cases = {
         name: case
         for name, case in _cases().items()
-        if not arguments.only or arguments.only in name
+        if (not arguments.only or arguments.only in name)
+        and (not arguments.classes or name.startswith(CLASS_MODULES))
     }
     tools = [tool.strip() for tool in arguments.tools.split(",") if tool.strip()]
     sanitizer = find_sanitizer(arguments.sanitizer)
@@ -261,23 +312,33 @@ def main(argv=None) -> int:
     else:
         print(f"compute-sanitizer: {sanitizer}")
 
-    header = f"{'case':52} | {'tlx check':44}"
+    header = f"{'case':60} | {'tlx check':44}"
     for tool in tools:
         header += f" | {tool:40}"
     header += " | output"
     print(header)
     print("-" * len(header))
-    for name, case in cases.items():
-        row = f"{name[:52]:52} | {tlx_verdict(case)[:44]:44}"
+
+    # tlx check in this process, one case after another (Triton's front end is not made to
+    # run in threads); then the sanitizer's children.
+    verdicts = {name: tlx_verdict(case) for name, case in cases.items()}
+
+    def row(item) -> str:
+        name, case = item
+        text = f"{name[:60]:60} | {verdicts[name][:44]:44}"
         result = "-"
         for tool in tools:
             if problem:
                 summary = "not run"
             else:
                 summary, result = sanitize(sanitizer, tool, name, arguments.timeout)
-            row += f" | {summary[:40]:40}"
-        row += f" | {result}"
-        print(row, flush=True)
+            text += f" | {summary[:40]:40}"
+        return text + f" | {result}"
+
+    # Each case is a child process under the sanitizer: several share the GPU at once.
+    with concurrent.futures.ThreadPoolExecutor(max(1, arguments.jobs)) as pool:
+        for text in pool.map(row, cases.items()):
+            print(text, flush=True)
     return 0
 
 

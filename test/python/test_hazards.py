@@ -9,8 +9,10 @@ import barrier_reinit
 import chunked_writes
 import corpus
 import kernels
+import parity_and_count
 import partition_order
 import pytest
+import tcgen05_shape
 import tlx
 from _helpers import REPOSITORY, SM90, fill, load_api_example
 from tlx.hazards import check as _hazards
@@ -20,8 +22,15 @@ from triton.experimental.gluon import language as ttgl
 
 TUTORIAL_KERNELS = corpus.TUTORIAL_KERNELS
 # The small kernels of the corpus with the flag that keeps their ordering, one module per
-# class of issue 47 (chunked writes, barrier re-init, partition order).
-CLASS_SEEDS = (*chunked_writes.seeds(), *barrier_reinit.seeds(), *partition_order.seeds())
+# class of issue 47 (chunked writes, barrier re-init, partition order, parity and arrival
+# count, tcgen05 shape).
+CLASS_SEEDS = (
+    *chunked_writes.seeds(),
+    *barrier_reinit.seeds(),
+    *partition_order.seeds(),
+    *parity_and_count.seeds(),
+    *tcgen05_shape.seeds(),
+)
 SMALL_SEEDS = (*kernels.seeds(), *CLASS_SEEDS)
 
 
@@ -511,3 +520,53 @@ def test_the_verdict_does_not_depend_on_the_order_of_the_partitions(seed):
             for report in reports:
                 found = {corpus.access_lines(hazard) for hazard in report.hazards}
                 assert expected in found, report.describe()
+
+
+def test_a_too_small_arrival_count_blames_the_barrier_whose_wait_passes_early():
+    """Two consumers release the stage on ``empty``, initialized for one arrival: the
+    loader's wait on ``empty`` passes at the first release, and its next TMA load races the
+    other consumer's read. The report names the wait on ``empty`` that passed early and the
+    release it missed, not the ``ready`` the load completes at."""
+    (_, _, empty_count) = parity_and_count.seeds()
+    report = tlx.check_hazards(empty_count[1](False), empty_count[2], {"num_warps": 4})
+    wait = kernels._line(parity_and_count._load_rounds, "mbarrier.wait(empty.index(0)")
+    release = kernels._line(parity_and_count._consume, "mbarrier.arrive(empty.index(0)")
+    found = [h for h in report.hazards if corpus.access_lines(h) == empty_count[3]]
+    assert found, report.describe()
+    for hazard in found:
+        assert hazard.missing.startswith(
+            f"the wait of partition0 on mbarrier empty[0] at parity_and_count.py:{wait} took "
+            "phase 0, which completed without the arrive after the local_load: "
+            f"ttng.arrive_barrier at parity_and_count.py:{release}"
+        ), hazard.missing
+        assert "empty[0] completes a phase at 1 arrival" in hazard.missing
+        assert "ready" not in hazard.missing
+
+
+def test_two_tcgen05_mma_of_another_shape_are_not_ordered():
+    """PTX pipelines two tcgen05 MMAs of a partition only with the same accumulator and
+    shape: the report says so, where issue order would have ordered them."""
+    (wide_then_narrow, _, _) = tcgen05_shape.seeds()
+    report = tlx.check_hazards(wide_then_narrow[1](False), kernels.SM100A, {"num_warps": 4})
+    (hazard,) = report.hazards
+    assert (hazard.first.kind, hazard.second.kind) == ("write", "write")
+    assert hazard.missing.startswith(
+        "PTX runs a tcgen05_mma after an earlier tcgen05 operation of its partition only with "
+        "the same accumulator and shape"
+    ), hazard.missing
+
+
+def test_the_timings_of_a_wait_that_passes_early_are_executed_in_every_order():
+    """A barrier counting one arrival of two writers: whichever writer arrives first, the
+    read races the other's rows; both races are reported whatever order the partitions are
+    given in (the check executes every order once the timings differ)."""
+    (_, ready_count, _) = parity_and_count.seeds()
+    text, spec_plans = _hazards.kernel_ttgir(ready_count[1](False), SM90, {"num_warps": 4})
+    top = kernels._line(parity_and_count._write_top, "tile.index(0).slice(")
+    for order in ((0, 1, 2), (0, 2, 1), (2, 1, 0)):
+        report = _hazards.check_ttgir(text, spec_plans, partition_order=order)
+        lines = {hazard.second.line for hazard in report.hazards}
+        lines |= {hazard.first.line for hazard in report.hazards}
+        assert top in lines and ready_count[3] <= {
+            ("parity_and_count.py", line) for line in lines
+        }, report.describe()

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from .memory import Memory, overlap
 from .report import Access, Hazard, SourceLines
-from .scheduling import Agent, Thread
+from .scheduling import Agent, Thread, happens_before
 
 # Asynchronous accesses of one operation, its units and partition kept for the check:
 # a later one may complete at another mbarrier than an earlier one.
@@ -64,9 +64,11 @@ class AccessLog:
         what,
         agent=None,
         proxy="generic",
+        operand=False,
     ):
         """Records ``thread``'s ``kind`` ("read" or "write") access of ``memory`` by
-        ``operation`` (``agent`` when it is asynchronous) and its hazards with earlier ones."""
+        ``operation`` (``agent`` when it is asynchronous; ``operand``: one of a tcgen05
+        MMA's operand reads, its own clock component) and its hazards with earlier ones."""
         if memory is None or memory.region.spec_plan is None or memory.buffer is None:
             return
         self.count += 1
@@ -76,6 +78,8 @@ class AccessLog:
         )
         if agent is not None:
             component, epoch, clock = agent.component, 1, agent.clock
+            if operand and agent.operand_component:
+                component = agent.operand_component
         else:
             component, epoch, clock = (
                 thread.component,
@@ -145,14 +149,84 @@ class AccessLog:
             f"{new.access.operation}, which accesses shared memory through the async proxy"
         )
 
+    def released(self, earlier: RecordedAccess, new: RecordedAccess) -> str:
+        """The missing ordering named by the mbarrier that should carry it: an arrive after
+        ``earlier`` (by its partition, or by whoever waited for its asynchronous operation)
+        on an mbarrier that ``new``'s partition waits on for another phase, or never waits
+        on; "" when nothing arrives after ``earlier``. The mbarrier an asynchronous
+        ``earlier`` completes at is not one (``missing`` names it)."""
+        own = earlier.agent.barrier if earlier.agent is not None else None
+        waited = new.thread.waited
+        found = []
+        for key, barrier in self.barriers.items():
+            if key == own:
+                continue
+            for phase, arrivals in enumerate((*barrier.phase_arrivals, barrier.arrivals)):
+                for clock, source in arrivals:
+                    after = clock.get(earlier.component, 0)
+                    if after >= earlier.epoch and not happens_before(clock, new.clock):
+                        found.append((key not in waited, after, phase, source, key, barrier))
+        if earlier.agent is not None:
+            # Its own partition issues the access over it: only a release it waits on for
+            # the wrong phase is named; else ``missing`` says no release is waited for.
+            found = [candidate for candidate in found if not candidate[0]]
+        if not found:
+            return ""
+        unwaited, _, phase, source, key, barrier = min(found, key=lambda f: f[:2])
+        partition, what = new.access.partition, earlier.access.operation
+        if unwaited:
+            return (
+                f"{partition} never waits on mbarrier {barrier.name}, which {source} arrives "
+                f"on after the {what}"
+            )
+        where, took = waited[key]
+        if took < 0:
+            took_text = "passed before its first phase completed (by its parity), before"
+        else:
+            took_text = f"took phase {took}, which completed without"
+        arrivals = "arrival" if barrier.count == 1 else "arrivals"
+        return (
+            f"the wait of {partition} on mbarrier {barrier.name} at {where} {took_text} "
+            f"the arrive after the {what}: {source}, on phase {phase} ({barrier.name} "
+            f"completes a phase at {barrier.count} {arrivals}); the wait's parity or the "
+            "barrier's arrival count lets it pass early"
+        )
+
     def missing(self, earlier: RecordedAccess, new: RecordedAccess) -> str:
         """Which ordering is missing between ``earlier`` and ``new``, in words."""
         agent = earlier.agent
         reader = new.access.partition
+        if (
+            agent is not None
+            and agent.completion == "tcgen05"
+            and new.agent is not None
+            and new.agent.completion == "tcgen05"
+            and agent.thread is new.thread
+        ):
+            return (
+                f"PTX runs a tcgen05_mma after an earlier tcgen05 operation of its partition "
+                f"only with the same accumulator and shape (or after a copy, or its "
+                f"accumulator writes after the earlier MMA's operand reads): the "
+                f"{agent.what} runs until its commit barrier, which {reader} does not wait on "
+                f"before the {new.access.operation}"
+            )
+        if (agent is None and earlier.thread is not new.thread) or (
+            agent is not None and agent.completion == "mbarrier" and agent.thread is new.thread
+        ):
+            released = self.released(earlier, new)
+            if released:
+                return released
         if agent is not None:
             if agent.completion == "mbarrier" and agent.barrier is not None:
                 barrier = self.barriers.get(agent.barrier)
                 name = barrier.name if barrier else "its mbarrier"
+                if agent.thread is new.thread:
+                    return (
+                        f"the {agent.what} completes at mbarrier {name}, and {reader} issues "
+                        f"the {new.access.operation} over the same bytes waiting for no "
+                        f"release of them: no mbarrier phase it waits on is arrived on after "
+                        f"that phase (a consumer's release, on an empty barrier)"
+                    )
                 if agent.barrier not in new.thread.waited:
                     return (
                         f"the {agent.what} completes at mbarrier {name}, which {reader} "
@@ -266,3 +340,16 @@ def is_issued(model, operation, env, barriers) -> bool:
     )
     predicate = env.get(operands[predicate_position]) if operands else 1
     return not (isinstance(predicate, int) and not predicate)
+
+
+def tcgen05_pipeline(data) -> tuple:
+    """("mma", accumulator, shape) of an MMA's data operands (A, B, D, ...): PTX pipelines
+    two MMAs of one partition only when both are equal (ops.py). The accumulator is D's
+    TMEM columns; the shape is the instruction's, M x N (D's tile) and K, which the
+    operands' element type fixes (16 for 16-bit types): a K loop split over several
+    TTGIR MMAs is one shape."""
+    if len(data) < 3:
+        return ()
+    accumulator = data[2][1]
+    shape = (accumulator.type.shape, data[0][1].type.element_bits)
+    return ("mma", id(accumulator.region), accumulator.intervals, shape)

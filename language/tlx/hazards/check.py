@@ -27,6 +27,7 @@ after it is an ``AmbiguousWait``. docs/hazards.md says what is and is not modell
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import time
 
 from .. import planner
@@ -50,17 +51,57 @@ def kernel_ttgir(src, target, options=None):
     return module.str(), trace.spec_plans
 
 
-# The most executions one check runs: one per choice of the waits that pass early where
-# every thread is blocked (docs/hazards.md, "Which timings are executed").
+# The most executions one order of the partitions runs: one per choice of a timing (which
+# of several blocked waits passes early; whether a wait passes on the phase before), and
+# the most orders of the partitions a kernel whose timings differ is executed in
+# (docs/hazards.md, "Which timings are executed").
 TIMINGS = 16
+ORDERS = 24
+EXECUTIONS = 64  # in all orders together
 
 
 def _unique(found) -> tuple:
-    """``found`` without repeats across executions, the first occurrence of each kept."""
+    """``found`` without repeats across executions: one of each, whatever the order of
+    the executions (the least by its text, with the fewest occurrences an execution met)."""
     seen: dict = {}
     for item in found:
-        seen.setdefault(dataclasses.replace(item, occurrences=1), item)
-    return tuple(seen.values())
+        key = dataclasses.replace(item, occurrences=1)
+        if key in seen:
+            seen[key] = min(seen[key], item.occurrences)
+        else:
+            seen[key] = item.occurrences
+    return tuple(
+        dataclasses.replace(key, occurrences=count)
+        for key, count in sorted(seen.items(), key=lambda found: found[0].describe())
+    )
+
+
+def _rank(hazard) -> tuple:
+    """Which of a pair's hazards to keep: one that names the missing ordering over one
+    that says only that neither access is ordered, then the least by its text."""
+    return (hazard.missing.startswith("neither is ordered"), hazard.describe())
+
+
+def _unique_hazards(found) -> tuple:
+    """Hazards without repeats: one per pair of accesses, met in either order (another
+    order of the partitions meets the later one first), the first by ``_rank``."""
+    pairs: dict = {}
+    for hazard in found:
+        key = frozenset((hazard.first, hazard.second))
+        kept = pairs.get(key)
+        if kept is None or _rank(hazard) < _rank(kept):
+            count = min(hazard.occurrences, kept.occurrences if kept else hazard.occurrences)
+            pairs[key] = dataclasses.replace(hazard, occurrences=count)
+        else:
+            pairs[key] = dataclasses.replace(
+                kept, occurrences=min(hazard.occurrences, kept.occurrences)
+            )
+    return tuple(
+        sorted(
+            pairs.values(),
+            key=lambda h: (h.first.line, h.second.line, h.first.buffer, h.second.buffer, _rank(h)),
+        )
+    )
 
 
 def check_ttgir(
@@ -91,10 +132,8 @@ def check_ttgir(
     # The kernel is the public function (functions Triton did not inline are private).
     functions = sorted(module.functions.values(), key=lambda f: "tt.func public" not in f.text)
     function = functions[0] if functions else None
-    executions = []
-    pending: list[tuple[int, ...]] = [()]
-    while pending and len(executions) < timings:
-        choices = pending.pop()
+
+    def execute(order, choices):
         execution = Execution(
             module,
             spec_plans,
@@ -103,7 +142,7 @@ def check_ttgir(
             tuple(num_programs),
             budget,
             integer_arguments,
-            partition_order,
+            order,
             choices,
         )
         blocked: list[str] = []
@@ -114,19 +153,43 @@ def check_ttgir(
                 blocked = execution.run(function)
             except Incomplete as why:
                 execution.unmodelled["incomplete"] = str(why)
-        executions.append((execution, blocked))
-        made = execution.scheduler.made
-        for point in range(len(choices), len(made)):
-            prefix = tuple(pick for pick, _ in made[:point])
-            pending.extend((*prefix, other) for other in range(1, made[point][1]))
+        return execution, blocked
+
+    def explore(order) -> bool:
+        """Executes every timing of ``order`` (depth first over the choices each
+        execution made), up to ``timings``; True when choices remain."""
+        pending: list[tuple[int, ...]] = [()]
+        runs = 0
+        while pending and runs < timings and len(executions) < EXECUTIONS:
+            choices = pending.pop()
+            execution, blocked = execute(order, choices)
+            executions.append((execution, blocked))
+            runs += 1
+            made = execution.scheduler.made
+            for point in range(len(choices), len(made)):
+                prefix = tuple(pick for pick, _ in made[:point])
+                pending.extend((*prefix, other) for other in range(1, made[point][1]))
+        return bool(pending)
+
+    executions: list = []
+    unexplored = explore(tuple(partition_order))
+    first = executions[0][0]
+    if any(execution.timing_dependent() for execution, _ in executions):
+        # The timings differ (a wait may pass early): which phase a wait takes, and which
+        # arrivals make a phase, depend on the order the partitions run in as well. Every
+        # order is executed, so that what is reported does not depend on the one given.
+        threads = len(first.scheduler.threads)
+        given = tuple(partition_order)[:threads]
+        for order in itertools.islice(itertools.permutations(range(threads)), ORDERS):
+            if order != given and (given or order != tuple(range(threads))):
+                unexplored = explore(order) or unexplored
     unmodelled = {}
     for execution, _ in executions:
         unmodelled.update(execution.unmodelled)
-    first = executions[0][0]
-    hazards = _unique(h for e, _ in executions for h in e.log.report_hazards())
+    hazards = _unique_hazards(h for e, _ in executions for h in e.log.report_hazards())
     ambiguous_waits = _unique(w for e, _ in executions for w in e.barriers.report_ambiguous_waits())
     barrier_races = _unique(r for e, _ in executions for r in e.barriers.report_barrier_races())
-    if pending and not (hazards or ambiguous_waits or barrier_races):
+    if unexplored and not (hazards or ambiguous_waits or barrier_races):
         # A race found is a race; without one, the timings not executed leave it unproved.
         unmodelled["timings"] = (
             f"not proved: the waits that may pass early make more than {timings} timings, "

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 
 from . import ops, values
-from .accesses import AccessLog, is_asynchronous, is_issued, operand_roles
+from .accesses import AccessLog, is_asynchronous, is_issued, operand_roles, tcgen05_pipeline
 from .memory import VIEW_HANDLERS, Memories, Memory, units
 from .report import Incomplete, SourceLines
 from .scheduling import Barriers, Scheduler, Thread, barrier_key, join
@@ -58,6 +58,11 @@ class Execution:
         self.scheduler = Scheduler(self.barriers, lambda: self.operations, partition_order, choices)
         self.barriers.choose = self.scheduler.choose
         self.log = AccessLog(self.lines, self.barriers.barriers)
+
+    def timing_dependent(self) -> bool:
+        """Whether another timing could take another phase at a wait: a choice was made
+        (Scheduler.made), or a wait is ambiguous."""
+        return bool(self.scheduler.made) or self.barriers.timing_dependent()
 
     def unmodelled_operation(self, operation, why: str) -> None:
         self.unmodelled.setdefault(
@@ -286,10 +291,14 @@ class Execution:
             completes_at = None
             if model.completion == "mbarrier" and barriers:
                 completes_at = barrier_key(barriers[0][1])
-            agent = self.scheduler.new_agent(thread, what, model.completion, completes_at)
-        for _, memory, role in data:
+            pipeline = tcgen05_pipeline(data)
+            after = thread.tcgen05_after(model.pipeline, pipeline)
+            agent = self.scheduler.new_agent(thread, what, model.completion, completes_at, after)
+        for number, (_, memory, role) in enumerate(data):
+            # An MMA's operands other than its accumulator (the third) are its operand reads.
+            operand = model.pipeline == "mma" and number != 2
             for kind in ("read", "write") if role == "readwrite" else (role,):
-                self.log.record(thread, memory, kind, operation, what, agent, model.proxy)
+                self.log.record(thread, memory, kind, operation, what, agent, model.proxy, operand)
         if agent is None:
             return
         if model.completion == "mbarrier" and barriers:
@@ -307,7 +316,7 @@ class Execution:
             for result in operation.results:
                 env[result] = None
         elif model.completion == "tcgen05":
-            thread.tcgen05_clock = join(thread.tcgen05_clock, agent.clock)
+            thread.tcgen05_issued(model.pipeline, pipeline, agent)
             operands = operation.operands
             for position, memory, _ in barriers:
                 barrier_predicate = (

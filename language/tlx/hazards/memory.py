@@ -45,14 +45,20 @@ class Memory:
     derived: bool = False  # transposed, reshaped or reinterpreted: sub-slices are whole
 
 
+def tmem_columns(memory_type: MemDescType, elements: int) -> int:
+    """The 32-bit TMEM columns ``elements`` of a row of ``memory_type`` take (an offset of
+    0 elements is column 0)."""
+    stride = memory_type.encoding_int("colStride", 1)
+    if "unpacked = true" in memory_type.encoding:
+        stride = 32 // memory_type.element_bits
+    return math.ceil(elements * memory_type.element_bits * stride / 32)
+
+
 def units(region: Region, memory_type: MemDescType, shape) -> int:
     """The units a tile of ``shape`` occupies: bytes of SMEM, columns of TMEM."""
     if region.storage == "tmem":
         columns = shape[-1] if shape else 1
-        stride = memory_type.encoding_int("colStride", 1)
-        if "unpacked = true" in memory_type.encoding:
-            stride = 32 // memory_type.element_bits
-        return max(1, math.ceil(columns * memory_type.element_bits * stride / 32)) * max(
+        return max(1, tmem_columns(memory_type, columns)) * max(
             1, math.prod(shape[:-2]) if len(shape) > 2 else 1
         )
     return math.prod(shape) * memory_type.element_bits // 8
@@ -216,7 +222,7 @@ class Memories:
         offsets = _subslice_offsets(operation.text)
         if region.storage == "tmem":
             column = offsets[-1] if offsets else 0
-            start = source.origin + units(region, source.type, (column,))
+            start = source.origin + tmem_columns(source.type, column)
             size = units(region, result_type, result_type.shape)
             intervals = ((start, start + size),)
         else:
@@ -237,7 +243,7 @@ class Memories:
         column = operation.attribute_int("N")
         if column is None:
             column = operation.attribute_int("offset") or 0
-        start = source.origin + units(region, source.type, (column,))
+        start = source.origin + tmem_columns(source.type, column)
         size = units(region, result_type, result_type.shape)
         return Memory(
             region, result_type, start, ((start, start + size),), source.buffer, source.index

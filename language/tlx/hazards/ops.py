@@ -25,6 +25,16 @@ Completions (docs/hazards.md):
 * ``"tcgen05"``: a ``tcgen05`` operation reads and writes until a commit of the same
   partition (``tc_gen5_commit``, or the mbarriers the operation itself names) arrives;
   without ``is_async`` Triton waits for it, and it is synchronous.
+
+Which asynchronous operations the hardware orders among themselves, with no wait between
+(``pipeline``), is PTX's rule, not issue order (docs/hazards.md, "The ISA's ordering
+rules"): of a partition's ``tcgen05`` operations, an MMA runs after an earlier MMA only with
+the same accumulator and the same shape, and after every earlier ``tcgen05.cp`` (PTX ISA,
+"Pipelined tcgen05 instructions": the pairs ``tcgen05.mma -> tcgen05.mma`` of the same
+accumulator and shape, ``tcgen05.cp -> tcgen05.mma``); nothing else is ordered before its
+commit. TMA copies and ``warpgroup_mma`` operations are ordered with nothing but their own
+completion (the mbarrier's ``complete_tx`` phase, ``cp.async.bulk.wait_group.read``,
+``wgmma.wait_group``).
 """
 
 from __future__ import annotations
@@ -43,6 +53,9 @@ class OpModel:
     more_barriers: bool = False  # every memdesc operand after the roles is an mbarrier
     proxy: str = "generic"  # "async": it reaches shared memory through the async proxy
     predicated: bool = False  # its last operand is a predicate (as "mbarrier" ones' is)
+    # A tcgen05 operation: "mma" (after the partition's earlier MMAs of the same accumulator
+    # and shape, and its earlier copies) or "copy" (after no earlier tcgen05 operation).
+    pipeline: str = ""
 
 
 _TABLE = {
@@ -72,6 +85,7 @@ _TABLE = {
         what="tcgen05_mma",
         more_barriers=True,
         proxy="async",
+        pipeline="mma",
     ),
     "ttng.tc_gen5_mma_scaled": OpModel(
         ("read", "read", "readwrite", "read", "read"),
@@ -79,9 +93,15 @@ _TABLE = {
         what="tcgen05_mma_scaled",
         more_barriers=True,
         proxy="async",
+        pipeline="mma",
     ),
     "ttng.tmem_copy": OpModel(
-        ("read", "write"), "tcgen05", what="tcgen05_copy", more_barriers=True, proxy="async"
+        ("read", "write"),
+        "tcgen05",
+        what="tcgen05_copy",
+        more_barriers=True,
+        proxy="async",
+        pipeline="copy",
     ),
     # Synchronisation.
     "ttng.init_barrier": OpModel(("barrier",), sync="init"),

@@ -51,6 +51,9 @@ class Agent:
     # The latest wait of its thread that left it outstanding ("warpgroup_mma_wait(1) at
     # file:line"), for the report.
     passed_by: str = ""
+    # A tcgen05 MMA's second component: its operand reads (A, B, scales), which PTX orders
+    # before a later MMA's or copy's writes, where its accumulator's are not (ops.py).
+    operand_component: int = 0
 
 
 @dataclass
@@ -64,8 +67,13 @@ class Thread:
     env: dict
     dots: list = field(default_factory=list)
     stores: list = field(default_factory=list)
-    tcgen05_clock: dict = field(default_factory=dict)
-    waited: set = field(default_factory=set)
+    tcgen05_clock: dict = field(default_factory=dict)  # all its tcgen05 operations (commit)
+    # PTX's pipelined tcgen05 pairs (ops.py): the clock of its latest MMA of each
+    # ("mma", accumulator, shape), and ("copy",) the join of its tcgen05 copies.
+    tcgen05_pipelines: dict = field(default_factory=dict)
+    # Its latest wait on each mbarrier it waited on: barrier key -> (file:line, the phase it
+    # took; -1 passing on the fresh barrier), for the report (AccessLog.released).
+    waited: dict = field(default_factory=dict)
     fences: list = field(default_factory=list)  # the epoch of each fence_async_shared
     done: bool = False
     blocked_at: str = ""  # what it waits for, while it waits
@@ -92,6 +100,28 @@ class Thread:
             self.acquire(outstanding.pop(0).clock)
         for agent in outstanding:
             agent.passed_by = wait
+
+    def tcgen05_after(self, pipeline: str, key: tuple) -> dict:
+        """The clock a new tcgen05 operation (``pipeline`` "mma" or "copy", ``key`` its
+        ("mma", accumulator, shape)) starts after, PTX's pipelined pairs (ops.py): an MMA
+        after the earlier MMA of its accumulator and shape and after every earlier copy;
+        an MMA or a copy after the operand reads (A, scales) of every earlier MMA."""
+        pipelines = self.tcgen05_pipelines
+        after = pipelines.get(("operands",), {})
+        if pipeline == "mma":
+            after = join(join(after, pipelines.get(("copy",), {})), pipelines.get(key, {}))
+        return after
+
+    def tcgen05_issued(self, pipeline: str, key: tuple, agent: Agent) -> None:
+        self.tcgen05_clock = join(self.tcgen05_clock, agent.clock)
+        pipelines = self.tcgen05_pipelines
+        if pipeline == "copy":
+            pipelines[("copy",)] = join(pipelines.get(("copy",), {}), agent.clock)
+        elif pipeline == "mma":
+            pipelines[key] = agent.clock
+            pipelines[("operands",)] = join(
+                pipelines.get(("operands",), {}), {agent.operand_component: 1}
+            )
 
     def fence(self) -> None:
         """``fence_async_shared``: orders the earlier generic-proxy writes before later
@@ -293,7 +323,6 @@ class Barriers:
                 break
         thread.blocked_at = ""
         thread.can_pass_early = thread.pass_early = False
-        thread.waited.add(barrier_key(memory))
         phase = barrier.completed - (2 if early else 1)
         file_name, line, callers = self.lines.where(operation)
         wait = (file_name, line, callers[:1], thread.name, barrier.name, phase)
@@ -338,6 +367,7 @@ class Barriers:
                 self.explored.add(wait[:5])
                 if self.choose(2):
                     phase -= 2
+        thread.waited[barrier_key(memory)] = (self.lines.location_text(operation), phase)
         if phase >= 0:
             thread.acquire(barrier.phase_clocks[phase])
         barrier.use(
@@ -351,6 +381,10 @@ class Barriers:
         barrier.waits.setdefault(phase, []).append(
             (thread.component, thread.clock[thread.component], wait)
         )
+
+    def timing_dependent(self) -> bool:
+        """Whether a wait met so far is ambiguous (its phase before, or after, unordered)."""
+        return bool(self.ambiguous_waits) or any(b.late for b in self.barriers.values())
 
     def ambiguous(self, wait: tuple, kind: str, why: str) -> None:
         """Records an ambiguous ``wait`` (file, line, callers, partition, mbarrier, phase):
@@ -450,16 +484,22 @@ class Scheduler:
         self.threads.append(child)
         return child
 
-    def new_agent(self, thread: Thread, what: str, completion: str, barrier=None) -> Agent:
-        """An asynchronous operation ``thread`` issues now."""
+    def new_agent(
+        self, thread: Thread, what: str, completion: str, barrier=None, after=None
+    ) -> Agent:
+        """An asynchronous operation ``thread`` issues now; ``after``: the clock of the
+        earlier asynchronous operations the hardware runs it after (Thread.tcgen05_after)."""
         component = next(self.components)
-        clock = dict(thread.clock)
-        if completion == "tcgen05":
-            # The tcgen05 operations of one thread run in the order it issues them.
-            clock = join(clock, thread.tcgen05_clock)
+        clock = join(dict(thread.clock), after or {})
         clock[component] = 1
+        operand_component = 0
+        if completion == "tcgen05":
+            operand_component = next(self.components)
+            clock[operand_component] = 1
         thread.tick()
-        return Agent(component, clock, what, completion, barrier, thread)
+        return Agent(
+            component, clock, what, completion, barrier, thread, operand_component=operand_component
+        )
 
     def run(self) -> list[str]:
         """Runs the threads; returns where each waits for ever, or [] when all are done."""
