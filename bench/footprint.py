@@ -15,8 +15,12 @@ Random trees: 2-5 SMEM users (tiles of 16-128 x 16-256 elements of 8/16/32 bits,
 swizzled or 128-byte NVMMA layouts), nested shared/distinct groups, 1-4 buffer
 groups, some group sizes of 2 or 4; "equal counts" gives every user the same number
 of buffer groups, "index-aligned counts" gives each user 1 .. all of them. Regions
-are shown rounded to whole views (Triton 3.8, and triton-opt's default) and not
-(Triton 3.6, 3.7, 3.9). The kernels are the plans of the tutorials (as
+are shown under each release's rules (``RULES``): whole views from the region's
+start (Triton 3.8, and triton-opt's default), views from the region's start that may
+stop short of its end, and views that may also start at any aligned byte offset
+(Triton 3.6, 3.7 and 3.9: docs/planner.md, "Views at a byte offset"). "unshared" is
+the same buffers each in bytes of their own, one after the other at their alignment,
+which no plan may exceed. The kernels are the plans of the tutorials (as
 ``tlx.kernel_plans`` makes them with the Triton installed) and the A/B ring of a
 4-stage 128x256x64 bf16 GEMM. No GPU is needed.
 """
@@ -36,6 +40,13 @@ from tlx.planner import Buffer, Group, Layout, LayoutFamily, LayoutKind, Spec
 
 TUTORIALS = Path(__file__).resolve().parents[1] / "tutorials"
 
+#: (what the rules are, Spec.whole_views, Spec.offset_form).
+RULES = (
+    ("whole views (Triton 3.8, triton-opt default)", True, "slots"),
+    ("views from the region's start", False, "slots"),
+    ("views at byte offsets (Triton 3.6, 3.7, 3.9)", False, "sliced_rows"),
+)
+
 FAMILIES = (
     ("group-major", LayoutFamily.GROUP_MAJOR),
     ("node-by-node", LayoutFamily.NODE_BY_NODE),
@@ -51,7 +62,13 @@ class Case:
     tree: Group | None
 
 
-def random_tree(rng: random.Random, index_aligned: bool, whole_views: bool) -> Case:
+def rules_spec(spec: Spec, rules) -> Spec:
+    """``spec`` under ``rules`` (an entry of RULES)."""
+    _, whole_views, offset_form = rules
+    return replace(spec, whole_views=whole_views, offset_form=offset_form)
+
+
+def random_tree(rng: random.Random, index_aligned: bool, rules=RULES[0]) -> Case:
     users = rng.randint(2, 5)
     groups = rng.randint(1, 4)
     shapes = []
@@ -93,23 +110,23 @@ def random_tree(rng: random.Random, index_aligned: bool, whole_views: bool) -> C
     for index, (rows, columns, bits, layout) in enumerate(shapes):
         count = (rng.randint(1, groups) if index_aligned else groups) * sizes[index]
         buffers.append(Buffer(f"u{index}", (count, rows, columns), bits, layout=layout))
-    return Case("random", Spec("spec", whole_views=whole_views), tuple(buffers), tree)
+    return Case("random", rules_spec(Spec("spec"), rules), tuple(buffers), tree)
 
 
-def gemm_ring(whole_views: bool) -> Case:
+def gemm_ring(rules=RULES[0]) -> Case:
     nvmma = Layout(LayoutKind.NVMMA_SHARED, swizzle_bytes=128)
     a = Buffer("a", (4, 128, 64), 16, layout=nvmma)
     b = Buffer("b", (4, 64, 256), 16, layout=nvmma)
-    spec = Spec("ring", capability=90, whole_views=whole_views)
+    spec = rules_spec(Spec("ring", capability=90), rules)
     return Case("GEMM ring 128x256x64 bf16, 4 stages", spec, (a, b), planner.distinct(0, 1))
 
 
-def tutorial_cases(whole_views: bool) -> list[Case]:
+def tutorial_cases(rules=RULES[0]) -> list[Case]:
     """The specs of the tutorials' kernels, as tlx plans them with this Triton."""
     cases = []
 
     def add(label, spec_plan):
-        spec = replace(spec_plan.spec, whole_views=whole_views)
+        spec = rules_spec(spec_plan.spec, rules)
         cases.append(Case(f"{label}: {spec_plan.name}", spec, spec_plan.buffers, spec_plan.tree))
 
     # The first tutorial keeps its own kernel: its globals, run without its main.
@@ -129,6 +146,33 @@ def tutorial_cases(whole_views: bool) -> list[Case]:
     return cases
 
 
+def tree_order(tree, count: int) -> list[int]:
+    """The buffers in the order the tree writes them, then those outside it."""
+    order = []
+
+    def visit(node):
+        for child in node.children:
+            order.append(child) if isinstance(child, int) else visit(child)
+
+    if tree is not None:
+        visit(tree)
+    return order + [index for index in range(count) if index not in order]
+
+
+def unshared_bytes(case: Case) -> int:
+    """The same buffers each in bytes of their own, one after the other in the order the
+    tree writes them, every buffer at its alignment and the end rounded to 128 bytes
+    (SMEM): what sharing must never exceed."""
+    end = 0
+    for index in tree_order(case.tree, len(case.buffers)):
+        buffer = case.buffers[index]
+        size = planner.buffer_size(buffer)
+        alignment = max(planner.required_alignment(buffer), 128)
+        for _ in range(buffer.shape[0]):
+            end = -(-end // alignment) * alignment + size
+    return -(-end // 128) * 128
+
+
 def regions(case: Case) -> tuple[int, dict[str, int]]:
     """(ideal bytes, {layout: region bytes})."""
     plans = {name: planner.plan(case.spec, case.buffers, case.tree, f) for name, f in FAMILIES}
@@ -138,11 +182,13 @@ def regions(case: Case) -> tuple[int, dict[str, int]]:
 def summary(cases: list[Case]) -> list[str]:
     rows = {name: [] for name, _ in FAMILIES}
     smaller = 0
+    over_unshared = 0
     for case in cases:
         ideal, sizes = regions(case)
         for name in rows:
             rows[name].append(sizes[name] / ideal)
         smaller += sizes["ours"] < sizes["group-major"]
+        over_unshared += sizes["ours"] > unshared_bytes(case)
     lines = []
     for name, ratios in rows.items():
         at_ideal = sum(abs(r - 1) < 1e-9 for r in ratios) / len(ratios)
@@ -151,6 +197,7 @@ def summary(cases: list[Case]) -> list[str]:
             f"   worst {max(ratios):.2f}x"
         )
     lines.append(f"  ours smaller than group-major on {100 * smaller / len(cases):.1f}% of trees")
+    lines.append(f"  ours larger than unshared on {over_unshared} of {len(cases)} trees")
     return lines
 
 
@@ -160,13 +207,11 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
 
-    for whole_views in (True, False):
-        views = (
-            "whole views (Triton 3.8, triton-opt default)" if whole_views else "Triton 3.6/3.7/3.9"
-        )
+    for rules in RULES:
+        views = rules[0]
         for index_aligned in (False, True):
             rng = random.Random(args.seed)
-            cases = [random_tree(rng, index_aligned, whole_views) for _ in range(args.trees)]
+            cases = [random_tree(rng, index_aligned, rules) for _ in range(args.trees)]
             counts = "index-aligned counts" if index_aligned else "equal counts"
             print(f"{args.trees} random trees, {counts}, {views}:")
             print("\n".join(summary(cases)))
@@ -174,10 +219,10 @@ def main():
 
     print("Kernels (bytes; region / ideal):")
     header = f"  {'spec':48s} {'ideal':>8s} " + " ".join(f"{n:>20s}" for n, _ in FAMILIES)
-    for whole_views in (True, False):
-        print("whole views" if whole_views else "views may stop short of the region")
+    for rules in RULES:
+        print(rules[0])
         print(header)
-        for case in [gemm_ring(whole_views), *tutorial_cases(whole_views)]:
+        for case in [gemm_ring(rules), *tutorial_cases(rules)]:
             ideal, sizes = regions(case)
             cells = " ".join(
                 f"{sizes[name]:>10d} ({sizes[name] / ideal:5.2f}x)" for name, _ in FAMILIES

@@ -53,6 +53,10 @@ void bindEnums(py::module_ &m) {
       .value("BUFFER_INDEX", IndexOperand::Kind::BufferIndex)
       .value("CONSTANT", IndexOperand::Kind::Constant)
       .value("RESULT", IndexOperand::Kind::Result);
+  py::enum_<ViewForm>(m, "ViewForm")
+      .value("SLOTS", ViewForm::Slots)
+      .value("SLICED_ROWS", ViewForm::SlicedRows)
+      .value("INDEXED_ROW", ViewForm::IndexedRow);
   py::enum_<BackingKind>(m, "BackingKind")
       .value("SHARED_BYTES", BackingKind::SharedBytes)
       .value("TENSOR_MEMORY_WORDS", BackingKind::TensorMemoryWords);
@@ -117,7 +121,8 @@ void bindInputs(py::module_ &m) {
       .def_readwrite("storage", &Spec::storage)
       .def_readwrite("explicit_size_bytes", &Spec::explicitSizeBytes)
       .def_readwrite("capability", &Spec::capability)
-      .def_readwrite("whole_views", &Spec::wholeViews);
+      .def_readwrite("whole_views", &Spec::wholeViews)
+      .def_readwrite("offset_form", &Spec::offsetForm);
 }
 
 void bindOutputs(py::module_ &m) {
@@ -135,6 +140,8 @@ void bindOutputs(py::module_ &m) {
       .def_readwrite("alignment", &View::alignment)
       .def_readwrite("group_size", &View::groupSize)
       .def_readwrite("offset", &View::offset)
+      .def_readwrite("base", &View::base)
+      .def_readwrite("form", &View::form)
       .def_readwrite("period", &View::period)
       .def_readwrite("scale", &View::scale)
       .def_readwrite("offset_slots", &View::offsetSlots)
@@ -256,6 +263,12 @@ void bindFunctions(py::module_ &m) {
   m.def("needs_whole_views", &needsWholeViews, py::arg("major"),
         py::arg("minor"),
         "Whether Triton major.minor needs whole views (Spec.whole_views).");
+  m.def("offset_view_form", &offsetViewForm, py::arg("major"),
+        py::arg("minor"),
+        "The form of a view at a byte offset on Triton major.minor "
+        "(Spec.offset_form).");
+  m.def("buffer_start", &bufferStart, py::arg("view"), py::arg("index"),
+        "Where buffer index of the view starts in the region, in units.");
   m.def("has_tensor_memory", &hasTensorMemory, py::arg("capability"),
         "Whether a CUDA target has tensor memory (true if unknown: 0).");
   m.def("target_name", &targetName, py::arg("capability"),

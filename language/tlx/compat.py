@@ -34,6 +34,44 @@ TRITON_VERSION = tuple(int(part) for part in triton.__version__.split(".")[:2])
 # whole-views default follows too.
 NEEDS_WHOLE_VIEWS = planner.needs_whole_views(*TRITON_VERSION)
 
+# How each release takes a view of SMEM bytes that starts at a byte offset o of the
+# [rows, 128] x i8 backing (o a multiple of 128 and of the layout's alignment), measured
+# by compiling Gluon kernels to PTX on each wheel (the stores land at o + the buffer's own
+# offsets on 3.6 and 3.9; 3.7 and 3.8 compile). "ok": parses, verifies and compiles;
+# otherwise why not. Rows: 1. memdesc_subslice of the backing's rows from o, then
+# memdesc_reinterpret to [slots, *buffer] (the result within the subslice);
+# 2. memdesc_index of the backing's row o / 128 (128 bytes), then memdesc_reinterpret to
+# [slots, *buffer]; 3. memdesc_reinterpret to [n, R, *buffer[1:]] (a slot of R rows, the
+# buffer's stride), memdesc_index, memdesc_subslice of the buffer's rows from r: r must
+# be a multiple of the buffer's rows (the subslice's offset may not cut its own tile)
+# and R a power of two (3.6 ... 3.9 reject others), so it places nothing whole slots
+# cannot; 4. memdesc_reinterpret of the whole backing, at o a multiple of the buffer's
+# size (whole slots). The planner's form per release is planner.offset_view_form.
+VIEW_FORMS = {
+    "sliced_rows": {
+        (3, 6): "asserts (subslice of the rank-1 backing)",
+        (3, 7): "asserts (subslice of the rank-1 backing)",
+        (3, 8): "asserts (subslice of the rank-1 backing)",
+        (3, 9): "ok",
+    },
+    "indexed_row": {
+        (3, 6): "ok",
+        (3, 7): "ok",
+        (3, 8): "refused: reinterpret keeps the byte size",
+        (3, 9): "refused: a result larger than its source",
+    },
+    "strided_slice": {
+        (3, 6): "ok at r a multiple of the buffer's rows",
+        (3, 7): "ok at r a multiple of the buffer's rows",
+        (3, 8): "ok at r a multiple of the buffer's rows",
+        (3, 9): "ok at r a multiple of the buffer's rows",
+    },
+    "slots": {(3, 6): "ok", (3, 7): "ok", (3, 8): "ok", (3, 9): "ok"},
+}
+# The form the planner gives a view at a byte offset here ("slots": none, every SMEM
+# buffer starts at a multiple of its size).
+OFFSET_VIEW_FORM = planner.offset_view_form(*TRITON_VERSION)
+
 
 def in_loop_carry_discovery(generator) -> bool:
     """True while ``generator`` makes its dry run over a loop body to find the

@@ -81,6 +81,7 @@ __all__ = [
     "has_buffer_dimension",
     "has_tensor_memory",
     "needs_whole_views",
+    "offset_view_form",
     "over_storage_budget",
     "plan",
     "required_alignment",
@@ -308,18 +309,20 @@ def distinct(*children: int | Group, group_size: int = 1) -> Group:
 @_value_type(_native.Spec)
 class Spec:
     """A storage alias spec (``name``, ``storage``, ``explicit_size_bytes``,
-    ``capability``, ``whole_views``): the region several buffers alias.
+    ``capability``, ``whole_views``, ``offset_form``): the region several buffers alias.
     ``capability`` is the CUDA compute capability compiled for (90: sm_90a, 100:
     sm_100a; 0: unknown), which decides the SMEM limit and whether tensor memory
     exists. ``whole_views`` rounds the region so that every view covers it in whole
     slots, which Triton 3.8 needs (its memdesc_reinterpret keeps the byte size);
-    other releases take smaller views."""
+    other releases take smaller views. ``offset_form``: how the Triton writes a view
+    from a byte offset (``offset_view_form``; ``"slots"``: it cannot)."""
 
     name: str
     storage: Storage = Storage.SMEM
     explicit_size_bytes: int | None = None
     capability: int = 0
     whole_views: bool = True
+    offset_form: str = "slots"
 
     @property
     def smem_limit_bytes(self) -> int:
@@ -379,7 +382,9 @@ class IndexProgram:
 class View:
     """Where one user's buffers live and how its view represents them: the view is
     ``shape`` (``[slots, *one buffer]``) of the user's own element type and layout,
-    starting at the region's start, and ``period``, ``scale``, ``offset_slots`` and
+    starting ``base`` units into the region and written in ``form`` (``"slots"``: a view
+    of the whole region, ``base`` 0; ``"sliced_rows"``, ``"indexed_row"``: from a byte
+    offset, docs/planner.md), and ``period``, ``scale``, ``offset_slots`` and
     ``step`` give buffer ``i``'s slot (docs/planner.md, "The slot of a buffer"; ``slot_of``,
     ``index_program``). ``indexed`` is False for a user that is one
     buffer without a buffer dimension (a TMEM ``[M, N]`` tile): it is slot
@@ -390,6 +395,8 @@ class View:
     alignment: int
     group_size: int
     offset: int
+    base: int
+    form: str
     period: int
     scale: int
     offset_slots: int
@@ -403,6 +410,10 @@ class View:
 
     def slot_of(self, index: int) -> int:
         return _native.slot_of(_to_native(self), index)
+
+    def start_of(self, index: int) -> int:
+        """Where buffer ``index`` starts in the region: ``base + buffer_size * slot_of(index)``."""
+        return _native.buffer_start(_to_native(self), index)
 
     @property
     def index_program(self) -> IndexProgram:
@@ -661,6 +672,11 @@ def needs_whole_views(major: int, minor: int) -> bool:
     buffers (``Spec.whole_views``): the one rule that tlx.compat and triton-opt's
     ``whole-views`` default both follow."""
     return _native.needs_whole_views(major, minor)
+
+
+def offset_view_form(major: int, minor: int) -> str:
+    """How Triton ``major``.``minor`` writes a view at a byte offset (``Spec.offset_form``)."""
+    return _native.offset_view_form(major, minor).name.lower()
 
 
 def has_tensor_memory(capability: int) -> bool:

@@ -285,6 +285,18 @@ int64_t smemLimitForTarget(int capability) {
 
 bool needsWholeViews(int major, int minor) { return major == 3 && minor == 8; }
 
+// Measured on each wheel (tlx.compat.VIEW_FORMS): 3.9 reinterprets a
+// subslice within its rows but refuses a result larger than an indexed
+// row; 3.6 and 3.7 reinterpret an indexed row to any size but assert on a
+// subslice of the rank-1 backing; 3.8 does neither.
+ViewForm offsetViewForm(int major, int minor) {
+  if (major > 3 || (major == 3 && minor >= 9))
+    return ViewForm::SlicedRows;
+  if (major == 3 && (minor == 6 || minor == 7))
+    return ViewForm::IndexedRow;
+  return ViewForm::Slots;
+}
+
 bool hasTensorMemory(int capability) {
   // sm_100a, sm_101a (renamed sm_110a) and sm_103a; sm_120a has none.
   return capability == 0 || (capability >= 100 && capability < 120);

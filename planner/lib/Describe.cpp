@@ -122,7 +122,7 @@ std::vector<Extent> bufferExtents(const Plan &plan,
     const View &view = plan.views[user];
     int64_t count = bufferCount(buffers[user]);
     for (int64_t index = 0; index < count; ++index) {
-      int64_t start = satMul(slotOf(view, index), view.bufferSize);
+      int64_t start = bufferStart(view, index);
       extents.push_back({static_cast<int>(user), index,
                          index / std::max<int64_t>(view.groupSize, 1), start,
                          satAdd(start, view.bufferSize)});

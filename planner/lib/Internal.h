@@ -109,8 +109,8 @@ struct Node {
 struct LeafInfo {
   int64_t size = 0;
   int64_t alignment = 1;
-  /// lcm(size, alignment): where its buffers may start, and the pitch of
-  /// its K buffers of one group.
+  /// lcm(size, alignment): where its buffers may start in a whole-region
+  /// view, and the pitch of its K buffers of one group.
   int64_t quantum = 1;
   int64_t count = 0;
   int node = -1;
@@ -122,6 +122,9 @@ struct Tree {
   std::vector<LeafInfo> leaves;
   /// Buffer groups of the root.
   int64_t groups = 0;
+  /// Whether a view may start at a byte offset (Spec::offsetForm is not
+  /// Slots and the storage is SMEM).
+  bool offsetViews = false;
 };
 
 /// Flattens and checks `tree` (indices in range, no duplicates, group sizes,

@@ -8,7 +8,12 @@
 // when every user's buffers can be written as slots of one view (slot(i),
 // docs/planner.md) and the layout
 // passes the checks of `isValid`; the one whose last buffer ends first wins,
-// the simplest on a tie.
+// the simplest on a tie. The search runs with whole-region views first (a
+// buffer starts at a multiple of its size) and, where the Triton writes views
+// at a byte offset and that search misses the ideal, again with buffers that
+// start at any multiple of their alignment; an offset layout is taken only
+// when it ends first, so that the IR of a tree already at its ideal does not
+// change.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,9 +53,10 @@ struct Placed {
 
 class Search {
 public:
-  Search(const Tree &tree, Storage storage)
+  Search(const Tree &tree, Storage storage, bool offsets)
       : tree(tree), unit(storage == Storage::Smem ? kSmemMinAlignment : 1),
-        head(tree.nodes.size(), 1), quantum(tree.nodes.size(), 1) {
+        offsets(offsets), head(tree.nodes.size(), 1),
+        quantum(tree.nodes.size(), 1) {
     for (size_t index = 0; index < tree.nodes.size(); ++index)
       if (!tree.nodes[index].leaf)
         groupNodes.push_back(static_cast<int>(index));
@@ -102,7 +108,8 @@ private:
   void computeQuanta(int index) {
     const Node &node = tree.nodes[index];
     if (node.leaf) {
-      head[index] = quantum[index] = tree.leaves[node.buffer].quantum;
+      head[index] = startQuantum(tree.leaves[node.buffer]);
+      quantum[index] = tree.leaves[node.buffer].quantum;
       return;
     }
     int64_t headQuantum = 1;
@@ -116,6 +123,13 @@ private:
     }
     head[index] = headQuantum;
     quantum[index] = all;
+  }
+
+  /// Where a leaf's first buffer may start: its quantum in a whole-region
+  /// view, any multiple of its alignment (and of 128 bytes) in a view from a
+  /// byte offset.
+  int64_t startQuantum(const LeafInfo &leaf) const {
+    return offsets ? lcm(leaf.alignment, unit) : leaf.quantum;
   }
 
   bool childMajor(int index, uint32_t mask) const {
@@ -132,7 +146,13 @@ private:
     if (node.leaf) {
       const LeafInfo &leaf = tree.leaves[node.buffer];
       positions[node.buffer].base = start;
-      return {start, satAdd(start, satMul(node.groupSize, leaf.quantum))};
+      // The last of its K buffers ends at its size; the next start honours
+      // its own quantum (the whole-region search keeps a whole quantum, as
+      // the plans of today's kernels have it).
+      int64_t last = offsets ? leaf.size : leaf.quantum;
+      return {start, satAdd(start, satAdd(satMul(node.groupSize - 1,
+                                                 leaf.quantum),
+                                          last))};
     }
     int64_t end = start;
     for (int child : node.children) {
@@ -202,14 +222,20 @@ private:
     int64_t base = position.base;
     int64_t stride = position.groupStride;
     int64_t groupSize = node.groupSize;
-    if (size <= 0 || base % size != 0 || info.quantum % size != 0)
+    if (size <= 0 || info.quantum % size != 0)
+      return std::nullopt;
+    // A whole-region view where buffer 0 sits at a multiple of the size
+    // (today's IR), else a view from buffer 0's start.
+    bool offsetView = base % size != 0;
+    if (offsetView && (!offsets || base % startQuantum(info) != 0))
       return std::nullopt;
     View view;
     view.bufferSize = size;
     view.alignment = info.alignment;
     view.groupSize = groupSize;
     view.offset = base;
-    view.offsetSlots = base / size;
+    view.base = offsetView ? base : 0;
+    view.offsetSlots = offsetView ? 0 : base / size;
     view.step = info.quantum / size;
     view.period = groupSize;
     if (node.groups <= period) {
@@ -266,10 +292,11 @@ private:
         return std::nullopt;
       arrangement.views[node.buffer] = *view;
       int64_t count = tree.leaves[node.buffer].count;
-      arrangement.end =
-          std::max(arrangement.end,
-                   satAdd(satMul(lastSlot(*view, count), view->bufferSize),
-                          view->bufferSize));
+      arrangement.end = std::max(
+          arrangement.end,
+          satAdd(satAdd(view->base, satMul(lastSlot(*view, count),
+                                           view->bufferSize)),
+                 view->bufferSize));
     }
     if (arrangement.end >= bound)
       return std::nullopt;
@@ -306,7 +333,7 @@ private:
       const View &view = views[node.buffer];
       int64_t count = tree.leaves[node.buffer].count;
       for (int64_t index = 0; index < count; ++index) {
-        int64_t start = satMul(slotOf(view, index), view.bufferSize);
+        int64_t start = bufferStart(view, index);
         if (start % view.alignment != 0)
           return false;
         placed.push_back({start, start + view.bufferSize,
@@ -423,6 +450,7 @@ private:
 
   const Tree &tree;
   int64_t unit;
+  bool offsets;
   /// Per node: the lcm of the quanta of the leaves at its start (where it
   /// may start), and of all its leaves (what its period is a multiple of).
   std::vector<int64_t> head;
@@ -435,7 +463,15 @@ private:
 
 Arrangement searchLayout(const Tree &tree, Storage storage, LayoutFamily family,
                          int64_t endGoal) {
-  return Search(tree, storage).run(family, endGoal);
+  Arrangement whole = Search(tree, storage, false).run(family, endGoal);
+  if (!tree.offsetViews || roundUp(whole.end, kSmemRowBytes) <= endGoal)
+    return whole;
+  Arrangement offset = Search(tree, storage, true).run(family, endGoal);
+  if (offset.views.empty() || roundUp(offset.end, kSmemRowBytes) >=
+                                  roundUp(whole.end, kSmemRowBytes))
+    return whole;
+  offset.name += ", views at byte offsets";
+  return offset;
 }
 
 } // namespace tlx::planner::detail

@@ -239,7 +239,7 @@ std::vector<Padding> holes(const Plan &plan,
   for (size_t i = 0; i < buffers.size(); ++i) {
     const View &view = plan.views[i];
     for (int64_t index = 0; index < bufferCount(buffers[i]); ++index) {
-      int64_t start = slotOf(view, index) * view.bufferSize;
+      int64_t start = bufferStart(view, index);
       intervals.push_back({start, start + view.bufferSize, int(i)});
     }
   }
@@ -261,7 +261,8 @@ std::vector<Padding> holes(const Plan &plan,
   for (const auto &[pair, units] : byPair) {
     auto [buffer, before] = pair;
     const View &view = plan.views[buffer];
-    bool bySize = view.bufferSize >= view.alignment;
+    // A view from a byte offset starts at its alignment, not its size.
+    bool bySize = view.base == 0 && view.bufferSize >= view.alignment;
     Padding share;
     share.kind = PaddingKind::AlignedStart;
     share.bytes = bytesOf(plan, units);
@@ -332,6 +333,10 @@ int64_t slotOf(const View &view, int64_t index) {
                 satMul(view.step, index % period));
 }
 
+int64_t bufferStart(const View &view, int64_t index) {
+  return satAdd(view.base, satMul(slotOf(view, index), view.bufferSize));
+}
+
 Placement placementOf(const View &view) {
   return {view.slots(), view.period, view.scale, view.offsetSlots, view.step};
 }
@@ -360,6 +365,8 @@ std::optional<View> reinterpretedView(const View &source, const Buffer &buffer,
   if (size <= 0)
     return std::nullopt;
   Placement placement = placementOf(source);
+  if (source.base != 0)
+    return std::nullopt;
   if (size != source.bufferSize) {
     if (!source.identityIndex())
       return std::nullopt;
@@ -400,10 +407,11 @@ std::vector<Diagnostic> checkView(const View &view, const Buffer &buffer,
                "non-negative and the slots positive");
     return problems;
   }
-  if (satMul(view.slots(), size) > regionSize)
-    report({view.slots(), size, regionSize},
+  if (satAdd(view.base, satMul(view.slots(), size)) > regionSize)
+    report({view.slots(), size, regionSize, view.base},
            "the view of " + label() + " has " + std::to_string(view.slots()) +
                " slots of " + amount(size, storage) +
+               (view.base != 0 ? " from " + amount(view.base, storage) : "") +
                ", more than the region of " + amount(regionSize, storage));
   int64_t count = bufferCount(buffer);
   int64_t alignment = std::max<int64_t>(view.alignment, 1);
@@ -428,10 +436,11 @@ std::vector<Diagnostic> checkView(const View &view, const Buffer &buffer,
                  std::to_string(view.slots()) + " slots");
       return problems;
     }
-    if (satMul(slot, size) % alignment != 0) {
-      report({index, satMul(slot, size), alignment},
+    if (bufferStart(view, index) % alignment != 0) {
+      report({index, bufferStart(view, index), alignment},
              label() + " index " + std::to_string(index) + " starts at " +
-                 amount(satMul(slot, size), storage) + ", which breaks its " +
+                 amount(bufferStart(view, index), storage) +
+                 ", which breaks its " +
                  sized(alignment, storage) + " alignment");
       return problems;
     }
@@ -516,8 +525,10 @@ void finishPlan(const Spec &spec, const std::vector<Buffer> &buffers,
     View &view = result.views[i];
     view.indexed = hasBufferDimension(buffers[i]);
     view.shape = buffers[i].shape;
-    int64_t slots =
-        view.bufferSize > 0 ? result.regionSize / view.bufferSize : 0;
+    int64_t slots = view.bufferSize > 0
+                        ? (result.regionSize - view.base) / view.bufferSize
+                        : 0;
+    view.form = view.base != 0 ? spec.offsetForm : ViewForm::Slots;
     if (view.indexed)
       view.shape.front() = slots;
     else
@@ -542,6 +553,7 @@ struct PhaseLayout {
 /// True when the two views put every buffer at the same units.
 bool samePlace(const View &a, const View &b) {
   return a.bufferSize == b.bufferSize && a.offset == b.offset &&
+         a.base == b.base &&
          a.period == b.period && a.scale == b.scale &&
          a.offsetSlots == b.offsetSlots && a.step == b.step;
 }

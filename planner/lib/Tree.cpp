@@ -19,6 +19,8 @@ public:
       : spec(spec), buffers(buffers), tree(tree), diagnostics(diagnostics) {
     tree.nodes.clear();
     tree.leaves.assign(buffers.size(), LeafInfo{});
+    tree.offsetViews =
+        spec.offsetForm != ViewForm::Slots && spec.storage == Storage::Smem;
   }
 
   bool build(const Group &root) {

@@ -20,12 +20,15 @@ def load_footprint():
 
 def test_footprint_compares_the_layouts():
     footprint = load_footprint()
-    ideal, sizes = footprint.regions(footprint.gemm_ring(whole_views=True))
+    whole, start, offsets = footprint.RULES
+    ideal, sizes = footprint.regions(footprint.gemm_ring(whole))
     assert ideal == sizes["ours"] == 196608 and sizes["group-major"] == 262144
     rng = random.Random(3)
     for _ in range(100):
-        case = footprint.random_tree(rng, index_aligned=True, whole_views=False)
-        ideal, sizes = footprint.regions(case)
-        assert ideal <= sizes["ours"] <= sizes["node-by-node"] <= sizes["group-major"]
-    lines = footprint.summary([footprint.gemm_ring(whole_views=False)])
-    assert lines[-2].split()[:4] == ["ours", "at", "ideal", "100.0%"]
+        for rules in (start, offsets):
+            case = footprint.random_tree(rng, True, rules)
+            ideal, sizes = footprint.regions(case)
+            assert ideal <= sizes["ours"] <= sizes["node-by-node"] <= sizes["group-major"]
+    lines = footprint.summary([footprint.gemm_ring(offsets)])
+    assert lines[-3].split()[:4] == ["ours", "at", "ideal", "100.0%"]
+    assert lines[-1] == "  ours larger than unshared on 0 of 1 trees"

@@ -10,6 +10,7 @@ counterpart is test_index_program_properties.py.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import subprocess
 
@@ -129,7 +130,10 @@ def emitted_slots(lowered: str, count: int):
 @given(scenarios())
 def test_the_mlir_door_emits_the_planners_slot_for_every_buffer_index(scenario):
     assume(all(len(buffer.shape) > 1 for buffer in scenario.buffers))
-    result = plan(scenario.spec, scenario.buffers, scenario.tree)
+    # The allocation pass writes whole-region views only (views at byte offsets are
+    # the Python door's so far: docs/mlir.md).
+    spec = dataclasses.replace(scenario.spec, offset_form="slots")
+    result = plan(spec, scenario.buffers, scenario.tree)
     assume(result.ok)
     whole_views = "true" if scenario.spec.whole_views else "false"
     lowered = subprocess.run(

@@ -80,7 +80,7 @@ def test_spec_fields_cannot_be_assigned_in_a_kernel():
 
 def test_buffer_type_equality_and_mangling():
     layout = ttgl.NVMMASharedLayout(128, 16, rank=2)
-    view = tlx.planner.View(8192, 1024, 1, 0, 2, 1, 0, 1, (2, 64, 64))
+    view = tlx.planner.View(8192, 1024, 1, 0, 0, "slots", 2, 1, 0, 1, (2, 64, 64))
     smem = tlx.storage_kind.smem
     first = tlx.buffered_tensor_type(ttgl.float16, (2, 64, 64), layout, smem, view)
     second = tlx.buffered_tensor_type(ttgl.float16, (2, 64, 64), layout, smem, view)

@@ -100,7 +100,12 @@ def test_the_plan_is_the_one_the_ttgir_allocates():
     assert spec.tree == planner.shared(0, planner.distinct(planner.shared(1, group_size=2), 2))
     assert planner.plan(spec.spec, spec.buffers, spec.tree) == plan
     assert spec.spec == planner.Spec(
-        "spec", planner.Storage.SMEM, None, 90, whole_views=tlx.compat.NEEDS_WHOLE_VIEWS
+        "spec",
+        planner.Storage.SMEM,
+        None,
+        90,
+        whole_views=tlx.compat.NEEDS_WHOLE_VIEWS,
+        offset_form=tlx.compat.OFFSET_VIEW_FORM,
     )
 
 

@@ -13,7 +13,9 @@ the builder's insertion point:
   ``Plan.backing_shape`` 32-bit words whose layout block is ``Plan.backing_block``
   (split over the CTAs as the users are);
 * per buffer one ``ttg.memdesc_reinterpret`` to ``View.shape`` of the buffer's own
-  element type and layout.
+  element type and layout: of the whole backing (``View.form`` ``"slots"``), of the
+  backing's rows from ``View.base`` (``"sliced_rows"``: ``ttg.memdesc_subslice``) or of
+  its row at ``View.base`` (``"indexed_row"``: ``ttg.memdesc_index``).
 
 ``join_sealed`` places a legacy ``reuse=buffered_tensor`` user in a region that is
 already allocated, and ``check_unsealed`` plans a spec never sealed, only for its
@@ -205,8 +207,29 @@ def _emit_backing(spec: SpecState, plan: planner.Plan, builder):
     return _named(handle, builder, spec.name, "tlx.spec")
 
 
+def _view_source(view: planner.View, backing, backing_shape, builder):
+    """What the view reinterprets: the SMEM backing (``[rows, row_bytes]`` x i8), or its
+    bytes from ``view.base`` in the form the planner chose for this Triton
+    (``compat.VIEW_FORMS``)."""
+    if view.form == "slots":
+        return backing
+    row_bytes = backing_shape[1]
+    row = view.base // row_bytes
+    if view.form == "indexed_row":
+        row_type = descriptor_type(ttgl.int8, [row_bytes], _BACKING_SMEM_LAYOUT, storage_kind.smem)
+        return builder.create_memdesc_index(
+            row_type.to_ir(builder), backing, builder.get_int32(row)
+        )
+    rows = [-(-view.slots * view.buffer_size // row_bytes), row_bytes]
+    rows_type = ttgl.shared_memory_descriptor_type(
+        ttgl.int8, rows, _BACKING_SMEM_LAYOUT, list(backing_shape)
+    )
+    return builder.create_memdesc_subslice(rows_type.to_ir(builder), backing, [row, 0])
+
+
 def _emit_view(user: AllocationState, view: planner.View, backing, builder) -> None:
     user.view = view
     user_view_type = view_type(user.element_ty, user.layout, user.storage, view)
-    handle = builder.create_memdesc_reinterpret(user_view_type.to_ir(builder), backing)
+    source = _view_source(view, backing, user.spec.plan.backing_shape, builder)
+    handle = builder.create_memdesc_reinterpret(user_view_type.to_ir(builder), source)
     user.view_handle = _named(handle, builder, user.name, "tlx.buffer")

@@ -68,11 +68,13 @@ def planner_spec(
     name: str, storage: storage_kind, explicit_size_bytes: int | None, capability: int
 ) -> planner.Spec:
     """A spec as the planner's ``Spec`` for the target of ``capability``, rounded to
-    whole views where the installed Triton needs it (``compat.NEEDS_WHOLE_VIEWS``)."""
+    whole views where the installed Triton needs it (``compat.NEEDS_WHOLE_VIEWS``), with
+    views at byte offsets in the form it writes them (``compat.OFFSET_VIEW_FORM``)."""
     return planner.Spec(
         name,
         planner_storage(storage),
         explicit_size_bytes,
         capability,
         whole_views=compat.NEEDS_WHOLE_VIEWS,
+        offset_form=compat.OFFSET_VIEW_FORM,
     )

@@ -21,9 +21,11 @@
 //    storedElementBits.
 // 2. Alignment. SMEM buffers start at multiples of 128 bytes, more for an
 //    NVMMA layout (128 B x max phase: 1024 B for a 128-byte swizzle); TMEM at
-//    any column. A view indexes in whole slots of its own buffer type, so a
-//    buffer also starts at a multiple of its own size: its quantum is
-//    lcm(size, alignment).
+//    any column. A view indexes in whole slots of its own buffer type: the K
+//    buffers of one group sit lcm(size, alignment) apart (the quantum). A
+//    view starts where Spec::offsetForm lets it: at any multiple of the
+//    buffer's alignment where the Triton can write a view at a byte offset,
+//    else at a multiple of its own size.
 // 3. Buffer counts. A leaf with n buffers under ancestors whose group sizes
 //    multiply to K has n / K buffer groups (n must be a multiple of K); the
 //    region has as many groups as the largest count, and a leaf with fewer
@@ -138,6 +140,22 @@ struct Group {
   std::vector<TreeElement> children;
 };
 
+/// How a front door writes one user's view of the region in stock Triton
+/// (docs/planner.md, "Views at a byte offset"; the table per release is
+/// tlx.compat.VIEW_FORMS).
+enum class ViewForm {
+  /// `memdesc_reinterpret` of the whole backing: the view starts at the
+  /// region's start (every release).
+  Slots,
+  /// `memdesc_subslice` of the SMEM backing's rows from View::base, then
+  /// `memdesc_reinterpret` (Triton 3.9: the result within the subslice).
+  SlicedRows,
+  /// `memdesc_index` of the SMEM backing's row at View::base, then
+  /// `memdesc_reinterpret` (Triton 3.6 and 3.7, which accept a result
+  /// larger than its source).
+  IndexedRow,
+};
+
 struct Spec {
   std::string name;
   Storage storage = Storage::Smem;
@@ -153,6 +171,11 @@ struct Spec {
   /// Other releases accept a view smaller than its source
   /// (needsWholeViews). Whole views are valid on every release.
   bool wholeViews = true;
+  /// The form a view that starts at a byte offset takes (offsetViewForm):
+  /// Slots when the Triton has none (3.8), so that every SMEM buffer starts
+  /// at a multiple of its own size; TMEM views always start at column 0.
+  /// Slots is valid on every release.
+  ViewForm offsetForm = ViewForm::Slots;
 };
 
 /// Whether Triton `major`.`minor` needs whole views (Spec::wholeViews): only
@@ -161,6 +184,12 @@ struct Spec {
 /// (dialect/lib/Transforms/TritonRelease.cpp), bound as
 /// tlx.planner.needs_whole_views, which sets tlx.compat.NEEDS_WHOLE_VIEWS.
 bool needsWholeViews(int major, int minor);
+
+/// The form a view at a byte offset takes on Triton `major`.`minor`
+/// (Spec::offsetForm): SlicedRows from 3.9 on, IndexedRow on 3.6 and 3.7,
+/// Slots (none) on 3.8 and before 3.6. Bound as
+/// tlx.planner.offset_view_form, which sets tlx.compat.OFFSET_VIEW_FORM.
+ViewForm offsetViewForm(int major, int minor);
 
 /// Which layouts plan() chooses among (rule 4). Best is what the passes and
 /// the Python layer use; the others are the simpler layouts it is measured
@@ -255,6 +284,12 @@ struct View {
   int64_t groupSize = 1;
   /// Start of buffer 0 in the region, in units.
   int64_t offset = 0;
+  /// Where the view's slot 0 sits in the region, in units: 0 for a view of
+  /// the whole region (ViewForm::Slots), else a multiple of 128 bytes and of
+  /// the alignment. Buffer i starts at base + bufferSize * slot(i).
+  int64_t base = 0;
+  /// How a front door writes the view (Spec::offsetForm when base != 0).
+  ViewForm form = ViewForm::Slots;
   /// The coefficients of slot(i), the slot buffer i occupies in the view
   /// (docs/planner.md, "The slot of a buffer").
   int64_t period = 1;
@@ -262,7 +297,7 @@ struct View {
   int64_t offsetSlots = 0;
   int64_t step = 1;
   /// The view's shape: [slots, *one buffer's shape], of the user's own
-  /// element type and layout, starting at the region's start.
+  /// element type and layout, starting at `base`.
   std::vector<int64_t> shape;
   /// False for a user written as one buffer without a buffer dimension (a
   /// TMEM [M, N] tile): it is slot slotOf(view, 0) of its view.
@@ -442,6 +477,10 @@ checkPhaseLifetimes(const Plan &plan, const std::vector<Buffer> &buffers,
                     const std::vector<std::vector<PhaseUse>> &uses);
 
 int64_t slotOf(const View &view, int64_t index);
+
+/// Where buffer `index` of `view` starts in the region, in units:
+/// base + bufferSize * slotOf(view, index).
+int64_t bufferStart(const View &view, int64_t index);
 
 /// One operation of an index program: unsigned division, remainder,
 /// multiplication or addition of two operands.
