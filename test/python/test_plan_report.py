@@ -193,7 +193,7 @@ def test_plan_totals_a_share_of_the_sm_where_ctas_share_one(capsys, readme_examp
         "0",
     )
     assert status == 2 and out == ""
-    assert "--ctas-per-sm must be 1 or more, got 0" in err
+    assert "--ctas-per-sm: ctas_per_sm must be a positive int, got 0" in err
 
 
 def test_plan_writes_one_svg_per_spec(capsys, readme_example, tmp_path):

@@ -18,6 +18,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
+from .. import planner
 from ..hazards.ttgir import split_top_level
 from .budget import budget_of
 
@@ -144,6 +145,15 @@ def full_signature(kernel, signature: dict[str, str], constexprs: dict[str, obje
     return full, constexprs
 
 
+def _check_ctas_per_sm(ctas_per_sm: int) -> None:
+    """The planner's rule for ``--ctas-per-sm`` (``planner.checked_ctas_per_sm``), as a usage
+    error of the command line."""
+    try:
+        planner.checked_ctas_per_sm(ctas_per_sm)
+    except ValueError as error:
+        raise UsageError(f"--ctas-per-sm: {error}") from None
+
+
 def report(kernel_name: str, target: str, num_warps: int, spec_plans, ctas_per_sm: int = 1) -> str:
     """The text ``python -m tlx plan`` prints: the total against one CTA's share of an SM
     where ``ctas_per_sm`` CTAs (checked by ``main``) are to share one."""
@@ -264,8 +274,8 @@ def main(argv: list[str] | None = None) -> int:
             kernel, parse_signature(arguments.signature), parse_constexpr(arguments.constexpr)
         )
         values = parse_values(arguments.value) if arguments.command == "check" else {}
-        if arguments.command == "plan" and arguments.ctas_per_sm < 1:
-            raise UsageError(f"--ctas-per-sm must be 1 or more, got {arguments.ctas_per_sm}")
+        if arguments.command == "plan":
+            _check_ctas_per_sm(arguments.ctas_per_sm)
     except UsageError as error:
         print(f"python -m tlx {arguments.command}: error: {error}", file=sys.stderr)
         return USAGE_ERROR
