@@ -55,6 +55,11 @@ class SpecSuggestion:
         return self.search.best.tree if self.search.best else None
 
     @property
+    def shares(self) -> bool:
+        """Whether the suggested tree lets two buffers share bytes."""
+        return self.search.best is not None and self.search.best.shared_pairs > 0
+
+    @property
     def plan(self) -> planner.Plan | None:
         return self.search.best.plan if self.search.best else None
 
@@ -91,8 +96,13 @@ class SpecSuggestion:
             lines.append("  not inferred: a buffer is read before it is written:")
             lines.extend(f"    {line}" for line in self.unwritten)
             return "\n".join(lines)
-        if self.plan is None:
-            lines.append("  no sharing is safe: every pair of these buffers is used unordered")
+        if not self.shares:
+            lines.append(
+                "  no sharing is safe: no two of these buffers may share a byte in any tree "
+                "this search makes; the pairs, and why (one hazard each):"
+                if self.plan is not None
+                else "  no tree fits: no sharing is safe, and these buffers unshared do not fit"
+            )
             lines.extend(_why(self))
             return "\n".join(lines)
         lines.append("  suggested tree (paste it over the spec's set_buffer_overlap):")
@@ -123,13 +133,14 @@ def _why(suggestion: SpecSuggestion) -> list[str]:
 
 @dataclass(frozen=True)
 class Suggestion:
-    """What ``tlx.suggest_reuse`` found: ``result`` (``"clean"``: every spec of two or more
-    buffers has a tree and the kernel with them checks clean; ``"nothing safe"``: some spec's
-    buffers may share nothing; ``"not proved"``: the check of the suggested trees found
-    something; ``"not checked"``: the kernel cannot be executed, ``problems`` says why),
-    ``specs`` per spec, ``ordering`` (the execution of the stripped kernel), ``proof`` (the
-    check of the kernel with the suggested trees; None when not run) and the seconds of
-    each step."""
+    """What ``tlx.suggest_reuse`` found. ``result``: ``"clean"`` (every spec of two or more
+    buffers has a tree and the kernel with them checks clean), ``"nothing safe"`` (no spec's
+    buffers may share a byte, each says why, or some spec's do not fit unshared), ``"not
+    proved"`` (the check of the suggested trees found something) or ``"not checked"`` (the
+    kernel cannot be executed, or a buffer is read before it is written: ``problems`` and the
+    specs say why). ``specs`` per spec, ``ordering`` (the execution of the stripped kernel),
+    ``proof`` (the check of the kernel with the suggested trees; None when not run) and the
+    seconds of each step."""
 
     kernel: str
     target: str
@@ -242,7 +253,7 @@ def suggest_reuse(
     proof, proof_seconds = None, 0.0
     if problems or any(spec.unwritten for spec in specs):
         result = NOT_CHECKED
-    elif any(spec.tree is None for spec in specs):
+    elif any(spec.tree is None for spec in specs) or not any(spec.shares for spec in specs):
         result = NOTHING_SAFE
     else:
         started = time.perf_counter()
