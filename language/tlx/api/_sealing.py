@@ -125,6 +125,12 @@ def _plan(spec: SpecState) -> planner.Plan:
     the answer on it."""
     _implicit_overlap(spec)
     override = overlap_override()
+    if override is None and spec.auto:
+        # The first trace of a kernel with overlap="auto": its tree is not inferred yet
+        # (language/tlx/suggest/auto.py traces it again with it).
+        from ..suggest.override import Override
+
+        override = Override(strip="auto")
     replaced = None if override is None or spec.private else override(spec)
     if replaced is not None:
         spec.overlap_tree, spec.overlap_phases, spec.overlap_source = replaced
