@@ -27,7 +27,8 @@ uses (``SpecPlan``), without compiling it to the end, and
 ``tlx.autotune`` is ``triton.autotune`` that drops, before compiling, the
 configurations whose plans do not fit (docs/autotune.md);
 ``tlx.check_hazards`` reports the races between aliased buffers that no barrier
-orders (docs/hazards.md).
+orders (docs/hazards.md); ``tlx.suggest_reuse`` the smallest reuse tree the kernel's
+synchronization makes safe, proved by that check (docs/suggest.md).
 """
 
 from . import _single_llvm  # noqa: F401  (first: before anything imports Triton)
@@ -76,6 +77,7 @@ from .api import (
 from .api._reference import NOT_PORTED
 from .hazards import Access, AmbiguousWait, Hazard, HazardReport, check_hazards
 from .report import JoinedBuffer, KernelBudget, SpecPlan, StorageBudget, kernel_budget
+from .suggest import SpecSuggestion, Suggestion, suggest_reuse
 from .tuning import ConfigVerdict, PlanPruner, autotune
 
 __all__ = [
@@ -90,7 +92,9 @@ __all__ = [
     "KernelBudget",
     "PlanPruner",
     "SpecPlan",
+    "SpecSuggestion",
     "StorageBudget",
+    "Suggestion",
     "TLXError",
     "TLXNameError",
     "TLXWarning",
@@ -133,6 +137,7 @@ __all__ = [
     "storage_alias_spec_type",
     "storage_kind",
     "subslice",
+    "suggest_reuse",
     "tcgen05_commit",
     "tmem_copy",
 ]

@@ -114,7 +114,9 @@ class storage_alias_spec(base_value):
     ``storage`` is ``smem`` or ``tmem`` (``smemCluster`` is not supported);
     ``buffer_size_bytes`` is None (the compiler sizes the region for its
     users) or a positive compile-time constant (the compiler checks that the
-    plan fits and keeps any extra bytes as padding). Immutable: ``storage``
+    plan fits and keeps any extra bytes as padding). ``overlap="auto"``: the
+    compiler infers the smallest tree the kernel's synchronization makes safe
+    (docs/suggest.md) and uses it instead of any tree given. Immutable: ``storage``
     and ``buffer_size_bytes`` are read-only. Not indexable: index its buffers.
 
     The spec is *sealed* by ``set_buffer_overlap`` or by the first use of any
@@ -126,7 +128,12 @@ class storage_alias_spec(base_value):
     __triton_builtin__ = True
 
     def __init__(
-        self, storage=storage_kind.smem, buffer_size_bytes=None, _semantic=None, _generator=None
+        self,
+        storage=storage_kind.smem,
+        buffer_size_bytes=None,
+        overlap=None,
+        _semantic=None,
+        _generator=None,
     ):
         checks.check_context("tlx.storage_alias_spec", _semantic)
         storage = checks.expect_storage(storage, "storage")
@@ -137,8 +144,12 @@ class storage_alias_spec(base_value):
             size = checks.positive_int(
                 size, "buffer_size_bytes", " (an int literal or a tl.constexpr)"
             )
+        overlap = _unwrap_if_constexpr(overlap)
+        if overlap not in (None, "auto"):
+            raise TLXError(f'overlap must be None or "auto", got {overlap!r}')
         active_trace().check_storage(storage)
         state = emit.new_spec(_semantic, _generator, storage, size)
+        state.auto = overlap == "auto"
         self.type = storage_alias_spec_type(storage, size, state)
 
     @classmethod

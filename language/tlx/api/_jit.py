@@ -73,6 +73,15 @@ class ASTSource(GluonASTSource):
         trace.name_views = name_views
         with tracing(trace):
             module = super().make_ir(target, options, codegen_fns, module_map, context)
+            from ..suggest.auto import auto_overlap
+
+            inferred = auto_overlap(self, target, options, trace)
+            if inferred is not None:
+                # storage_alias_spec(..., overlap="auto"): traced again with the inferred trees.
+                with inferred.active():
+                    return self.traced_make_ir(
+                        target, options, codegen_fns, module_map, context, name_views
+                    )
             finish_trace(trace, module)
         _descriptor_prefetch.mark(module, context)
         return module, trace
@@ -150,16 +159,20 @@ class JITFunction(GluonJITFunction):
         return result
 
 
-def jit(fn=None, **options):
+def jit(fn=None, overlap_values=None, **options):
     """Gluon's ``@gluon.jit`` with the TLX builtins: the kernel (the outermost
     function of a launch or of ``tlx.ASTSource``) must be ``@tlx.jit`` for
     ``tlx.storage_alias_spec``, ``tlx.local_alloc`` and the rest to work; the
     functions it calls may be ``@tlx.jit`` or ``@gluon.jit``. Takes the same
     keyword options as ``gluon.jit`` (``debug``, ``noinline``,
-    ``do_not_specialize``, ...)."""
+    ``do_not_specialize``, ...). ``overlap_values``: the integer arguments (by name) the
+    inference of ``storage_alias_spec(..., overlap="auto")`` executes the kernel with
+    (docs/suggest.md)."""
 
     def decorator(function):
-        return JITFunction(function, **options)
+        kernel = JITFunction(function, **options)
+        kernel.overlap_values = dict(overlap_values or {})
+        return kernel
 
     if fn is not None:
         return decorator(fn)

@@ -32,7 +32,7 @@ from .._errors import SourceLocation, TLXError, compilation_error
 from .._kinds import storage_kind
 from ..report.plan import JoinedBuffer
 from ._descriptors import descriptor_type, view_type
-from ._state import AllocationState, SpecState, active_trace
+from ._state import AllocationState, SpecState, active_trace, overlap_override
 
 # The SMEM backing allocation's layout: rank 1, so the leading dimension of the
 # [n, 128] backing is a buffer dimension that may be any size.
@@ -124,6 +124,16 @@ def _plan(spec: SpecState) -> planner.Plan:
     """Plans ``spec`` for its users and tree (or phases); keeps the question and
     the answer on it."""
     _implicit_overlap(spec)
+    override = overlap_override()
+    if override is None and spec.auto:
+        # The first trace of a kernel with overlap="auto": its tree is not inferred yet
+        # (language/tlx/suggest/auto.py traces it again with it).
+        from ..suggest.override import Override
+
+        override = Override(strip="auto")
+    replaced = None if override is None or spec.private else override(spec)
+    if replaced is not None:
+        spec.overlap_tree, spec.overlap_phases, spec.overlap_source = replaced
     spec.planned_spec = spec.planner_spec()
     spec.planned_buffers = tuple(user.planner_buffer() for user in spec.users)
     overlap = spec.overlap_phases or spec.overlap_tree

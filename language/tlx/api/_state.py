@@ -95,6 +95,8 @@ class SpecState:
         self.backing = None
         # The backing allocation's alignment attribute (legacy reuse may raise it).
         self.backing_alignment = 0
+        # storage_alias_spec(..., overlap="auto"): tlx.suggest infers the tree.
+        self.auto = False
 
     @property
     def sealed(self) -> bool:
@@ -191,6 +193,29 @@ class KernelTrace:
 
 
 _active = threading.local()
+# tlx.suggest's trace-time override of overlaps (language/tlx/suggest/override.py): a
+# function (SpecState) -> (tree, phases, source) to plan the spec with, or None to keep its
+# own; one per thread, set with ``overriding_overlap``.
+_override = threading.local()
+
+
+def overlap_override():
+    """The override of overlaps active on this thread (None: every spec keeps its own)."""
+    return getattr(_override, "function", None)
+
+
+class overriding_overlap:
+    """``with overriding_overlap(function):`` plans specs with ``function``'s trees."""
+
+    def __init__(self, function):
+        self.function = function
+
+    def __enter__(self):
+        self.previous = overlap_override()
+        _override.function = self.function
+
+    def __exit__(self, *exception) -> None:
+        _override.function = self.previous
 
 
 def active_trace() -> KernelTrace | None:

@@ -68,9 +68,11 @@ class AccessLog:
     ):
         """Records ``thread``'s ``kind`` ("read" or "write") access of ``memory`` by
         ``operation`` (``agent`` when it is asynchronous; ``operand``: one of a tcgen05
-        MMA's operand reads, its own clock component) and its hazards with earlier ones."""
+        MMA's operand reads, its own clock component) and its hazards with earlier ones;
+        returns the record (None for memory outside a spec's buffers), which tlx.suggest's
+        log reads (language/tlx/suggest/pairs.py)."""
         if memory is None or memory.region.spec_plan is None or memory.buffer is None:
-            return
+            return None
         self.count += 1
         file_name, line, callers = self.lines.where(operation)
         access = Access(
@@ -134,6 +136,7 @@ class AccessLog:
             recorded[latest] = (new,)
         else:
             recorded[latest] = (*recorded.get(latest, ())[-(_AGENT_HISTORY - 1) :], new)
+        return new
 
     def fenced(self, earlier: RecordedAccess, clock: dict) -> bool:
         """True when a fence_async_shared of the writer's thread after the generic-proxy

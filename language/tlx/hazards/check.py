@@ -117,6 +117,7 @@ def check_ttgir(
     integer_arguments=None,
     partition_order=(),
     timings: int = TIMINGS,
+    access_log=None,
 ) -> HazardReport:
     """The hazard check of a TTGIR module's text whose specs ``spec_plans`` planned;
     ``integer_arguments`` names the kernel's integer parameters (for messages);
@@ -125,7 +126,10 @@ def check_ttgir(
     third turn. The verdict does not depend on it. Each choice of a timing is executed
     (which of several blocked waits passes early; whether a wait whose phase before is
     not ordered before it passes on the phase before that), up to ``timings`` executions;
-    past that a kernel with nothing found is not proved (``incomplete``)."""
+    past that a kernel with nothing found is not proved (``incomplete``). ``access_log``
+    (default ``AccessLog``) is the class each execution records its accesses with:
+    tlx.suggest's records every pair of buffers as if they shared units
+    (language/tlx/suggest/pairs.py)."""
     started = time.perf_counter()
     values = dict(values or {})
     module = parse_module(text)
@@ -145,6 +149,8 @@ def check_ttgir(
             order,
             choices,
         )
+        if access_log is not None:
+            execution.log = access_log(execution.lines, execution.barriers.barriers)
         blocked: list[str] = []
         if function is None:
             execution.unmodelled["no function"] = "the module has no function"

@@ -1,5 +1,6 @@
 """``python -m tlx plan``: a kernel's memory plan, read before compiling it;
-``python -m tlx check``: the races its aliased buffers allow (docs/hazards.md).
+``python -m tlx check``: the races its aliased buffers allow (docs/hazards.md);
+``python -m tlx suggest``: the smallest race-free reuse tree, proved (docs/suggest.md).
 
 Runs only Triton's front end (``tlx.kernel_plans``): no GPU, no PTX. Prints,
 for each spec, the planner's memory map (every buffer by its Python name, its
@@ -246,18 +247,27 @@ def _parser() -> argparse.ArgumentParser:
         "accesses to bytes two buffers share that no barrier orders (docs/hazards.md). Exit "
         "status: 0 clean, 1 hazards or a deadlock, 2 bad arguments, 3 not checked.",
     )
-    _kernel_arguments(check)
-    check.add_argument(
-        "--value",
-        action="append",
-        default=[],
-        metavar="NAME=INT",
-        help="an integer argument's value for the execution (loop trips, indices, phases)",
+    suggest = commands.add_parser(
+        "suggest",
+        help="suggest the smallest race-free reuse tree of each spec, proved (on the CPU)",
+        description="Execute the kernel's TTGIR with its trees stripped, find the buffers its "
+        "synchronization lets share bytes, print the smallest tree over them as tlx.reuse_group "
+        "code with its plan, and check the kernel with it (docs/suggest.md). Exit status: 0 "
+        "proved, 1 no sharing is safe or the proof failed, 2 bad arguments, 3 not checked.",
     )
-    check.add_argument("--program-id", type=int, default=0, help="the CTA executed (axis 0)")
-    check.add_argument(
-        "--num-programs", type=int, default=1, help="the grid's size on axis 0 (default 1)"
-    )
+    for command in (check, suggest):
+        _kernel_arguments(command)
+        command.add_argument(
+            "--value",
+            action="append",
+            default=[],
+            metavar="NAME=INT",
+            help="an integer argument's value for the execution (loop trips, indices, phases)",
+        )
+        command.add_argument("--program-id", type=int, default=0, help="the CTA executed (axis 0)")
+        command.add_argument(
+            "--num-programs", type=int, default=1, help="the grid's size on axis 0 (default 1)"
+        )
     return parser
 
 
@@ -273,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
         signature, constexprs = full_signature(
             kernel, parse_signature(arguments.signature), parse_constexpr(arguments.constexpr)
         )
-        values = parse_values(arguments.value) if arguments.command == "check" else {}
+        values = parse_values(arguments.value) if arguments.command != "plan" else {}
         if arguments.command == "plan":
             _check_ctas_per_sm(arguments.ctas_per_sm)
     except UsageError as error:
@@ -283,6 +293,8 @@ def main(argv: list[str] | None = None) -> int:
     target = GPUTarget("cuda", _TARGETS[arguments.target], 32)
     if arguments.command == "check":
         return _check(arguments, source, target, values)
+    if arguments.command == "suggest":
+        return _suggest(arguments, source, target, values)
     try:
         spec_plans = kernel_plans(source, target, {"num_warps": arguments.num_warps})
     except CompilationError as error:
@@ -324,3 +336,27 @@ def _check(arguments, source, target, values) -> int:
     if report.result == CLEAN:
         return 0
     return NOT_CHECKED if report.result == INCOMPLETE else HAZARDS_FOUND
+
+
+def _suggest(arguments, source, target, values) -> int:
+    from triton.compiler.errors import CompilationError
+
+    from ..suggest.suggestion import CLEAN, suggest_reuse
+    from ..suggest.suggestion import NOT_CHECKED as UNCHECKED
+
+    try:
+        suggestion = suggest_reuse(
+            source,
+            target,
+            {"num_warps": arguments.num_warps},
+            values=values,
+            program_id=(arguments.program_id, 0, 0),
+            num_programs=(arguments.num_programs, 1, 1),
+        )
+    except CompilationError as error:
+        print(compile_error_text(error), file=sys.stderr)
+        return PLAN_ERROR
+    sys.stdout.write(suggestion.describe())
+    if suggestion.result == CLEAN:
+        return 0
+    return NOT_CHECKED if suggestion.result == UNCHECKED else HAZARDS_FOUND

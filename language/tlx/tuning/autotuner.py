@@ -30,6 +30,7 @@ def autotune(
     compile_workers=None,
     retime_top=3,
     retime_rounds=25,
+    overlap_parameter=None,
     **autotune_options,
 ):
     """``triton.autotune`` for a ``@tlx.jit`` kernel, whose configurations are first
@@ -48,7 +49,9 @@ def autotune(
     each is timed again on the GPU alone (``SURVEY_ROUNDS`` calls each, in turn), the
     ``retime_top`` fastest of that survey ``retime_rounds`` calls more each, and the key
     takes the one with the lowest median (``retime``; ``retime_top=1`` keeps Triton's
-    choice). The returned autotuner has ``pruned`` (the
+    choice). ``overlap_parameter``: ``PlanPruner``'s (a configuration that fits only with
+    the inferred trees is kept so, listed in ``inferred``). The returned autotuner has
+    ``pruned`` (the
     configurations dropped and why, per set of argument types), ``plan_pruner``,
     ``compile_seconds`` (the time each key's configurations took to compile ahead) and
     ``retimed`` ({key: {finalist: median ms}})."""
@@ -65,6 +68,7 @@ def autotune(
             target=target,
             then=prune.get("early_config_prune"),
             ctas_per_sm=ctas_per_sm,
+            overlap_parameter=overlap_parameter,
         )
         compile_seconds = {}
 
@@ -85,6 +89,7 @@ def autotune(
         tuner = triton.autotune(configs, key, prune_configs_by=prune, **autotune_options)(kernel)
         tuner.plan_pruner = pruner
         tuner.pruned = pruner.pruned
+        tuner.inferred = pruner.inferred
         tuner.compile_seconds = compile_seconds
         tuner.retimed = {}
         if retime_top > 1:

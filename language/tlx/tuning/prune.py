@@ -13,6 +13,7 @@ configuration on standard error (``log``).
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 import time
@@ -102,7 +103,12 @@ class PlanPruner:
     not fit half an SM, not where they would not fit a whole one. Verdicts are cached per
     configuration and argument types.
     ``pruned`` maps each set of argument types to the configurations dropped for it,
-    ``(config, reasons)`` in order; ``verdicts`` keeps every verdict."""
+    ``(config, reasons)`` in order; ``verdicts`` keeps every verdict.
+    ``overlap_parameter`` names a constexpr parameter the kernel passes to
+    ``storage_alias_spec(overlap=...)``: a configuration that does not fit with its own
+    trees is tried with that parameter ``"auto"`` (the inferred trees, docs/suggest.md),
+    and kept so when it fits; ``inferred`` maps each set of argument types to those,
+    ``(config, the reasons it did not fit with its own trees)``."""
 
     def __init__(
         self,
@@ -111,6 +117,7 @@ class PlanPruner:
         target=None,
         then: Callable | None = None,
         ctas_per_sm: int | str = 1,
+        overlap_parameter: str | None = None,
     ):
         if not isinstance(kernel, JITFunction):
             raise TypeError(f"tlx.PlanPruner takes a @tlx.jit kernel, got {type(kernel).__name__}")
@@ -129,6 +136,8 @@ class PlanPruner:
         self.ctas_per_sm = ctas_per_sm
         self.pruned: dict[tuple, tuple[tuple[triton.Config, tuple[str, ...]], ...]] = {}
         self.verdicts: dict[tuple, ConfigVerdict] = {}
+        self.overlap_parameter = overlap_parameter
+        self.inferred: dict[tuple, tuple[tuple[triton.Config, tuple[str, ...]], ...]] = {}
 
     def source(self, config: triton.Config, arguments: Mapping) -> tuple[ASTSource, dict]:
         """The kernel as ``tlx.kernel_plans`` traces it for ``config``: its AST source
@@ -201,14 +210,20 @@ class PlanPruner:
 
     def __call__(self, configs: Sequence[triton.Config], named_args: Mapping, **kwargs):
         arguments = {**named_args, **kwargs}
-        kept, dropped = [], []
+        kept, dropped, inferred = [], [], []
         for config in configs:
             verdict = self.verdict(config, arguments)
             if verdict.fits:
                 kept.append(config)
+                continue
+            auto = self._with_inferred_trees(config)
+            if auto is not None and self.verdict(auto, arguments).fits:
+                kept.append(auto)
+                inferred.append((config, verdict.reasons))
             else:
                 dropped.append((config, verdict.reasons))
         self.pruned[argument_types(self.kernel, arguments)] = tuple(dropped)
+        self.inferred[argument_types(self.kernel, arguments)] = tuple(inferred)
         if log_asked():
             self._log(kept, dropped)
         if not kept:
@@ -222,6 +237,16 @@ class PlanPruner:
         if self.then is not None:
             kept = list(self.then(kept, named_args, **kwargs))
         return kept
+
+    def _with_inferred_trees(self, config: triton.Config) -> triton.Config | None:
+        """``config`` with the overlap parameter ``"auto"`` (None without one, or when the
+        configuration already sets it)."""
+        name = self.overlap_parameter
+        if name is None or config.kwargs.get(name) == "auto":
+            return None
+        auto = copy.copy(config)
+        auto.kwargs = {**config.kwargs, name: "auto"}
+        return auto
 
     def _log(self, kept, dropped) -> None:
         name = self.kernel.__name__
