@@ -99,3 +99,17 @@ def test_the_tuner_keeps_a_configuration_that_fits_only_with_the_inferred_tree()
     assert config is configs[0] and "232448" in " ".join(reasons)
     (dropped,) = pruner.pruned.values()
     assert [config for config, _ in dropped] == [configs[1]]
+
+
+def test_the_cache_key_holds_the_overlap_values():
+    """A kernel compiled with other overlap_values may infer another tree: Triton's cache
+    must not hand back the binary of the first."""
+    other = tlx.jit(two_phases.fn, overlap_values={"n": 3})
+    constexprs = {"OVERLAP": "auto", "INTERLEAVE": False, "NUM": 2}
+    signature = {"x_ptr": "*fp32", "n": "i32", **dict.fromkeys(constexprs, "constexpr")}
+
+    def key(kernel):
+        return tlx.ASTSource(fn=kernel, signature=signature, constexprs=constexprs).hash()
+
+    assert key(two_phases) == key(tlx.jit(two_phases.fn, overlap_values={"n": 1}))
+    assert key(two_phases) != key(other)

@@ -58,7 +58,14 @@ class ASTSource(GluonASTSource):
         _descriptor_prefetch.install()
 
     def hash(self):
-        key = super().hash() + _package_fingerprint() + str(_descriptor_prefetch.enabled())
+        # overlap_values decide the trees that storage_alias_spec(..., overlap="auto") infers.
+        overlap_values = sorted(getattr(self.fn, "overlap_values", {}).items())
+        key = (
+            super().hash()
+            + _package_fingerprint()
+            + str(_descriptor_prefetch.enabled())
+            + str(overlap_values)
+        )
         return hashlib.sha256(key.encode()).hexdigest()
 
     def make_ir(self, target, options, codegen_fns, module_map, context):
