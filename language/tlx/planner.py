@@ -336,13 +336,16 @@ class Spec:
 @_value_type(_native.Placement)
 class Placement:
     """The slot coefficients of a view (what the MLIR passes record between steps):
-    ``slots``, ``period``, ``scale``, ``offset_slots``, ``step``."""
+    ``slots``, ``period``, ``scale``, ``offset_slots``, ``step``, and where the view
+    starts and in which form (``base``, ``form``: ``View``)."""
 
     slots: int
     period: int
     scale: int
     offset_slots: int
     step: int
+    base: int = 0
+    form: str = "slots"
 
 
 @_value_type(_native.IndexOperand)
@@ -456,8 +459,9 @@ class Diagnostic:
 @_value_type(_native.Padding, named_texts={"reason": None})
 class Padding:
     """A share of ``Plan.padding_bytes``: ``kind`` (``"aligned_start"``, ``"layout"``,
-    ``"region_rounding"``, ``"explicit_size"``), the ``buffers`` it names, its
-    ``bytes`` and the ``reason`` in words."""
+    ``"region_rounding"``, ``"explicit_size"``, ``"unshared"``: sharing as the tree says
+    would cost more than every buffer in bytes of its own), the ``buffers`` it names,
+    its ``bytes`` and the ``reason`` in words."""
 
     kind: str
     buffers: tuple[int, ...]
@@ -473,7 +477,9 @@ class Plan:
     ``backing_shape`` are the backing allocation's (``[rows, 128]`` of i8 for
     SMEM, ``[rows, columns]`` of i32 for TMEM times the CTA split) and
     ``backing_block`` what one CTA holds of it; ``region_size`` is in the plan's
-    unit; ``layout`` names the chosen layout."""
+    unit; ``layout`` names the chosen layout. ``offset_views_region``: without views at
+    a byte offset (``Spec.offset_form`` ``"slots"``, Triton 3.8's rules), the smaller
+    region a Triton that writes them would plan, else 0."""
 
     storage: Storage
     size_bytes: int
@@ -487,6 +493,7 @@ class Plan:
     padding_bytes: int
     padding: tuple[Padding, ...]
     layout: str
+    offset_views_region: int
     views: tuple[View, ...]
     phases: tuple[tuple[int, ...], ...]
     diagnostics: tuple[Diagnostic, ...]
