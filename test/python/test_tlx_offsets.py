@@ -89,3 +89,19 @@ def test_an_alignment_no_offset_inside_the_explicit_size_honours_is_an_error():
     message = caught.value.error_message
     for fragment in ('buffer "b"', "1024-byte alignment", "buffer_size_bytes=1152", "2048 bytes"):
         assert fragment in message, message
+
+
+def test_the_report_and_the_picture_show_where_a_view_starts():
+    (spec_plan,) = tlx.kernel_plans(
+        tlx.ASTSource(
+            fn=distinct_pair, signature={"out": "*fp32", "index": "i32"}, constexprs={"NUM": 3}
+        ),
+        target=SM90,
+    )
+    form = tlx.compat.OFFSET_VIEW_FORM
+    text, picture = spec_plan.describe(), spec_plan.to_svg()
+    if form == "slots":
+        assert "view" not in text.splitlines()[2] and "view from" not in picture
+        return
+    assert f"from 1536 ({form})" in text and "whole region" in text
+    assert f"b[0]: bytes 1536 .. 2560, buffer group 0, view from bytes 1536 ({form})" in picture
