@@ -20,7 +20,7 @@ import pytest
 from _helpers import find_triton_opt
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from test_planner_properties import scenarios
+from test_planner_properties import scenarios, tree_order, unshared_end
 from tlx.planner import Buffer, Group, LayoutKind, Storage, plan
 
 TRITON_OPT = find_triton_opt()
@@ -177,6 +177,13 @@ def test_the_mlir_door_emits_the_planners_slot_for_every_buffer_index(scenario, 
     ).stdout
     slots = emitted_slots(lowered, len(scenario.buffers))
     bases = emitted_bases(lowered)
+    if scenario.spec.storage is Storage.SMEM and offset_form != "slots":
+        # Sharing never costs bytes: the backing the pass allocated, against the
+        # same buffers unshared.
+        rows = int(re.search(r"ttg\.local_alloc .*memdesc<(\d+)x128xi8", lowered).group(1))
+        order = tree_order(scenario.tree)
+        order += [index for index in range(len(scenario.buffers)) if index not in order]
+        assert rows * ROW_BYTES <= unshared_end(scenario.buffers, order)
     views = zip(scenario.buffers, result.views, slots, bases, strict=True)
     for buffer, view, emitted, base in views:
         program = view.index_program
