@@ -87,6 +87,10 @@ def test_an_alignment_no_offset_inside_the_explicit_size_honours_is_an_error():
     with pytest.raises(CompilationError) as caught:
         compile_kernel(misaligned_in_explicit_size, None, SM90)
     message = caught.value.error_message
+    if tlx.compat.OFFSET_VIEW_FORM == "slots":
+        # Triton 3.8: b starts at a multiple of its 1 KiB size whatever its alignment.
+        assert "is too small: the plan needs 2048 bytes" in message, message
+        return
     for fragment in ('buffer "b"', "1024-byte alignment", "buffer_size_bytes=1152", "2048 bytes"):
         assert fragment in message, message
 
