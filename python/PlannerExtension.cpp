@@ -43,7 +43,8 @@ void bindEnums(py::module_ &m) {
       .value("ALIGNED_START", PaddingKind::AlignedStart)
       .value("LAYOUT", PaddingKind::Layout)
       .value("REGION_ROUNDING", PaddingKind::RegionRounding)
-      .value("EXPLICIT_SIZE", PaddingKind::ExplicitSize);
+      .value("EXPLICIT_SIZE", PaddingKind::ExplicitSize)
+      .value("UNSHARED", PaddingKind::Unshared);
   py::enum_<IndexOpcode>(m, "IndexOpcode")
       .value("DIVIDE_UNSIGNED", IndexOpcode::DivideUnsigned)
       .value("REMAINDER_UNSIGNED", IndexOpcode::RemainderUnsigned)
@@ -90,7 +91,9 @@ void bindEnums(py::module_ &m) {
       .value("OVER_STORAGE_BUDGET", DiagnosticKind::OverStorageBudget)
       .value("NO_OVERLAP_TREE", DiagnosticKind::NoOverlapTree)
       .value("PHASES_DISAGREE", DiagnosticKind::PhasesDisagree)
-      .value("PHASE_LIFETIME_OVERLAP", DiagnosticKind::PhaseLifetimeOverlap);
+      .value("PHASE_LIFETIME_OVERLAP", DiagnosticKind::PhaseLifetimeOverlap)
+      .value("EXPLICIT_SIZE_MISALIGNED",
+             DiagnosticKind::ExplicitSizeMisaligned);
 }
 
 void bindInputs(py::module_ &m) {
@@ -167,7 +170,9 @@ void bindOutputs(py::module_ &m) {
       .def_readwrite("period", &Placement::period)
       .def_readwrite("scale", &Placement::scale)
       .def_readwrite("offset_slots", &Placement::offsetSlots)
-      .def_readwrite("step", &Placement::step);
+      .def_readwrite("step", &Placement::step)
+      .def_readwrite("base", &Placement::base)
+      .def_readwrite("form", &Placement::form);
   py::class_<Padding>(m, "Padding")
       .def(py::init<>())
       .def_readwrite("kind", &Padding::kind)
@@ -188,6 +193,7 @@ void bindOutputs(py::module_ &m) {
       .def_readwrite("padding_bytes", &Plan::paddingBytes)
       .def_readwrite("padding", &Plan::padding)
       .def_readwrite("layout", &Plan::layout)
+      .def_readwrite("offset_views_region", &Plan::offsetViewsRegion)
       .def_readwrite("views", &Plan::views)
       .def_readwrite("phases", &Plan::phases)
       .def_readwrite("diagnostics", &Plan::diagnostics);

@@ -59,5 +59,11 @@ NB_MODULE(_tlxDialects, m) {
       .def_property_readonly("scale", tlxPlacementGetScale)
       .def_property_readonly("offset", tlxPlacementGetOffset,
                              "The slot of buffer 0.")
-      .def_property_readonly("step", tlxPlacementGetStep);
+      .def_property_readonly("step", tlxPlacementGetStep)
+      .def_property_readonly("base", tlxPlacementGetBase,
+                             "Where the view starts in the region (bytes).")
+      .def_property_readonly(
+          "form",
+          [](MlirAttribute self) { return tlxPlacementGetForm(self); },
+          "How the view is written: slots, sliced_rows or indexed_row.");
 }

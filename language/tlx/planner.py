@@ -14,11 +14,9 @@ test/python/test_planner_python.py checks that they match the binding exactly.
 binding. Native enumerations become ``enum.Enum`` classes (``Storage``, ...) or
 lowercase strings (``Diagnostic.kind == "over_smem_limit"``).
 
-Units: SMEM plans are in bytes, TMEM plans in 32-bit columns of one CTA
-(``Plan.size_bytes``, ``Plan.ideal_bytes`` and ``Plan.padding_bytes`` are always
-bytes). ``Plan.ideal_bytes`` is the ideal footprint of the tree (per buffer group,
-``shared`` = max, ``distinct`` = sum, starts 128-byte aligned); ``padding_bytes`` is
-the region minus that, and ``Plan.padding`` says where it comes from.
+Units: SMEM plans are in bytes, TMEM plans in 32-bit columns of one CTA (the
+``Plan.*_bytes`` are always bytes). ``Plan.ideal_bytes`` is the tree's ideal footprint
+(docs/planner.md), ``padding_bytes`` the region minus that, explained by ``padding``.
 
 Example::
 
@@ -26,7 +24,6 @@ Example::
     b = Buffer("b", (4, 64, 256), 16)
     p = plan(Spec("ring"), [a, b], distinct(0, 1))
     assert p.ok and p.size_bytes == 196608  # a0..a3, then b0..b3
-    print(p.describe([a, b]))
 """
 
 from __future__ import annotations
@@ -336,13 +333,15 @@ class Spec:
 @_value_type(_native.Placement)
 class Placement:
     """The slot coefficients of a view (what the MLIR passes record between steps):
-    ``slots``, ``period``, ``scale``, ``offset_slots``, ``step``."""
+    ``slots``, ``period``, ``scale``, ``offset_slots``, ``step``, ``base``, ``form``."""
 
     slots: int
     period: int
     scale: int
     offset_slots: int
     step: int
+    base: int = 0
+    form: str = "slots"
 
 
 @_value_type(_native.IndexOperand)
@@ -456,8 +455,8 @@ class Diagnostic:
 @_value_type(_native.Padding, named_texts={"reason": None})
 class Padding:
     """A share of ``Plan.padding_bytes``: ``kind`` (``"aligned_start"``, ``"layout"``,
-    ``"region_rounding"``, ``"explicit_size"``), the ``buffers`` it names, its
-    ``bytes`` and the ``reason`` in words."""
+    ``"region_rounding"``, ``"explicit_size"``, ``"unshared"``), the ``buffers`` it
+    names, its ``bytes`` and the ``reason`` in words."""
 
     kind: str
     buffers: tuple[int, ...]
@@ -473,7 +472,8 @@ class Plan:
     ``backing_shape`` are the backing allocation's (``[rows, 128]`` of i8 for
     SMEM, ``[rows, columns]`` of i32 for TMEM times the CTA split) and
     ``backing_block`` what one CTA holds of it; ``region_size`` is in the plan's
-    unit; ``layout`` names the chosen layout."""
+    unit; ``layout`` names the chosen layout; ``offset_views_region``: under 3.8's
+    rules, the smaller region views at byte offsets would need, else 0."""
 
     storage: Storage
     size_bytes: int
@@ -487,6 +487,7 @@ class Plan:
     padding_bytes: int
     padding: tuple[Padding, ...]
     layout: str
+    offset_views_region: int
     views: tuple[View, ...]
     phases: tuple[tuple[int, ...], ...]
     diagnostics: tuple[Diagnostic, ...]

@@ -297,6 +297,18 @@ ViewForm offsetViewForm(int major, int minor) {
   return ViewForm::Slots;
 }
 
+const char *viewFormName(ViewForm form) {
+  switch (form) {
+  case ViewForm::Slots:
+    return "slots";
+  case ViewForm::SlicedRows:
+    return "sliced_rows";
+  case ViewForm::IndexedRow:
+    return "indexed_row";
+  }
+  return "slots";
+}
+
 bool hasTensorMemory(int capability) {
   // sm_100a, sm_101a (renamed sm_110a) and sm_103a; sm_120a has none.
   return capability == 0 || (capability >= 100 && capability < 120);

@@ -60,16 +60,26 @@ std::string strideText(const View &view) {
          " every " + number(stride.period);
 }
 
-/// The memory map table, one line per buffer.
+/// The memory map table, one line per buffer; with views at byte offsets,
+/// where each view starts and its form (docs/planner.md).
 std::string describeViews(const Plan &plan,
                           const std::vector<std::string> &names) {
+  bool offsets = std::any_of(plan.views.begin(), plan.views.end(),
+                             [](const View &view) { return view.base != 0; });
   std::vector<std::vector<std::string>> rows = {
       {"buffer", "offset", "size", "stride", "slot of buffer i", "slots"}};
+  if (offsets)
+    rows.front().push_back("view");
   for (size_t i = 0; i < plan.views.size(); ++i) {
     const View &view = plan.views[i];
     rows.push_back({"\"" + names[i] + "\"", number(view.offset),
                     number(view.bufferSize), strideText(view),
                     indexFormula(indexProgramOf(view)), number(view.slots())});
+    if (offsets)
+      rows.back().push_back(view.base == 0 ? "whole region"
+                                           : "from " + number(view.base) +
+                                                 " (" +
+                                                 viewFormName(view.form) + ")");
   }
   return columns(rows) + "  (offset, size and stride in " +
          unitName(plan.storage) + ")\n";

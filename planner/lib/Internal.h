@@ -139,14 +139,26 @@ int64_t idealFootprint(const Tree &tree, Storage storage);
 
 /// The best layout of `tree` within `family`: every leaf's view (offset and
 /// slot coefficients; slots left 0), the end of its last buffer, and the
-/// layout in words. Always succeeds: the group-major layout is valid.
+/// layout in words. Always succeeds: the group-major layout is valid. For
+/// LayoutFamily::Best, never ends after every buffer in bytes of its own,
+/// one leaf after the other in the order written (unsharedLayout): where
+/// the tree's layout would, that one is taken.
 struct Arrangement {
   std::vector<View> views;
   int64_t end = 0;
   std::string name;
+  /// Where the tree's own layout ended when every buffer got bytes of its
+  /// own instead (it ended later); 0 otherwise.
+  int64_t sharedEnd = 0;
 };
 Arrangement searchLayout(const Tree &tree, Storage storage, LayoutFamily family,
                          int64_t endGoal);
+
+/// Every leaf of `tree` in bytes of its own, one after the other in the
+/// order written, each leaf's buffers one after the other at its quantum
+/// and its first where a view may start (its alignment with views at a byte
+/// offset, else its quantum): nothing shares.
+Arrangement unsharedLayout(const Tree &tree, Storage storage);
 
 } // namespace tlx::planner::detail
 

@@ -461,8 +461,12 @@ private:
 
 } // namespace
 
-Arrangement searchLayout(const Tree &tree, Storage storage, LayoutFamily family,
-                         int64_t endGoal) {
+namespace {
+
+/// The tree's own layout: whole-region views, or views at byte offsets
+/// where they end the region earlier.
+Arrangement treeLayout(const Tree &tree, Storage storage, LayoutFamily family,
+                       int64_t endGoal) {
   Arrangement whole = Search(tree, storage, false).run(family, endGoal);
   if (!tree.offsetViews || roundUp(whole.end, kSmemRowBytes) <= endGoal)
     return whole;
@@ -472,6 +476,51 @@ Arrangement searchLayout(const Tree &tree, Storage storage, LayoutFamily family,
     return whole;
   offset.name += ", views at byte offsets";
   return offset;
+}
+
+} // namespace
+
+Arrangement unsharedLayout(const Tree &tree, Storage storage) {
+  int64_t unit = storage == Storage::Smem ? kSmemMinAlignment : 1;
+  Arrangement arrangement;
+  arrangement.views.resize(tree.leaves.size());
+  arrangement.name = "every buffer in bytes of its own";
+  int64_t cursor = 0;
+  for (int leaf : tree.nodes.front().leaves) {
+    const LeafInfo &info = tree.leaves[leaf];
+    if (info.size <= 0)
+      continue;
+    int64_t start = roundUp(
+        cursor, tree.offsetViews ? lcm(info.alignment, unit) : info.quantum);
+    // A whole-region view where the start allows it (as the search does).
+    bool offsetView = start % info.size != 0;
+    View &view = arrangement.views[leaf];
+    view.bufferSize = info.size;
+    view.alignment = info.alignment;
+    view.groupSize = tree.nodes[info.node].groupSize;
+    view.offset = start;
+    view.base = offsetView ? start : 0;
+    view.offsetSlots = offsetView ? 0 : start / info.size;
+    view.scale = info.quantum / info.size;
+    cursor = satAdd(start, satAdd(satMul(info.count - 1, info.quantum),
+                                  info.size));
+  }
+  arrangement.end = cursor;
+  return arrangement;
+}
+
+Arrangement searchLayout(const Tree &tree, Storage storage, LayoutFamily family,
+                         int64_t endGoal) {
+  Arrangement shared = treeLayout(tree, storage, family, endGoal);
+  if (family != LayoutFamily::Best)
+    return shared;
+  int64_t unit = storage == Storage::Smem ? kSmemRowBytes : 1;
+  Arrangement unshared = unsharedLayout(tree, storage);
+  if (!shared.views.empty() &&
+      roundUp(unshared.end, unit) >= roundUp(shared.end, unit))
+    return shared;
+  unshared.sharedEnd = shared.end;
+  return unshared;
 }
 
 } // namespace tlx::planner::detail

@@ -29,6 +29,9 @@ constexpr int64_t kMaxAccountedBuffers = 4096;
 struct Need {
   int64_t end = 0;
   int64_t ideal = 0;
+  /// Where the tree's layout ended when every buffer got bytes of its own
+  /// instead (Arrangement::sharedEnd); 0 otherwise.
+  int64_t sharedEnd = 0;
 };
 
 /// A user placed outside any tree: at offset 0, its buffers one after the
@@ -66,7 +69,22 @@ std::string explicitLabel(int64_t explicitBytes) {
 /// region to use.
 int64_t explicitSmemRegion(const Spec &spec, int64_t explicitBytes,
                            int64_t minimal, const std::vector<View> &views,
+                           std::optional<int> misaligned,
                            std::vector<Diagnostic> &diagnostics) {
+  if (explicitBytes < minimal && misaligned) {
+    int index = *misaligned;
+    int64_t alignment = views[index].alignment;
+    diagnostics.push_back(error(
+        DiagnosticKind::ExplicitSizeMisaligned, index, {index},
+        {alignment, explicitBytes, minimal},
+        "buffer " + bufferRef(index) + " needs a " +
+            sized(alignment, Storage::Smem) +
+            " alignment (its layout's swizzle), which no offset inside " +
+            explicitLabel(explicitBytes) + " honours: the buffers would fit "
+            "it at 128-byte alignment, but the plan needs " +
+            amount(minimal, Storage::Smem)));
+    return minimal;
+  }
   if (explicitBytes < minimal) {
     diagnostics.push_back(error(
         DiagnosticKind::ExplicitSizeTooSmall, -1, {}, {explicitBytes, minimal},
@@ -146,10 +164,10 @@ int64_t minimalRegion(const Spec &spec, const std::vector<View> &views,
 
 /// Rule 5 for SMEM: fills the region and the backing of `plan`.
 void sizeSmemRegion(const Spec &spec, int64_t minimal, bool hasExplicit,
-                    Plan &plan) {
+                    std::optional<int> misaligned, Plan &plan) {
   int64_t region =
       hasExplicit ? explicitSmemRegion(spec, *spec.explicitSizeBytes, minimal,
-                                       plan.views, plan.diagnostics)
+                                       plan.views, misaligned, plan.diagnostics)
                   : minimal;
   int64_t limit = smemLimitForTarget(spec.capability);
   if (region > limit)
@@ -310,7 +328,16 @@ void accountPadding(const Spec &spec, const std::vector<Buffer> &buffers,
   int64_t rest = plan.paddingBytes - accounted -
                  std::max<int64_t>(rounding, 0) -
                  std::max<int64_t>(explicitExtra, 0);
-  if (rest > 0)
+  if (rest > 0 && need.sharedEnd > 0)
+    shares.push_back(
+        {PaddingKind::Unshared,
+         {},
+         rest,
+         "sharing bytes as the tree says would need " +
+             amount(roundUp(need.sharedEnd, unit), plan.storage) +
+             " (buffers of different strides or alignments), so every "
+             "buffer has bytes of its own, one after the other"});
+  else if (rest > 0)
     shares.push_back(
         {PaddingKind::Layout,
          {},
@@ -338,7 +365,8 @@ int64_t bufferStart(const View &view, int64_t index) {
 }
 
 Placement placementOf(const View &view) {
-  return {view.slots(), view.period, view.scale, view.offsetSlots, view.step};
+  return {view.slots(),       view.period, view.scale, view.offsetSlots,
+          view.step,          view.base,   view.form};
 }
 
 View viewOf(const Buffer &buffer, const Placement &placement) {
@@ -349,7 +377,10 @@ View viewOf(const Buffer &buffer, const Placement &placement) {
   view.scale = placement.scale;
   view.offsetSlots = placement.offsetSlots;
   view.step = placement.step;
-  view.offset = satMul(placement.offsetSlots, view.bufferSize);
+  view.base = placement.base;
+  view.form = placement.form;
+  view.offset =
+      satAdd(placement.base, satMul(placement.offsetSlots, view.bufferSize));
   view.indexed = hasBufferDimension(buffer);
   view.shape = buffer.shape;
   if (view.indexed)
@@ -365,12 +396,16 @@ std::optional<View> reinterpretedView(const View &source, const Buffer &buffer,
   if (size <= 0)
     return std::nullopt;
   Placement placement = placementOf(source);
-  if (source.base != 0)
-    return std::nullopt;
   if (size != source.bufferSize) {
     if (!source.identityIndex())
       return std::nullopt;
-    placement = Placement{regionSize / size, 1, 1, 0, 1};
+    placement = Placement{(regionSize - source.base) / size,
+                          1,
+                          1,
+                          0,
+                          1,
+                          source.base,
+                          source.form};
   }
   View view = viewOf(buffer, placement);
   view.groupSize = size == source.bufferSize ? source.groupSize : 1;
@@ -405,6 +440,20 @@ std::vector<Diagnostic> checkView(const View &view, const Buffer &buffer,
                std::to_string(view.slots()) +
                " slots; period and step must be at least 1, the others "
                "non-negative and the slots positive");
+    return problems;
+  }
+  // A view from a byte offset: SMEM bytes from a multiple of 128 (a row of
+  // the backing), written in a form other than a whole-region view.
+  bool offsetView = view.base != 0 || view.form != ViewForm::Slots;
+  if (offsetView &&
+      (storage != Storage::Smem || view.base <= 0 ||
+       view.base % kSmemRowBytes != 0 || view.form == ViewForm::Slots)) {
+    report({view.base},
+           "the view of " + label() + " starts at " +
+               amount(view.base, storage) + " in the form " +
+               viewFormName(view.form) +
+               "; a view from a byte offset starts at a positive multiple of "
+               "128 bytes of SMEM and is written sliced_rows or indexed_row");
     return problems;
   }
   if (satAdd(view.base, satMul(view.slots(), size)) > regionSize)
@@ -480,7 +529,7 @@ void checkInput(const Spec &spec, const std::vector<Buffer> &buffers,
 /// accounts for the padding.
 void finishPlan(const Spec &spec, const std::vector<Buffer> &buffers,
                 bool hasTree, const std::vector<bool> &placed, Need need,
-                Plan &result) {
+                Plan &result, std::optional<int> misaligned = std::nullopt) {
   std::vector<Diagnostic> &diagnostics = result.diagnostics;
   result.views.resize(buffers.size());
   int64_t unit = spec.storage == Storage::Smem ? kSmemMinAlignment : 1;
@@ -514,7 +563,7 @@ void finishPlan(const Spec &spec, const std::vector<Buffer> &buffers,
   }
   int64_t minimal = minimalRegion(spec, result.views, need.end);
   if (spec.storage == Storage::Smem)
-    sizeSmemRegion(spec, minimal, hasExplicit, result);
+    sizeSmemRegion(spec, minimal, hasExplicit, misaligned, result);
   else
     sizeTmemRegion(spec, buffers, minimal, need.end, hasExplicit, result);
   result.idealBytes = bytesOf(result, need.ideal);
@@ -679,6 +728,58 @@ phasesApart(const Spec &spec, const std::vector<Buffer> &buffers,
   return best;
 }
 
+/// With an explicit SMEM size smaller than the region `needed`: the buffer
+/// whose alignment alone makes it so (the first of the largest alignment
+/// whose alignment lowered to 128 bytes lets the tree fit), or nullopt.
+std::optional<int> misalignedBuffer(const Spec &spec, const Tree &flat,
+                                    LayoutFamily family, int64_t ideal,
+                                    int64_t needed) {
+  if (spec.storage != Storage::Smem || !spec.explicitSizeBytes ||
+      *spec.explicitSizeBytes <= 0 || *spec.explicitSizeBytes >= needed)
+    return std::nullopt;
+  std::vector<int> aligned;
+  for (int leaf : flat.nodes.front().leaves)
+    if (flat.leaves[leaf].alignment > kSmemMinAlignment)
+      aligned.push_back(leaf);
+  std::stable_sort(aligned.begin(), aligned.end(), [&](int a, int b) {
+    return flat.leaves[a].alignment > flat.leaves[b].alignment;
+  });
+  for (int leaf : aligned) {
+    Tree capped = flat;
+    LeafInfo &info = capped.leaves[leaf];
+    info.alignment = kSmemMinAlignment;
+    info.quantum = lcm(info.size, kSmemMinAlignment);
+    Arrangement arrangement =
+        searchLayout(capped, Storage::Smem, family, ideal);
+    if (minimalRegion(spec, arrangement.views, arrangement.end) <=
+        *spec.explicitSizeBytes)
+      return leaf;
+  }
+  return std::nullopt;
+}
+
+/// Without views at a byte offset (SMEM, Triton 3.8's rules): the region a
+/// Triton that writes them would plan for the tree when that is smaller
+/// than `region`, else 0 (Plan::offsetViewsRegion).
+int64_t offsetViewsRegion(const Spec &spec, const Tree &flat,
+                          const Arrangement &arrangement, int64_t ideal,
+                          int64_t region) {
+  if (spec.storage != Storage::Smem || flat.offsetViews)
+    return 0;
+  Spec offsets = spec;
+  offsets.wholeViews = false;
+  offsets.offsetForm = ViewForm::SlicedRows;
+  int64_t other = minimalRegion(offsets, arrangement.views, arrangement.end);
+  if (other > ideal) {
+    Tree offsetTree = flat;
+    offsetTree.offsetViews = true;
+    Arrangement search =
+        searchLayout(offsetTree, Storage::Smem, LayoutFamily::Best, ideal);
+    other = std::min(other, minimalRegion(offsets, search.views, search.end));
+  }
+  return other < region ? other : 0;
+}
+
 } // namespace
 } // namespace detail
 
@@ -696,13 +797,20 @@ Plan plan(const Spec &spec, const std::vector<Buffer> &buffers,
 
   Need need;
   std::vector<bool> placed(buffers.size(), false);
+  std::optional<int> misaligned;
   if (tree) {
     need.ideal = idealFootprint(flat, spec.storage);
     Arrangement arrangement =
         searchLayout(flat, spec.storage, family, need.ideal);
+    int64_t needed = minimalRegion(spec, arrangement.views, arrangement.end);
+    misaligned = misalignedBuffer(spec, flat, family, need.ideal, needed);
+    if (family == LayoutFamily::Best)
+      result.offsetViewsRegion =
+          offsetViewsRegion(spec, flat, arrangement, need.ideal, needed);
     result.views = std::move(arrangement.views);
     result.layout = std::move(arrangement.name);
     need.end = arrangement.end;
+    need.sharedEnd = arrangement.sharedEnd;
     for (size_t i = 0; i < buffers.size(); ++i)
       placed[i] = flat.leaves[i].node >= 0;
   } else {
@@ -727,7 +835,8 @@ Plan plan(const Spec &spec, const std::vector<Buffer> &buffers,
               "over them, or give buffer_size_bytes to mean it"));
     }
   }
-  finishPlan(spec, buffers, tree.has_value(), placed, need, result);
+  finishPlan(spec, buffers, tree.has_value(), placed, need, result,
+             misaligned);
   return result;
 }
 

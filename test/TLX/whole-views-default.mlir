@@ -44,6 +44,7 @@ module attributes {"ttg.num-warps" = 4 : i32, ttg.target = "cuda:90"} {
 // WHOLE-SLOTS: placement = #tlx.placement<slots = 3,
 
 // HELP-PART: OVERVIEW: TLX storage aliasing optimizer driver
-// HELP-PART-NEXT: The storage alias passes' whole-views default is false, as Triton 3.9 (from TLX_TRITON_VERSION) needs.
+// HELP-PART-NEXT: The storage alias passes' whole-views default is false and offset-form sliced_rows, as Triton 3.9 (from TLX_TRITON_VERSION) needs.
+// HELP-PART: --offset-form{{.*}}Default: what the Triton of the environment writes
 // HELP-PART: --whole-views{{.*}}Default: what the Triton of the environment needs
 // HELP-NONE: The storage alias passes' whole-views default is true: no Triton found (TLX_TRITON_VERSION, TLX_PYTHON, python3 beside triton-opt or on PATH), and whole views are valid on every Triton release.

@@ -8,17 +8,24 @@ Each byte kernel writes whole buffers from global memory in phases (Triton's
 barrier analysis orders the phases: every view is of one allocation), then
 reads every buffer back. The host replays the writes on a byte image of the
 region placed by the expected offsets and compares every byte read.
-Skipped without a CUDA GPU (the TMA test needs sm_90 or newer)."""
+Skipped without a CUDA GPU (the TMA test needs sm_90 or newer).
+
+The fuzz (``test_random_trees_with_views_at_byte_offsets``) draws trees of three
+users (shapes, element types, NVMMA or row-major layouts, counts, group sizes) whose
+plans put views at byte offsets, launches each and checks that every buffer no later
+write overlaps reads back exact, read at runtime indices; without a GPU its kernels
+are compiled for sm_90a instead."""
 
 from dataclasses import dataclass
 
 import pytest
 
 torch = pytest.importorskip("torch")
-if not torch.cuda.is_available():
-    pytest.skip("needs a CUDA GPU", allow_module_level=True)
+GPU = torch.cuda.is_available()
+needs_gpu = pytest.mark.skipif(not GPU, reason="needs a CUDA GPU")
 
 import tlx  # noqa: E402
+import triton  # noqa: E402
 from tlx import compat  # noqa: E402
 from triton.experimental import gluon  # noqa: E402
 from triton.experimental.gluon import language as ttgl  # noqa: E402
@@ -114,6 +121,7 @@ def shared_two_types(a_in, a_out, b_in, b_out):
     read(b, b_out, 2, 16, 32)
 
 
+@needs_gpu
 def test_shared_group_of_different_sizes_and_element_types():
     # a: 4 KiB tiles, b: 1 KiB tiles at the start of each a tile.
     run_and_compare(
@@ -142,6 +150,7 @@ def shared_of_distinct(q_in, q_out, r_in, r_out, s_in, s_out):
     read(s, s_out, 2, 8, 64)
 
 
+@needs_gpu
 def test_nested_shared_of_distinct():
     # Per 4 KiB group: q | r (1 KiB) then s (512 B) right after r.
     run_and_compare(
@@ -173,6 +182,7 @@ def distinct_of_shared(u_in, u_out, v_in, v_out, w_in, w_out):
     read(w, w_out, 2, 32, 32)
 
 
+@needs_gpu
 def test_nested_distinct_of_shared():
     # Per 2 KiB group: u and v share the first 1 KiB, w has the second.
     run_and_compare(
@@ -206,6 +216,7 @@ def sub_tiles(qk_in, qk_out, p_in, p_out, alpha_in, alpha_out):
     read(alpha, alpha_out, 2, 2, 32)
 
 
+@needs_gpu
 def test_group_size_sub_tiling():
     # Two 2 KiB p slices fill one 4 KiB qk tile. Child-major: the four slices
     # fill [0, 8 KiB) under qk's two tiles, both alphas (256 B) follow them.
@@ -253,6 +264,7 @@ def child_major_pair(a_in, a_out, b_in, b_out, raw_in, raw_out):
     read_at_runtime(raw, raw_out, 3, 32, 32)
 
 
+@needs_gpu
 def test_child_major_distinct_read_through_another_view():
     # distinct(a: 4 KiB, b: 2 KiB) per group, child-major: a0 a1 in [0, 8 KiB),
     # b0 b1 in [8 KiB, 12 KiB) (group-major would need 16 KiB); raw, read last,
@@ -285,6 +297,7 @@ def periodic_counts(a_in, a_out, b_in, b_out, raw_in, raw_out):
     read_at_runtime(raw, raw_out, 7, 16, 32)
 
 
+@needs_gpu
 def test_periodic_layout_read_through_another_view():
     # distinct(a: 3 x 2 KiB, b: 2 x 4 KiB), counts index-aligned: every two
     # buffer groups hold a0 a1 b0 b1, then a2 follows (a[i] is slot
@@ -319,6 +332,7 @@ def epilogue_over_stage_zero(a_in, a_out, b_in, b_out, c_in, c_out):
     read_at_runtime(c, c_out, 1, 64, 32)
 
 
+@needs_gpu
 def test_one_buffer_shares_group_zero_of_a_ring():
     # Index-aligned counts: c (8 KiB, one buffer) shares the bytes of buffer
     # group 0, a0 and b0; a1 and b1 keep their data.
@@ -346,6 +360,7 @@ def sized_with_padding(a_in, a_out, b_in, b_out):
     read(b, b_out, 2, 16, 32)
 
 
+@needs_gpu
 def test_sized_spec_with_padding():
     run_and_compare(
         sized_with_padding,
@@ -369,6 +384,7 @@ def legacy_reuse(x_in, x_out, y_in, y_out):
 
 
 # The legacy form is what this test runs; test_tlx_phases.py checks its DeprecationWarning.
+@needs_gpu
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_legacy_reuse_of_a_buffered_tensor():
     # y's two 2 KiB tiles alias the first 4 KiB tile of x at offset 0.
@@ -414,7 +430,9 @@ def tma_into_aliased_buffer(a_desc, b_desc, c, d, TILE: ttgl.constexpr):
     ttgl.store(c + rows[:, None] * TILE + columns[None, :], accumulator)
 
 
-@pytest.mark.skipif(torch.cuda.get_device_capability()[0] < 9, reason="TMA and wgmma need sm_90")
+@pytest.mark.skipif(
+    not GPU or torch.cuda.get_device_capability()[0] < 9, reason="TMA and wgmma need sm_90"
+)
 def test_tma_load_into_aliased_nvmma_buffer_feeds_warpgroup_mma():
     tile = 64
     generator = torch.Generator().manual_seed(1)
@@ -428,3 +446,126 @@ def test_tma_load_into_aliased_nvmma_buffer_feeds_warpgroup_mma():
     tma_into_aliased_buffer[(1,)](a_desc, b_desc, c, d, TILE=tile, num_warps=4)
     expected = a.float() @ b.float() + d
     torch.testing.assert_close(c, expected, atol=1e-2, rtol=1e-2)
+
+
+# --- Fuzz: random trees whose plans put views at byte offsets --------------------------------
+
+FUZZ_CASES = 16
+FUZZ_DTYPES = {ttgl.float16: torch.float16, ttgl.float32: torch.float32, ttgl.int8: torch.int8}
+FUZZ_POINTERS = {ttgl.float16: "*fp16", ttgl.float32: "*fp32", ttgl.int8: "*i8"}
+FUZZ_TREES = ("distinct(a, b, c)", "shared(distinct(a, b), c)", "distinct(a, shared(b, c))")
+
+
+@tlx.jit
+def fuzz_tree(
+    a_in,
+    a_out,
+    b_in,
+    b_out,
+    c_in,
+    c_out,
+    TREE: ttgl.constexpr,
+    GROUP: ttgl.constexpr,
+    A: ttgl.constexpr,
+    B: ttgl.constexpr,
+    C: ttgl.constexpr,
+):
+    """Three users (each ``(num, rows, columns, dtype, layout)``) under tree ``TREE``
+    (FUZZ_TREES; ``GROUP``: the group size of distinct(a, b)); every buffer written
+    with constant indices in the order a, b, c, then read back at runtime indices."""
+    spec = tlx.storage_alias_spec()
+    a = tlx.local_alloc((A[1], A[2]), A[3], A[0], reuse=spec, layout=A[4])
+    b = tlx.local_alloc((B[1], B[2]), B[3], B[0], reuse=spec, layout=B[4])
+    c = tlx.local_alloc((C[1], C[2]), C[3], C[0], reuse=spec, layout=C[4])
+    if TREE == 0:
+        spec.set_buffer_overlap(tlx.reuse_group(a, b, c, group_type=DISTINCT))
+    elif TREE == 1:
+        ab = tlx.reuse_group(a, b, group_type=DISTINCT, group_size=GROUP)
+        spec.set_buffer_overlap(tlx.reuse_group(ab, c, group_type=SHARED))
+    else:
+        bc = tlx.reuse_group(b, c, group_type=SHARED)
+        spec.set_buffer_overlap(tlx.reuse_group(a, bc, group_type=DISTINCT))
+    write(a, a_in, A[0], A[1], A[2])
+    write(b, b_in, B[0], B[1], B[2])
+    write(c, c_in, C[0], C[1], C[2])
+    read_at_runtime(a, a_out, A[0], A[1], A[2])
+    read_at_runtime(b, b_out, B[0], B[1], B[2])
+    read_at_runtime(c, c_out, C[0], C[1], C[2])
+
+
+def fuzz_user(rng, group):
+    dtype = rng.choice(list(FUZZ_DTYPES))
+    rows, columns = rng.choice((8, 16, 32)), rng.choice((32, 64, 128))
+    row_bytes = columns * dtype.primitive_bitwidth // 8
+    nvmma = row_bytes >= 128 and rng.random() < 0.5
+    bits = dtype.primitive_bitwidth
+    layout = ttgl.NVMMASharedLayout(128, bits, rank=2) if nvmma else ROW_MAJOR.value
+    return (rng.randint(1, 3) * group, rows, columns, dtype, layout)
+
+
+def fuzz_case(seed):
+    """(constexprs, plan) of the first draw from ``seed`` whose plan has a view at a
+    byte offset (any plan where the Triton writes none: 3.8)."""
+    import random
+
+    rng = random.Random(seed)
+    for _ in range(200):
+        tree, group = rng.randrange(len(FUZZ_TREES)), rng.choice((1, 1, 2))
+        users = [fuzz_user(rng, group if tree == 1 and i < 2 else 1) for i in range(3)]
+        constexprs = {"TREE": tree, "GROUP": group, "A": users[0], "B": users[1], "C": users[2]}
+        signature = {
+            f"{user}_{way}": FUZZ_POINTERS[users[i][3]]
+            for i, user in enumerate("abc")
+            for way in ("in", "out")
+        }
+        source = tlx.ASTSource(fn=fuzz_tree, signature=signature, constexprs=constexprs)
+        (spec_plan,) = tlx.kernel_plans(source, target=tlx_sm90())
+        if compat.OFFSET_VIEW_FORM == "slots" or any(v.base for v in spec_plan.plan.views):
+            return constexprs, signature, spec_plan.plan
+    raise AssertionError(f"seed {seed}: no tree with a view at a byte offset")
+
+
+def tlx_sm90():
+    from triton.backends.compiler import GPUTarget
+
+    return GPUTarget("cuda", 90, 32)
+
+
+def exact_tiles(plan, users):
+    """(user, index) of every tile that no tile written after it overlaps (writes go a,
+    b, c, each in index order): what must read back exact."""
+    tiles = []
+    for user, (num, rows, columns, dtype, _) in enumerate(users):
+        size = rows * columns * dtype.primitive_bitwidth // 8
+        tiles += [(user, k, plan.views[user].start_of(k), size) for k in range(num)]
+    return [
+        (user, k)
+        for n, (user, k, start, size) in enumerate(tiles)
+        if not any(s < start + size and start < s + z for _, _, s, z in tiles[n + 1 :])
+    ]
+
+
+@pytest.mark.parametrize("seed", range(FUZZ_CASES))
+def test_random_trees_with_views_at_byte_offsets(seed):
+    constexprs, signature, plan = fuzz_case(seed)
+    users = [constexprs[name] for name in "ABC"]
+    exact = exact_tiles(plan, users)
+    if constexprs["TREE"] == 0:
+        assert len(exact) == sum(user[0] for user in users)  # distinct: nothing overlaps
+    if not GPU:
+        source = tlx.ASTSource(fn=fuzz_tree, signature=signature, constexprs=constexprs)
+        compiled = triton.compile(source, target=tlx_sm90())
+        assert ".shared" in compiled.asm["ptx"] and "st.global" in compiled.asm["ptx"]
+        return
+    generator = torch.Generator().manual_seed(seed)
+    inputs, outputs, arguments = [], [], []
+    for num, rows, columns, dtype, _ in users:
+        data = torch.randint(-100, 100, (num, rows, columns), generator=generator)
+        inputs.append(data.to(FUZZ_DTYPES[dtype]))
+        outputs.append(torch.zeros_like(inputs[-1]).cuda())
+        arguments += [inputs[-1].cuda(), outputs[-1]]
+    fuzz_tree[(1,)](*arguments, num_warps=4, **constexprs)
+    torch.cuda.synchronize()
+    for user, k in exact:
+        got = outputs[user][k].cpu()
+        assert torch.equal(got, inputs[user][k]), (seed, "abc"[user], k, plan.views[user])

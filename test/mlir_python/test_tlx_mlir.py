@@ -139,9 +139,31 @@ def test_a_module_built_with_the_op_classes_is_planned_as_triton_opt_plans_it():
             (128, 64, 16, 1, 1),
             (2, 1, 0, 1, 1),
         ]
+        assert [(p.base, p.form) for p in placements] == [(0, "slots")] * 3
         assert not ops(module, "tlx.reuse_group") and not ops(module, "tlx.set_buffer_overlap")
 
         assert run_triton_opt(PLAN, text) == (0, printed(module))
+
+
+def test_a_placement_at_a_byte_offset_reads_back_its_base_and_form():
+    """test/TLX/offset-views.mlir's first module: b's view starts at byte 1536."""
+    text = (REPOSITORY / "test" / "TLX" / "offset-views.mlir").read_text()
+    text = re.split(r"^// -----$", text, flags=re.MULTILINE)[0]
+    with ir.Context():
+        module = ir.Module.parse(text)
+        run_pipeline(
+            "builtin.module(tlx-buffer-offset-calculation{whole-views=false "
+            "offset-form=sliced_rows})",
+            module,
+        )
+        placements = [
+            tlx.PlacementAttr(op.attributes["placement"])
+            for op in ops(module, "tlx.storage_alias_local_alloc")
+        ]
+        assert [(p.slots, p.offset, p.base, p.form) for p in placements] == [
+            (9, 0, 0, "slots"),
+            (3, 0, 1536, "sliced_rows"),
+        ]
 
 
 def test_a_module_built_with_the_op_classes_lowers_as_with_triton_opt():
@@ -188,8 +210,12 @@ def tlx_modules():
     [
         LOWER,
         "builtin.module(tlx-storage-alias-lowering{whole-views=false},tlx-rewrite-local-alias)",
+        "builtin.module(tlx-storage-alias-lowering{whole-views=false offset-form=sliced_rows},"
+        "tlx-rewrite-local-alias)",
+        "builtin.module(tlx-storage-alias-lowering{whole-views=false offset-form=indexed_row},"
+        "tlx-rewrite-local-alias)",
     ],
-    ids=["lowering", "stock-triton-ir"],
+    ids=["lowering", "stock-triton-ir", "sliced-rows", "indexed-row"],
 )
 @pytest.mark.parametrize(("name", "text"), tlx_modules(), ids=[n for n, _ in tlx_modules()])
 def test_every_module_of_test_tlx_lowers_as_with_triton_opt(name, text, pipeline):

@@ -188,6 +188,37 @@ def test_tmem_lowering_compiles_with_stock_triton(tmp_path, monkeypatch):
     compile_to_cubin(lowered, 100, monkeypatch, tmp_path)
 
 
+@pytest.mark.parametrize("offset_form", ["sliced_rows", "indexed_row"])
+def test_views_at_byte_offsets_parse_with_the_triton_that_writes_them(tmp_path, offset_form):
+    """test/TLX/offset-views.mlir lowered in each form: the installed Triton parses and
+    verifies the form it writes (tlx.compat.VIEW_FORMS); 3.8 writes none."""
+    from tlx import planner
+
+    version = tuple(int(part) for part in triton.__version__.split(".")[:2])
+    if planner.offset_view_form(*version) != offset_form:
+        pytest.skip(f"Triton {triton.__version__} does not write {offset_form}")
+    source = REPOSITORY / "test" / "TLX" / "offset-views.mlir"
+    result = subprocess.run(
+        [
+            str(TRITON_OPT),
+            str(source),
+            "--split-input-file",
+            f"--tlx-storage-alias-lowering=whole-views=false offset-form={offset_form}",
+            "--tlx-rewrite-local-alias",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    modules = [module for module in result.stdout.split("// -----") if module.strip()]
+    assert len(modules) == 2
+    for number, module in enumerate(modules):
+        lowered = tmp_path / f"offsets{number}.ttgir"
+        lowered.write_text(module)
+        assert ("memdesc_subslice" if offset_form == "sliced_rows" else "128xi8") in module
+        parse_with_stock_triton(lowered)
+
+
 def test_lit_lowering_examples_parse_with_stock_triton(tmp_path):
     """The lowering lit test (constant, argument and computed indices, group_size, TMEM,
     warp_specialize captures, reinterpret chains, nested aliases) lowers to stock IR."""

@@ -41,6 +41,8 @@ from tlx.planner import (
     storage_budget,
 )
 
+# The layout of a plan in which nothing shares, as sharing would cost bytes.
+UNSHARED_LAYOUT = "every buffer in bytes of its own"
 # The only errors a well-formed tree may get: it does not fit.
 TOO_LARGE = ("over_smem_limit", "too_many_columns")
 SMEM_ROW_BYTES = 128
@@ -213,6 +215,7 @@ def assert_tree_semantics(result: Plan, scenario: Scenario):
             common = lowest_common_ancestor(scenario.tree, first[2], second[2])
             assert common.kind == "shared", (first, second)
     groups = max(b[3] for b in buffers) + 1
+    unshared = UNSHARED_LAYOUT in result.layout
 
     def walk(element):
         if isinstance(element, int):
@@ -220,6 +223,8 @@ def assert_tree_semantics(result: Plan, scenario: Scenario):
         for group in range(groups):
             present = [r for r in (ranges(c, group, buffers) for c in element.children) if r]
             if element.kind == "shared":
+                if unshared:
+                    continue  # nothing shares: sharing would have cost bytes
                 # Children with all their buffers in this group start together.
                 complete = [
                     ranges(c, group, buffers)
@@ -396,6 +401,8 @@ def test_explicit_sizes_are_honoured(scenario, factor, smaller):
             and e.numbers[1] == needed.region_size
             or e.kind == "explicit_size_too_small"
             and e.numbers[0] == explicit
+            or e.kind == "explicit_size_misaligned"
+            and e.numbers[1:] == (explicit, needed.region_size)
             for e in result.errors
         )
         return
@@ -664,14 +671,34 @@ def tree_order(element) -> list[int]:
 
 def unshared_end(buffers, order) -> int:
     """The same buffers each in bytes of their own, one after the other in ``order``,
-    every buffer at its alignment, rounded to 128-byte rows."""
+    every user's first buffer at its alignment and the others a slot of its view
+    apart (``lcm(size, alignment)``, what one view can write), rounded to 128-byte
+    rows."""
     end = 0
     for index in order:
         size, alignment = buffer_size(buffers[index]), required_alignment(buffers[index])
         alignment = math.lcm(alignment, SMEM_ROW_BYTES)
-        for _ in range(buffers[index].shape[0]):
-            end = -(-end // alignment) * alignment + size
+        start = -(-end // alignment) * alignment
+        end = start + (buffers[index].shape[0] - 1) * math.lcm(size, alignment) + size
     return -(-end // SMEM_ROW_BYTES) * SMEM_ROW_BYTES
+
+
+@settings(max_examples=1000, deadline=None)
+@given(scenarios(Storage.SMEM), st.sampled_from(("sliced_rows", "indexed_row")))
+def test_sharing_never_costs_bytes(scenario, offset_form):
+    """With views at byte offsets, every plan of every tree (index-aligned counts,
+    group sizes, sizes that are not multiples of their alignment, buffers outside the
+    tree) is no larger than the same buffers unshared (issue 46): where the tree's
+    layout would be, nothing shares."""
+    spec = Spec("spec", whole_views=False, offset_form=offset_form)
+    result = plan(spec, scenario.buffers, scenario.tree)
+    assume(result.ok)
+    order = tree_order(scenario.tree)
+    order += [index for index in range(len(scenario.buffers)) if index not in order]
+    assert result.size_bytes <= unshared_end(scenario.buffers, order)
+    assert_views_sound(result, scenario.buffers, whole_views=False)
+    assert_tree_semantics(result, scenario)
+    event(result.layout)
 
 
 @st.composite

@@ -7,6 +7,7 @@ import re
 import pytest
 import tlx
 from _helpers import SM90, compile_kernel
+from triton.compiler.errors import CompilationError
 from triton.experimental.gluon import language as ttgl
 
 DISTINCT = ttgl.constexpr(tlx.reuse_group_type.distinct)
@@ -66,3 +67,45 @@ def test_an_offset_view_compiles_in_this_triton_form(num):
     else:
         assert subslices == []
     assert "st.shared" in compiled.asm["ptx"]
+
+
+NVMMA = ttgl.constexpr(ttgl.NVMMASharedLayout(128, 8, rank=2))
+
+
+@tlx.jit
+def misaligned_in_explicit_size():
+    """distinct(a: 128 bytes, b: 1 KiB with a 128-byte swizzle) in 1152 bytes: b fits
+    after a at 128-byte alignment, but its layout wants 1024."""
+    spec = tlx.storage_alias_spec(buffer_size_bytes=1152)
+    a = tlx.local_alloc((1, 128), ttgl.int8, 1, reuse=spec)
+    b = tlx.local_alloc((8, 128), ttgl.int8, 1, reuse=spec, layout=NVMMA)  # the swizzled one
+    spec.set_buffer_overlap(tlx.reuse_group(a, b, group_type=DISTINCT))
+    tlx.local_view(a, 0).store(ttgl.full((1, 128), 1, ttgl.int8, ROWS))  # seals
+
+
+def test_an_alignment_no_offset_inside_the_explicit_size_honours_is_an_error():
+    with pytest.raises(CompilationError) as caught:
+        compile_kernel(misaligned_in_explicit_size, None, SM90)
+    message = caught.value.error_message
+    if tlx.compat.OFFSET_VIEW_FORM == "slots":
+        # Triton 3.8: b starts at a multiple of its 1 KiB size whatever its alignment.
+        assert "is too small: the plan needs 2048 bytes" in message, message
+        return
+    for fragment in ('buffer "b"', "1024-byte alignment", "buffer_size_bytes=1152", "2048 bytes"):
+        assert fragment in message, message
+
+
+def test_the_report_and_the_picture_show_where_a_view_starts():
+    (spec_plan,) = tlx.kernel_plans(
+        tlx.ASTSource(
+            fn=distinct_pair, signature={"out": "*fp32", "index": "i32"}, constexprs={"NUM": 3}
+        ),
+        target=SM90,
+    )
+    form = tlx.compat.OFFSET_VIEW_FORM
+    text, picture = spec_plan.describe(), spec_plan.to_svg()
+    if form == "slots":
+        assert "view" not in text.splitlines()[2] and "view from" not in picture
+        return
+    assert f"from 1536 ({form})" in text and "whole region" in text
+    assert f"b[0]: bytes 1536 .. 2560, buffer group 0, view from bytes 1536 ({form})" in picture

@@ -21,6 +21,7 @@ std::vector<std::string> PlannedSpec::userNames() const {
 }
 
 FailureOr<ModulePlan> ModulePlan::build(ModuleOp module, bool wholeViews,
+                                        planner::ViewForm offsetForm,
                                         PlanWarnings warnings, Totals *totals) {
   FailureOr<StorageAliasOps> ops = collectStorageAliasOps(module);
   if (failed(ops))
@@ -38,7 +39,8 @@ FailureOr<ModulePlan> ModulePlan::build(ModuleOp module, bool wholeViews,
   Totals counted;
   bool valid = true;
   for (SpecUses &uses : result.specUses) {
-    FailureOr<PlannerInput> input = toPlannerInput(uses, wholeViews);
+    FailureOr<PlannerInput> input =
+        toPlannerInput(uses, wholeViews, offsetForm);
     if (failed(input)) {
       valid = false;
       continue;
@@ -76,8 +78,18 @@ FailureOr<ModulePlan> ModulePlan::build(ModuleOp module, bool wholeViews,
   if (totals)
     *totals = counted;
   if (warnings == PlanWarnings::Report)
-    for (PlannedSpec &spec : result.plannedSpecs)
+    for (PlannedSpec &spec : result.plannedSpecs) {
       (void)reportPlannerDiagnostics(spec.uses, spec.plan.diagnostics,
                                      PlanWarnings::Report);
+      // Triton 3.8's rules: say which trees another release packs tighter.
+      if (spec.plan.offsetViewsRegion != 0)
+        spec.uses.spec.emitRemark()
+            << "storage_alias_spec \"" << spec.name() << "\" needs "
+            << spec.plan.regionSize
+            << " bytes with views of the whole region (whole-views, Triton "
+               "3.8's rules); views at byte offsets (whole-views=false on "
+               "Triton 3.6, 3.7 and 3.9) would need "
+            << spec.plan.offsetViewsRegion;
+    }
   return result;
 }

@@ -320,14 +320,16 @@ mlir::tlx::toPlannerBuffer(Operation *op, MemDescType type,
   return buffer;
 }
 
-FailureOr<PlannerInput> mlir::tlx::toPlannerInput(SpecUses &uses,
-                                                  bool wholeViews) {
+FailureOr<PlannerInput>
+mlir::tlx::toPlannerInput(SpecUses &uses, bool wholeViews,
+                          planner::ViewForm offsetForm) {
   PlannerInput input;
   input.spec.storage = toPlannerStorage(uses.spec.getStorage());
   if (IntegerAttr size = uses.spec.getBufferSizeBytesAttr())
     input.spec.explicitSizeBytes = size.getInt();
   input.spec.capability = capabilityOf(uses.spec);
   input.spec.wholeViews = wholeViews;
+  input.spec.offsetForm = wholeViews ? planner::ViewForm::Slots : offsetForm;
 
   bool valid = true;
   input.buffers.reserve(uses.allocs.size());
@@ -441,17 +443,29 @@ BackingRecipe mlir::tlx::backingOf(BackingAttr attr) {
                        attr.getRegionSize()};
 }
 
+// #tlx.placement's form is planner::ViewForm, case for case.
+static_assert(static_cast<int>(ViewForm::sliced_rows) ==
+                  static_cast<int>(planner::ViewForm::SlicedRows) &&
+              static_cast<int>(ViewForm::indexed_row) ==
+                  static_cast<int>(planner::ViewForm::IndexedRow));
+
 PlacementAttr mlir::tlx::placementAttrOf(MLIRContext *context,
                                          const planner::View &view) {
   planner::Placement placement = planner::placementOf(view);
   return PlacementAttr::get(context, placement.slots, placement.period,
                             placement.scale, placement.offsetSlots,
-                            placement.step);
+                            placement.step, placement.base,
+                            static_cast<ViewForm>(placement.form));
 }
 
 planner::Placement mlir::tlx::placementOf(PlacementAttr attr) {
-  return planner::Placement{attr.getSlots(), attr.getPeriod(), attr.getScale(),
-                            attr.getOffset(), attr.getStep()};
+  return planner::Placement{attr.getSlots(),
+                            attr.getPeriod(),
+                            attr.getScale(),
+                            attr.getOffset(),
+                            attr.getStep(),
+                            attr.getBase(),
+                            static_cast<planner::ViewForm>(attr.getForm())};
 }
 
 SmallVector<StorageAliasSpecOp>

@@ -78,3 +78,12 @@ int64_t tlxPlacementGetOffset(MlirAttribute attr) {
 int64_t tlxPlacementGetStep(MlirAttribute attr) {
   return mlir::cast<PlacementAttr>(unwrap(attr)).getStep();
 }
+
+int64_t tlxPlacementGetBase(MlirAttribute attr) {
+  return mlir::cast<PlacementAttr>(unwrap(attr)).getBase();
+}
+
+const char *tlxPlacementGetForm(MlirAttribute attr) {
+  return ::tlx::planner::viewFormName(static_cast<::tlx::planner::ViewForm>(
+      mlir::cast<PlacementAttr>(unwrap(attr)).getForm()));
+}

@@ -25,7 +25,8 @@ struct BufferOffsetCalculationPass
           BufferOffsetCalculationPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (failed(runOnModulePlan(getOperation(), wholeViews, PlanWarnings::Report,
+    if (failed(runOnModulePlan(getOperation(), wholeViews, offsetForm,
+                                   PlanWarnings::Report,
                                calculateBufferOffsets,
                                {specsPlanned, bytesShared, paddingBytes})))
       signalPassFailure();

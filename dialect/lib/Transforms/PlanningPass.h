@@ -28,7 +28,8 @@ struct PlanStatistics {
 /// and the totals are then not computed; -debug-only=tlx-storage-alias-plan
 /// prints them in any build.
 inline LogicalResult
-runOnModulePlan(ModuleOp module, bool wholeViews, PlanWarnings warnings,
+runOnModulePlan(ModuleOp module, bool wholeViews,
+                planner::ViewForm offsetForm, PlanWarnings warnings,
                 function_ref<LogicalResult(ModulePlan &)> step,
                 PlanStatistics statistics) {
 #if LLVM_ENABLE_STATS
@@ -38,7 +39,7 @@ runOnModulePlan(ModuleOp module, bool wholeViews, PlanWarnings warnings,
   ModulePlan::Totals *counted = nullptr;
 #endif
   FailureOr<ModulePlan> plan =
-      ModulePlan::build(module, wholeViews, warnings, counted);
+      ModulePlan::build(module, wholeViews, offsetForm, warnings, counted);
   if (failed(plan) || failed(step(*plan)))
     return failure();
 #if LLVM_ENABLE_STATS

@@ -204,6 +204,41 @@ private:
   llvm::DenseMap<Value, Operation *> lastBuilt;
 };
 
+/// What a user's view reinterprets: the backing, or for a view from a byte
+/// offset (`base`, `form`: planner::View) the backing cut there in the form
+/// the Triton writes (docs/planner.md, "Views at a byte offset"), as the
+/// Python door's api/_sealing.py emits it. `viewBytes`: the bytes the
+/// view's slots span.
+Value viewSource(OpBuilder &builder, StorageAliasLocalAllocOp alloc,
+                 int64_t base, planner::ViewForm form, int64_t viewBytes,
+                 Value backing, MemDescType backingType, SlotBuilder &slots) {
+  if (form == planner::ViewForm::Slots)
+    return backing;
+  ArrayRef<int64_t> shape = backingType.getShape();
+  int64_t rowBytes = shape.back();
+  int64_t row = base / rowBytes;
+  Location loc = alloc.getLoc();
+  if (form == planner::ViewForm::IndexedRow) {
+    // The row at the view's start; Triton 3.6 and 3.7 reinterpret it to a
+    // view larger than itself (tlx.compat.VIEW_FORMS).
+    auto rowType = MemDescType::get(
+        {rowBytes}, backingType.getElementType(), backingType.getEncoding(),
+        backingType.getMemorySpace(), backingType.getMutableMemory());
+    return triton::gpu::MemDescIndexOp::create(
+        builder, loc, rowType, backing,
+        slots.constantSlot(alloc, row));
+  }
+  // The rows the view spans from its start (Triton 3.9).
+  int64_t rows = (viewBytes + rowBytes - 1) / rowBytes;
+  auto rowsType = MemDescType::get(
+      {rows, rowBytes}, backingType.getElementType(),
+      backingType.getEncoding(), backingType.getMemorySpace(),
+      backingType.getMutableMemory(), shape);
+  return triton::gpu::MemDescSubsliceOp::create(
+      builder, loc, rowsType, backing,
+      builder.getDenseI32ArrayAttr({static_cast<int32_t>(row), 0}));
+}
+
 } // namespace
 
 FailureOr<planner::View>
@@ -398,13 +433,16 @@ LogicalResult AllocationAnalysis::analyzeSpec(
     }
     views.push_back(*view);
     MemDescType type = viewType(alloc.getType(), *view);
+    int64_t viewBytes = view->slots() * view->bufferSize;
     // A user that is one buffer keeps its type: its uses need no rewrite.
     if (!view->indexed) {
-      rewrite.users.push_back(
-          UserRewrite{alloc, type, planner::slotOf(*view, 0)});
+      rewrite.users.push_back(UserRewrite{alloc, type,
+                                          planner::slotOf(*view, 0),
+                                          view->base, view->form, viewBytes});
       continue;
     }
-    rewrite.users.push_back(UserRewrite{alloc, type, std::nullopt});
+    rewrite.users.push_back(UserRewrite{alloc, type, std::nullopt, view->base,
+                                        view->form, viewBytes});
     if (failed(followUses(
             Carrier{alloc.getResult(), type, views.size() - 1, alloc},
             backing.regionSize, static_cast<int>(index))))
@@ -435,8 +473,11 @@ void AllocationAnalysis::apply(ArrayRef<Operation *> obsolete) {
                                   rewrite.alignment);
     for (UserRewrite &user : rewrite.users) {
       builder.setInsertionPoint(user.alloc);
+      Value source =
+          viewSource(builder, user.alloc, user.base, user.form, user.viewBytes,
+                     backing, rewrite.backingType, slots);
       Value alias = LocalAliasOp::create(builder, user.alloc.getLoc(),
-                                         user.viewType, backing);
+                                         user.viewType, source);
       if (user.singleSlot)
         alias = triton::gpu::MemDescIndexOp::create(
             builder, user.alloc.getLoc(), user.alloc.getType(), alias,

@@ -52,6 +52,12 @@ private:
     /// A user that is one buffer without a buffer dimension (a TMEM [M, N]
     /// tile) becomes this slot of its view; the others become the view.
     std::optional<int64_t> singleSlot;
+    /// A view from a byte offset (View::base, View::form): the SMEM backing
+    /// is first cut at that byte, in the form the Triton writes.
+    int64_t base = 0;
+    planner::ViewForm form = planner::ViewForm::Slots;
+    /// The bytes the view spans (its slots), for ViewForm::SlicedRows.
+    int64_t viewBytes = 0;
   };
 
   struct SpecRewrite {

@@ -29,7 +29,8 @@ struct StorageAliasLoweringPass
     : mlir::tlx::impl::TLXStorageAliasLoweringBase<StorageAliasLoweringPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (failed(runOnModulePlan(getOperation(), wholeViews, PlanWarnings::Report,
+    if (failed(runOnModulePlan(getOperation(), wholeViews, offsetForm,
+                                   PlanWarnings::Report,
                                lowerStorageAliases,
                                {specsPlanned, bytesShared, paddingBytes})))
       signalPassFailure();

@@ -26,7 +26,8 @@ struct StorageAliasSizeDefinitionPass
           StorageAliasSizeDefinitionPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (failed(runOnModulePlan(getOperation(), wholeViews, PlanWarnings::Skip,
+    if (failed(runOnModulePlan(getOperation(), wholeViews, offsetForm,
+                                   PlanWarnings::Skip,
                                defineStorageAliasSizes,
                                {specsPlanned, bytesShared, paddingBytes})))
       signalPassFailure();

@@ -200,6 +200,13 @@ bool mlir::tlx::defaultWholeViews() {
          ::tlx::planner::needsWholeViews(release->major, release->minor);
 }
 
+::tlx::planner::ViewForm mlir::tlx::defaultOffsetForm() {
+  const std::optional<TritonRelease> &release = environmentTritonRelease();
+  return release ? ::tlx::planner::offsetViewForm(release->major,
+                                                  release->minor)
+                 : ::tlx::planner::ViewForm::Slots;
+}
+
 std::string mlir::tlx::describeWholeViewsDefault() {
   const std::optional<TritonRelease> &release = environmentTritonRelease();
   std::string text = "The storage alias passes' whole-views default is ";
@@ -209,6 +216,7 @@ std::string mlir::tlx::describeWholeViewsDefault() {
            kPythonVariable +
            ", python3 beside triton-opt or on PATH), and whole views are "
            "valid on every Triton release.";
-  return text + ", as Triton " + release->version + " (from " +
-         release->source + ") needs.";
+  return text + " and offset-form " +
+         ::tlx::planner::viewFormName(defaultOffsetForm()) + ", as Triton " +
+         release->version + " (from " + release->source + ") needs.";
 }

@@ -51,10 +51,21 @@ struct TestPrintPlanPass
       llvm::cl::desc("Plan as --tlx-storage-alias-lowering's whole-views "
                      "(the same default)"),
       llvm::cl::init(defaultWholeViews())};
+  Option<::tlx::planner::ViewForm> offsetForm{
+      *this, "offset-form",
+      llvm::cl::desc("Plan as --tlx-storage-alias-lowering's offset-form "
+                     "(the same default)"),
+      llvm::cl::init(defaultOffsetForm()),
+      llvm::cl::values(
+          clEnumValN(::tlx::planner::ViewForm::Slots, "slots", ""),
+          clEnumValN(::tlx::planner::ViewForm::SlicedRows, "sliced_rows", ""),
+          clEnumValN(::tlx::planner::ViewForm::IndexedRow, "indexed_row",
+                     ""))};
 
   void runOnOperation() override {
     FailureOr<ModulePlan> plan =
-        ModulePlan::build(getOperation(), wholeViews, PlanWarnings::Report);
+        ModulePlan::build(getOperation(), wholeViews, offsetForm,
+                          PlanWarnings::Report);
     if (failed(plan))
       return signalPassFailure();
     for (const PlannedSpec &spec : plan->specs())
@@ -79,6 +90,9 @@ struct TestPrintPlanPass
                   ", ")
            << "] x i" << plan.backingElementBits << ", alignment "
            << plan.alignment;
+    if (plan.offsetViewsRegion != 0)
+      remark << ", " << plan.offsetViewsRegion
+             << " bytes with views at byte offsets";
     remark.report();
     std::vector<std::string> names = spec.userNames();
     // Each phase's map: its buffers and, per buffer, those of the phase it
@@ -95,7 +109,9 @@ struct TestPrintPlanPass
           << "buffer \"" << name << "\": offset " << view.offset << ", size "
           << view.bufferSize << ", stride " << strideText(view) << " " << units
           << ", slot " << planner::indexFormula(planner::indexProgramOf(view))
-          << " of " << view.slots() << " slots";
+          << " of " << view.slots() << " slots, form "
+          << ::tlx::planner::viewFormName(view.form)
+          << (view.base != 0 ? " from " + std::to_string(view.base) : "");
   }
 };
 

@@ -164,6 +164,16 @@ def plan_svg(spec_plan) -> str:
         phases = [str(p) for p, members in enumerate(plan.phases) if user in members]
         name = f"{buffer.name} (phase {', '.join(phases)})" if phases else buffer.name
         parts.append(_text(_NAME_WIDTH - 8, y + _LANE_HEIGHT / 2 + 4, name, anchor="end"))
+        view = plan.views[user]
+        # A view from a byte offset: a dashed tick where it starts, and its start and
+        # form in every tooltip of its buffers (docs/planner.md).
+        where = "" if view.base == 0 else f", view from {unit} {view.base} ({view.form})"
+        if view.base != 0:
+            parts.append(
+                f'<line x1="{x_of(view.base):.1f}" y1="{y - 2}" x2="{x_of(view.base):.1f}" '
+                f'y2="{y + _LANE_HEIGHT + 2}" stroke="#333333" stroke-dasharray="2,2">'
+                f"<title>{escape(f'{buffer.name}{where}')}</title></line>"
+            )
         for extent in extents:
             if extent.user != user:
                 continue
@@ -171,7 +181,7 @@ def plan_svg(spec_plan) -> str:
             label = f"{buffer.name}[{extent.index}]"
             tooltip = (
                 f"{label}: {unit} {extent.start} .. {extent.end}, buffer group "
-                f"{extent.buffer_group}"
+                f"{extent.buffer_group}{where}"
             )
             parts.append(
                 _rect(x, y, width, _LANE_HEIGHT, group_colour(extent.buffer_group), tooltip)

@@ -40,9 +40,11 @@ public:
   /// of every spec, is reported before it fails; with PlanWarnings::Report
   /// the plans' warnings follow, once every spec is planned. Under
   /// -debug-only=tlx-storage-alias-plan each plan is printed as the
-  /// planner's memory map, then the totals. `wholeViews`:
-  /// planner::Spec::wholeViews. `totals`, when given, receives the totals.
+  /// planner's memory map, then the totals. `wholeViews` and
+  /// `offsetForm`: the Triton's rules (toPlannerInput). `totals`, when
+  /// given, receives the totals.
   static FailureOr<ModulePlan> build(ModuleOp module, bool wholeViews,
+                                     planner::ViewForm offsetForm,
                                      PlanWarnings warnings,
                                      Totals *totals = nullptr);
 

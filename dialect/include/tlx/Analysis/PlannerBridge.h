@@ -77,8 +77,11 @@ planner::Plan planInput(const PlannerInput &input);
 /// locations, set_buffer_overlap given twice, two implicit trees, tree
 /// elements from another spec or not from tlx.storage_alias_local_alloc, and
 /// duplicate tree elements.
-/// `wholeViews`: Spec::wholeViews (the pass option `whole-views`).
-FailureOr<PlannerInput> toPlannerInput(SpecUses &uses, bool wholeViews);
+/// `wholeViews`: Spec::wholeViews (the pass option `whole-views`);
+/// `offsetForm`: Spec::offsetForm (the option `offset-form`), Slots under
+/// whole views (Triton 3.8 writes no view at a byte offset).
+FailureOr<PlannerInput> toPlannerInput(SpecUses &uses, bool wholeViews,
+                                       planner::ViewForm offsetForm);
 
 /// Which planner diagnostics a step reports: size definition leaves the
 /// placement warnings to offset calculation, so that the pipeline warns once.

@@ -29,6 +29,27 @@ def WholeViewsOption
              "every release. The first lines of triton-opt --help say which "
              "applies">;
 
+// How a view at a byte offset is written, where whole-views is false (under
+// whole views, Triton 3.8's rules, every view is of the whole region).
+def OffsetFormOption
+    : Option<"offsetForm", "offset-form", "::tlx::planner::ViewForm",
+             /*default=*/"::mlir::tlx::defaultOffsetForm()",
+             "How a view that starts at a byte offset is written "
+             "(docs/planner.md, \"Views at a byte offset\"): sliced_rows "
+             "(Triton 3.9), indexed_row (Triton 3.6, 3.7) or slots (none: "
+             "every buffer at a multiple of its size). Ignored under "
+             "whole-views. Default: what the Triton of the environment "
+             "writes, found as for whole-views; slots where none is found",
+             [{::llvm::cl::values(
+                 clEnumValN(::tlx::planner::ViewForm::Slots, "slots",
+                            "no view at a byte offset"),
+                 clEnumValN(::tlx::planner::ViewForm::SlicedRows,
+                            "sliced_rows",
+                            "memdesc_subslice of the backing's rows"),
+                 clEnumValN(::tlx::planner::ViewForm::IndexedRow,
+                            "indexed_row",
+                            "memdesc_index of the backing's row"))}]>;
+
 def TLXStorageAliasSizeDefinition
     : Pass<"tlx-storage-alias-size-definition", "mlir::ModuleOp"> {
   let summary = "Compute or validate the size of every tlx.storage_alias_spec";
@@ -52,7 +73,7 @@ def TLXStorageAliasSizeDefinition
     Statistic<"paddingBytes", "padding-bytes",
               "Bytes of the planned regions beyond their ideal footprint">
   ];
-  let options = [WholeViewsOption];
+  let options = [WholeViewsOption, OffsetFormOption];
 }
 
 def TLXBufferOffsetCalculation
@@ -74,7 +95,7 @@ def TLXBufferOffsetCalculation
     Statistic<"paddingBytes", "padding-bytes",
               "Bytes of the planned regions beyond their ideal footprint">
   ];
-  let options = [WholeViewsOption];
+  let options = [WholeViewsOption, OffsetFormOption];
 }
 
 def TLXStorageAliasAllocation
@@ -118,7 +139,7 @@ def TLXStorageAliasLowering
     Statistic<"paddingBytes", "padding-bytes",
               "Bytes of the planned regions beyond their ideal footprint">
   ];
-  let options = [WholeViewsOption];
+  let options = [WholeViewsOption, OffsetFormOption];
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 

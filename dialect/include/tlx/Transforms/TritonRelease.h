@@ -11,6 +11,8 @@
 #ifndef TLX_TRANSFORMS_TRITONRELEASE_H
 #define TLX_TRANSFORMS_TRITONRELEASE_H
 
+#include "tlx/Planner/Planner.h"
+
 #include "llvm/ADT/StringRef.h"
 
 #include <string>
@@ -33,6 +35,11 @@ void setToolDirectory(llvm::StringRef directory);
 /// the first `triton` package or `triton-*.dist-info` on it, without
 /// importing Triton. Looked up once per process.
 bool defaultWholeViews();
+
+/// The default of the passes' `offset-form` option: how the Triton of the
+/// environment (found as for defaultWholeViews) writes a view at a byte
+/// offset (planner::offsetViewForm), Slots (none) where no Triton is found.
+::tlx::planner::ViewForm defaultOffsetForm();
 
 /// One line that says which `whole-views` default applies and why
 /// (triton-opt --help).

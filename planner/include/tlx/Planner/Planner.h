@@ -191,6 +191,10 @@ bool needsWholeViews(int major, int minor);
 /// tlx.planner.offset_view_form, which sets tlx.compat.OFFSET_VIEW_FORM.
 ViewForm offsetViewForm(int major, int minor);
 
+/// "slots", "sliced_rows" or "indexed_row": the form's name in tlx.planner,
+/// `#tlx.placement` and the reports.
+const char *viewFormName(ViewForm form);
+
 /// Which layouts plan() chooses among (rule 4). Best is what the passes and
 /// the Python layer use; the others are the simpler layouts it is measured
 /// against (bench/footprint.py, the property tests).
@@ -249,6 +253,11 @@ enum class DiagnosticKind {
   /// in between, the other; numbers: the use positions (in between, the
   /// other's use before it, after it) and the two phases.
   PhaseLifetimeOverlap,
+  /// An explicit buffer_size_bytes that the buffers would fit but for one
+  /// buffer's alignment, which no offset inside it honours; buffer: that
+  /// one; numbers: its alignment, the explicit size, the bytes the plan
+  /// needs.
+  ExplicitSizeMisaligned,
 };
 
 /// A diagnostic as data: the front doors add names and locations. `message`
@@ -323,6 +332,9 @@ enum class PaddingKind {
   RegionRounding,
   /// An explicit buffer_size_bytes beyond what the plan needs.
   ExplicitSize,
+  /// Sharing as the tree says would need more than every buffer in bytes
+  /// of its own, so the plan gives each its own (the ideal counts sharing).
+  Unshared,
 };
 
 /// A share of Plan::paddingBytes. `reason` names buffers as diagnostics do.
@@ -366,6 +378,10 @@ struct Plan {
   std::vector<Padding> padding;
   /// The chosen layout in words ("group-major", "child-major", ...).
   std::string layout;
+  /// SMEM without views at a byte offset (Spec::offsetForm Slots: Triton
+  /// 3.8's rules): the region a Triton that writes them (3.6, 3.7, 3.9)
+  /// would need when that is smaller, else 0.
+  int64_t offsetViewsRegion = 0;
   /// Same order as the input buffers. Empty when the input itself is invalid
   /// (bad buffers or tree); filled when only the size limits failed, so that
   /// describe() can show what was needed.
@@ -529,6 +545,10 @@ struct Placement {
   int64_t scale = 1;
   int64_t offsetSlots = 0;
   int64_t step = 1;
+  /// View::base and View::form: where the view starts and how it is
+  /// written.
+  int64_t base = 0;
+  ViewForm form = ViewForm::Slots;
 };
 
 /// The placement of `view`, and the view of `buffer` a placement gives.
@@ -536,11 +556,11 @@ Placement placementOf(const View &view);
 View viewOf(const Buffer &buffer, const Placement &placement);
 
 /// The view of `buffer` that reinterpreting a user's whole view `source`
-/// (same region, another buffer type) gives: the same slots when a buffer of
-/// `buffer` is as large as one of `source`; else, while the source's buffers
-/// are contiguous from the region's start (View::identityIndex), `buffer`'s
-/// buffers contiguous from there; nullopt when a buffer of `source` would
-/// not be a whole buffer of `buffer`.
+/// (same region and base, another buffer type) gives: the same slots when a
+/// buffer of `buffer` is as large as one of `source`; else, while the
+/// source's buffers are contiguous from the view's start
+/// (View::identityIndex), `buffer`'s buffers contiguous from there; nullopt
+/// when a buffer of `source` would not be a whole buffer of `buffer`.
 std::optional<View> reinterpretedView(const View &source, const Buffer &buffer,
                                       int64_t regionSize);
 

@@ -52,6 +52,17 @@ def TLX_ReuseGroupKind : I32EnumAttr<"ReuseGroupKind",
 def TLX_ReuseGroupKindAttr : EnumAttr<TLX_Dialect, TLX_ReuseGroupKind,
                                       "reuse_group_kind">;
 
+// planner::ViewForm: how a front door writes a user's view of the region.
+def TLX_ViewForm : I32EnumAttr<"ViewForm",
+    "how a view of a storage alias region is written", [
+    I32EnumAttrCase<"slots", 0>,
+    I32EnumAttrCase<"sliced_rows", 1>,
+    I32EnumAttrCase<"indexed_row", 2>
+  ]> {
+  let cppNamespace = "::mlir::tlx";
+  let genSpecializedAttr = 0;
+}
+
 def TLX_StorageAliasSpecType : TypeDef<TLX_Dialect, "StorageAliasSpec"> {
   let mnemonic = "storage_alias_spec";
   let summary = "A region of SMEM or TMEM that allocations alias as peers";
@@ -114,7 +125,9 @@ def TLX_PlacementAttr : AttrDef<TLX_Dialect, "Placement"> {
     `#tlx.placement<slots = 12, period = 1, scale = 1, offset = 4, step = 1>`:
     the user's view has `slots` buffers of its own type from the region's
     start, and these coefficients give its buffer i's slot of it
-    (docs/planner.md, "The slot of a buffer"). Recorded by
+    (docs/planner.md, "The slot of a buffer"). A view from a byte offset adds
+    where it starts and how it is written: `base = 512, form = sliced_rows`
+    (docs/planner.md, "Views at a byte offset"). Recorded by
     --tlx-buffer-offset-calculation, read by --tlx-storage-alias-allocation.
   }];
   let parameters = (ins
@@ -122,7 +135,9 @@ def TLX_PlacementAttr : AttrDef<TLX_Dialect, "Placement"> {
     "int64_t":$period,
     "int64_t":$scale,
     "int64_t":$offset,
-    "int64_t":$step
+    "int64_t":$step,
+    DefaultValuedParameter<"int64_t", "0">:$base,
+    DefaultValuedParameter<"ViewForm", "ViewForm::slots">:$form
   );
   let assemblyFormat = "`<` struct(params) `>`";
 }
