@@ -25,8 +25,16 @@ def _node(tree, names, depth: int) -> str:
     return f"tlx.reuse_group(\n{body}{_INDENT * depth})"
 
 
-def tree_code(spec_name: str, tree: planner.Group, buffer_names) -> str:
+def _phases(phases, names) -> str:
+    trees = [_node(tree, names, 2) for tree in phases]
+    body = "".join(f"{_INDENT * 2}{tree},\n" for tree in trees)
+    return f"tlx.reuse_phases(\n{body}{_INDENT})"
+
+
+def tree_code(spec_name: str, tree: planner.Group | tuple, buffer_names) -> str:
     """``spec.set_buffer_overlap(tlx.reuse_group(...))`` for ``tree`` over the buffers
-    named ``buffer_names`` (the Python variables of their ``local_alloc``)."""
-    body = _node(tree, list(buffer_names), 1)
+    named ``buffer_names`` (the Python variables of their ``local_alloc``); a tuple of trees
+    is a ``tlx.reuse_phases``."""
+    names = list(buffer_names)
+    body = _phases(tree, names) if isinstance(tree, tuple) else _node(tree, names, 1)
     return f"{spec_name}.set_buffer_overlap(\n{_INDENT}{body}\n)"

@@ -1,23 +1,29 @@
 """The smallest reuse tree over the pairs that may share: a search, scored by the planner.
 
-The trees searched (every tree of the tutorials is one of them, docs/suggest.md):
+The trees searched (docs/suggest.md says why they are enough for the tutorial kernels):
 
     distinct(block, block, ...)         the root: blocks never share a byte
     block = leaf | shared(part, part, ...)
-    part  = leaf | distinct(leaf, leaf, ...)
+    part  = item | distinct(item, item, ...)
+    item  = leaf | shared(leaf, leaf, ...)   (shared only inside a distinct of two or more)
     leaf  = buffer, or reuse_group(buffer, group_size=K)   K divides the buffer's count
+
+and the kernel's own tree (or ``reuse_phases``), which wins a tie: a suggestion is never larger
+than the tree the kernel has, when the inference finds that tree safe.
 
 A leaf's K makes K consecutive buffers one buffer group (K = its count: the whole ring is one
 group, as an epilogue tile over a whole ring). Inside a ``shared`` node, group g of every part
 starts at one place, so every buffer index of group g of one part may meet every buffer index
-of group g of another: two leaves of different parts are *compatible* when no such pair is a
-conflict (``pairs.Conflicts``). The search enumerates the blocks whose parts are pairwise
-compatible, costs each by the planner's ideal footprint of its tree alone (``Plan.ideal_bytes``:
+of group g of another: two leaves of different parts (or of one item) are *compatible* when no
+such pair is a conflict (``pairs.Conflicts``). The search enumerates the blocks whose
+overlapping leaves are pairwise compatible (those with items in a second pass, after the blocks
+without), costs each by the planner's ideal footprint of its tree alone (``Plan.ideal_bytes``:
 the root adds its blocks' footprints), picks the covers of the buffers by blocks of least cost
 (dynamic programming over subsets), and plans the best few whole trees with the planner. A tree
 is kept only when the plan's own extents (``planner.buffer_extents``) put no conflicting pair on
-shared units; the smallest region wins, then the one that shares the fewest pairs of buffer
-indices. Every number is the planner's; this module owns the shape of the search only.
+shared units; the smallest region wins, then the kernel's own tree, then the fewest planner
+warnings, then the one that shares the fewest pairs of buffer indices. Every number is the
+planner's; this module owns the shape of the search only.
 """
 
 from __future__ import annotations
@@ -29,8 +35,10 @@ from dataclasses import dataclass
 from .. import planner
 from .pairs import Conflicts
 
-# The most blocks enumerated and the covers planned whole.
+# The most blocks enumerated, the most partial blocks visited to find them, and the covers
+# planned whole.
 BLOCKS = 20_000
+VISITS = 200_000
 COVERS = 12
 
 
@@ -41,12 +49,21 @@ def buffer_count(buffer: planner.Buffer) -> int:
 
 @dataclass(frozen=True)
 class Candidate:
-    """A tree the search planned: ``tree`` over the spec's users, its ``plan``, and
-    ``shared_pairs``, how many pairs of buffer indices of two users share units."""
+    """A tree the search planned: ``tree`` over the spec's users (a tuple of trees: the
+    kernel's own ``reuse_phases``), its ``plan``, ``shared_pairs``, how many pairs of buffer
+    indices of two users share units, and whether it is the kernel's ``own`` tree."""
 
-    tree: planner.Group
+    tree: planner.Group | tuple[planner.Group, ...]
     plan: planner.Plan
     shared_pairs: int
+    own: bool = False
+
+    @property
+    def rank(self) -> tuple[int, bool, int, int]:
+        """The smallest region first; of equal ones the kernel's own tree, then the one the
+        planner warns of least (a warning to paste is a question to the author), then the one
+        that shares the fewest pairs."""
+        return (self.region_size, not self.own, len(self.plan.warnings), self.shared_pairs)
 
     @property
     def region_size(self) -> int:
@@ -55,31 +72,51 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Search:
-    """What the search found for one spec: ``best`` (None: no tree of the family is safe and
-    fits), the ``blocks`` it enumerated, whether it stopped at ``BLOCKS`` (``bounded``), and
+    """What the search found for one spec: ``best`` (None: no tree is safe and fits), the
+    ``blocks`` it enumerated, whether it stopped at ``BLOCKS`` or ``VISITS`` (``bounded``),
     ``incompatible``: the pairs of users that share bytes in no grouping, each with a hazard
-    that says why."""
+    that says why; ``inferred``, the best tree of the family alone (``best`` but for the
+    kernel's own tree), and ``own_conflict``: where the kernel's own tree puts two buffer
+    indices on shared units that the inference finds unordered ((user, index), (user, index),
+    hazard; None when it has no tree or the tree is safe by the inference)."""
 
     best: Candidate | None
     blocks: int
     bounded: bool
     incompatible: tuple
+    inferred: Candidate | None = None
+    own_conflict: tuple | None = None
 
 
 def _leaf(user: int, group_size: int):
     return user if group_size == 1 else planner.shared(user, group_size=group_size)
 
 
+def _node(kind, children):
+    return children[0] if len(children) == 1 else getattr(planner, kind)(*children)
+
+
 def block_tree(block, renumber=None) -> planner.Group | int:
-    """The tree of a block: a tuple of parts, each a tuple of (user, group size)."""
+    """The tree of a block: a tuple of parts (``shared``), each a tuple of items
+    (``distinct``), each a tuple of leaves (``shared``), each (user, group size)."""
     renumber = renumber or {}
-    parts = []
-    for part in block:
-        leaves = [_leaf(renumber.get(user, user), size) for user, size in part]
-        parts.append(leaves[0] if len(leaves) == 1 else planner.distinct(*leaves))
-    if len(parts) == 1:
-        return parts[0]
-    return planner.shared(*parts)
+    return _node(
+        "shared",
+        [
+            _node(
+                "distinct",
+                [
+                    _node("shared", [_leaf(renumber.get(user, user), size) for user, size in item])
+                    for item in part
+                ],
+            )
+            for part in block
+        ],
+    )
+
+
+def _members(block) -> list[int]:
+    return [user for part in block for item in part for user, _ in item]
 
 
 class _Searcher:
@@ -99,6 +136,7 @@ class _Searcher:
             self.index_pairs[(second[0], first[0])].append((second[1], first[1]))
         self.compatible_cache: dict = {}
         self.cost_cache: dict = {}
+        self.visits = 0
 
     def compatible(self, first, second) -> bool:
         """Whether leaves (user, group size) may be parts of one shared node."""
@@ -111,40 +149,66 @@ class _Searcher:
         return known
 
     def blocks(self) -> tuple[list, bool]:
-        """Every block (a tuple of parts) whose parts are pairwise compatible, users in
-        ascending order within it; singletons of group size 1 and blocks of two or more
-        parts. True when ``BLOCKS`` stopped the enumeration."""
+        """Every block whose overlapping leaves are pairwise compatible, users in ascending
+        order within it: singletons of group size 1 and blocks of two or more parts; first
+        those whose parts are lists of leaves, then (within ``BLOCKS`` in all) those with a
+        part that lays a ``shared`` item after another item. True when ``BLOCKS`` stopped
+        the enumeration."""
         users = len(self.buffers)
-        found = [(((u, 1),),) for u in range(users)]
-        bounded = False
-
-        def extend(next_user, parts):
-            nonlocal bounded
-            for user in range(next_user, users):
+        found = [((((u, 1),),),) for u in range(users)]
+        for nested in (False, True):
+            for user in range(users):
                 for size in self.groupings[user]:
-                    leaf = (user, size)
-                    for position in range(len(parts) + 1):
-                        others = [p for number, p in enumerate(parts) if number != position]
-                        if not all(self.compatible(leaf, o) for part in others for o in part):
-                            continue
-                        if position == len(parts):
-                            grown = (*parts, (leaf,))
-                        else:
-                            grown = tuple(
-                                (*p, leaf) if number == position else p
-                                for number, p in enumerate(parts)
-                            )
-                        if len(found) >= BLOCKS:
-                            bounded = True
-                            return
-                        if len(grown) >= 2:
-                            found.append(grown)
-                        extend(user + 1, grown)
+                    if self._extend(found, user + 1, ((((user, size),),),), nested):
+                        return found, True
+        return found, False
 
-        for user in range(users):
+    def _placements(self, parts, leaf, nested):
+        """The blocks ``parts`` grows into with ``leaf``: a new part, a new item of a part,
+        or (``nested``) a leaf of an item, where the leaf is compatible with every leaf it
+        may overlap (those of the other parts and of its own item)."""
+        for position in range(len(parts) + 1):
+            others = [item for number, p in enumerate(parts) if number != position for item in p]
+            if not all(self.compatible(leaf, o) for item in others for o in item):
+                continue
+            if position == len(parts):
+                yield (*parts, ((leaf,),))
+                continue
+            part = parts[position]
+            choices = [(*part, (leaf,))]
+            if nested:
+                choices += [
+                    (*part[:number], (*item, leaf), *part[number + 1 :])
+                    for number, item in enumerate(part)
+                    if all(self.compatible(leaf, o) for o in item)
+                ]
+            for grown in choices:
+                yield (*parts[:position], grown, *parts[position + 1 :])
+
+    def _extend(self, found, next_user, parts, nested) -> bool:
+        """Adds every block that grows from ``parts`` with users from ``next_user`` on: in
+        the ``nested`` pass, only those with a ``shared`` item in a part of two or more items
+        (the others are the first pass's, and an item alone in its part is a part of its
+        own). True when ``BLOCKS`` stopped it."""
+        for user in range(next_user, len(self.buffers)):
             for size in self.groupings[user]:
-                extend(user + 1, (((user, size),),))
-        return found, bounded
+                for grown in self._placements(parts, (user, size), nested):
+                    self.visits += 1
+                    if len(found) >= BLOCKS or self.visits >= VISITS:
+                        return True
+                    items = [(len(part), len(item)) for part in grown for item in part]
+                    kept = len(grown) >= 2 and (
+                        not nested
+                        or (
+                            any(leaves > 1 for count, leaves in items if count > 1)
+                            and all(leaves == 1 for count, leaves in items if count == 1)
+                        )
+                    )
+                    if kept:
+                        found.append(grown)
+                    if self._extend(found, user + 1, grown, nested):
+                        return True
+        return False
 
     def cost(self, block) -> int | None:
         """The planner's ideal footprint of the block's tree alone (None: it plans no
@@ -152,7 +216,7 @@ class _Searcher:
         known = self.cost_cache.get(block, -1)
         if known != -1:
             return known
-        users = sorted({user for part in block for user, _ in part})
+        users = sorted(_members(block))
         renumber = {user: position for position, user in enumerate(users)}
         tree = block_tree(block, renumber)
         if isinstance(tree, int):
@@ -167,7 +231,7 @@ class _Searcher:
         users = len(self.buffers)
         by_lowest: dict[int, list] = {}
         for block in blocks:
-            members = [user for part in block for user, _ in part]
+            members = _members(block)
             mask = sum(1 << user for user in members)
             by_lowest.setdefault(min(members), []).append((mask, block))
         best: dict[int, list] = {0: [(0, ())]}
@@ -195,43 +259,66 @@ class _Searcher:
         tree = trees[0] if len(trees) == 1 else planner.distinct(*trees)
         if isinstance(tree, int):
             tree = planner.shared(tree)
+        return self.planned(tree)
+
+    def planned(self, tree, own=False) -> Candidate | None:
+        """``tree`` (or phases) planned whole with the spec (explicit size kept), if it fits
+        and its extents put no conflicting pair on shared units."""
         plan = planner.plan(self.full_spec, self.buffers, tree)
         if not plan.ok:
             return None
         shared = unsafe_pairs(plan, self.buffers, self.conflicts)
         if shared is None:
             return None
-        return Candidate(tree, plan, shared)
+        return Candidate(tree, plan, shared, own)
+
+
+def _overlapping(plan: planner.Plan, buffers):
+    """Every two buffer indices ((user, index), (user, index)) of two users that ``plan``
+    puts on shared units."""
+    extents = planner.buffer_extents(plan, buffers)
+    for number, first in enumerate(extents):
+        for second in extents[number + 1 :]:
+            if first.user != second.user and first.start < second.end and second.start < first.end:
+                yield (first.user, first.index), (second.user, second.index)
 
 
 def unsafe_pairs(plan: planner.Plan, buffers, conflicts: Conflicts) -> int | None:
     """How many pairs of buffer indices of two users ``plan`` puts on shared units, or None
     when one of them is a conflict."""
-    extents = planner.buffer_extents(plan, buffers)
     shared = 0
-    for number, first in enumerate(extents):
-        for second in extents[number + 1 :]:
-            if first.user == second.user:
-                continue
-            if first.start < second.end and second.start < first.end:
-                if conflicts.conflict((first.user, first.index), (second.user, second.index)):
-                    return None
-                shared += 1
+    for first, second in _overlapping(plan, buffers):
+        if conflicts.conflict(first, second):
+            return None
+        shared += 1
     return shared
 
 
-def search(spec: planner.Spec, buffers, conflicts: Conflicts) -> Search:
-    """The smallest safe tree of the family for ``buffers`` of ``spec``."""
+def first_conflict(plan: planner.Plan, buffers, conflicts: Conflicts) -> tuple | None:
+    """The first two buffer indices ``plan`` puts on shared units that are a conflict, with
+    its hazard: ((user, index), (user, index), hazard), or None."""
+    for first, second in _overlapping(plan, buffers):
+        hazard = conflicts.conflict(first, second)
+        if hazard:
+            return first, second, hazard
+    return None
+
+
+def search(spec: planner.Spec, buffers, conflicts: Conflicts, own=None) -> Search:
+    """The smallest safe tree of the family for ``buffers`` of ``spec``, or the kernel's
+    ``own`` tree (or phases; None: it has none) when that is safe and no larger."""
     searcher = _Searcher(spec, buffers, conflicts)
     blocks, bounded = searcher.blocks()
-    best = None
-    for _, cover in searcher.covers(blocks):
-        candidate = searcher.candidate(cover)
-        if candidate is None:
-            continue
-        rank = (candidate.region_size, candidate.shared_pairs)
-        if best is None or rank < (best.region_size, best.shared_pairs):
-            best = candidate
+    found = [searcher.candidate(cover) for _, cover in searcher.covers(blocks)]
+    inferred = min(filter(None, found), key=lambda candidate: candidate.rank, default=None)
+    best, own_conflict = inferred, None
+    if own is not None:
+        kept = searcher.planned(own, own=True)
+        own_plan = planner.plan(spec, buffers, own)
+        if kept is None and own_plan.ok:
+            own_conflict = first_conflict(own_plan, searcher.buffers, conflicts)
+        if kept is not None and (best is None or kept.rank < best.rank):
+            best = kept
     users = len(searcher.buffers)
     incompatible = tuple(
         (u, v, conflicts.between(u, v)[0])
@@ -243,4 +330,4 @@ def search(spec: planner.Spec, buffers, conflicts: Conflicts) -> Search:
             for kv in searcher.groupings[v]
         )
     )
-    return Search(best, len(blocks), bounded, incompatible)
+    return Search(best, len(blocks), bounded, incompatible, inferred, own_conflict)

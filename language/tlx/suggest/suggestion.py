@@ -51,8 +51,20 @@ class SpecSuggestion:
     conflicts: Conflicts
 
     @property
-    def tree(self) -> planner.Group | None:
+    def tree(self) -> planner.Group | tuple[planner.Group, ...] | None:
+        """The suggested tree (a tuple of trees: the kernel's own ``reuse_phases``, kept)."""
         return self.search.best.tree if self.search.best else None
+
+    @property
+    def inferred_tree(self) -> planner.Group | None:
+        """The smallest tree of the search's family, the kernel's own tree no candidate: what
+        the inference alone finds (equal to ``tree`` unless the kernel's own tree wins)."""
+        return self.search.inferred.tree if self.search.inferred else None
+
+    @property
+    def keeps_own(self) -> bool:
+        """Whether the suggestion is the kernel's own tree (no smaller safe tree found)."""
+        return self.search.best is not None and self.search.best.own
 
     @property
     def shares(self) -> bool:
@@ -105,7 +117,10 @@ class SpecSuggestion:
             )
             lines.extend(_why(self))
             return "\n".join(lines)
-        lines.append("  suggested tree (paste it over the spec's set_buffer_overlap):")
+        if self.keeps_own:
+            lines.append("  suggested tree: the kernel's own, no safe tree found is smaller:")
+        else:
+            lines.append("  suggested tree (paste it over the spec's set_buffer_overlap):")
         lines.extend(f"    {line}" for line in self.code().splitlines())
         lines.extend(f"  {line}" for line in self.plan.describe(self.buffers).rstrip().splitlines())
         for text in (
@@ -114,10 +129,26 @@ class SpecSuggestion:
         ):
             if text:
                 lines.append(f"  {text}")
+        lines.extend(self._unseen())
         if self.search.incompatible:
             lines.append("  pairs that may never share, and why (one hazard each):")
             lines.extend(_why(self))
         return "\n".join(lines)
+
+    def _unseen(self) -> list[str]:
+        """Where the kernel's own tree shares bytes the inference finds unordered: the
+        ordering it relies on, which the check's execution could not see."""
+        if self.search.own_conflict is None:
+            return []
+        (first, i), (second, j), hazard = self.search.own_conflict
+        return [
+            f'  the kernel\'s own tree lays "{self.names[first]}"[{i}] and '
+            f'"{self.names[second]}"[{j}] on shared bytes, which the inference finds '
+            "unordered (so it is no candidate):",
+            f"    {hazard.first.describe()}",
+            f"    {hazard.second.describe()}",
+            f"    not ordered: {hazard.missing}",
+        ]
 
 
 def _why(suggestion: SpecSuggestion) -> list[str]:
@@ -158,6 +189,14 @@ class Suggestion:
         """The suggested tree of each spec that has one, by spec name."""
         return {spec.name: spec.tree for spec in self.specs if spec.tree is not None}
 
+    @property
+    def inferred_trees(self) -> dict:
+        """The tree the inference alone finds for each spec that has one (``trees`` but for
+        the kernels' own trees), by spec name."""
+        return {
+            spec.name: spec.inferred_tree for spec in self.specs if spec.inferred_tree is not None
+        }
+
     def describe(self) -> str:
         lines = [f"kernel {self.kernel} for {self.target}: {self.result}"]
         lines.append(
@@ -190,7 +229,7 @@ def _spec_suggestion(spec_plan, own, conflicts) -> SpecSuggestion:
         own_phases,
         own_plan,
         spec_plan.plan_without_aliasing(),
-        search(spec_plan.spec, spec_plan.buffers, conflicts),
+        search(spec_plan.spec, spec_plan.buffers, conflicts, own_phases or own_tree),
         conflicts,
     )
 
