@@ -269,8 +269,7 @@ void bindFunctions(py::module_ &m) {
   m.def("needs_whole_views", &needsWholeViews, py::arg("major"),
         py::arg("minor"),
         "Whether Triton major.minor needs whole views (Spec.whole_views).");
-  m.def("offset_view_form", &offsetViewForm, py::arg("major"),
-        py::arg("minor"),
+  m.def("offset_view_form", &offsetViewForm, py::arg("major"), py::arg("minor"),
         "The form of a view at a byte offset on Triton major.minor "
         "(Spec.offset_form).");
   m.def("buffer_start", &bufferStart, py::arg("view"), py::arg("index"),

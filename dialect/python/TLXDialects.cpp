@@ -63,7 +63,6 @@ NB_MODULE(_tlxDialects, m) {
       .def_property_readonly("base", tlxPlacementGetBase,
                              "Where the view starts in the region (bytes).")
       .def_property_readonly(
-          "form",
-          [](MlirAttribute self) { return tlxPlacementGetForm(self); },
+          "form", [](MlirAttribute self) { return tlxPlacementGetForm(self); },
           "How the view is written: slots, sliced_rows or indexed_row.");
 }

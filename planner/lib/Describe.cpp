@@ -76,10 +76,10 @@ std::string describeViews(const Plan &plan,
                     number(view.bufferSize), strideText(view),
                     indexFormula(indexProgramOf(view)), number(view.slots())});
     if (offsets)
-      rows.back().push_back(view.base == 0 ? "whole region"
-                                           : "from " + number(view.base) +
-                                                 " (" +
-                                                 viewFormName(view.form) + ")");
+      rows.back().push_back(view.base == 0
+                                ? "whole region"
+                                : "from " + number(view.base) + " (" +
+                                      viewFormName(view.form) + ")");
   }
   return columns(rows) + "  (offset, size and stride in " +
          unitName(plan.storage) + ")\n";

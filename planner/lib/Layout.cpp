@@ -150,9 +150,9 @@ private:
       // its own quantum (the whole-region search keeps a whole quantum, as
       // the plans of today's kernels have it).
       int64_t last = offsets ? leaf.size : leaf.quantum;
-      return {start, satAdd(start, satAdd(satMul(node.groupSize - 1,
-                                                 leaf.quantum),
-                                          last))};
+      return {start,
+              satAdd(start,
+                     satAdd(satMul(node.groupSize - 1, leaf.quantum), last))};
     }
     int64_t end = start;
     for (int child : node.children) {
@@ -292,11 +292,11 @@ private:
         return std::nullopt;
       arrangement.views[node.buffer] = *view;
       int64_t count = tree.leaves[node.buffer].count;
-      arrangement.end = std::max(
-          arrangement.end,
-          satAdd(satAdd(view->base, satMul(lastSlot(*view, count),
-                                           view->bufferSize)),
-                 view->bufferSize));
+      arrangement.end =
+          std::max(arrangement.end,
+                   satAdd(satAdd(view->base, satMul(lastSlot(*view, count),
+                                                    view->bufferSize)),
+                          view->bufferSize));
     }
     if (arrangement.end >= bound)
       return std::nullopt;
@@ -471,8 +471,8 @@ Arrangement treeLayout(const Tree &tree, Storage storage, LayoutFamily family,
   if (!tree.offsetViews || roundUp(whole.end, kSmemRowBytes) <= endGoal)
     return whole;
   Arrangement offset = Search(tree, storage, true).run(family, endGoal);
-  if (offset.views.empty() || roundUp(offset.end, kSmemRowBytes) >=
-                                  roundUp(whole.end, kSmemRowBytes))
+  if (offset.views.empty() ||
+      roundUp(offset.end, kSmemRowBytes) >= roundUp(whole.end, kSmemRowBytes))
     return whole;
   offset.name += ", views at byte offsets";
   return offset;
@@ -490,8 +490,8 @@ Arrangement unsharedLayout(const Tree &tree, Storage storage) {
     const LeafInfo &info = tree.leaves[leaf];
     if (info.size <= 0)
       continue;
-    int64_t start = roundUp(
-        cursor, tree.offsetViews ? lcm(info.alignment, unit) : info.quantum);
+    int64_t start = roundUp(cursor, tree.offsetViews ? lcm(info.alignment, unit)
+                                                     : info.quantum);
     // A whole-region view where the start allows it (as the search does).
     bool offsetView = start % info.size != 0;
     View &view = arrangement.views[leaf];
@@ -502,8 +502,8 @@ Arrangement unsharedLayout(const Tree &tree, Storage storage) {
     view.base = offsetView ? start : 0;
     view.offsetSlots = offsetView ? 0 : start / info.size;
     view.scale = info.quantum / info.size;
-    cursor = satAdd(start, satAdd(satMul(info.count - 1, info.quantum),
-                                  info.size));
+    cursor =
+        satAdd(start, satAdd(satMul(info.count - 1, info.quantum), info.size));
   }
   arrangement.end = cursor;
   return arrangement;

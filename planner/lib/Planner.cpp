@@ -74,15 +74,16 @@ int64_t explicitSmemRegion(const Spec &spec, int64_t explicitBytes,
   if (explicitBytes < minimal && misaligned) {
     int index = *misaligned;
     int64_t alignment = views[index].alignment;
-    diagnostics.push_back(error(
-        DiagnosticKind::ExplicitSizeMisaligned, index, {index},
-        {alignment, explicitBytes, minimal},
-        "buffer " + bufferRef(index) + " needs a " +
-            sized(alignment, Storage::Smem) +
-            " alignment (its layout's swizzle), which no offset inside " +
-            explicitLabel(explicitBytes) + " honours: the buffers would fit "
-            "it at 128-byte alignment, but the plan needs " +
-            amount(minimal, Storage::Smem)));
+    diagnostics.push_back(
+        error(DiagnosticKind::ExplicitSizeMisaligned, index, {index},
+              {alignment, explicitBytes, minimal},
+              "buffer " + bufferRef(index) + " needs a " +
+                  sized(alignment, Storage::Smem) +
+                  " alignment (its layout's swizzle), which no offset inside " +
+                  explicitLabel(explicitBytes) +
+                  " honours: the buffers would fit "
+                  "it at 128-byte alignment, but the plan needs " +
+                  amount(minimal, Storage::Smem)));
     return minimal;
   }
   if (explicitBytes < minimal) {
@@ -365,8 +366,8 @@ int64_t bufferStart(const View &view, int64_t index) {
 }
 
 Placement placementOf(const View &view) {
-  return {view.slots(),       view.period, view.scale, view.offsetSlots,
-          view.step,          view.base,   view.form};
+  return {view.slots(), view.period, view.scale, view.offsetSlots,
+          view.step,    view.base,   view.form};
 }
 
 View viewOf(const Buffer &buffer, const Placement &placement) {
@@ -489,8 +490,8 @@ std::vector<Diagnostic> checkView(const View &view, const Buffer &buffer,
       report({index, bufferStart(view, index), alignment},
              label() + " index " + std::to_string(index) + " starts at " +
                  amount(bufferStart(view, index), storage) +
-                 ", which breaks its " +
-                 sized(alignment, storage) + " alignment");
+                 ", which breaks its " + sized(alignment, storage) +
+                 " alignment");
       return problems;
     }
     if (!used.insert(slot).second) {
@@ -602,8 +603,7 @@ struct PhaseLayout {
 /// True when the two views put every buffer at the same units.
 bool samePlace(const View &a, const View &b) {
   return a.bufferSize == b.bufferSize && a.offset == b.offset &&
-         a.base == b.base &&
-         a.period == b.period && a.scale == b.scale &&
+         a.base == b.base && a.period == b.period && a.scale == b.scale &&
          a.offsetSlots == b.offsetSlots && a.step == b.step;
 }
 
@@ -835,8 +835,7 @@ Plan plan(const Spec &spec, const std::vector<Buffer> &buffers,
               "over them, or give buffer_size_bytes to mean it"));
     }
   }
-  finishPlan(spec, buffers, tree.has_value(), placed, need, result,
-             misaligned);
+  finishPlan(spec, buffers, tree.has_value(), placed, need, result, misaligned);
   return result;
 }
 

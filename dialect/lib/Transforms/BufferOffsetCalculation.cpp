@@ -26,8 +26,7 @@ struct BufferOffsetCalculationPass
   using Base::Base;
   void runOnOperation() override {
     if (failed(runOnModulePlan(getOperation(), wholeViews, offsetForm,
-                                   PlanWarnings::Report,
-                               calculateBufferOffsets,
+                               PlanWarnings::Report, calculateBufferOffsets,
                                {specsPlanned, bytesShared, paddingBytes})))
       signalPassFailure();
   }

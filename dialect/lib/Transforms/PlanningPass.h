@@ -28,8 +28,8 @@ struct PlanStatistics {
 /// and the totals are then not computed; -debug-only=tlx-storage-alias-plan
 /// prints them in any build.
 inline LogicalResult
-runOnModulePlan(ModuleOp module, bool wholeViews,
-                planner::ViewForm offsetForm, PlanWarnings warnings,
+runOnModulePlan(ModuleOp module, bool wholeViews, planner::ViewForm offsetForm,
+                PlanWarnings warnings,
                 function_ref<LogicalResult(ModulePlan &)> step,
                 PlanStatistics statistics) {
 #if LLVM_ENABLE_STATS

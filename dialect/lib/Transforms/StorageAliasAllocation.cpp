@@ -224,16 +224,14 @@ Value viewSource(OpBuilder &builder, StorageAliasLocalAllocOp alloc,
     auto rowType = MemDescType::get(
         {rowBytes}, backingType.getElementType(), backingType.getEncoding(),
         backingType.getMemorySpace(), backingType.getMutableMemory());
-    return triton::gpu::MemDescIndexOp::create(
-        builder, loc, rowType, backing,
-        slots.constantSlot(alloc, row));
+    return triton::gpu::MemDescIndexOp::create(builder, loc, rowType, backing,
+                                               slots.constantSlot(alloc, row));
   }
   // The rows the view spans from its start (Triton 3.9).
   int64_t rows = (viewBytes + rowBytes - 1) / rowBytes;
   auto rowsType = MemDescType::get(
-      {rows, rowBytes}, backingType.getElementType(),
-      backingType.getEncoding(), backingType.getMemorySpace(),
-      backingType.getMutableMemory(), shape);
+      {rows, rowBytes}, backingType.getElementType(), backingType.getEncoding(),
+      backingType.getMemorySpace(), backingType.getMutableMemory(), shape);
   return triton::gpu::MemDescSubsliceOp::create(
       builder, loc, rowsType, backing,
       builder.getDenseI32ArrayAttr({static_cast<int32_t>(row), 0}));
@@ -437,8 +435,8 @@ LogicalResult AllocationAnalysis::analyzeSpec(
     // A user that is one buffer keeps its type: its uses need no rewrite.
     if (!view->indexed) {
       rewrite.users.push_back(UserRewrite{alloc, type,
-                                          planner::slotOf(*view, 0),
-                                          view->base, view->form, viewBytes});
+                                          planner::slotOf(*view, 0), view->base,
+                                          view->form, viewBytes});
       continue;
     }
     rewrite.users.push_back(UserRewrite{alloc, type, std::nullopt, view->base,

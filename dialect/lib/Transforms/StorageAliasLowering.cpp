@@ -30,8 +30,7 @@ struct StorageAliasLoweringPass
   using Base::Base;
   void runOnOperation() override {
     if (failed(runOnModulePlan(getOperation(), wholeViews, offsetForm,
-                                   PlanWarnings::Report,
-                               lowerStorageAliases,
+                               PlanWarnings::Report, lowerStorageAliases,
                                {specsPlanned, bytesShared, paddingBytes})))
       signalPassFailure();
   }

@@ -27,8 +27,7 @@ struct StorageAliasSizeDefinitionPass
   using Base::Base;
   void runOnOperation() override {
     if (failed(runOnModulePlan(getOperation(), wholeViews, offsetForm,
-                                   PlanWarnings::Skip,
-                               defineStorageAliasSizes,
+                               PlanWarnings::Skip, defineStorageAliasSizes,
                                {specsPlanned, bytesShared, paddingBytes})))
       signalPassFailure();
   }

@@ -202,9 +202,9 @@ bool mlir::tlx::defaultWholeViews() {
 
 ::tlx::planner::ViewForm mlir::tlx::defaultOffsetForm() {
   const std::optional<TritonRelease> &release = environmentTritonRelease();
-  return release ? ::tlx::planner::offsetViewForm(release->major,
-                                                  release->minor)
-                 : ::tlx::planner::ViewForm::Slots;
+  return release
+             ? ::tlx::planner::offsetViewForm(release->major, release->minor)
+             : ::tlx::planner::ViewForm::Slots;
 }
 
 std::string mlir::tlx::describeWholeViewsDefault() {

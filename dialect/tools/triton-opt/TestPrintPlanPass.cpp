@@ -59,13 +59,11 @@ struct TestPrintPlanPass
       llvm::cl::values(
           clEnumValN(::tlx::planner::ViewForm::Slots, "slots", ""),
           clEnumValN(::tlx::planner::ViewForm::SlicedRows, "sliced_rows", ""),
-          clEnumValN(::tlx::planner::ViewForm::IndexedRow, "indexed_row",
-                     ""))};
+          clEnumValN(::tlx::planner::ViewForm::IndexedRow, "indexed_row", ""))};
 
   void runOnOperation() override {
-    FailureOr<ModulePlan> plan =
-        ModulePlan::build(getOperation(), wholeViews, offsetForm,
-                          PlanWarnings::Report);
+    FailureOr<ModulePlan> plan = ModulePlan::build(
+        getOperation(), wholeViews, offsetForm, PlanWarnings::Report);
     if (failed(plan))
       return signalPassFailure();
     for (const PlannedSpec &spec : plan->specs())
