@@ -210,8 +210,8 @@ def check_ttgir(
     if unexplored and not (hazards or ambiguous_waits or barrier_races):
         # A race found is a race; without one, the timings not executed leave it unproved.
         unmodelled["timings"] = (
-            f"not proved: the waits that may pass early and the completions that may land "
-            f"late make more than {timings} timings, "
+            f"not proved: the waits that may pass early, the completions that may land late "
+            f"and the branches on data make more than {timings} executions, "
             "and the check executed that many"
         )
     blocked = tuple(dict.fromkeys(line for _, lines in executions for line in lines))

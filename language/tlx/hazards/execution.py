@@ -62,10 +62,10 @@ class Execution:
         self.log = AccessLog(self.lines, self.barriers.barriers, self.scheduler.threads)
 
     def timing_dependent(self) -> bool:
-        """Whether another timing could take another phase at a wait: a choice was made
-        (Scheduler.made), a wait is ambiguous, or an asynchronous completion may land after
-        a later arrival on its barrier."""
-        return bool(self.scheduler.made) or self.barriers.timing_dependent()
+        """Whether another timing could take another phase at a wait: a choice of a timing
+        was made (Scheduler.choose; not a branch's), a wait is ambiguous, or an asynchronous
+        completion may land after a later arrival on its barrier."""
+        return self.scheduler.timing_choices > 0 or self.barriers.timing_dependent()
 
     def choices_made(self) -> int:
         """How far its timing is from the plainest: the waits it let pass early and the
@@ -80,6 +80,11 @@ class Execution:
     def scalar(self, thread: Thread, name: str, operation, what: str) -> int:
         """The integer value ``name`` in ``thread``; ``Incomplete`` when it is not known."""
         found = thread.env.get(name)
+        if found is values.DATA:
+            raise Incomplete(
+                f"{self.lines.describe_operation(operation)}: its {what} is not known (it is "
+                "computed from memory, a tensor or a float, which the check does not compute)"
+            )
         if not isinstance(found, int):
             given = ", ".join(self.not_given) or "none"
             raise Incomplete(
@@ -156,7 +161,13 @@ class Execution:
             thread.env[result] = value
 
     def run_if(self, thread: Thread, operation):
-        condition = self.scalar(thread, operation.operands[0], operation, "condition")
+        condition = thread.env.get(operation.operands[0])
+        if condition is values.DATA:
+            # Computed from memory (an atomic's result: split-K's last CTA to arrive): each
+            # branch is a choice of the execution, and check.py executes both.
+            condition = not self.scheduler.choose(2, timing=False)
+        else:
+            condition = self.scalar(thread, operation.operands[0], operation, "condition")
         region = operation.regions[0] if condition else (operation.regions[1:] or [None])[0]
         carried = []
         if region is not None:

@@ -547,18 +547,22 @@ class Scheduler:
         # ``made`` records (pick, how many there were), so that check.py runs the others.
         self.choices = tuple(choices)
         self.made: list[tuple[int, int]] = []
+        self.timing_choices = 0
 
     def _turn(self, thread: Thread) -> int:
         index = self.threads.index(thread)
         order = self.partition_order
         return order[index] if index < len(order) else index
 
-    def choose(self, alternatives: int) -> int:
+    def choose(self, alternatives: int, timing: bool = True) -> int:
         """Which of ``alternatives`` timings this execution takes at its next choice point
-        (the ``choices`` given, then the first), recorded in ``made``."""
+        (the ``choices`` given, then the first), recorded in ``made``; ``timing`` False: a
+        branch on a value the check does not compute, which the order of the partitions does
+        not change (``timing_choices`` counts the others)."""
         point = len(self.made)
         pick = self.choices[point] if point < len(self.choices) else 0
         self.made.append((pick, alternatives))
+        self.timing_choices += timing
         return pick
 
     def start(self, env: dict) -> Thread:
