@@ -1,5 +1,5 @@
-"""How long the hazard check takes, per kernel: every tutorial kernel and every seeded race of
-the corpus (test/hazards), on the CPU.
+"""How long the hazard check takes, per kernel: every tutorial kernel, every seeded race of the
+corpus and every racy kernel of the user's batch (test/hazards), on the CPU.
 
     python bench/hazard_check.py [--repeat 3]
 
@@ -42,6 +42,8 @@ chunked_writes = _hazards_module("chunked_writes")
 partition_order = _hazards_module("partition_order")
 parity_and_count = _hazards_module("parity_and_count")
 tcgen05_shape = _hazards_module("tcgen05_shape")
+# Issue 47's batch of a demanding user's kernels (docs/hazards.md, "A user's batch").
+BATCH = tuple(_hazards_module(name) for name in ("sm90_pairs", "sm90_loops", "sm100_pairs"))
 
 TUTORIAL_KERNELS = corpus.TUTORIAL_KERNELS
 
@@ -96,6 +98,15 @@ def rows():
             f"seed: {name}",
             lambda f=source_of, t=target: tlx.check_hazards(f(False), t, {"num_warps": 4}),
         )
+    for module in BATCH:
+        values = getattr(module, "VALUES", {})
+        for name, source_of, target, _ in module.seeds():
+            yield (
+                f"batch: {name}",
+                lambda f=source_of, t=target, v=values: tlx.check_hazards(
+                    f(False), t, {"num_warps": 4}, values=v
+                ),
+            )
 
 
 def main(argv=None):

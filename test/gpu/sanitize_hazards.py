@@ -2,12 +2,13 @@
 ``compute-sanitizer --tool racecheck`` and ``--tool synccheck``, next to ``tlx check``.
 
     PYTHONPATH=language python test/gpu/sanitize_hazards.py [--tools racecheck,synccheck] \\
-        [--only NAME] [--classes] [--jobs 8] [--sanitizer PATH] [--timeout 300]
+        [--only NAME] [--classes] [--batch] [--jobs 8] [--sanitizer PATH] [--timeout 300]
 
 For every case (a tutorial kernel at a tiny shape, or a seeded race of test/hazards: a
 tutorial whose TTGIR loses one ordering as Triton compiles it, a small kernel of
 test/hazards/kernels.py without its wait, or a racy kernel of issue 47's classes and its
-twin, which ``--classes`` runs alone) the script runs the case once per tool in a child
+twin, which ``--classes`` runs alone, or of its user's batch, which ``--batch`` runs alone)
+the script runs the case once per tool in a child
 process under compute-sanitizer (``--jobs`` children at once), reads the tool's summary,
 checks the kernel's result (a tutorial's against torch, a small kernel's against its twin's
 on the same inputs), and prints one table: what ``tlx check`` (on the CPU) and each tool
@@ -70,24 +71,33 @@ def _cases():
     for name, source_of, target, _ in kernels.seeds():
         if target.arch == 90:
             cases[f"seed: {name}"] = {"small": source_of, "target": target, "racy": True}
-    # The corpus of issue 47's classes, each racy kernel and its twin (Hopper ones: the
-    # tcgen05 and TMEM kernels need a Blackwell GPU).
-    for module in CLASS_MODULES:
-        for name, source_of, target, _ in _hazards_module(module).seeds():
+    # The corpus of issue 47's classes and the user's batch, each racy kernel and its twin
+    # (Hopper ones: the tcgen05 and TMEM kernels need a Blackwell GPU).
+    for module in CLASS_MODULES + BATCH_MODULES:
+        loaded = _hazards_module(module)
+        values = getattr(loaded, "VALUES", {})
+        for name, source_of, target, _ in loaded.seeds():
             if target.arch == 90:
                 for racy in (True, False):
                     label = f"{module} {'race' if racy else 'twin'}: {name}"
-                    cases[label] = {"small": source_of, "target": target, "racy": racy}
+                    cases[label] = {
+                        "small": source_of,
+                        "target": target,
+                        "racy": racy,
+                        "values": values,
+                    }
     return cases
 
 
-# test/hazards' modules of issue 47's classes of races (--classes runs them alone).
+# test/hazards' modules of issue 47's classes of races (--classes runs them alone), and of its
+# batch of a demanding user's kernels (--batch runs those alone).
 CLASS_MODULES = ("chunked_writes", "barrier_reinit", "partition_order", "parity_and_count")
+BATCH_MODULES = ("sm90_pairs", "sm90_loops")
 
 
-def _small_arguments(source, torch):
-    """Arguments of a small corpus kernel, from its signature: a TMA descriptor over four
-    random tiles, random operands, a zeroed output."""
+def _small_arguments(source, torch, values):
+    """Arguments of a small corpus kernel, from its signature: a TMA descriptor over eight
+    random tiles, random operands, a zeroed output, the integers ``values`` gives."""
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
     kernels = _hazards_module("kernels")
@@ -97,13 +107,15 @@ def _small_arguments(source, torch):
     for name, kind in source.signature.items():
         if kind == "constexpr":
             arguments[name] = source.constexprs[name]
+        elif kind.startswith("i"):
+            arguments[name] = values[name]
         elif kind.startswith("tensordesc"):
-            rows = torch.randn(4 * tile, tile, device="cuda", dtype=torch.float16)
+            rows = torch.randn(8 * tile, tile, device="cuda", dtype=torch.float16)
             arguments[name] = TensorDescriptor.from_tensor(
                 rows, [tile, tile], kernels.TILE_LAYOUT.value
             )
         elif name == "out_ptr":
-            arguments[name] = torch.zeros(4 * 128 * tile, device="cuda", dtype=dtypes[kind])
+            arguments[name] = torch.zeros(16 * 128 * tile, device="cuda", dtype=dtypes[kind])
         else:
             arguments[name] = torch.randn(128 * tile, device="cuda", dtype=dtypes[kind])
     return arguments
@@ -115,7 +127,7 @@ def _run_small(case, torch) -> bool:
     for ordered in (True, False) if case["racy"] else (True, True):
         torch.manual_seed(0)
         source = case["small"](ordered)
-        arguments = _small_arguments(source, torch)
+        arguments = _small_arguments(source, torch, case.get("values", {}))
         source.fn[(1,)](**arguments, num_warps=4)
         torch.cuda.synchronize()
         outputs.append(arguments.get("out_ptr"))
@@ -227,7 +239,10 @@ def tlx_verdict(case) -> str:
 
     if "small" in case:
         report = tlx.check_hazards(
-            case["small"](not case["racy"]), case["target"], {"num_warps": 4}
+            case["small"](not case["racy"]),
+            case["target"],
+            {"num_warps": 4},
+            values=case.get("values", {}),
         )
     else:
         source, target, options, values = corpus.kernel(case["kernel"])
@@ -283,6 +298,7 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--classes", action="store_true", help="only the corpus of issue 47's classes"
     )
+    parser.add_argument("--batch", action="store_true", help="only the user's batch of issue 47")
     parser.add_argument("--jobs", type=int, default=1, help="cases run at once (one GPU)")
     arguments = parser.parse_args(argv)
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
@@ -294,6 +310,7 @@ def main(argv=None) -> int:
         for name, case in _cases().items()
         if (not arguments.only or arguments.only in name)
         and (not arguments.classes or name.startswith(CLASS_MODULES))
+        and (not arguments.batch or name.startswith(BATCH_MODULES))
     }
     tools = [tool.strip() for tool in arguments.tools.split(",") if tool.strip()]
     sanitizer = find_sanitizer(arguments.sanitizer)

@@ -449,6 +449,26 @@ def test_every_configuration_of_the_tutorials_spaces_checks_clean(tutorial):
     assert checked > refused > 0
 
 
+def test_a_branch_on_an_atomics_result_is_executed_both_ways():
+    """The split-K GEMM stores C in the last CTA of a tile to arrive, which an atomic's result
+    decides: the check executes both branches (each consumer's), not one, and finds both
+    clean (docs/hazards.md, "How it works")."""
+    gemm = corpus.kernel_module("hopper_gemm")
+    config = next(
+        config
+        for config in map(gemm.config_of, gemm.autotune_configs())
+        if getattr(config, "split_k", 1) == 2
+    )
+    values = {"M": 256, "N": 512, "K": 512, "GROUP_M": config.group_m}
+    source = gemm.kernel_source(config)
+    text, spec_plans = _hazards.kernel_ttgir(source, gemm.SM90A, gemm.COMPILE_OPTIONS)
+    report = _hazards.check_ttgir(text, spec_plans, values=values)
+    assert report.result == "clean", report.describe()
+    once = _hazards.check_ttgir(text, spec_plans, values=values, timings=1)
+    assert once.result == "incomplete" and report.operations > once.operations
+    assert any("the branches on data" in line for line in once.unmodelled)
+
+
 @pytest.mark.parametrize(
     ("head_dim", "causal", "balance_tail", "program"),
     [(64, False, False, 4), (128, True, True, 0), (128, True, True, 4)],

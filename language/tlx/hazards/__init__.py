@@ -10,6 +10,7 @@ docs/hazards.md says what it finds and how. Its modules, by job:
 * ``values``: the integer scalars it computes (constants, ``arith``, program ids);
 * ``memory``: which units each allocation and view occupies, from the plan's extents;
 * ``accesses``: the accesses to a spec's memory and the race test between them;
+* ``blame``: which ordering is missing between two racing accesses, in words;
 * ``scheduling``: partitions, vector clocks, asynchronous completion, mbarriers, waits;
 * ``report``: ``HazardReport``, ``Hazard``, ``AmbiguousWait``, with Python names and lines.
 """

@@ -4,9 +4,9 @@
 happened at (its thread's, or its asynchronous operation's) and tests it against the earlier
 accesses of the same region: two accesses of shared units, at least one a write, race when
 the earlier one does not happen before the later one, or when an async-proxy access follows a
-generic-proxy write with no ``fence_async_shared`` between them. ``missing`` says, in words,
-which ordering is missing. The functions below it read an access operation's operands as
-language/tlx/hazards/ops.py's row describes them.
+generic-proxy write with no ``fence_async_shared`` on a path between them (``fenced``).
+language/tlx/hazards/blame.py says, in words, which ordering is missing. The functions below
+it read an access operation's operands as language/tlx/hazards/ops.py's row describes them.
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ import bisect
 import re
 from dataclasses import dataclass
 
+from .blame import Blame
 from .memory import Memory, overlap
 from .report import Access, Hazard, SourceLines
-from .scheduling import Agent, Thread, happens_before
+from .scheduling import Agent, Thread
 
 # Asynchronous accesses of one operation, its units and partition kept for the check:
 # a later one may complete at another mbarrier than an earlier one.
@@ -45,15 +46,18 @@ class AccessLog:
     """Every access to a spec's memory the execution met, and the hazards between them.
     ``barriers`` (the mbarriers by key) names the mbarrier a TMA load completes at."""
 
-    def __init__(self, lines: SourceLines, barriers: dict):
+    def __init__(self, lines: SourceLines, barriers: dict, threads=()):
         self.lines = lines
         self.barriers = barriers
+        self.threads = threads  # every thread, for the fences of another than the writer
         self.accesses: dict[int, dict] = {}  # region id -> {latest key: RecordedAccess}
         self.count = 0
         self.hazards: dict[tuple, list] = {}
         # The first TMA store wait of each partition, "file:line (partition)", for the report
         # of a TMA store whose wait is in another partition.
         self.store_waits: dict[str, str] = {}
+        self.commits: dict[str, str] = {}  # the same of each partition's first tcgen05 commit
+        self.blame = Blame(barriers, self.store_waits, self.commits)
 
     def record(
         self,
@@ -108,10 +112,10 @@ class AccessLog:
                     continue
                 missing = None
                 if clock.get(earlier.component, 0) < earlier.epoch:
-                    missing = self.missing
+                    missing = self.blame.missing
                 elif smem and proxy == "async" and earlier.proxy == "generic":
                     if earlier.kind == "write" and not self.fenced(earlier, clock):
-                        missing = self.missing_fence
+                        missing = self.blame.missing_fence
                 if missing is None:
                     continue
                 shared = overlap(earlier.intervals, new.intervals)
@@ -139,159 +143,25 @@ class AccessLog:
         return new
 
     def fenced(self, earlier: RecordedAccess, clock: dict) -> bool:
-        """True when a fence_async_shared of the writer's thread after the generic-proxy
-        write ``earlier`` happens before an access with ``clock``."""
+        """True when a fence_async_shared lies on a causality path from the generic-proxy
+        write ``earlier`` to an access with ``clock``: the write happens before the fence and
+        the fence before the access (PTX ISA, memory consistency model, "proxy-preserved base
+        causality order": the proxy fence may be the writer's, after its write, or any other
+        thread's, after it acquired the write, as a reader's after its mbarrier wait)."""
         epochs = earlier.thread.fences
         position = bisect.bisect_left(epochs, earlier.epoch)
-        return position < len(epochs) and clock.get(earlier.component, 0) > epochs[position]
-
-    def missing_fence(self, earlier: RecordedAccess, new: RecordedAccess) -> str:
-        return (
-            f"no fence_async_shared in {earlier.access.partition} between its "
-            f"{earlier.access.operation} (a generic-proxy write) and the "
-            f"{new.access.operation}, which accesses shared memory through the async proxy"
-        )
-
-    def released(self, earlier: RecordedAccess, new: RecordedAccess) -> str:
-        """The missing ordering named by the mbarrier that should carry it: an arrive after
-        ``earlier`` (by its partition, or by whoever waited for its asynchronous operation)
-        on an mbarrier that ``new``'s partition waits on for another phase, or never waits
-        on; "" when nothing arrives after ``earlier``. The mbarrier an asynchronous
-        ``earlier`` completes at is not one (``missing`` names it)."""
-        own = earlier.agent.barrier if earlier.agent is not None else None
-        waited = new.thread.waited
-        found = []
-        for key, barrier in self.barriers.items():
-            if key == own:
+        if position < len(epochs) and clock.get(earlier.component, 0) > epochs[position]:
+            return True
+        for thread in self.threads:
+            if thread is earlier.thread or not thread.fences:
                 continue
-            for phase, arrivals in enumerate((*barrier.phase_arrivals, barrier.arrivals)):
-                for clock, source in arrivals:
-                    after = clock.get(earlier.component, 0)
-                    if after >= earlier.epoch and not happens_before(clock, new.clock):
-                        found.append((key not in waited, after, phase, source, key, barrier))
-        if earlier.agent is not None:
-            # Its own partition issues the access over it: only a release it waits on for
-            # the wrong phase is named; else ``missing`` says no release is waited for.
-            found = [candidate for candidate in found if not candidate[0]]
-        if not found:
-            return ""
-        unwaited, _, phase, source, key, barrier = min(found, key=lambda f: f[:2])
-        partition, what = new.access.partition, earlier.access.operation
-        if unwaited:
-            return (
-                f"{partition} never waits on mbarrier {barrier.name}, which {source} arrives "
-                f"on after the {what}"
-            )
-        where, took = waited[key]
-        if took < 0:
-            took_text = "passed before its first phase completed (by its parity), before"
-        else:
-            took_text = f"took phase {took}, which completed without"
-        arrivals = "arrival" if barrier.count == 1 else "arrivals"
-        return (
-            f"the wait of {partition} on mbarrier {barrier.name} at {where} {took_text} "
-            f"the arrive after the {what}: {source}, on phase {phase} ({barrier.name} "
-            f"completes a phase at {barrier.count} {arrivals}); the wait's parity or the "
-            "barrier's arrival count lets it pass early"
-        )
-
-    def missing(self, earlier: RecordedAccess, new: RecordedAccess) -> str:
-        """Which ordering is missing between ``earlier`` and ``new``, in words."""
-        agent = earlier.agent
-        reader = new.access.partition
-        if (
-            agent is not None
-            and agent.completion == "tcgen05"
-            and new.agent is not None
-            and new.agent.completion == "tcgen05"
-            and agent.thread is new.thread
-        ):
-            return (
-                f"PTX runs a tcgen05_mma after an earlier tcgen05 operation of its partition "
-                f"only with the same accumulator and shape (or after a copy, or its "
-                f"accumulator writes after the earlier MMA's operand reads): the "
-                f"{agent.what} runs until its commit barrier, which {reader} does not wait on "
-                f"before the {new.access.operation}"
-            )
-        if (agent is None and earlier.thread is not new.thread) or (
-            agent is not None and agent.completion == "mbarrier" and agent.thread is new.thread
-        ):
-            released = self.released(earlier, new)
-            if released:
-                return released
-        if agent is not None:
-            if agent.completion == "mbarrier" and agent.barrier is not None:
-                barrier = self.barriers.get(agent.barrier)
-                name = barrier.name if barrier else "its mbarrier"
-                if agent.thread is new.thread:
-                    return (
-                        f"the {agent.what} completes at mbarrier {name}, and {reader} issues "
-                        f"the {new.access.operation} over the same bytes waiting for no "
-                        f"release of them: no mbarrier phase it waits on is arrived on after "
-                        f"that phase (a consumer's release, on an empty barrier)"
-                    )
-                if agent.barrier not in new.thread.waited:
-                    return (
-                        f"the {agent.what} completes at mbarrier {name}, which {reader} "
-                        f"never waits on before the {new.access.operation}"
-                    )
-                return (
-                    f"the {agent.what} completes at mbarrier {name}, and {reader} does not wait "
-                    f"for the phase it completes before the {new.access.operation}"
-                )
-            if agent.completion == "dot_wait":
-                if agent.thread is new.thread and agent.passed_by:
-                    return (
-                        f"the {agent.what} reads until a warpgroup_mma wait retires it, and the "
-                        f"{agent.passed_by} between it and the {new.access.operation} leaves "
-                        f"it outstanding (it retires all but the newest)"
-                    )
-                if agent.thread is new.thread:
-                    return (
-                        f"the {agent.what} reads until a warpgroup_mma wait retires it, and "
-                        f"there is none between it and the {new.access.operation}"
-                    )
-                return (
-                    f"the {agent.what} reads until a warpgroup_mma wait retires it, and {reader} "
-                    f"waits on no mbarrier phase arrived after that wait before the "
-                    f"{new.access.operation}"
-                )
-            if agent.completion == "store_wait":
-                if agent.passed_by:
-                    return (
-                        f"the {agent.what} reads until a TMA store wait retires it, and the "
-                        f"{agent.passed_by} before the {new.access.operation} leaves it "
-                        f"outstanding"
-                    )
-                elsewhere = [
-                    where
-                    for partition, where in self.store_waits.items()
-                    if partition != earlier.access.partition
-                ]
-                if elsewhere:
-                    return (
-                        f"the {agent.what} reads until a TMA store wait of its own partition "
-                        f"({earlier.access.partition}) retires it; the TMA store wait at "
-                        f"{elsewhere[0]} retires only that partition's stores"
-                    )
-                return (
-                    f"the {agent.what} reads until a TMA store wait retires it, and there is none "
-                    f"between it and the {new.access.operation}"
-                )
-            if agent.completion == "tcgen05":
-                return (
-                    f"the {agent.what} runs until its commit barrier, which {reader} does not wait "
-                    f"on before the {new.access.operation}"
-                )
-        if earlier.thread is new.thread:
-            return (
-                f"the {new.access.operation} is asynchronous: program order does not put it "
-                f"after the {earlier.access.operation}"
-            )
-        return (
-            f"neither is ordered before the other: {earlier.access.partition} and {reader} wait on "
-            "no mbarrier phase that the other arrives on after its access"
-        )
+            # The thread's latest fence that happens before the access knows the most.
+            latest = bisect.bisect_left(thread.fences, clock.get(thread.component, 0)) - 1
+            if latest >= 0 and thread.fence_clocks[latest].get(earlier.component, 0) >= (
+                earlier.epoch
+            ):
+                return True
+        return False
 
     def report_hazards(self) -> tuple[Hazard, ...]:
         hazards = []
@@ -304,9 +174,11 @@ class AccessLog:
 
 
 def is_asynchronous(model, operation) -> bool:
-    """Whether the operation's accesses last past it: without ``is_async`` (``tcgen05``)
-    or ``isAsync`` (``warpgroup_mma``) Triton waits for it where it issues it."""
-    if model.completion == "tcgen05" and not operation.has_word("is_async"):
+    """Whether the operation's accesses last past it: a ``tcgen05_mma`` without ``is_async``
+    or a ``warpgroup_mma`` without ``isAsync`` Triton waits for where it issues it. A
+    ``tcgen05_copy`` is always asynchronous: Triton emits ``tcgen05.cp`` and no wait, so it
+    completes at a later commit of its thread (PTX ISA, ``tcgen05.cp``)."""
+    if model.pipeline == "mma" and not operation.has_word("is_async"):
         return False
     if model.completion == "dot_wait" and "isAsync = true" not in operation.text:
         return False

@@ -76,30 +76,35 @@ def _unique(found) -> tuple:
     )
 
 
-def _rank(hazard) -> tuple:
-    """Which of a pair's hazards to keep: one that names the missing ordering over one
-    that says only that neither access is ordered, then the least by its text."""
-    return (hazard.missing.startswith("neither is ordered"), hazard.describe())
+def _rank(found) -> tuple:
+    """Which of a pair's hazards to keep, ``found`` (the choices of its execution's timing,
+    hazard): one that names the missing ordering over one that says only that neither access
+    is ordered, then one of a timing of the fewest choices (waits passed early, completions
+    landed late: the plainest account), then the least by its text. Every order of the
+    partitions makes the same executions, so the one kept does not depend on the order
+    given."""
+    choices, hazard = found
+    return (hazard.missing.startswith("neither is ordered"), choices, hazard.describe())
 
 
 def _unique_hazards(found) -> tuple:
     """Hazards without repeats: one per pair of accesses, met in either order (another
-    order of the partitions meets the later one first), the first by ``_rank``."""
+    order of the partitions meets the later one first), the first by ``_rank``; ``found``
+    yields (the choices of its execution's timing, hazard)."""
     pairs: dict = {}
-    for hazard in found:
+    for execution, hazard in found:
         key = frozenset((hazard.first, hazard.second))
         kept = pairs.get(key)
-        if kept is None or _rank(hazard) < _rank(kept):
-            count = min(hazard.occurrences, kept.occurrences if kept else hazard.occurrences)
-            pairs[key] = dataclasses.replace(hazard, occurrences=count)
+        if kept is None or _rank((execution, hazard)) < _rank(kept):
+            count = min(hazard.occurrences, kept[1].occurrences if kept else hazard.occurrences)
+            pairs[key] = (execution, dataclasses.replace(hazard, occurrences=count))
         else:
-            pairs[key] = dataclasses.replace(
-                kept, occurrences=min(hazard.occurrences, kept.occurrences)
-            )
+            count = min(hazard.occurrences, kept[1].occurrences)
+            pairs[key] = (kept[0], dataclasses.replace(kept[1], occurrences=count))
     return tuple(
         sorted(
-            pairs.values(),
-            key=lambda h: (h.first.line, h.second.line, h.first.buffer, h.second.buffer, _rank(h)),
+            (hazard for _, hazard in pairs.values()),
+            key=lambda h: (h.first.line, h.second.line, h.first.buffer, h.second.buffer, h.missing),
         )
     )
 
@@ -125,7 +130,8 @@ def check_ttgir(
     then those ``warp_specialize`` lists): ``(2, 0, 1)`` gives the default partition the
     third turn. The verdict does not depend on it. Each choice of a timing is executed
     (which of several blocked waits passes early; whether a wait whose phase before is
-    not ordered before it passes on the phase before that), up to ``timings`` executions;
+    not ordered before it passes on the phase before that; whether an asynchronous
+    completion lands after a later arrival on its barrier), up to ``timings`` executions;
     past that a kernel with nothing found is not proved (``incomplete``). ``access_log``
     (default ``AccessLog``) is the class each execution records its accesses with:
     tlx.suggest's records every pair of buffers as if they shared units
@@ -137,7 +143,7 @@ def check_ttgir(
     functions = sorted(module.functions.values(), key=lambda f: "tt.func public" not in f.text)
     function = functions[0] if functions else None
 
-    def execute(order, choices):
+    def execute(order, choices, deferred):
         execution = Execution(
             module,
             spec_plans,
@@ -148,6 +154,7 @@ def check_ttgir(
             integer_arguments,
             order,
             choices,
+            deferred,
         )
         if access_log is not None:
             execution.log = access_log(execution.lines, execution.barriers.barriers)
@@ -163,18 +170,25 @@ def check_ttgir(
 
     def explore(order) -> bool:
         """Executes every timing of ``order`` (depth first over the choices each
-        execution made), up to ``timings``; True when choices remain."""
-        pending: list[tuple[int, ...]] = [()]
+        execution made, and over the asynchronous completions it found may land late),
+        up to ``timings``; True when timings remain."""
+        pending: list[tuple[frozenset, tuple[int, ...]]] = [(frozenset(), ())]
+        landed_late = {frozenset()}
         runs = 0
         while pending and runs < timings and len(executions) < EXECUTIONS:
-            choices = pending.pop()
-            execution, blocked = execute(order, choices)
+            deferred, choices = pending.pop()
+            execution, blocked = execute(order, choices, deferred)
             executions.append((execution, blocked))
             runs += 1
             made = execution.scheduler.made
             for point in range(len(choices), len(made)):
                 prefix = tuple(pick for pick, _ in made[:point])
-                pending.extend((*prefix, other) for other in range(1, made[point][1]))
+                pending.extend((deferred, (*prefix, other)) for other in range(1, made[point][1]))
+            for key in execution.barriers.suspect_keys():
+                late = deferred | {key}
+                if late not in landed_late:
+                    landed_late.add(late)
+                    pending.append((late, ()))
         return bool(pending)
 
     executions: list = []
@@ -192,13 +206,18 @@ def check_ttgir(
     unmodelled = {}
     for execution, _ in executions:
         unmodelled.update(execution.unmodelled)
-    hazards = _unique_hazards(h for e, _ in executions for h in e.log.report_hazards())
+    hazards = _unique_hazards(
+        (execution.choices_made(), hazard)
+        for execution, _ in executions
+        for hazard in execution.log.report_hazards()
+    )
     ambiguous_waits = _unique(w for e, _ in executions for w in e.barriers.report_ambiguous_waits())
     barrier_races = _unique(r for e, _ in executions for r in e.barriers.report_barrier_races())
     if unexplored and not (hazards or ambiguous_waits or barrier_races):
         # A race found is a race; without one, the timings not executed leave it unproved.
         unmodelled["timings"] = (
-            f"not proved: the waits that may pass early make more than {timings} timings, "
+            f"not proved: the waits that may pass early, the completions that may land late "
+            f"and the branches on data make more than {timings} executions, "
             "and the check executed that many"
         )
     blocked = tuple(dict.fromkeys(line for _, lines in executions for line in lines))

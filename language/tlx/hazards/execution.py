@@ -28,8 +28,9 @@ class Execution:
     ``budget`` the most operations it executes. ``integer_arguments`` names the kernel's
     integer parameters (None: every integer argument of the TTGIR function, descriptors'
     shapes and strides included), for the message of a value not given;
-    ``partition_order`` the order the threads take turns in and ``choices`` the waits
-    that pass early (``Scheduler``)."""
+    ``partition_order`` the order the threads take turns in, ``choices`` the waits that
+    pass early (``Scheduler``) and ``deferred`` the asynchronous completions that land
+    late (``Barrier.deferred``)."""
 
     def __init__(
         self,
@@ -42,6 +43,7 @@ class Execution:
         integer_arguments=None,
         partition_order=(),
         choices=(),
+        deferred=frozenset(),
     ):
         self.module = module
         self.integer_arguments = integer_arguments
@@ -54,15 +56,21 @@ class Execution:
         self.not_given: list[str] = []  # integer arguments without a value
         self.lines = SourceLines(module)
         self.memories = Memories(self.lines, spec_plans, self.scalar, self.unmodelled_operation)
-        self.barriers = Barriers(self.lines, self.scalar)
+        self.barriers = Barriers(self.lines, self.scalar, deferred=deferred)
         self.scheduler = Scheduler(self.barriers, lambda: self.operations, partition_order, choices)
         self.barriers.choose = self.scheduler.choose
-        self.log = AccessLog(self.lines, self.barriers.barriers)
+        self.log = AccessLog(self.lines, self.barriers.barriers, self.scheduler.threads)
 
     def timing_dependent(self) -> bool:
-        """Whether another timing could take another phase at a wait: a choice was made
-        (Scheduler.made), or a wait is ambiguous."""
-        return bool(self.scheduler.made) or self.barriers.timing_dependent()
+        """Whether another timing could take another phase at a wait: a choice of a timing
+        was made (Scheduler.choose; not a branch's), a wait is ambiguous, or an asynchronous
+        completion may land after a later arrival on its barrier."""
+        return self.scheduler.timing_choices > 0 or self.barriers.timing_dependent()
+
+    def choices_made(self) -> int:
+        """How far its timing is from the plainest: the waits it let pass early and the
+        asynchronous completions it landed late."""
+        return sum(1 for pick, _ in self.scheduler.made if pick) + len(self.barriers.deferred)
 
     def unmodelled_operation(self, operation, why: str) -> None:
         self.unmodelled.setdefault(
@@ -72,6 +80,11 @@ class Execution:
     def scalar(self, thread: Thread, name: str, operation, what: str) -> int:
         """The integer value ``name`` in ``thread``; ``Incomplete`` when it is not known."""
         found = thread.env.get(name)
+        if found is values.DATA:
+            raise Incomplete(
+                f"{self.lines.describe_operation(operation)}: its {what} is not known (it is "
+                "computed from memory, a tensor or a float, which the check does not compute)"
+            )
         if not isinstance(found, int):
             given = ", ".join(self.not_given) or "none"
             raise Incomplete(
@@ -148,7 +161,13 @@ class Execution:
             thread.env[result] = value
 
     def run_if(self, thread: Thread, operation):
-        condition = self.scalar(thread, operation.operands[0], operation, "condition")
+        condition = thread.env.get(operation.operands[0])
+        if condition is values.DATA:
+            # Computed from memory (an atomic's result: split-K's last CTA to arrive): each
+            # branch is a choice of the execution, and check.py executes both.
+            condition = not self.scheduler.choose(2, timing=False)
+        else:
+            condition = self.scalar(thread, operation.operands[0], operation, "condition")
         region = operation.regions[0] if condition else (operation.regions[1:] or [None])[0]
         carried = []
         if region is not None:
@@ -262,6 +281,9 @@ class Execution:
 
     def arrive(self, thread: Thread, operation, model) -> None:
         memories = self.memory_operands(thread, operation, model)
+        if model.sync == "commit":
+            where = f"{self.lines.location_text(operation)} ({thread.name})"
+            self.log.commits.setdefault(thread.name, where)
         self.barriers.arrive(thread, operation, model.sync, memories[0])
 
     def store_wait(self, thread: Thread, operation, model) -> None:
@@ -294,6 +316,8 @@ class Execution:
             pipeline = tcgen05_pipeline(data)
             after = thread.tcgen05_after(model.pipeline, pipeline)
             agent = self.scheduler.new_agent(thread, what, model.completion, completes_at, after)
+            if completes_at is not None:
+                agent.waited = dict(thread.waited)
         for number, (_, memory, role) in enumerate(data):
             # An MMA's operands other than its accumulator (the third) are its operand reads.
             operand = model.pipeline == "mma" and number != 2
@@ -307,7 +331,7 @@ class Execution:
             )
             source = f"{what} at {self.lines.location_text(operation)} ({thread.name})"
             self.barriers.barrier(barriers[0][1]).transact(
-                agent.clock, source, count, agent.component
+                agent.clock, source, count, agent.component, agent
             )
         elif model.completion == "store_wait":
             thread.stores.append(agent)
@@ -328,6 +352,7 @@ class Execution:
                     join(agent.clock, thread.tcgen05_clock),
                     f"{self.lines.describe_operation(operation)} ({thread.name})",
                     owner=agent.component,
+                    agent=agent,
                 )
 
 

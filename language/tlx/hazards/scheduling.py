@@ -54,6 +54,13 @@ class Agent:
     # A tcgen05 MMA's second component: its operand reads (A, B, scales), which PTX orders
     # before a later MMA's or copy's writes, where its accumulator's are not (ops.py).
     operand_component: int = 0
+    # The phase of its mbarrier its completion counted on, and whether the timing executed
+    # lands it late (Barrier.deferred), for the report.
+    phase: int = -1
+    landed_late: bool = False
+    # A TMA load's: its thread's latest waits when it issued it (Thread.waited), for the
+    # report of a load over bytes another partition has not released.
+    waited: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -72,9 +79,11 @@ class Thread:
     # ("mma", accumulator, shape), and ("copy",) the join of its tcgen05 copies.
     tcgen05_pipelines: dict = field(default_factory=dict)
     # Its latest wait on each mbarrier it waited on: barrier key -> (file:line, the phase it
-    # took; -1 passing on the fresh barrier), for the report (AccessLog.released).
+    # took (-1: passing on the fresh barrier), whether it passed early, its epoch), for the
+    # report (language/tlx/hazards/blame.py).
     waited: dict = field(default_factory=dict)
     fences: list = field(default_factory=list)  # the epoch of each fence_async_shared
+    fence_clocks: list = field(default_factory=list)  # and its clock, what happened before it
     done: bool = False
     blocked_at: str = ""  # what it waits for, while it waits
     # While it waits: whether another timing lets the wait pass now (the phase it would
@@ -125,8 +134,11 @@ class Thread:
 
     def fence(self) -> None:
         """``fence_async_shared``: orders the earlier generic-proxy writes before later
-        async-proxy accesses (AccessLog.fenced reads the epochs)."""
+        async-proxy accesses (AccessLog.fenced reads the epochs); a write of another thread
+        that happens before it is ordered too (PTX: a proxy fence anywhere on the causality
+        path from the write to the access)."""
         self.fences.append(self.clock.get(self.component, 0))
+        self.fence_clocks.append(self.clock)
         self.tick()
 
 
@@ -137,7 +149,7 @@ class Barrier:
     mbarrier object, which every arrival and wait uses: a use that happens-before does not
     order with them is a ``BarrierRace``."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, deferred=frozenset(), suspects=None):
         self.name = name
         self.count = 1
         self.late: list[tuple[tuple, int]] = []
@@ -147,6 +159,16 @@ class Barrier:
         self.written: tuple | None = None
         self.uses: dict[tuple, tuple[dict, str]] = {}
         self.valid = True
+        # Asynchronous completions (a TMA load's bytes, a tcgen05 commit's arrival) land when
+        # the hardware is done, which may be after a later arrival: ``deferred`` are the keys
+        # (barrier, source, occurrence) of those this execution lands late (held until the
+        # phase they would have completed completes without them, or until nothing else can
+        # happen); ``suspects`` collects (key, the later arrival) where another timing may
+        # land one late (Barriers.suspect_keys).
+        self.deferred = deferred
+        self.suspects = suspects if suspects is not None else []
+        self.occurrences: dict[str, int] = {}
+        self.held: list[tuple] = []
         self._start(1)
 
     def _start(self, count: int) -> None:
@@ -157,9 +179,13 @@ class Barrier:
         self.completed = 0
         self.clock: dict = {}
         self.phase_clocks: list[dict] = []
-        # What arrived on each phase, (clock, what), for the report of an ambiguous wait.
-        self.arrivals: list[tuple[dict, str]] = []
-        self.phase_arrivals: list[list[tuple[dict, str]]] = []
+        # What arrived on each phase, (clock, what, owner's clock component), for the reports.
+        self.arrivals: list[tuple[dict, str, int]] = []
+        self.phase_arrivals: list[list[tuple[dict, str, int]]] = []
+        # The asynchronous completions of the phase in progress and of each completed one,
+        # (clock, key): one not ordered before a later phase's arrival may land after it.
+        self.asynchronous: list[tuple[dict, tuple]] = []
+        self.phase_asynchronous: list[list[tuple[dict, tuple]]] = []
         # The waits that took each phase (-1: passed on the fresh barrier), each (thread
         # component, its epoch just after the wait, the wait); ``late``: (wait, the phase
         # after the one it took) where that next phase's completion is not ordered after it.
@@ -191,19 +217,50 @@ class Barrier:
             )
         self.uses[(where, owner)] = (clock, where)
 
-    def arrive(self, clock: dict, source: str, count: int = 1, owner: int = 0) -> bool:
-        self.use(clock, source, owner)
-        self.clock = join(self.clock, clock)
-        self.arrivals.append((clock, source))
-        self.pending -= count
-        return self._complete()
+    def arrive(self, clock: dict, source: str, count: int = 1, owner: int = 0, agent=None) -> bool:
+        """``count`` arrivals; ``agent``: the asynchronous operation whose completion they
+        are (a tcgen05 commit, the mbarriers an MMA names), True for a commit's."""
+        return self._contribute(clock, source, count, 0, owner, agent)
 
-    def transact(self, clock: dict, source: str, units: int, owner: int = 0) -> bool:
+    def transact(self, clock: dict, source: str, units: int, owner: int = 0, agent=None) -> bool:
+        """A TMA load's ``units`` bytes (``agent`` the load), against the expected ones."""
+        return self._contribute(clock, source, 0, units, owner, agent or True)
+
+    def _contribute(self, clock, source, count, units, owner, agent, held=None) -> bool:
+        """Counts an arrival (``count``) or a TMA load's bytes (``units``); ``held``: the key
+        of an asynchronous completion landing now, after it was held late."""
+        key = held
+        if agent is not None and held is None:
+            occurrence = self.occurrences.get(source, 0)
+            self.occurrences[source] = occurrence + 1
+            key = (self.name, source, occurrence)
+            if key in self.deferred:
+                self.held.append((clock, source, count, units, owner, agent, key))
+                return False
         self.use(clock, source, owner)
+        if self.completed and held is None:
+            # In the timing where an asynchronous completion of the phase before lands
+            # after this arrival, this one counts on that phase in its place.
+            for earlier, earlier_key in self.phase_asynchronous[-1]:
+                if not happens_before(earlier, clock):
+                    self.suspects.append((earlier_key, source))
         self.clock = join(self.clock, clock)
-        self.arrivals.append((clock, source))
+        self.arrivals.append((clock, source, owner))
+        if isinstance(agent, Agent):
+            agent.phase = self.completed
+            agent.landed_late = held is not None
+        if key is not None and held is None:
+            self.asynchronous.append((clock, key))
+        self.pending -= count
         self.transaction -= units
         return self._complete()
+
+    def release_held(self) -> bool:
+        """Lands the completions held late (``deferred``); True when there were any."""
+        held, self.held = self.held, []
+        for clock, source, count, units, owner, agent, key in held:
+            self._contribute(clock, source, count, units, owner, agent, key)
+        return bool(held)
 
     def _complete(self) -> bool:
         if self.pending <= 0 and self.transaction == 0:
@@ -212,10 +269,14 @@ class Barrier:
                     self.late.append((wait, self.completed))
             self.phase_clocks.append(self.clock)
             self.phase_arrivals.append(self.arrivals)
+            self.phase_asynchronous.append(self.asynchronous)
             self.completed += 1
             self.pending = self.count
             self.clock = {}
             self.arrivals = []
+            self.asynchronous = []
+            # A completion held late lands on the phase after the one it did not complete.
+            self.release_held()
             return True
         return False
 
@@ -237,9 +298,15 @@ class Barriers:
     synchronisation rows of language/tlx/hazards/ops.py (init, wait, arrive, expect, commit).
     ``scalar(thread, name, operation, what)`` reads a phase or a predicate."""
 
-    def __init__(self, lines: SourceLines, scalar, choose=lambda alternatives: 0):
+    def __init__(
+        self, lines: SourceLines, scalar, choose=lambda alternatives: 0, deferred=frozenset()
+    ):
         self.lines = lines
         self.scalar = scalar
+        # The asynchronous completions this execution lands late, and where another timing
+        # may land one late (Barrier.deferred, Barrier.suspects).
+        self.deferred = frozenset(deferred)
+        self.suspects: list[tuple[tuple, str]] = []
         # ``choose(n)`` picks one of n timings (Scheduler.choose); ``explored``: the waits
         # (file, line, callers, partition, mbarrier) whose earlier pass was offered once.
         self.choose = choose
@@ -252,11 +319,23 @@ class Barriers:
         key = barrier_key(memory)
         found = self.barriers.get(key)
         if found is None:
-            found = self.barriers[key] = Barrier(_barrier_name(memory))
+            found = self.barriers[key] = Barrier(
+                _barrier_name(memory), self.deferred, self.suspects
+            )
         return found
 
     def completed_phases(self) -> int:
         return sum(barrier.completed for barrier in self.barriers.values())
+
+    def release_held(self) -> bool:
+        """Lands every completion held late (nothing else can happen before it); True
+        when there was one."""
+        return any([barrier.release_held() for barrier in self.barriers.values()])
+
+    def suspect_keys(self) -> tuple[tuple, ...]:
+        """The asynchronous completions another timing may land after a later arrival on
+        their barrier (check.py executes that timing)."""
+        return tuple(dict.fromkeys(key for key, _ in self.suspects))
 
     def init(self, thread: Thread, operation, memory: Memory) -> None:
         """``ttng.init_barrier``: a fresh barrier (a re-init starts again at phase 0)."""
@@ -293,7 +372,9 @@ class Barriers:
             barrier.transaction += _expect_bytes(operation.text)
             barrier.arrive(thread.clock, source, owner=owner)
         elif kind == "commit":
-            barrier.arrive(join(thread.clock, thread.tcgen05_clock), source, owner=owner)
+            # Arrives when the tracked tcgen05 operations complete: asynchronously.
+            clock = join(thread.clock, thread.tcgen05_clock)
+            barrier.arrive(clock, source, owner=owner, agent=True)
         else:
             barrier.arrive(thread.clock, source, _arrive_count(operation.text), owner)
         thread.tick()
@@ -331,7 +412,7 @@ class Barriers:
             unordered = sorted(
                 {
                     source
-                    for clock, source in barrier.phase_arrivals[late]
+                    for clock, source, _ in barrier.phase_arrivals[late]
                     if not happens_before(clock, thread.clock)
                 }
             )
@@ -349,7 +430,7 @@ class Barriers:
             unordered = sorted(
                 {
                     source
-                    for clock, source in barrier.phase_arrivals[phase - 1]
+                    for clock, source, _ in barrier.phase_arrivals[phase - 1]
                     if not happens_before(clock, thread.clock)
                 }
             )
@@ -367,7 +448,15 @@ class Barriers:
                 self.explored.add(wait[:5])
                 if self.choose(2):
                     phase -= 2
-        thread.waited[barrier_key(memory)] = (self.lines.location_text(operation), phase)
+                    early = True
+        # Its latest wait on the barrier, for the report: where, the phase it took, and
+        # whether it passed early (the timing where the phase before came later).
+        thread.waited[barrier_key(memory)] = (
+            self.lines.location_text(operation),
+            phase,
+            early,
+            thread.clock.get(thread.component, 0),
+        )
         if phase >= 0:
             thread.acquire(barrier.phase_clocks[phase])
         barrier.use(
@@ -383,8 +472,13 @@ class Barriers:
         )
 
     def timing_dependent(self) -> bool:
-        """Whether a wait met so far is ambiguous (its phase before, or after, unordered)."""
-        return bool(self.ambiguous_waits) or any(b.late for b in self.barriers.values())
+        """Whether a wait met so far is ambiguous (its phase before, or after, unordered),
+        or an asynchronous completion may land after a later arrival."""
+        return (
+            bool(self.ambiguous_waits)
+            or bool(self.suspects)
+            or any(b.late for b in self.barriers.values())
+        )
 
     def ambiguous(self, wait: tuple, kind: str, why: str) -> None:
         """Records an ambiguous ``wait`` (file, line, callers, partition, mbarrier, phase):
@@ -453,18 +547,22 @@ class Scheduler:
         # ``made`` records (pick, how many there were), so that check.py runs the others.
         self.choices = tuple(choices)
         self.made: list[tuple[int, int]] = []
+        self.timing_choices = 0
 
     def _turn(self, thread: Thread) -> int:
         index = self.threads.index(thread)
         order = self.partition_order
         return order[index] if index < len(order) else index
 
-    def choose(self, alternatives: int) -> int:
+    def choose(self, alternatives: int, timing: bool = True) -> int:
         """Which of ``alternatives`` timings this execution takes at its next choice point
-        (the ``choices`` given, then the first), recorded in ``made``."""
+        (the ``choices`` given, then the first), recorded in ``made``; ``timing`` False: a
+        branch on a value the check does not compute, which the order of the partitions does
+        not change (``timing_choices`` counts the others)."""
         point = len(self.made)
         pick = self.choices[point] if point < len(self.choices) else 0
         self.made.append((pick, alternatives))
+        self.timing_choices += timing
         return pick
 
     def start(self, env: dict) -> Thread:
@@ -515,6 +613,8 @@ class Scheduler:
             ):
                 stuck = [thread for thread in live if not thread.done]
                 if all(thread.blocked_at for thread in stuck) and self._no_progress(stuck):
+                    if self.barriers.release_held():
+                        continue  # the completions held late land: nothing else can happen
                     early = [thread for thread in stuck if thread.can_pass_early]
                     if not early:
                         return [f"{thread.name}: {thread.blocked_at}" for thread in stuck]

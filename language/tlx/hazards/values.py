@@ -2,9 +2,12 @@
 
 An SSA value of a thread's environment (``Thread.env``, language/tlx/hazards/scheduling.py) is
 an ``int`` where the check can compute it, a ``Memory`` (language/tlx/hazards/memory.py) for a
-``!ttg.memdesc``, or ``None``: a tensor, a float, or an integer that depends on an argument the
-check was not given. Integers decide loop trips, buffer indices, mbarrier phases and
-predicates; ``None`` only becomes an error (``Incomplete``) where one of those needs it.
+``!ttg.memdesc``, ``DATA`` for what the check does not compute (a tensor, a float, a value read
+from global memory: a load's, an atomic's), or ``None``: an integer that depends on an argument
+the check was not given. Integers decide loop trips, buffer indices, mbarrier phases and
+predicates; ``None`` and ``DATA`` only become an error (``Incomplete``) where one of those
+needs it. A branch on ``DATA`` (split-K's last CTA to arrive, by an atomic) is executed both
+ways (language/tlx/hazards/execution.py, ``run_if``).
 
 Each function here is the handler of its operations in the execution's dispatch table
 (``Execution.HANDLERS``, language/tlx/hazards/execution.py): ``handler(execution, thread,
@@ -71,10 +74,31 @@ INTEGER_SIGNATURES = INTEGERS | {"u1", "u8", "u16", "u32", "u64"}
 _CASTS = frozenset({"arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast"})
 
 
+class _Data:
+    """The value of what the check does not compute (``DATA``)."""
+
+    def __repr__(self) -> str:
+        return "DATA"
+
+
+DATA = _Data()
+
+
+def _combined(operands):
+    """``None`` when an operand depends on an argument not given, else ``DATA`` when one is
+    data, else ``...`` (every operand is an integer)."""
+    if any(operand is None for operand in operands):
+        return None
+    if any(not isinstance(operand, int) for operand in operands):
+        return DATA
+    return ...
+
+
 def constant(execution, thread, operation) -> None:
-    """``arith.constant``: an integer or boolean; a dense tensor or a float is ``None``."""
+    """``arith.constant``: an integer or boolean; a dense tensor or a float is ``DATA``."""
     text = operation.text
     if "dense<" in text:
+        thread.env[operation.results[0]] = DATA
         return
     word = text.split("arith.constant", 1)[1].strip().split(" ")[0].rstrip(":")
     if word in ("true", "false"):
@@ -83,33 +107,39 @@ def constant(execution, thread, operation) -> None:
     try:
         thread.env[operation.results[0]] = int(word)
     except ValueError:
-        thread.env[operation.results[0]] = None
+        thread.env[operation.results[0]] = DATA
 
 
 def binary(execution, thread, operation) -> None:
     env = thread.env
     a, b = env.get(operation.operands[0]), env.get(operation.operands[1])
-    env[operation.results[0]] = (
-        BINARY[operation.name](a, b) if isinstance(a, int) and isinstance(b, int) else None
-    )
+    known = _combined((a, b))
+    env[operation.results[0]] = BINARY[operation.name](a, b) if known is ... else known
 
 
 def compare(execution, thread, operation) -> None:
     env = thread.env
     predicate = operation.text.split("arith.cmpi", 1)[1].strip().split(",")[0]
     a, b = env.get(operation.operands[0]), env.get(operation.operands[1])
-    env[operation.results[0]] = (
-        int(_COMPARE[predicate](a, b)) if isinstance(a, int) and isinstance(b, int) else None
-    )
+    known = _combined((a, b))
+    env[operation.results[0]] = int(_COMPARE[predicate](a, b)) if known is ... else known
 
 
 def select(execution, thread, operation) -> None:
     """A scalar, or a memory descriptor: both are chosen by a known condition."""
     env = thread.env
     condition = env.get(operation.operands[0])
-    chosen = None
+    chosen = condition
+    choices = [env.get(operand) for operand in operation.operands[1:]]
+    if not isinstance(condition, int) and any(isinstance(c, Memory) for c in choices):
+        execution.unmodelled_operation(
+            operation, " (selects a memory descriptor by a value the check does not compute)"
+        )
     if isinstance(condition, int):
         chosen = env.get(operation.operands[1 if condition else 2])
+    elif condition is DATA:
+        chosen = _combined(choices)
+        chosen = DATA if chosen is ... else chosen
     env[operation.results[0]] = chosen
 
 
@@ -134,13 +164,13 @@ def num_programs(execution, thread, operation) -> None:
 
 def opaque(execution, thread, operation) -> None:
     """An operation the check does not evaluate (pure arithmetic on tensors or floats, a
-    global-memory access, ...): its results are unknown. One that takes a memory descriptor
+    global-memory access, ...): its results are ``DATA``. One that takes a memory descriptor
     may touch a spec's memory, which the check cannot follow."""
     env = thread.env
     if any(isinstance(env.get(operand), Memory) for operand in operation.operands):
         execution.unmodelled_operation(operation, " (uses a memory descriptor)")
     for result in operation.results:
-        env[result] = None
+        env[result] = DATA
 
 
 SCALAR_HANDLERS = {
