@@ -374,6 +374,7 @@ def test_direct_launch_copies_descriptors_and_orders_the_configuration_arguments
         "CAUSAL": True,
         "num_warps": 4,
         "lse_ptr": None,
+        "kv_group": None,
     }
     launch = common.DirectLaunch.compile(
         Compiling(), config, (132,), (descriptor,) * 4, (0.18, 100, 6), arguments
