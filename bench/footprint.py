@@ -20,9 +20,11 @@ start (Triton 3.8, and triton-opt's default), views from the region's start that
 stop short of its end, and views that may also start at any aligned byte offset
 (Triton 3.6, 3.7 and 3.9: docs/planner.md, "Views at a byte offset"). "unshared" is
 the same buffers each in bytes of their own, one after the other at their alignment,
-which no plan may exceed. The kernels are the plans of the tutorials (as
-``tlx.kernel_plans`` makes them with the Triton installed) and the A/B ring of a
-4-stage 128x256x64 bf16 GEMM. No GPU is needed.
+which no plan may exceed; under views at byte offsets, "a free group stride" is what the
+planner would reach if a user's buffer groups could sit any aligned distance apart (Triton
+3.6 and 3.7 can write it; docs/planner.md, "What stays above the ideal"). The kernels are
+the plans of the tutorials (as ``tlx.kernel_plans`` makes them with the Triton installed)
+and the A/B ring of a 4-stage 128x256x64 bf16 GEMM. No GPU is needed.
 """
 
 from __future__ import annotations
@@ -227,6 +229,22 @@ def group_products(case: Case) -> list[int]:
     return products
 
 
+def free_stride_bytes(case: Case) -> int:
+    """The region if a user's buffer groups could sit any multiple of the alignment apart
+    (``tlx.compat.VIEW_FORMS`` "runtime_row", Triton 3.6 and 3.7; the planner does not
+    use it yet): buffer group 0 planned alone, repeated at its end rounded up to the
+    largest alignment. Every later group fits group 0's layout (index-aligned counts:
+    a leaf with fewer groups leaves its bytes unused); no larger than today's plan."""
+    products = group_products(case)
+    buffers = [
+        replace(b, shape=(k, *b.shape[1:])) for b, k in zip(case.buffers, products, strict=True)
+    ]
+    first = planner.plan(case.spec, buffers, case.tree)
+    alignment = max(max(planner.required_alignment(b), 128) for b in case.buffers)
+    groups = max(b.shape[0] // k for b, k in zip(case.buffers, products, strict=True))
+    return round_up(first.size_bytes, alignment) * (groups - 1) + first.size_bytes
+
+
 def has_group_size(tree) -> bool:
     return not isinstance(tree, int) and (
         tree.group_size > 1 or any(has_group_size(c) for c in tree.children)
@@ -242,13 +260,17 @@ def regions(case: Case) -> tuple[int, dict[str, int]]:
 def summary(cases: list[Case]) -> list[str]:
     rows = {name: [] for name, _ in FAMILIES}
     aligned = []
+    free_stride = []
     smaller = 0
     over_unshared = 0
     for case in cases:
         ideal, sizes = regions(case)
         for name in rows:
             rows[name].append(sizes[name] / ideal)
-        aligned.append(sizes["ours"] / max(ideal, aligned_ideal_bytes(case)))
+        bound = max(ideal, aligned_ideal_bytes(case))
+        aligned.append(sizes["ours"] / bound)
+        if case.spec.offset_form != "slots":
+            free_stride.append(min(sizes["ours"], free_stride_bytes(case)) / bound)
         smaller += sizes["ours"] < sizes["group-major"]
         over_unshared += sizes["ours"] > unshared_bytes(case)
     lines = []
@@ -263,6 +285,12 @@ def summary(cases: list[Case]) -> list[str]:
         f"  ours at the ideal with alignment counted {100 * at_aligned:5.1f}%"
         f"   mean {statistics.mean(max(r, 1) for r in aligned):.3f}x"
     )
+    if free_stride:
+        lines.append(
+            f"  with a free group stride (runtime_row, not planned yet) "
+            f"{100 * sum(r <= 1 + 1e-9 for r in free_stride) / len(free_stride):5.1f}%"
+            f"   mean {statistics.mean(max(r, 1) for r in free_stride):.3f}x"
+        )
     lines.append(f"  ours smaller than group-major on {100 * smaller / len(cases):.1f}% of trees")
     lines.append(f"  ours larger than unshared on {over_unshared} of {len(cases)} trees")
     return lines

@@ -47,6 +47,12 @@ NEEDS_WHOLE_VIEWS = planner.needs_whole_views(*TRITON_VERSION)
 # and R a power of two (3.6 ... 3.9 reject others), so it places nothing whole slots
 # cannot; 4. memdesc_reinterpret of the whole backing, at o a multiple of the buffer's
 # size (whole slots). The planner's form per release is planner.offset_view_form.
+# Two forms whose group stride need not be a multiple of the buffer's size (docs/planner.md,
+# "What stays above the ideal"; test/python/test_group_stride_forms.py compiles both):
+# "runtime_row": memdesc_index of the backing's row at a runtime index (a group's start /
+# 128), then memdesc_reinterpret to the buffer's slots; "group_rows": memdesc_reinterpret
+# to [groups, stride / 128, 128] x i8, memdesc_index by group, memdesc_subslice, then
+# memdesc_reinterpret. The planner uses neither yet.
 VIEW_FORMS = {
     "sliced_rows": {
         (3, 6): "asserts (subslice of the rank-1 backing)",
@@ -67,6 +73,16 @@ VIEW_FORMS = {
         (3, 9): "ok at r a multiple of the buffer's rows",
     },
     "slots": {(3, 6): "ok", (3, 7): "ok", (3, 8): "ok", (3, 9): "ok"},
+    "runtime_row": {
+        (3, 6): "ok",
+        (3, 7): "ok",
+        (3, 8): "refused: reinterpret keeps the byte size",
+        (3, 9): "refused: a result larger than its source",
+    },
+    "group_rows": {
+        version: "refused: a stride of stride / 128 rows that is no power of two"
+        for version in ((3, 6), (3, 7), (3, 8), (3, 9))
+    },
 }
 # The form the planner gives a view at a byte offset here ("slots": none, every SMEM
 # buffer starts at a multiple of its size).

@@ -62,10 +62,23 @@ def _diagnostic_message(spec: SpecState, diagnostic: planner.Diagnostic) -> str:
 
 
 def _warn(spec: SpecState, plan: planner.Plan) -> None:
-    """Keeps the plan's warnings for the end of the trace (``_jit.finish_trace``)."""
+    """Keeps the plan's warnings for the end of the trace (``_jit.finish_trace``), and
+    under Triton 3.8's rules the smaller region views at byte offsets would need."""
+    trace = active_trace()
     for warning in plan.warnings:
         subject = _diagnostic_subject(spec, warning)
-        active_trace().warnings.append((subject.location, _diagnostic_message(spec, warning)))
+        trace.warnings.append((subject.location, _diagnostic_message(spec, warning)))
+    if plan.offset_views_region:
+        # Triton 3.8's rules: say which trees another release packs tighter, as the
+        # MLIR door's remark does (dialect/lib/Analysis/ModulePlan.cpp).
+        trace.warnings.append(
+            (
+                spec.location,
+                f"{spec.describe()} needs {plan.region_size} bytes with views of the whole "
+                "region (Triton 3.8's rules); views at byte offsets (Triton 3.6, 3.7 and 3.9) "
+                f"would need {plan.offset_views_region}",
+            )
+        )
 
 
 def warn_trees_over_several_specs(trace) -> None:

@@ -1,0 +1,72 @@
+"""The two forms that would free a view's group stride from the buffer's size
+(``tlx.compat.VIEW_FORMS`` "runtime_row" and "group_rows"; docs/planner.md, "What stays above
+the ideal"), compiled by the installed Triton as written: buffer k of group g of 4 KiB f16
+tiles at 2048 + 18432 g + 4096 k bytes of a [432, 128] x i8 backing (18432 is 4.5 tiles)."""
+
+# ruff: noqa: E501
+import re
+
+import pytest
+import triton
+from tlx import compat
+from triton.backends.compiler import GPUTarget
+
+HEADER = """
+#blocked = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>
+#rank1 = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>
+#rank2 = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+#smem = #ttg.shared_memory
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32} {
+  tt.func public @store(%g: i32, %k: i32) {
+    %ones = arith.constant dense<1.000000e+00> : tensor<16x128xf16, #blocked>
+    %backing = ttg.local_alloc : () -> !ttg.memdesc<432x128xi8, #rank1, #smem, mutable>
+"""
+FOOTER = """
+    %tile = ttg.memdesc_index %tiles[%k] : !ttg.memdesc<4x16x128xf16, #rank2, #smem, mutable> -> !ttg.memdesc<16x128xf16, #rank2, #smem, mutable>
+    ttg.local_store %ones, %tile : tensor<16x128xf16, #blocked> -> !ttg.memdesc<16x128xf16, #rank2, #smem, mutable>
+    tt.return
+  }
+}
+"""
+FORMS = {
+    # The group's start row (2048 + 18432 g) / 128, computed at run time.
+    "runtime_row": """
+    %c144 = arith.constant 144 : i32
+    %c16 = arith.constant 16 : i32
+    %scaled = arith.muli %g, %c144 : i32
+    %row = arith.addi %scaled, %c16 : i32
+    %bytes = ttg.memdesc_index %backing[%row] : !ttg.memdesc<432x128xi8, #rank1, #smem, mutable> -> !ttg.memdesc<128xi8, #rank1, #smem, mutable>
+    %tiles = ttg.memdesc_reinterpret %bytes : !ttg.memdesc<128xi8, #rank1, #smem, mutable> -> !ttg.memdesc<4x16x128xf16, #rank2, #smem, mutable>
+""",
+    "group_rows": """
+    %groups = ttg.memdesc_reinterpret %backing : !ttg.memdesc<432x128xi8, #rank1, #smem, mutable> -> !ttg.memdesc<3x144x128xi8, #rank2, #smem, mutable>
+    %group = ttg.memdesc_index %groups[%g] : !ttg.memdesc<3x144x128xi8, #rank2, #smem, mutable> -> !ttg.memdesc<144x128xi8, #rank2, #smem, mutable, 3x144x128>
+    %rows = ttg.memdesc_subslice %group[16, 0] : !ttg.memdesc<144x128xi8, #rank2, #smem, mutable, 3x144x128> -> !ttg.memdesc<128x128xi8, #rank2, #smem, mutable, 3x144x128>
+    %tiles = ttg.memdesc_reinterpret %rows : !ttg.memdesc<128x128xi8, #rank2, #smem, mutable, 3x144x128> -> !ttg.memdesc<4x16x128xf16, #rank2, #smem, mutable>
+""",
+}
+
+
+# What the verifier of a release that refuses a form says (VIEW_FORMS gives the reason).
+REFUSALS = {
+    "refused: reinterpret keeps the byte size": "same logical storage size",
+    "refused: a result larger than its source": "exceeds the source view",
+    "refused: a stride of stride / 128 rows that is no power of two": "power-of-2",
+}
+
+
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_a_free_group_stride_compiles_where_the_table_says(form, tmp_path, monkeypatch, capfd):
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
+    source = tmp_path / f"{form}.ttgir"
+    source.write_text(HEADER + FORMS[form] + FOOTER)
+    expected = compat.VIEW_FORMS[form][compat.TRITON_VERSION]
+    if expected != "ok":
+        with pytest.raises(RuntimeError):
+            triton.compile(str(source), target=GPUTarget("cuda", 90, 32))
+        assert REFUSALS[expected] in capfd.readouterr().err
+        return
+    ptx = triton.compile(str(source), target=GPUTarget("cuda", 90, 32)).asm["ptx"]
+    # The group stride multiplies g, the tile's size k, and the stores start 2048 bytes in.
+    assert re.search(r"mad\.lo\.s32\s+%r\d+, %r\d+, 18432,", ptx), ptx
+    assert re.search(r"shl\.b32\s+%r\d+, %r\d+, 12;", ptx), ptx
