@@ -61,6 +61,11 @@ def _diagnostic_message(spec: SpecState, diagnostic: planner.Diagnostic) -> str:
     return f"{subject.describe()} of {spec.describe()}: {diagnostic.message}"
 
 
+# The specs (by their description, source line included) told about views at byte offsets
+# under Triton 3.8's rules: once a process, since a tuner traces a spec once per configuration.
+_TOLD_OFFSET_VIEWS: set[str] = set()
+
+
 def _warn(spec: SpecState, plan: planner.Plan) -> None:
     """Keeps the plan's warnings for the end of the trace (``_jit.finish_trace``), and
     under Triton 3.8's rules the smaller region views at byte offsets would need."""
@@ -68,9 +73,10 @@ def _warn(spec: SpecState, plan: planner.Plan) -> None:
     for warning in plan.warnings:
         subject = _diagnostic_subject(spec, warning)
         trace.warnings.append((subject.location, _diagnostic_message(spec, warning)))
-    if plan.offset_views_region:
+    if plan.offset_views_region and spec.describe() not in _TOLD_OFFSET_VIEWS:
         # Triton 3.8's rules: say which trees another release packs tighter, as the
         # MLIR door's remark does (dialect/lib/Analysis/ModulePlan.cpp).
+        _TOLD_OFFSET_VIEWS.add(spec.describe())
         trace.warnings.append(
             (
                 spec.location,
