@@ -316,36 +316,26 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _check(arguments, source, target, values) -> int:
-    from triton.compiler.errors import CompilationError
-
     from ..hazards.check import CLEAN, INCOMPLETE, check_hazards
 
-    try:
-        report = check_hazards(
-            source,
-            target,
-            {"num_warps": arguments.num_warps},
-            values=values,
-            program_id=(arguments.program_id, 0, 0),
-            num_programs=(arguments.num_programs, 1, 1),
-        )
-    except CompilationError as error:
-        print(compile_error_text(error), file=sys.stderr)
-        return PLAN_ERROR
-    sys.stdout.write(report.describe())
-    if report.result == CLEAN:
-        return 0
-    return NOT_CHECKED if report.result == INCOMPLETE else HAZARDS_FOUND
+    return _verdict(arguments, check_hazards, source, target, values, CLEAN, INCOMPLETE)
 
 
 def _suggest(arguments, source, target, values) -> int:
-    from triton.compiler.errors import CompilationError
-
     from ..suggest.suggestion import CLEAN, suggest_reuse
     from ..suggest.suggestion import NOT_CHECKED as UNCHECKED
 
+    return _verdict(arguments, suggest_reuse, source, target, values, CLEAN, UNCHECKED)
+
+
+def _verdict(arguments, run, source, target, values, clean, unchecked) -> int:
+    """Runs ``run`` (the hazard check or the suggestion) on the CTA the command line names
+    and prints what it found; the exit status is 0 when its result is ``clean``,
+    NOT_CHECKED when ``unchecked``, HAZARDS_FOUND otherwise."""
+    from triton.compiler.errors import CompilationError
+
     try:
-        suggestion = suggest_reuse(
+        found = run(
             source,
             target,
             {"num_warps": arguments.num_warps},
@@ -356,7 +346,7 @@ def _suggest(arguments, source, target, values) -> int:
     except CompilationError as error:
         print(compile_error_text(error), file=sys.stderr)
         return PLAN_ERROR
-    sys.stdout.write(suggestion.describe())
-    if suggestion.result == CLEAN:
+    sys.stdout.write(found.describe())
+    if found.result == clean:
         return 0
-    return NOT_CHECKED if suggestion.result == UNCHECKED else HAZARDS_FOUND
+    return NOT_CHECKED if found.result == unchecked else HAZARDS_FOUND
