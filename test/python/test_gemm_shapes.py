@@ -8,6 +8,7 @@ import importlib
 import pytest
 import tlx
 import torch
+from triton.compiler.errors import CompilationError
 
 SMS = 132  # an H100 SXM's or H200's
 
@@ -136,6 +137,12 @@ def test_every_new_configuration_fits_or_is_pruned_with_the_planners_reason(gemm
 )
 def test_new_configurations_compile_for_sm90a(gemm, config_fields):
     config = gemm.Config(block_k=64, **config_fields)
+    if tlx.compat.NEEDS_WHOLE_VIEWS and config_fields.get("persistent"):
+        # Triton 3.8's views each cover the whole region, so the region is a multiple of
+        # C's 64 KiB: 208 KiB of buffers take 256 KiB, and the tuner prunes the configuration.
+        with pytest.raises(CompilationError, match="needs 262144 bytes"):
+            gemm.smem_plan(config)
+        return
     smem = gemm.smem_plan(config)
     compiled = gemm.compile_for_hopper(config, "bf16")
     assert compiled.asm["cubin"]

@@ -32,6 +32,23 @@ CLASS_SEEDS = (
     *tcgen05_shape.seeds(),
 )
 SMALL_SEEDS = (*kernels.seeds(), *CLASS_SEEDS)
+# Triton 3.8 refuses a TMEM slice that starts inside a tile ("The split offset may not touch
+# the tile"): tcgen05_shape's shifted accumulator cannot be written there.
+REFUSED_BY_TRITON_38 = {"two MMAs of one shape into accumulators at different columns"}
+
+
+def _params(seeds):
+    """``seeds`` as pytest parameters named by their races, those this Triton cannot
+    compile skipped."""
+    refused = REFUSED_BY_TRITON_38 if tlx.compat.TRITON_VERSION == (3, 8) else set()
+    return [
+        pytest.param(
+            seed,
+            id=seed[0],
+            marks=pytest.mark.skipif(seed[0] in refused, reason="Triton 3.8 cannot write it"),
+        )
+        for seed in seeds
+    ]
 
 
 @pytest.mark.parametrize("key", TUTORIAL_KERNELS)
@@ -107,7 +124,7 @@ def test_small_kernels_race_without_their_wait(seed):
     assert ("read", "write") in kinds or ("write", "write") in kinds
 
 
-@pytest.mark.parametrize("seed", CLASS_SEEDS, ids=lambda seed: seed[0])
+@pytest.mark.parametrize("seed", _params(CLASS_SEEDS))
 def test_each_class_of_race_is_caught_and_its_twin_clean(seed):
     """The corpus of issue 47's classes: each racy kernel is reported at its two lines (a
     hazard, one of its accesses a write, or a race on an mbarrier between its init or
@@ -521,7 +538,7 @@ def test_a_tma_store_waited_for_in_another_partition_names_that_wait():
     ), racy.describe()
 
 
-@pytest.mark.parametrize("seed", SMALL_SEEDS, ids=lambda seed: seed[0])
+@pytest.mark.parametrize("seed", _params(SMALL_SEEDS))
 def test_the_verdict_does_not_depend_on_the_order_of_the_partitions(seed):
     """Every small kernel of the corpus, racy and twin, with its partitions taking their
     turns in every order: the same result, and the racy kernel's race at its two lines."""
