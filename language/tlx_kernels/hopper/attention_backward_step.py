@@ -11,8 +11,11 @@
   128 registers a thread, this is what keeps a consumer within its 240 (ptxas: no spills,
   where ``step_by_keys`` spills over a KiB a thread).
 
-dQ is added to an fp32 accumulator in global memory with atomics (``_add_dq``), 64 columns at
-a time: one chunk's accumulator is live at once.
+Both end in ``_dq_and_release``, which sums dQ the way the configuration's ``dq_pass`` says:
+a consumer's share added to an fp32 accumulator in global memory with atomics (``_add_dq``),
+64 columns at a time so that one chunk's accumulator is live at once, scalar or two columns
+an instruction; the two consumers' shares summed first, each consumer adding half of the
+columns; or nothing (a kernel of its own, attention_dq.py, computes dQ).
 """
 
 from triton.experimental import gluon
