@@ -682,7 +682,7 @@ def _run(tensors, config, dq_config):
     }
     attention_bwd_kernel[grid](*descs, lse, delta, dq_sum, *scalars, **constexprs)
     if config.dq_pass == "separate":
-        dq, _ = attention_dq.dq_pass(q3, k3, v3, do3, lse, delta, sm_scale, causal, dq_config)
+        dq, _ = attention_dq.compute_dq(q3, k3, v3, do3, lse, delta, sm_scale, causal, dq_config)
     else:
         dq = dq_sum.to(q3.dtype)
     return dq, dk, dv
@@ -727,7 +727,7 @@ def _tune(tensors, dq_pass):
         candidates.append((_tune_kernel(tensors, in_kernel), None))
     if dq_pass in (None, "separate"):
         config = _tune_kernel(tensors, ("separate",))
-        _, dq_config = attention_dq.dq_pass(q3, k3, v3, do3, lse, delta, sm_scale, causal)
+        _, dq_config = attention_dq.compute_dq(q3, k3, v3, do3, lse, delta, sm_scale, causal)
         candidates.append((config, dq_config))
     if len(candidates) == 1:
         return candidates[0]

@@ -448,7 +448,7 @@ def _arguments(q3, k3, v3, do3, dq, config, lse, delta, sm_scale, group):
     return descs, scalars
 
 
-def dq_pass(q3, k3, v3, do3, lse, delta, sm_scale, causal, config=None):
+def compute_dq(q3, k3, v3, do3, lse, delta, sm_scale, causal, config=None):
     """dQ, in q3's dtype, of [batch * heads, seq_len, head_dim] contiguous q3 and do3 and
     [batch * kv_heads, seq_len, head_dim] k3 and v3; ``lse`` and ``delta`` fp32, one a row
     of q3. With ``config`` None, the configuration ``tlx.autotune`` finds fastest for the
