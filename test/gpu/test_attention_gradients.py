@@ -123,15 +123,25 @@ def test_every_configuration_agrees(head_dim):
 def test_every_dq_configuration_agrees(head_dim, causal):
     """The dQ kernel (dq_pass "separate"): every configuration of its space, causal or not
     (without a mask the keys past the sequence's end go unmasked: their zero-filled K makes
-    their share zero), on a sequence that ends inside a block, with grouped heads."""
-    q, k, v, do = random_inputs(1, 4, 2, 1000, head_dim, torch.float16, 1)
-    _, dq_ref, dk_ref, dv_ref = reference_gradients(q, k, v, do, causal)
-    o, lse = reference_forward(q, k, v, causal)
+    their share zero), on one row and on a sequence that ends inside a block, with grouped
+    heads."""
     config = bwd.Config(64, 128, 4, dq_pass="separate")
-    for dq_config in attention_dq.autotune_space(head_dim):
-        dq, dk, dv = bwd.backward(do, q, k, v, o, lse, causal, config=config, dq_config=dq_config)
-        for name, ours, expected in (("dQ", dq, dq_ref), ("dK", dk, dk_ref), ("dV", dv, dv_ref)):
-            assert_close_to_scale(f"{dq_config} {name}", ours, expected, torch.float16)
+    for seq_len in (1, 1000):
+        q, k, v, do = random_inputs(1, 4, 2, seq_len, head_dim, torch.float16, seq_len)
+        _, dq_ref, dk_ref, dv_ref = reference_gradients(q, k, v, do, causal)
+        o, lse = reference_forward(q, k, v, causal)
+        for dq_config in attention_dq.autotune_space(head_dim):
+            dq, dk, dv = bwd.backward(
+                do, q, k, v, o, lse, causal, config=config, dq_config=dq_config
+            )
+            for name, ours, expected in (
+                ("dQ", dq, dq_ref),
+                ("dK", dk, dk_ref),
+                ("dV", dv, dv_ref),
+            ):
+                assert_close_to_scale(
+                    f"{dq_config} N={seq_len} {name}", ours, expected, torch.float16
+                )
 
 
 @pytest.mark.parametrize("dq_pass", bwd.DQ_PASSES)
