@@ -3,6 +3,8 @@
     PYTHONPATH=language python bench/attention_backward.py [--dtype fp16|bf16 ...]
         [--head-dim 64|128 ...] [--mask causal|none ...] [--seq-len N ...] [--runs 50]
     PYTHONPATH=language python bench/attention_backward.py --aliasing [--runs 50]
+    PYTHONPATH=language python bench/attention_backward.py --dq atomics vector summed \
+        separate auto [--dtype ... --head-dim ... --mask ... --seq-len ...]
 
 The grid: N in 512 ... 16384 at B x N = 32768 tokens, H = 16, D in {64, 128}, causal and not,
 fp16 and bf16, then the grouped-query rows (H = 32, H_kv = 8, D = 128, N = 2048 and 8192), on
@@ -19,9 +21,16 @@ the backward as 2.5 times the forward's 4 B H N^2 D (halved when causal). cuDNN'
 rows run on K and V repeated to H heads (torch's cuDNN backend takes no grouped heads): the
 same products, without the sum over the group.
 
-``--aliasing`` times every configuration of the backward's space that fits, on the D = 128
-rows at N = 4096 (fp16, causal and not), and prints the best with aliasing against the best
-without it, in the same run.
+``--aliasing`` times every configuration of the backward's space that fits (those with
+scalar dQ atomics, which it has with and without aliasing), on the D = 128 rows at N = 4096
+(fp16, causal and not), and prints the best with aliasing against the best without it, in
+the same run.
+
+``--dq PASS ...`` times, on each row of the grid the other flags select, the backward tuned
+with dQ summed each way named (``attention_backward.DQ_PASSES``: fp32 atomics, the same two
+columns an instruction, summed over a CTA's consumers first, a dQ kernel of its own; ``auto``:
+the tuner's choice among them all) and cuDNN's, in GPU time, in the same run, with the
+configurations chosen and each pass's first-call (tuning) cost.
 """
 
 import argparse
@@ -86,9 +95,17 @@ class Row:
         q, k, v = self.cudnn_leaves
         return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=self.causal)
 
-    def ours_backward(self, config=None):
+    def ours_backward(self, config=None, dq_pass=None):
         return bwd.backward(
-            self.do, self.q, self.k, self.v, self.o, self.lse, self.causal, config=config
+            self.do,
+            self.q,
+            self.k,
+            self.v,
+            self.o,
+            self.lse,
+            self.causal,
+            config=config,
+            dq_pass=dq_pass,
         )
 
     def cudnn_backward(self):
@@ -121,6 +138,42 @@ def grid_rows(dtype_names, head_dims, masks, seq_lens):
                     yield dtype_name, (batch, heads, kv_heads, seq_len, head_dim, causal)
 
 
+def describe(choice):
+    """A tuned (configuration, dQ kernel's configuration or None) as one line."""
+    config, dq_config = choice
+    return str(config) if dq_config is None else f"{config}, {dq_config}"
+
+
+def dq_passes(runs, passes, dtype_names, head_dims, masks, seq_lens):
+    """Each way of summing dQ (tuned among its configurations; ``auto``: among all) and
+    cuDNN, round-robin in GPU time, on each row."""
+    print_header(
+        f"{'dtype':>5} {'B':>3} {'H':>3} {'Hkv':>3} {'N':>5} {'D':>4} {'causal':>6} | bwd GPU "
+        f"TFLOP/s: " + " ".join(f"{name:>8}" for name in passes) + f" {'cuDNN':>6} | chosen"
+    )
+    for dtype_name, (batch, heads, kv_heads, seq_len, head_dim, causal) in grid_rows(
+        dtype_names, head_dims, masks, seq_lens
+    ):
+        row = Row(batch, heads, kv_heads, seq_len, head_dim, DTYPES[dtype_name], causal)
+        calls = [
+            functools.partial(row.ours_backward, dq_pass=None if name == "auto" else name)
+            for name in passes
+        ]
+        first_calls = [first_call_seconds(call)[0] for call in calls]  # tunes each
+        times = median_ms([*calls, row.cudnn_backward], runs)
+        tflops = " ".join(f"{row.tflops(ms):8.1f}" for ms in times[:-1])
+        chosen = "; ".join(
+            f"{name} ({seconds:.0f} s): "
+            f"{describe(bwd.chosen_config(row.q, row.k, causal, call.keywords['dq_pass']))}"
+            for name, seconds, call in zip(passes, first_calls, calls, strict=True)
+        )
+        print(
+            f"{dtype_name:>5} {batch:>3} {heads:>3} {kv_heads:>3} {seq_len:>5} {head_dim:>4} "
+            f"{causal!s:>6} | bwd GPU TFLOP/s: {tflops} {row.tflops(times[-1]):6.1f} | {chosen}",
+            flush=True,
+        )
+
+
 def grid(runs, dtype_names, head_dims, masks, seq_lens):
     print_header(
         f"{'dtype':>5} {'B':>3} {'H':>3} {'Hkv':>3} {'N':>5} {'D':>4} {'causal':>6} | "
@@ -139,7 +192,7 @@ def grid(runs, dtype_names, head_dims, masks, seq_lens):
         called = [row.tflops(called_ms(fn)) for fn in (row.ours_backward, row.cudnn_backward)]
         both = [row.tflops(called_ms(fn), 3.5) for fn in (row.ours_both, row.cudnn_both)]
         below += gpu[0] < gpu[1]
-        chosen = bwd.chosen_config(row.q, row.k, causal)
+        chosen = describe(bwd.chosen_config(row.q, row.k, causal))
         forward_chosen = fwd.chosen_config(row.q.dtype, head_dim)
         first_calls = f"{row.forward_first_call_s:5.1f} {backward_first_call_s:5.1f}"
         print(
@@ -154,11 +207,13 @@ def grid(runs, dtype_names, head_dims, masks, seq_lens):
 
 
 def aliasing(runs):
-    """The best configuration with aliasing against the best without, same run."""
+    """The best configuration with aliasing against the best without, same run, among those
+    that sum dQ with scalar atomics (the space's other dQ passes are on aliased
+    configurations only)."""
     for causal in (False, True):
         row = Row(TOKENS // 4096, HEADS, HEADS, 4096, 128, torch.float16, causal)
         configs = []
-        for config in bwd.autotune_space(128):
+        for config in (c for c in bwd.autotune_space(128) if c.dq_pass == "atomics"):
             try:
                 row.ours_backward(config)
             except Exception as error:  # noqa: BLE001 - a configuration that does not fit
@@ -186,12 +241,21 @@ def main():
     parser.add_argument("--mask", nargs="+", default=["none", "causal"], choices=["none", "causal"])
     parser.add_argument("--seq-len", nargs="+", type=int, default=list(SEQ_LENS))
     parser.add_argument("--aliasing", action="store_true", help="best aliased vs. unaliased")
+    parser.add_argument(
+        "--dq",
+        nargs="+",
+        choices=[*bwd.DQ_PASSES, "auto"],
+        help="time the backward tuned with dQ summed each of these ways, and cuDNN",
+    )
     args = parser.parse_args()
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}")
     if args.aliasing:
         aliasing(args.runs)
         return
     masks = [mask == "causal" for mask in args.mask]
+    if args.dq:
+        dq_passes(args.runs, args.dq, args.dtype, args.head_dim, masks, args.seq_len)
+        return
     grid(args.runs, args.dtype, args.head_dim, masks, args.seq_len)
 
 

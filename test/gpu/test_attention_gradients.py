@@ -1,6 +1,7 @@
-"""GPU correctness of the Hopper attention backward (tlx_kernels/hopper/attention_backward.py)
-and of ``attention``'s autograd function (tlx_kernels/hopper/attention_autograd.py) against a
-float32 torch reference, and a short training run against torch SDPA.
+"""GPU correctness of the Hopper attention backward (tlx_kernels/hopper/attention_backward.py,
+each way it sums dQ, its dQ kernel attention_dq.py among them) and of ``attention``'s autograd
+function (tlx_kernels/hopper/attention_autograd.py) against a float32 torch reference, and a
+short training run against torch SDPA.
 
 Tolerance: the max-abs error of each gradient relative to the reference gradient's scale
 (its max-abs), at most 2e-2 in float16 and 5e-2 in bfloat16 (P, dS and the operands are
@@ -12,6 +13,7 @@ import pytest
 import torch
 from tlx_kernels.hopper import attention as forward
 from tlx_kernels.hopper import attention_backward as bwd
+from tlx_kernels.hopper import attention_dq
 from tlx_kernels.hopper.attention_autograd import attention
 
 pytestmark = pytest.mark.hopper
@@ -102,8 +104,9 @@ def test_forward_saves_the_lse(dtype, causal):
 
 @pytest.mark.parametrize("head_dim", [64, 128])
 def test_every_configuration_agrees(head_dim):
-    """Every configuration of the tuning space the plans keep, causal, on a sequence that
-    ends inside a block, with grouped heads."""
+    """Every configuration of the tuning space the plans keep (each dq_pass among them; with
+    "separate", the dQ kernel's default configuration), causal, on a sequence that ends
+    inside a block, with grouped heads."""
     q, k, v, do = random_inputs(1, 4, 2, 1000, head_dim, torch.float16, 0)
     _, dq_ref, dk_ref, dv_ref = reference_gradients(q, k, v, do, True)
     o, lse = reference_forward(q, k, v, True)
@@ -113,6 +116,48 @@ def test_every_configuration_agrees(head_dim):
         dq, dk, dv = bwd.backward(do, q, k, v, o, lse, True, config=config)
         for name, ours, expected in (("dQ", dq, dq_ref), ("dK", dk, dk_ref), ("dV", dv, dv_ref)):
             assert_close_to_scale(f"{config} {name}", ours, expected, torch.float16)
+
+
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+def test_every_dq_configuration_agrees(head_dim, causal):
+    """The dQ kernel (dq_pass "separate"): every configuration of its space, causal or not
+    (without a mask the keys past the sequence's end go unmasked: their zero-filled K makes
+    their share zero), on one row and on a sequence that ends inside a block, with grouped
+    heads."""
+    config = bwd.Config(64, 128, 4, dq_pass="separate")
+    for seq_len in (1, 1000):
+        q, k, v, do = random_inputs(1, 4, 2, seq_len, head_dim, torch.float16, seq_len)
+        _, dq_ref, dk_ref, dv_ref = reference_gradients(q, k, v, do, causal)
+        o, lse = reference_forward(q, k, v, causal)
+        for dq_config in attention_dq.autotune_space(head_dim):
+            dq, dk, dv = bwd.backward(
+                do, q, k, v, o, lse, causal, config=config, dq_config=dq_config
+            )
+            for name, ours, expected in (
+                ("dQ", dq, dq_ref),
+                ("dK", dk, dk_ref),
+                ("dV", dv, dv_ref),
+            ):
+                assert_close_to_scale(
+                    f"{dq_config} N={seq_len} {name}", ours, expected, torch.float16
+                )
+
+
+@pytest.mark.parametrize("dq_pass", bwd.DQ_PASSES)
+def test_each_tuned_dq_pass_agrees(dq_pass):
+    """The backward tuned among the configurations of one dq_pass, bf16, D = 128, causal,
+    grouped heads, N = 1000: the configuration the tuner keeps gives the reference's
+    gradients."""
+    q, k, v, do = random_inputs(2, 8, 2, 1000, 128, torch.bfloat16, 2)
+    _, dq_ref, dk_ref, dv_ref = reference_gradients(q, k, v, do, True)
+    o, lse = reference_forward(q, k, v, True)
+    dq, dk, dv = bwd.backward(do, q, k, v, o, lse, True, dq_pass=dq_pass)
+    config, dq_config = bwd.chosen_config(q, k, True, dq_pass)
+    assert config.dq_pass == dq_pass and (dq_config is None) == (dq_pass != "separate")
+    assert dq.dtype == torch.bfloat16
+    for name, ours, expected in (("dQ", dq, dq_ref), ("dK", dk, dk_ref), ("dV", dv, dv_ref)):
+        assert_close_to_scale(f"{config} {name}", ours, expected, torch.bfloat16)
 
 
 @pytest.mark.parametrize(

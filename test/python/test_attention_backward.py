@@ -1,16 +1,21 @@
-"""The Hopper attention backward (tlx_kernels/hopper/attention_backward.py) on the CPU: every
-configuration of its tuning space compiles for sm_90a or is pruned by its plan with the
-planner's reason; its SMEM plan puts the epilogue over K and V; the hazard check finds every
-configuration clean, causal or not, on ragged and grouped shapes. The forward saves the LSE
-only when asked and reads grouped K/V heads in place (``kv_group``); docs/attention-backward.md
-shows the plan the planner makes. ``attention``'s autograd function names the tensor and shape
-it refuses (the grouped-head rules among them)."""
+"""The Hopper attention backward (tlx_kernels/hopper/attention_backward.py, and its dQ kernel,
+attention_dq.py) on the CPU: every configuration of their tuning spaces compiles for sm_90a or
+is pruned by its plan with the planner's reason; the SMEM plans put the epilogues over K and V
+(over Q in the dQ kernel); the hazard check finds every configuration clean, causal or not, on
+ragged and grouped shapes; each way of summing dQ emits the reductions it says. The forward
+saves the LSE only when asked and reads grouped K/V heads in place (``kv_group``);
+docs/attention-backward.md shows the plan the planner makes. ``attention``'s autograd function
+names the tensor and shape it refuses (the grouped-head rules among them)."""
+
+import collections
+import re
 
 import pytest
 import tlx
 import torch
 import triton
 from tlx_kernels.hopper import attention_backward as bwd
+from tlx_kernels.hopper import attention_dq
 from tlx_kernels.hopper.attention_common import tile_layout
 from triton.compiler.errors import CompilationError
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
@@ -18,21 +23,33 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 SMEM_LIMIT = 232448
 
 
-def kernel_arguments(head_dim, seq_len=4096):
-    """Arguments typed as a call types them (the pruner runs each configuration's pre_hook,
-    which sets the descriptors' block shapes)."""
+def descriptors(names, head_dim, seq_len):
+    """TMA descriptors named ``names`` over a [64, seq_len, head_dim] tensor, typed as a call
+    types them (the pruner runs each configuration's pre_hook, which sets their block
+    shapes)."""
     tensor = torch.empty(16, 16, 16, dtype=torch.float16)
     layout = tile_layout(16)
-    descriptors = {
+    return {
         name: TensorDescriptor(
             tensor, [64, seq_len, head_dim], [seq_len * head_dim, head_dim, 1], [1, 64, head_dim],
             layout,
         )
-        for name in ("desc_q", "desc_k", "desc_v", "desc_do", "desc_dk", "desc_dv")
+        for name in names
     }  # fmt: skip
+
+
+def kernel_arguments(head_dim, seq_len=4096):
+    """The backward kernel's arguments, typed as a call types them."""
+    names = ("desc_q", "desc_k", "desc_v", "desc_do", "desc_dk", "desc_dv")
     pointers = {name: torch.empty(4) for name in ("lse_ptr", "delta_ptr", "dq_ptr")}
     scalars = {"sm_scale": 0.125, "qk_scale": 0.18, "seq_len": seq_len, "group": 4}
-    return {**descriptors, **pointers, **scalars, "batch_kv_heads": 16, "HEAD_DIM": head_dim}
+    return {
+        **descriptors(names, head_dim, seq_len),
+        **pointers,
+        **scalars,
+        "batch_kv_heads": 16,
+        "HEAD_DIM": head_dim,
+    }
 
 
 def error_messages(error):
@@ -120,6 +137,96 @@ def test_every_configuration_is_free_of_hazards(head_dim, causal):
             )
             assert report.result == "clean", (config, seq_len, program, report.describe())
             assert report.accesses > 0 and not report.unmodelled
+
+
+def test_the_space_has_every_way_to_sum_dq():
+    """The tuner's space holds each dq_pass (on the configurations chosen most), and the
+    configurations it had before, first among them the hazard corpus's, are as they were."""
+    for head_dim in bwd.HEAD_DIMS:
+        space = bwd.autotune_space(head_dim)
+        assert {config.dq_pass for config in space} == set(bwd.DQ_PASSES)
+        assert space[0] == bwd.Config(64, 128, 2) and space[0].dq_pass == "atomics"
+        assert len(set(space)) == len(space)
+    with pytest.raises(ValueError, match="dq_pass must be one of atomics, vector, summed, sep"):
+        bwd.Config(64, 128, 4, dq_pass="tma")
+    with pytest.raises(ValueError, match="sums the dQ shares of two consumers"):
+        bwd.Config(64, 64, 4, consumers=1, dq_pass="summed")
+
+
+@pytest.mark.parametrize(
+    ("dq_pass", "reductions"),
+    [
+        ("atomics", {"red.global.gpu.relaxed.add.f32": 256}),
+        ("vector", {"red.global.gpu.relaxed.add.v2.f32": 128}),
+        ("summed", {"red.global.gpu.relaxed.add.v2.f32": 64}),
+        ("separate", {}),
+    ],
+)
+def test_each_dq_pass_emits_its_reductions(dq_pass, reductions):
+    """The PTX's global reductions at HEAD_DIM 128 (two consumers, each step twice: masked and
+    not): a consumer's 64 x 128 share, 64 scalar adds a thread; half as many instructions two
+    columns each; a quarter, each consumer adding half of the CTA's sum; none. (Triton 3.6
+    writes the scalar ones as ``atom``, whose result ptxas drops.)"""
+    config = bwd.Config(64, 128, 4, dq_pass=dq_pass)
+    ptx = bwd.compile_for_hopper(config, 128, causal=True).asm["ptx"]
+    found = re.findall(r"(?:red|atom)\.global\.[\w.]+", ptx)
+    assert collections.Counter(m.replace("atom.", "red.", 1) for m in found) == reductions
+
+
+def dq_verdicts(head_dim, causal, seq_len=4096):
+    pruner = tlx.PlanPruner(attention_dq.attention_dq_kernel, target=attention_dq.SM90A)
+    names = ("desc_q", "desc_k", "desc_v", "desc_do", "desc_dq")
+    arguments = {
+        **descriptors(names, head_dim, seq_len),
+        **{name: torch.empty(4) for name in ("lse_ptr", "delta_ptr")},
+        **{"sm_scale": 0.125, "qk_scale": 0.18, "seq_len": seq_len, "group": 4},
+        **{"batch_heads": 64, "HEAD_DIM": head_dim, "CAUSAL": causal},
+    }
+    return [
+        (attention_dq.config_of(triton_config), pruner.verdict(triton_config, arguments))
+        for triton_config in attention_dq.autotune_configs(head_dim)
+    ]
+
+
+@pytest.mark.parametrize("head_dim", bwd.HEAD_DIMS)
+def test_every_dq_configuration_compiles_and_is_clean(head_dim):
+    """The dQ kernel: every configuration of its space fits and compiles for sm_90a, and the
+    hazard check finds it clean, causal or not, for the CTAs of the first, a middle and the
+    last Q block of a grouped head, on a sequence that ends inside a block, and for one row."""
+    for causal in (False, True):
+        for config, verdict in dq_verdicts(head_dim, causal):
+            assert verdict.fits, (config, verdict.reasons)
+            if causal:
+                compiled = attention_dq.compile_for_hopper(config, head_dim, causal=True)
+                assert compiled.metadata.shared <= SMEM_LIMIT, config
+                assert "red.global" not in compiled.asm["ptx"]
+            source = attention_dq.kernel_source(config, head_dim, causal=causal)
+            for seq_len, program in ((300, 0), (300, 1), (300, 2), (1, 0)):
+                programs = -(-seq_len // config.block_m)
+                if program >= programs:
+                    continue
+                report = tlx.check_hazards(
+                    source,
+                    attention_dq.SM90A,
+                    config.compile_options,
+                    values={"seq_len": seq_len, "group": 2, "batch_heads": 4},
+                    program_id=(program, 3, 0),
+                    num_programs=(programs, 4, 1),
+                )
+                assert report.result == "clean", (config, seq_len, program, report.describe())
+                assert report.accesses > 0 and not report.unmodelled
+
+
+def test_the_dq_kernels_epilogue_is_over_q():
+    """The dQ kernel's staging tile takes the bytes of its consumer's Q buffer: at HEAD_DIM
+    128, Q and dO (2 x 32 KiB) and four K/V stages (4 x 32 KiB) make 192 KiB, 32 KiB less
+    than with dQ beside them."""
+    smem = attention_dq.smem_plan(attention_dq.default_config(128), 128)
+    assert smem.plan.size_bytes == 192 * 1024
+    views = zip(smem.buffers, smem.plan.views, strict=True)
+    offsets = {buffer.name: view.offset for buffer, view in views}
+    assert offsets["dq_tiles"] == offsets["q_tiles"]
+    assert smem.plan_without_aliasing().size_bytes == 224 * 1024
 
 
 def cpu_inputs(q_shape, kv_shape=None, dtype=torch.float16, **kwargs):

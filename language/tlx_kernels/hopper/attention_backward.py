@@ -28,12 +28,15 @@ dK, come out of the tensor cores as registers in the layout ``warpgroup_mma`` ta
 only dS goes through SMEM, for dQ = dS K, whose A operand is the transpose of the tile the
 consumer writes.
 
-dQ by atomics: dQ of a Q block is a sum over every key block, which other CTAs own. The other
-ways are a second pass over Q blocks, which computes S and dP again (seven matrix products a
-block pair rather than five), or a TMA reduce-add from an SMEM staging tile, which stock
-Gluon offers only from Triton 3.7 on (``tma.async_atomic_add``). The atomics are fp32 adds of
-the consumer's dQ tile straight from the accumulator's registers (``red.global.add.f32``, no
-SMEM).
+dQ: dQ of a Q block is a sum over every key block, which other CTAs own. How it is summed is
+the configuration's ``dq_pass`` (``DQ_PASSES``), which the tuner chooses: fp32 atomics of
+each consumer's share straight from the accumulator's registers (``red.global.add.f32``, no
+SMEM), the same two columns an instruction, the two consumers' shares summed by the tensor
+cores first (each reads the other's dS and K, and adds half of the columns), or no dQ here
+but a second pass over Q blocks (attention_dq.py), which computes S and dP again (seven
+matrix products a block pair rather than five) and writes dQ once, without atomics. A TMA
+reduce-add from an SMEM staging tile is what stock Gluon offers only from Triton 3.8 on
+(``tma.async_atomic_add``). docs/attention-backward.md says why each.
 
 Where aliasing buys room
 ------------------------
@@ -63,7 +66,13 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 from tlx_kernels._host import KernelConfig, KernelHost
-from tlx_kernels.hopper.attention_backward_step import LOG2E, step_by_keys, step_by_queries
+from tlx_kernels.hopper import attention_dq
+from tlx_kernels.hopper.attention_backward_step import (
+    LOG2E,
+    step_by_keys,
+    step_by_queries,
+    wait_for_other_consumer,
+)
 from tlx_kernels.hopper.attention_common import tile_layout
 from tlx_kernels.hopper.common import LOADER_REGISTERS, SM90A, partition_registers
 
@@ -154,10 +163,12 @@ def _store_dk_dv(state, dk, dv, bh_kv, rows, consumer: gl.constexpr):
 def _step(state, index, bh_q, off_m, rows, key_rows, dk, dv, consumer, MASKED, SCHEDULE):
     """One Q block in the shape SCHEDULE names (attention_backward_step.py): S^T or S."""
     if SCHEDULE[2]:
-        dk, dv = step_by_queries(state, index, bh_q, off_m, rows, dk, dv, consumer, MASKED)
+        dk, dv = step_by_queries(
+            state, index, bh_q, off_m, rows, dk, dv, consumer, MASKED, SCHEDULE[3]
+        )
     else:
         dk, dv = step_by_keys(
-            state, index, bh_q, off_m, key_rows, dk, dv, consumer, MASKED, SCHEDULE[1]
+            state, index, bh_q, off_m, key_rows, dk, dv, consumer, MASKED, SCHEDULE[1], SCHEDULE[3]
         )
     return dk, dv
 
@@ -166,7 +177,7 @@ def _step(state, index, bh_q, off_m, rows, key_rows, dk, dv, consumer, MASKED, S
 def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
     """Keys [consumer * SUB_N, (consumer + 1) * SUB_N) of the CTA's block, one warpgroup:
     every Q block of every query head of the group, masked ones (on the diagonal) first.
-    SCHEDULE: (CAUSAL, P_IN_SMEM, SCORES_BY_QUERY)."""
+    SCHEDULE: (CAUSAL, P_IN_SMEM, SCORES_BY_QUERY, DQ_PASS)."""
     CAUSAL: gl.constexpr = SCHEDULE[0]
     (q_tiles, k_tiles) = state[0], state[2]
     kv_ready = state[8]
@@ -203,6 +214,7 @@ def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
                 state, index, bh_q, m * BLOCK_M, rows, key_rows, dk, dv, consumer, False, SCHEDULE
             )
             index += 1
+    wait_for_other_consumer(state, index, consumer, SCHEDULE[3])
     _store_dk_dv(state, dk, dv, bh_kv, rows, consumer)
 
 
@@ -288,13 +300,14 @@ def attention_bwd_kernel(
     P_IN_SMEM: gl.constexpr,
     ALIAS: gl.constexpr,
     SCORES_BY_QUERY: gl.constexpr,
+    DQ_PASS: gl.constexpr,
     CONSUMER_REGISTERS: gl.constexpr,
 ):
     """Grid (key blocks, batch * KV heads): dK and dV of BLOCK_N keys of a KV head, summed
     over the ``group`` query heads that share it, and their share of each of those heads' dQ
-    (atomics into ``dq_ptr``, fp32). ``qk_scale`` is sm_scale * log2(e); ``lse_ptr`` holds the
-    forward's natural-log LSE a row, ``delta_ptr`` rowsum(dO * O); ``batch_kv_heads`` (the
-    grid's second axis) is for the tuner's key."""
+    (atomics into ``dq_ptr``, fp32, as DQ_PASS says; none with "separate"). ``qk_scale`` is
+    sm_scale * log2(e); ``lse_ptr`` holds the forward's natural-log LSE a row, ``delta_ptr``
+    rowsum(dO * O); ``batch_kv_heads`` (the grid's second axis) is for the tuner's key."""
     SUB_N: gl.constexpr = BLOCK_N // CONSUMERS
     tiles = _smem_tiles(
         desc_q.dtype,
@@ -315,6 +328,13 @@ def attention_bwd_kernel(
     for i in gl.static_range(NUM_STAGES):
         mbarrier.init(ready.index(i), count=1)
         mbarrier.init(empty.index(i), count=CONSUMERS)
+    if DQ_PASS == "summed":
+        # A consumer's dS is written (ds_ready), and the other consumer has read it (ds_free).
+        ds_ready = gl.allocate_shared_memory(gl.int64, [CONSUMERS, 1], bar_layout)
+        ds_free = gl.allocate_shared_memory(gl.int64, [CONSUMERS, 1], bar_layout)
+        for i in gl.static_range(CONSUMERS):
+            mbarrier.init(ds_ready.index(i), count=1)
+            mbarrier.init(ds_free.index(i), count=1)
     fence_async_shared()
     # What every partition takes (tensors only: the constexprs go in each call).
     state = (
@@ -339,7 +359,9 @@ def attention_bwd_kernel(
         desc_dk,
         desc_dv,
     )
-    SCHEDULE: gl.constexpr = (CAUSAL, P_IN_SMEM, SCORES_BY_QUERY)
+    if DQ_PASS == "summed":
+        state = state + (ds_ready, ds_free)
+    SCHEDULE: gl.constexpr = (CAUSAL, P_IN_SMEM, SCORES_BY_QUERY, DQ_PASS)
     if CONSUMERS == 2:
         gl.warp_specialize(
             [
@@ -386,6 +408,12 @@ def attention_bwd_preprocess(
 # Host side ---------------------------------------------------------------------------------
 
 HEAD_DIMS = (64, 128)
+# How dQ, a sum over every key block, is summed (attention_backward_step._dq_and_release):
+# "atomics", each consumer's share added with scalar fp32 atomics; "vector", the same two
+# columns an instruction; "summed", the CTA's two consumers' shares summed by the tensor
+# cores first, each consumer adding half of the columns, two an instruction; "separate", no
+# dQ here but in a kernel of its own (attention_dq.py), without atomics.
+DQ_PASSES = ("atomics", "vector", "summed", "separate")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -396,7 +424,8 @@ class Config(KernelConfig):
     buffer with ``alias``) rather than from registers; ``alias``: the dK/dV staging tiles
     over K and V (and P^T with dS^T), else every tile in bytes of its own;
     ``scores_by_query`` (with ``p_in_smem``): S and dP with queries as rows rather than keys
-    (attention_backward_step.py: fewer registers a consumer thread)."""
+    (attention_backward_step.py: fewer registers a consumer thread); ``dq_pass``, how dQ is
+    summed over the key blocks (``DQ_PASSES``)."""
 
     ARGUMENTS = {
         "block_m": "BLOCK_M",
@@ -406,6 +435,7 @@ class Config(KernelConfig):
         "consumers": "CONSUMERS",
         "p_in_smem": "P_IN_SMEM",
         "scores_by_query": "SCORES_BY_QUERY",
+        "dq_pass": "DQ_PASS",
     }
 
     block_m: int
@@ -415,8 +445,13 @@ class Config(KernelConfig):
     consumers: int = 2
     p_in_smem: bool = False
     scores_by_query: bool = False
+    dq_pass: str = "atomics"
 
     def __post_init__(self):
+        if self.dq_pass not in DQ_PASSES:
+            raise ValueError(f"dq_pass must be one of {', '.join(DQ_PASSES)}, got {self.dq_pass!r}")
+        if self.dq_pass == "summed" and self.consumers != 2:
+            raise ValueError("dq_pass='summed' sums the dQ shares of two consumers: consumers=2")
         if self.consumers not in (1, 2):
             raise ValueError(f"consumers must be 1 or 2, got {self.consumers}")
         if self.block_n != 64 * self.consumers:
@@ -440,9 +475,10 @@ class Config(KernelConfig):
         p_in_smem = " p_in_smem" if self.p_in_smem else ""
         by_query = " scores_by_query" if self.scores_by_query else ""
         consumers = "" if self.consumers == 2 else f" consumers={self.consumers}"
+        dq_pass = "" if self.dq_pass == "atomics" else f" dq={self.dq_pass}"
         return (
             f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} stages={self.num_stages} "
-            f"alias={self.alias}{consumers}{p_in_smem}{by_query}"
+            f"alias={self.alias}{consumers}{p_in_smem}{by_query}{dq_pass}"
         )
 
 
@@ -502,7 +538,8 @@ def autotune_space(head_dim):
     """The configurations the tuner searches for ``head_dim``: two consumers over 128 keys
     with two or four Q/dO stages, P^T from registers or through SMEM, aliased or not (at
     HEAD_DIM 128 the planner drops four stages without aliasing: 272 KiB), 128-row Q blocks
-    at HEAD_DIM 64, and one consumer over 64 keys (twice the CTAs, each half the work)."""
+    at HEAD_DIM 64, and one consumer over 64 keys (twice the CTAs, each half the work); then
+    the other ways to sum dQ (``DQ_PASSES``) on the configurations chosen most."""
     configs = [
         Config(64, 128, stages, alias, p_in_smem=p_in_smem)
         for p_in_smem in (False, True)
@@ -523,12 +560,26 @@ def autotune_space(head_dim):
         # The ring as deep as fits beside K, V and the aliased P/dS (176 KiB), and 128-row Q
         # blocks.
         configs += [Config(64, 128, 8, **by_query), Config(128, 128, 3, **by_query)]
+    # The configurations the bf16 grid chose (docs/performance.md), with dQ's vector adds,
+    # summed over the CTA's consumers, or in a pass of its own.
+    chosen = (
+        Config(64, 128, 4),
+        Config(64, 128, 2),
+        Config(64, 128, 4, p_in_smem=True),
+        Config(64, 128, 4, **by_query),
+    )
+    configs += [config.replace(dq_pass=dq) for dq in DQ_PASSES[1:] for config in chosen]
     return configs
 
 
-def autotune_configs(head_dim):
-    """``autotune_space(head_dim)`` as ``triton.Config``s."""
-    return [HOST.triton_config(config) for config in autotune_space(head_dim)]
+def autotune_configs(head_dim, dq_passes=DQ_PASSES):
+    """``autotune_space(head_dim)`` as ``triton.Config``s, those that sum dQ one of the ways
+    ``dq_passes`` names."""
+    return [
+        HOST.triton_config(config)
+        for config in autotune_space(head_dim)
+        if config.dq_pass in dq_passes
+    ]
 
 
 def config_of(triton_config):
@@ -537,12 +588,13 @@ def config_of(triton_config):
 
 
 @functools.cache
-def autotuned_kernel(dtype, head_dim):
-    """The backward kernel under ``tlx.autotune`` for one dtype and head dim, keyed on the
-    sequence length, the batch's KV heads, the query heads a KV head serves and the mask.
-    The dQ accumulator is zeroed before each timed launch."""
+def autotuned_kernel(dtype, head_dim, dq_passes=DQ_PASSES):
+    """The backward kernel under ``tlx.autotune`` for one dtype and head dim, over the
+    configurations that sum dQ one of the ways ``dq_passes`` names, keyed on the sequence
+    length, the batch's KV heads, the query heads a KV head serves and the mask. The dQ
+    accumulator is zeroed before each timed launch."""
     return tlx.autotune(
-        configs=autotune_configs(head_dim),
+        configs=autotune_configs(head_dim, dq_passes),
         key=["seq_len", "batch_kv_heads", "group", "CAUSAL"],
         reset_to_zero=["dq_ptr"],
     )(attention_bwd_kernel)
@@ -566,33 +618,52 @@ def preprocess(o, do):
     return delta
 
 
-# (device, dtype, q's shape, k's shape, mask) -> the configuration tuned for it.
+# (device, dtype, q's shape, k's heads, mask, dq_pass) -> (the configuration tuned for it,
+# the dQ kernel's with dq_pass "separate", else None).
 _tuned = {}
 
 
-def backward(do, q, k, v, o, lse, causal, sm_scale=None, config=None):
+def backward(do, q, k, v, o, lse, causal, sm_scale=None, config=None, dq_config=None, dq_pass=None):
     """(dQ, dK, dV) of attention for (batch, heads, seq_len, head_dim) contiguous CUDA
     tensors: q, o, do with H heads, k and v with H_kv (dividing H); ``lse`` the forward's
     natural-log LSE, fp32 (batch * heads, seq_len). With ``config`` None, the configuration
-    ``tlx.autotune`` finds fastest for the shape, dtype, mask and grouping (the first call of
-    a key times them all)."""
+    the tuner finds fastest for the shape, dtype, mask and grouping (the first call of a key
+    times them all) among those that sum dQ the way ``dq_pass`` says (None: any,
+    ``DQ_PASSES``); a configuration with dq_pass "separate" runs the dQ kernel with
+    ``dq_config`` (None: tuned with it, or its default where ``config`` is given)."""
     batch, heads, seq_len, head_dim = q.shape
     kv_heads = k.shape[1]
-    group = heads // kv_heads
     sm_scale = sm_scale if sm_scale is not None else head_dim**-0.5
     q3, o3, do3 = (t.reshape(batch * heads, seq_len, head_dim) for t in (q, o, do))
     k3, v3 = (t.reshape(batch * kv_heads, seq_len, head_dim) for t in (k, v))
     delta = preprocess(o3.view(-1, head_dim), do3.view(-1, head_dim))
+    tensors = (do3, q3, k3, v3, lse, delta, sm_scale, causal)
+    if config is None:
+        shape_key = (q.device, q.dtype, tuple(q.shape), kv_heads, causal, dq_pass)
+        if shape_key not in _tuned:
+            _tuned[shape_key] = _tune(tensors, dq_pass)
+        config, dq_config = _tuned[shape_key]
+    elif config.dq_pass == "separate" and dq_config is None:
+        dq_config = attention_dq.default_config(head_dim)
+    dq, dk, dv = _run(tensors, config, dq_config)
+    return dq.view(q.shape), dk.view(k.shape), dv.view(v.shape)
+
+
+def _run(tensors, config, dq_config):
+    """(dQ, dK, dV) as [batch * heads, seq_len, head_dim] from ``backward``'s ``tensors``:
+    the kernel with ``config``, then, if its dq_pass is "separate", the dQ kernel with
+    ``dq_config`` (None: tuned); dQ in q's dtype."""
+    do3, q3, k3, v3, lse, delta, sm_scale, causal = tensors
+    seq_len, head_dim = q3.shape[1:]
     dk = torch.empty_like(k3)
     dv = torch.empty_like(v3)
-    dq = torch.zeros(q3.shape, device=q.device, dtype=torch.float32)
-    call = (lse, delta, dq, sm_scale, sm_scale * LOG2E.value, seq_len, group, batch * kv_heads)
-    shape_key = (q.device, q.dtype, tuple(q.shape), kv_heads, causal)
-    if config is None:
-        config = _tuned.get(shape_key)
-        if config is None:
-            config = _tune(do3, q3, k3, v3, call, causal)
-            _tuned[shape_key] = config
+    if config.dq_pass == "separate":
+        # The kernel adds nothing to dQ: any fp32 tensor stands for the accumulator.
+        dq_sum = torch.empty(1, device=q3.device, dtype=torch.float32)
+    else:
+        dq_sum = torch.zeros(q3.shape, device=q3.device, dtype=torch.float32)
+    group = q3.shape[0] // k3.shape[0]
+    scalars = (sm_scale, sm_scale * LOG2E.value, seq_len, group, k3.shape[0])
     rows = config.block_n // config.consumers
     descs = (
         _descriptor(q3, config.block_m),
@@ -602,26 +673,28 @@ def backward(do, q, k, v, o, lse, causal, sm_scale=None, config=None):
         _descriptor(dk, rows),
         _descriptor(dv, rows),
     )
-    grid = (triton.cdiv(seq_len, config.block_n), batch * kv_heads)
+    grid = (triton.cdiv(seq_len, config.block_n), k3.shape[0])
     constexprs = {
         **config.kernel_arguments(),
         "HEAD_DIM": head_dim,
         "CAUSAL": causal,
         **config.compile_options,
     }
-    attention_bwd_kernel[grid](*descs, *call, **constexprs)
-    return (
-        dq.to(q.dtype).view(q.shape),
-        dk.view(k.shape),
-        dv.view(v.shape),
-    )
+    attention_bwd_kernel[grid](*descs, lse, delta, dq_sum, *scalars, **constexprs)
+    if config.dq_pass == "separate":
+        dq, _ = attention_dq.compute_dq(q3, k3, v3, do3, lse, delta, sm_scale, causal, dq_config)
+    else:
+        dq = dq_sum.to(q3.dtype)
+    return dq, dk, dv
 
 
-def _tune(do3, q3, k3, v3, call, causal):
-    """Times the space on scratch outputs (the tuner's launches add into dQ) and returns the
-    configuration it chose."""
-    tuner = autotuned_kernel(q3.dtype, q3.shape[2])
-    base = autotune_space(q3.shape[2])[0]
+def _tune_kernel(tensors, dq_passes):
+    """Times the configurations that sum dQ one of the ways ``dq_passes`` names, on scratch
+    outputs (the tuner's launches add into dQ); returns the one it chose."""
+    do3, q3, k3, v3, lse, delta, sm_scale, causal = tensors
+    seq_len, head_dim = q3.shape[1:]
+    tuner = autotuned_kernel(q3.dtype, head_dim, dq_passes)
+    base = autotune_space(head_dim)[0]
     rows = base.block_n // base.consumers
     descs = (
         _descriptor(q3, base.block_m),
@@ -631,17 +704,41 @@ def _tune(do3, q3, k3, v3, call, causal):
         _descriptor(torch.empty_like(k3), rows),
         _descriptor(torch.empty_like(v3), rows),
     )
-    lse, delta, dq, *scalars = call
-    scratch_dq = torch.empty_like(dq)
-    seq_len, batch_kv_heads = scalars[2], scalars[4]
+    scratch_dq = torch.empty(q3.shape, device=q3.device, dtype=torch.float32)
+    group = q3.shape[0] // k3.shape[0]
+    scalars = (sm_scale, sm_scale * LOG2E.value, seq_len, group, k3.shape[0])
 
     def grid(meta):
-        return (triton.cdiv(seq_len, meta["BLOCK_N"]), batch_kv_heads)
+        return (triton.cdiv(seq_len, meta["BLOCK_N"]), k3.shape[0])
 
-    tuner[grid](*descs, lse, delta, scratch_dq, *scalars, HEAD_DIM=q3.shape[2], CAUSAL=causal)
+    tuner[grid](*descs, lse, delta, scratch_dq, *scalars, HEAD_DIM=head_dim, CAUSAL=causal)
     return config_of(tuner.best_config)
 
 
-def chosen_config(q, k, causal):
-    """The configuration ``backward`` tuned for q's and k's shapes, dtype and the mask."""
-    return _tuned[q.device, q.dtype, tuple(q.shape), k.shape[1], causal]
+def _tune(tensors, dq_pass):
+    """(configuration, dQ kernel's configuration or None) for ``backward``'s ``tensors``:
+    the best of those that sum dQ in the kernel (the tuner's), and the best with dQ in a pass
+    of its own (the two kernels tuned apart, each alone on the GPU); where ``dq_pass`` leaves
+    both, the faster of the two as whole backward passes (``triton.testing.do_bench``)."""
+    do3, q3, k3, v3, lse, delta, sm_scale, causal = tensors
+    candidates = []
+    in_kernel = tuple(p for p in DQ_PASSES[:-1] if dq_pass in (None, p))
+    if in_kernel:
+        candidates.append((_tune_kernel(tensors, in_kernel), None))
+    if dq_pass in (None, "separate"):
+        config = _tune_kernel(tensors, ("separate",))
+        _, dq_config = attention_dq.compute_dq(q3, k3, v3, do3, lse, delta, sm_scale, causal)
+        candidates.append((config, dq_config))
+    if len(candidates) == 1:
+        return candidates[0]
+    times = [
+        triton.testing.do_bench(functools.partial(_run, tensors, *candidate))
+        for candidate in candidates
+    ]
+    return candidates[times.index(min(times))]
+
+
+def chosen_config(q, k, causal, dq_pass=None):
+    """(configuration, dQ kernel's configuration or None) that ``backward`` tuned for q's and
+    k's shapes, dtype, the mask and ``dq_pass``."""
+    return _tuned[q.device, q.dtype, tuple(q.shape), k.shape[1], causal, dq_pass]

@@ -11,8 +11,11 @@
   128 registers a thread, this is what keeps a consumer within its 240 (ptxas: no spills,
   where ``step_by_keys`` spills over a KiB a thread).
 
-dQ is added to an fp32 accumulator in global memory with atomics (``_add_dq``), 64 columns at
-a time: one chunk's accumulator is live at once.
+Both end in ``_dq_and_release``, which sums dQ the way the configuration's ``dq_pass`` says:
+a consumer's share added to an fp32 accumulator in global memory with atomics (``_add_dq``),
+64 columns at a time so that one chunk's accumulator is live at once, scalar or two columns
+an instruction; the two consumers' shares summed first, each consumer adding half of the
+columns; or nothing (a kernel of its own, attention_dq.py, computes dQ).
 """
 
 from triton.experimental import gluon
@@ -55,9 +58,28 @@ def _scores_to_gradients(s, dp, lse2, delta, queries, key_rows, qk_scale, MASKED
 
 
 @gluon.jit
-def _add_dq(state, dq, bh_q, off_m, first_column):
-    """Adds sm_scale * ``dq``, this consumer's share of columns ``first_column`` on of the dQ
-    of a Q block, to the fp32 dQ accumulator (rows past the sequence's end left out)."""
+def _red_add_pairs(pointers, values, mask):
+    """``red.global.add.v2.f32``: adds each pair of ``values`` (two neighbouring columns a
+    thread, as the ``warpgroup_mma`` accumulator holds them) to the pair at its first pointer,
+    where ``mask`` holds; one 8-byte reduction where ``gl.atomic_add`` issues two 4-byte ones
+    (Triton 3.6 and 3.9 emit scalar ``atom``/``red ... add.f32`` only). The result is a dummy.
+    The addresses go in as integers: Triton 3.6 takes no pointers beside floats here."""
+    return gl.inline_asm_elementwise(
+        "{ .reg .pred use; setp.ne.b32 use, $6, 0; "
+        "@use red.global.gpu.relaxed.add.v2.f32 [$2], {$4, $5}; mov.b32 $0, 0; mov.b32 $1, 0; }",
+        "=r,=r,l,l,f,f,r,r",
+        [pointers.to(gl.int64, bitcast=True), values, mask.to(gl.int32)],
+        dtype=gl.int32,
+        is_pure=False,
+        pack=2,
+    )
+
+
+@gluon.jit
+def _add_dq(state, dq, bh_q, off_m, first_column, VECTOR: gl.constexpr):
+    """Adds sm_scale * ``dq``, columns ``first_column`` on of the dQ of a Q block (this
+    consumer's share, or the CTA's sum), to the fp32 dQ accumulator (rows past the
+    sequence's end left out); with VECTOR two columns an instruction (``_red_add_pairs``)."""
     dq_ptr = state[13]
     sm_scale = state[14]
     seq_len = state[16]
@@ -68,7 +90,108 @@ def _add_dq(state, dq, bh_q, off_m, first_column):
     columns = first_column + gl.arange(0, COLUMNS, gl.SliceLayout(0, dq.type.layout))
     offsets = (bh_q * seq_len + rows)[:, None] * HEAD_DIM + columns[None, :]
     mask = (rows[:, None] < seq_len) & (columns[None, :] < HEAD_DIM)
-    gl.atomic_add(dq_ptr + offsets, dq * sm_scale, mask=mask, sem="relaxed")
+    if VECTOR:
+        _red_add_pairs(dq_ptr + offsets, dq * sm_scale, mask)
+    else:
+        gl.atomic_add(dq_ptr + offsets, dq * sm_scale, mask=mask, sem="relaxed")
+
+
+@gluon.jit
+def wait_for_other_consumer(state, index, consumer: gl.constexpr, DQ_PASS: gl.constexpr):
+    """With ``DQ_PASS == "summed"``, where the other consumer's dQ products read this
+    consumer's dS and K: waits until the one of step ``index - 1`` has completed
+    (``ds_free``; at index 0 it passes). Before a step's first write to this consumer's P/dS
+    buffer, and before the epilogue writes dK over its K (``index``: the steps it took)."""
+    if DQ_PASS == "summed":
+        ds_free = state[21]
+        mbarrier.wait(ds_free.index(consumer), (index & 1) ^ 1)
+
+
+@gluon.jit
+def _dq_and_release(
+    state,
+    ds_operand,
+    k,
+    index,
+    stage,
+    bh_q,
+    off_m,
+    dk,
+    dv,
+    consumer: gl.constexpr,
+    DQ_PASS: gl.constexpr,
+    BY_QUERY: gl.constexpr,
+):
+    """dQ's part of a step, once dS is in this consumer's SMEM buffer and dK's product is
+    issued (``ds_operand``: this consumer's dS as dQ's A operand, registers or SMEM; ``k``
+    its K buffer), by
+    DQ_PASS:
+
+    * "atomics" / "vector": this consumer's share dS K, DQ_COLUMNS columns at a time, added
+      with atomics (scalar, or two columns an instruction: ``_red_add_pairs``);
+    * "summed": the CTA's dQ, both consumers' dS against their K, each consumer computing
+      and adding half of the columns (``ds_ready``: the other's dS is written; ``ds_free``:
+      this consumer has read it), so that a CTA adds each element once, not once a consumer;
+    * "separate": none (attention_dq.py computes dQ).
+
+    The stage is released once dV and dK, the last readers of Q and dO, have completed."""
+    (k_tiles, ds_tiles) = state[2], state[4]
+    empty = state[10]
+    HEAD_DIM: gl.constexpr = k_tiles.shape[2]
+    BLOCK_M: gl.constexpr = state[0].shape[1]
+    num_warps: gl.constexpr = gl.num_warps()
+    if DQ_PASS == "separate":
+        dv, dk = warpgroup_mma_wait(0, deps=[dv, dk])
+        mbarrier.arrive(empty.index(stage))
+    elif DQ_PASS == "summed":
+        (ds_ready, ds_free) = state[20:22]
+        COLUMNS: gl.constexpr = HEAD_DIM // 2
+        other: gl.constexpr = 1 - consumer
+        first: gl.constexpr = consumer * COLUMNS
+        mbarrier.arrive(ds_ready.index(consumer))
+        half_layout: gl.constexpr = gl.NVMMADistributedLayout(
+            version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, COLUMNS, 16]
+        )
+        if BY_QUERY:
+            other_ds = ds_tiles.index(other)
+        else:
+            other_ds = ds_tiles.index(other).permute((1, 0))
+        dq = warpgroup_mma(
+            ds_operand,
+            k.slice(first, COLUMNS, dim=1),
+            gl.zeros([BLOCK_M, COLUMNS], gl.float32, half_layout),
+            use_acc=False,
+            is_async=True,
+        )
+        mbarrier.wait(ds_ready.index(other), index & 1)
+        dq = warpgroup_mma(
+            other_ds, k_tiles.index(other).slice(first, COLUMNS, dim=1), dq, is_async=True
+        )
+        dv, dk, dq = warpgroup_mma_wait(0, deps=[dv, dk, dq])
+        mbarrier.arrive(empty.index(stage))
+        mbarrier.arrive(ds_free.index(other))
+        _add_dq(state, dq, bh_q, off_m, first, True)
+    else:
+        # DQ_COLUMNS columns at a time: one chunk's accumulator is live at once.
+        dq_layout: gl.constexpr = gl.NVMMADistributedLayout(
+            version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, DQ_COLUMNS, 16]
+        )
+        dq_zeros = gl.zeros([BLOCK_M, DQ_COLUMNS], gl.float32, dq_layout)
+        for chunk in gl.static_range(HEAD_DIM // DQ_COLUMNS):
+            dq = warpgroup_mma(
+                ds_operand,
+                k.slice(chunk * DQ_COLUMNS, DQ_COLUMNS, dim=1),
+                dq_zeros,
+                use_acc=False,
+                is_async=True,
+            )
+            if chunk == 0:
+                dv, dk, dq = warpgroup_mma_wait(0, deps=[dv, dk, dq])
+                mbarrier.arrive(empty.index(stage))
+            else:
+                dq = warpgroup_mma_wait(0, deps=[dq])
+            _add_dq(state, dq, bh_q, off_m, chunk * DQ_COLUMNS, DQ_PASS == "vector")
+    return dk, dv
 
 
 @gluon.jit
@@ -83,15 +206,15 @@ def step_by_keys(
     consumer: gl.constexpr,
     MASKED: gl.constexpr,
     P_IN_SMEM: gl.constexpr,
+    DQ_PASS: gl.constexpr,
 ):
     """One Q block (ring index ``index``) for this consumer's keys, with keys as the rows of
-    S^T and dP^T: dK and dV accumulate, its share of dQ goes to the accumulator. The stage is
-    released once every product that reads Q or dO has completed."""
+    S^T and dP^T: dK and dV accumulate, dQ as DQ_PASS says (``_dq_and_release``). The stage
+    is released once every product that reads Q or dO has completed."""
     (q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles, p_tiles) = state[0:6]
     (ready, empty) = state[9:11]
     NUM_STAGES: gl.constexpr = q_tiles.shape[0]
     BLOCK_M: gl.constexpr = q_tiles.shape[1]
-    HEAD_DIM: gl.constexpr = q_tiles.shape[2]
     SUB_N: gl.constexpr = k_tiles.shape[1]
     dtype: gl.constexpr = q_tiles.dtype
     num_warps: gl.constexpr = gl.num_warps()
@@ -122,6 +245,7 @@ def step_by_keys(
     if P_IN_SMEM:
         # P^T and dS^T take one buffer in turn: dV has read P^T before dS^T is written.
         p_smem = p_tiles.index(consumer)
+        wait_for_other_consumer(state, index, consumer, DQ_PASS)
         p_smem.store(p.to(dtype))
         fence_async_shared()
         dv = warpgroup_mma(p_smem, do, dv, is_async=True)
@@ -131,32 +255,26 @@ def step_by_keys(
         p16 = gl.convert_layout(p.to(dtype), operand_layout)
         dv = warpgroup_mma(p16, do, dv, is_async=True)
         ds16 = ds.to(dtype)
+        wait_for_other_consumer(state, index, consumer, DQ_PASS)
     ds_smem.store(ds16)
     fence_async_shared()
     # dS^T from SMEM for dK too: registers are what the consumer lacks (dK and dV take 128 a
     # thread at HEAD_DIM 128).
     dk = warpgroup_mma(ds_smem, q, dk, is_async=True)
-    # dQ = dS K in chunks of DQ_COLUMNS columns: one chunk's accumulator is live at a time.
-    dq_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, DQ_COLUMNS, 16]
+    return _dq_and_release(
+        state,
+        ds_smem.permute((1, 0)),
+        k,
+        index,
+        stage,
+        bh_q,
+        off_m,
+        dk,
+        dv,
+        consumer,
+        DQ_PASS,
+        False,
     )
-    dq_zeros = gl.zeros([BLOCK_M, DQ_COLUMNS], gl.float32, dq_layout)
-    for chunk in gl.static_range(HEAD_DIM // DQ_COLUMNS):
-        dq = warpgroup_mma(
-            ds_smem.permute((1, 0)),
-            k.slice(chunk * DQ_COLUMNS, DQ_COLUMNS, dim=1),
-            dq_zeros,
-            use_acc=False,
-            is_async=True,
-        )
-        if chunk == 0:
-            dv, dk, dq = warpgroup_mma_wait(0, deps=[dv, dk, dq])
-            # dV and dK, the last readers of Q and dO, have completed.
-            mbarrier.arrive(empty.index(stage))
-        else:
-            dq = warpgroup_mma_wait(0, deps=[dq])
-        _add_dq(state, dq, bh_q, off_m, chunk * DQ_COLUMNS)
-    return dk, dv
 
 
 @gluon.jit
@@ -173,7 +291,16 @@ def _gradients_by_query(s, dp, lse2, delta, queries, keys, qk_scale, MASKED: gl.
 
 @gluon.jit
 def step_by_queries(
-    state, index, bh_q, off_m, first_key, dk, dv, consumer: gl.constexpr, MASKED: gl.constexpr
+    state,
+    index,
+    bh_q,
+    off_m,
+    first_key,
+    dk,
+    dv,
+    consumer: gl.constexpr,
+    MASKED: gl.constexpr,
+    DQ_PASS: gl.constexpr,
 ):
     """``step_by_keys`` with queries as the rows of S and dP: P and dS go through SMEM (one
     buffer with aliasing: dV has read P before dS is written there), dV = P^T dO and dK =
@@ -190,8 +317,13 @@ def step_by_queries(
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, SUB_N, 16]
     )
+    # dS from registers is the A operand of dQ's products, whose columns _dq_and_release says.
+    if DQ_PASS == "summed":
+        DQ_N: gl.constexpr = HEAD_DIM // 2
+    else:
+        DQ_N: gl.constexpr = DQ_COLUMNS
     dq_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, DQ_COLUMNS, 16]
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, DQ_N, 16]
     )
     stage = index % NUM_STAGES
     q = q_tiles.index(stage)
@@ -213,6 +345,7 @@ def step_by_queries(
     s = warpgroup_mma_wait(1, deps=[s_tok])
     dp = warpgroup_mma_wait(0, deps=[dp_tok])
     p, ds = _gradients_by_query(s, dp, lse2, delta, queries, keys, state[15], MASKED)
+    wait_for_other_consumer(state, index, consumer, DQ_PASS)
     p_smem.store(p.to(dtype))
     fence_async_shared()
     dv = warpgroup_mma(p_smem.permute((1, 0)), do, dv, is_async=True)
@@ -225,20 +358,6 @@ def step_by_queries(
     ds_operand = gl.convert_layout(
         ds16, gl.DotOperandLayout(operand_index=0, parent=dq_layout, k_width=2)
     )
-    dq_zeros = gl.zeros([BLOCK_M, DQ_COLUMNS], gl.float32, dq_layout)
-    for chunk in gl.static_range(HEAD_DIM // DQ_COLUMNS):
-        dq = warpgroup_mma(
-            ds_operand,
-            k.slice(chunk * DQ_COLUMNS, DQ_COLUMNS, dim=1),
-            dq_zeros,
-            use_acc=False,
-            is_async=True,
-        )
-        if chunk == 0:
-            dv, dk, dq = warpgroup_mma_wait(0, deps=[dv, dk, dq])
-            # dV and dK, the last readers of Q and dO, have completed.
-            mbarrier.arrive(empty.index(stage))
-        else:
-            dq = warpgroup_mma_wait(0, deps=[dq])
-        _add_dq(state, dq, bh_q, off_m, chunk * DQ_COLUMNS)
-    return dk, dv
+    return _dq_and_release(
+        state, ds_operand, k, index, stage, bh_q, off_m, dk, dv, consumer, DQ_PASS, True
+    )

@@ -1,0 +1,480 @@
+"""The attention backward's dQ in a pass of its own, for Hopper (sm_90a): no atomics.
+
+``attention_bwd_kernel`` (tlx_kernels/hopper/attention_backward.py) gives a CTA a block of
+keys, so the dQ of a Q block is a sum over CTAs, which it adds to an fp32 accumulator with
+atomics. With ``dq_pass="separate"`` it skips dQ, and this kernel computes it the other way
+round: one CTA a block of BLOCK_M rows of Q of one query head, looping over the key blocks of
+its KV head (query head h reads KV head h // group), with
+
+    S = Q K^T     P = exp(S * sm_scale - LSE)     dP = dO V^T     dS = P * (dP - delta)
+    dQ += dS K,   written once, sm_scale * dQ in the inputs' dtype.
+
+S and dP are computed a second time (seven matrix products a block pair in all rather than
+five), traded for the atomics' global memory traffic. The CTA's partitions: a loader warp
+loads each consumer's Q and dO once, then K and V of every key block into a ring of
+NUM_STAGES stages; CONSUMERS warpgroups own 64 rows of Q each, and dS is the A operand of
+dQ = dS K straight from registers (queries as rows: step_by_queries'
+shape, tlx_kernels/hopper/attention_backward_step.py), so it needs no SMEM.
+
+SMEM, one ``tlx.storage_alias_spec``: Q and dO a consumer, the K/V ring, and the epilogue's
+dQ staging tile (the TMA store's source), which takes the bytes of the consumer's Q buffer:
+its last reader, the last S product, has completed by then (``shared(q, dq)``, buffer by
+buffer). Keys past the sequence's end need no mask: the TMA zero-fills their K and V rows,
+so their share of dS K is zero; rows of Q past it load an LSE of +inf, so their P is zero.
+"""
+
+import dataclasses
+import functools
+
+import tlx
+import torch
+import triton
+from tlx.compat import tma_load, tma_store
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    tma,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
+
+from tlx_kernels._host import KernelConfig, KernelHost
+from tlx_kernels.hopper.attention_backward_step import LOG2E
+from tlx_kernels.hopper.attention_common import key_blocks, tile_layout
+from tlx_kernels.hopper.common import LOADER_REGISTERS, SM90A, partition_registers
+
+# Kernel side -------------------------------------------------------------------------------
+
+
+@gluon.jit
+def _row_block(BLOCK_M: gl.constexpr, CAUSAL: gl.constexpr):
+    """This CTA's first row of Q: with a causal mask, the longest rows (the last blocks)
+    first, so that the short ones fill the tail of the grid."""
+    if CAUSAL:
+        return (gl.num_programs(0) - 1 - gl.program_id(0)) * BLOCK_M
+    else:
+        return gl.program_id(0) * BLOCK_M
+
+
+@gluon.jit
+def _key_range(seq_len, off_m, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr):
+    """(unmasked, blocks): how many key blocks the CTA's rows meet and how many of those, from
+    the first, need no causal mask. Without one no block needs a mask (see the module's
+    docstring)."""
+    n_unmasked, n_blocks = key_blocks(seq_len, off_m, BLOCK_M, BLOCK_N, CAUSAL)
+    if not CAUSAL:
+        n_unmasked = n_blocks
+    return n_unmasked, n_blocks
+
+
+@gluon.jit
+def _dq_load_partition(state, desc_q, desc_do, desc_k, desc_v, CAUSAL: gl.constexpr):
+    """The loader warp: each consumer's Q and dO once (``q_ready``), then K and V of every key
+    block into the ring, in the consumers' order."""
+    (q_tiles, do_tiles, k_tiles, v_tiles) = state[0:4]
+    (q_ready, ready, empty) = state[5:8]
+    (seq_len, group) = state[12:14]
+    CONSUMERS: gl.constexpr = q_tiles.shape[0]
+    SUB_M: gl.constexpr = q_tiles.shape[1]
+    HEAD_DIM: gl.constexpr = q_tiles.shape[2]
+    NUM_STAGES: gl.constexpr = k_tiles.shape[0]
+    BLOCK_N: gl.constexpr = k_tiles.shape[1]
+    bh_q = gl.program_id(1)
+    bh_kv = bh_q // group
+    off_m = _row_block(CONSUMERS * SUB_M, CAUSAL)
+    mbarrier.expect(q_ready, 2 * CONSUMERS * desc_q.block_type.nbytes)
+    for c in gl.static_range(CONSUMERS):
+        rows = off_m + c * SUB_M
+        tma_load(desc_q, [bh_q, rows, 0], q_ready, q_tiles.index(c).reshape([1, SUB_M, HEAD_DIM]))
+        tma_load(desc_do, [bh_q, rows, 0], q_ready, do_tiles.index(c).reshape([1, SUB_M, HEAD_DIM]))
+    _, n_blocks = _key_range(seq_len, off_m, CONSUMERS * SUB_M, BLOCK_N, CAUSAL)
+    for j in range(n_blocks):
+        stage = j % NUM_STAGES
+        mbarrier.wait(empty.index(stage), ((j // NUM_STAGES) & 1) ^ 1)
+        mbarrier.expect(ready.index(stage), desc_k.block_type.nbytes + desc_v.block_type.nbytes)
+        tma_load(
+            desc_k,
+            [bh_kv, j * BLOCK_N, 0],
+            ready.index(stage),
+            k_tiles.index(stage).reshape([1, BLOCK_N, HEAD_DIM]),
+        )
+        tma_load(
+            desc_v,
+            [bh_kv, j * BLOCK_N, 0],
+            ready.index(stage),
+            v_tiles.index(stage).reshape([1, BLOCK_N, HEAD_DIM]),
+        )
+
+
+@gluon.jit
+def _dq_step(state, index, q, do, queries, lse2, delta, dq, MASKED: gl.constexpr):
+    """Key block ``index`` (its ring stage) for this consumer's rows: S and dP, P and dS from
+    them, dQ += dS K; the stage is released once dQ's product, the last reader of K, has
+    completed."""
+    (k_tiles, v_tiles) = state[2:4]
+    (ready, empty) = state[6:8]
+    qk_scale = state[11]
+    NUM_STAGES: gl.constexpr = k_tiles.shape[0]
+    BLOCK_N: gl.constexpr = k_tiles.shape[1]
+    SUB_M: gl.constexpr = q.shape[0]
+    dtype: gl.constexpr = q.dtype
+    num_warps: gl.constexpr = gl.num_warps()
+    s_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16]
+    )
+    stage = index % NUM_STAGES
+    k = k_tiles.index(stage)
+    mbarrier.wait(ready.index(stage), (index // NUM_STAGES) & 1)
+    zeros = gl.zeros([SUB_M, BLOCK_N], gl.float32, s_layout)
+    s_tok = warpgroup_mma(q, k.permute((1, 0)), zeros, use_acc=False, is_async=True)
+    dp_tok = warpgroup_mma(
+        do, v_tiles.index(stage).permute((1, 0)), zeros, use_acc=False, is_async=True
+    )
+    s = warpgroup_mma_wait(1, deps=[s_tok])
+    dp = warpgroup_mma_wait(0, deps=[dp_tok])
+    if MASKED:
+        keys = index * BLOCK_N + gl.arange(0, BLOCK_N, gl.SliceLayout(0, s_layout))
+        s = gl.where(queries[:, None] >= keys[None, :], s, float("-inf"))
+    p = gl.exp2(s * qk_scale - lse2[:, None])
+    ds = p * (dp - delta[:, None])
+    ds_operand = gl.convert_layout(
+        ds.to(dtype), gl.DotOperandLayout(operand_index=0, parent=dq.type.layout, k_width=2)
+    )
+    dq = warpgroup_mma(ds_operand, k, dq, is_async=True)
+    dq = warpgroup_mma_wait(0, deps=[dq])
+    mbarrier.arrive(empty.index(stage))
+    return dq
+
+
+@gluon.jit
+def _dq_consumer_partition(state, consumer: gl.constexpr, CAUSAL: gl.constexpr):
+    """Rows [consumer * SUB_M, (consumer + 1) * SUB_M) of the CTA's Q block, one warpgroup:
+    every key block (those that need no mask first), then sm_scale * dQ through SMEM (the
+    bytes of its Q buffer) and a TMA store, which clips rows past the sequence's end."""
+    (q_tiles, do_tiles, dq_tiles) = state[0], state[1], state[4]
+    q_ready = state[5]
+    (lse_ptr, delta_ptr, sm_scale) = state[8:11]
+    (seq_len, group, desc_dq) = state[12:15]
+    CONSUMERS: gl.constexpr = q_tiles.shape[0]
+    SUB_M: gl.constexpr = q_tiles.shape[1]
+    HEAD_DIM: gl.constexpr = q_tiles.shape[2]
+    BLOCK_N: gl.constexpr = state[2].shape[1]
+    num_warps: gl.constexpr = gl.num_warps()
+    s_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16]
+    )
+    dq_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, HEAD_DIM, 16]
+    )
+    bh_q = gl.program_id(1)
+    off_m = _row_block(CONSUMERS * SUB_M, CAUSAL)
+    rows = off_m + consumer * SUB_M
+    queries = rows + gl.arange(0, SUB_M, gl.SliceLayout(1, s_layout))
+    in_sequence = queries < seq_len
+    row_start = bh_q * seq_len
+    lse = gl.load(lse_ptr + row_start + queries, mask=in_sequence, other=float("inf"))
+    delta = gl.load(delta_ptr + row_start + queries, mask=in_sequence, other=0.0)
+    lse2 = lse * LOG2E
+    n_unmasked, n_blocks = _key_range(seq_len, off_m, CONSUMERS * SUB_M, BLOCK_N, CAUSAL)
+    dq = gl.zeros([SUB_M, HEAD_DIM], gl.float32, dq_layout)
+    q = q_tiles.index(consumer)
+    do = do_tiles.index(consumer)
+    mbarrier.wait(q_ready, 0)
+    for j in range(0, n_unmasked):
+        dq = _dq_step(state, j, q, do, queries, lse2, delta, dq, False)
+    for j in range(n_unmasked, n_blocks):
+        dq = _dq_step(state, j, q, do, queries, lse2, delta, dq, True)
+    dq_smem = dq_tiles.index(consumer)
+    dq_smem.store((dq * sm_scale).to(dq_tiles.dtype))
+    fence_async_shared()
+    tma_store(desc_dq, [bh_q, rows, 0], dq_smem.reshape([1, SUB_M, HEAD_DIM]))
+    tma.store_wait(0)
+
+
+@gluon.jit
+def _dq_smem_tiles(
+    dtype: gl.constexpr,
+    SUB_M: gl.constexpr,
+    BLOCK_N: gl.constexpr,
+    HEAD_DIM: gl.constexpr,
+    NUM_STAGES: gl.constexpr,
+    CONSUMERS: gl.constexpr,
+):
+    """The kernel's SMEM, one spec: (Q, dO, K, V, dQ tiles); consumer c's dQ staging tile
+    takes its Q buffer's bytes."""
+    layout: gl.constexpr = gl.NVMMASharedLayout(
+        swizzle_byte_width=128, element_bitwidth=dtype.primitive_bitwidth, rank=2
+    )
+    smem = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+    q_tiles = tlx.local_alloc((SUB_M, HEAD_DIM), dtype, CONSUMERS, reuse=smem, layout=layout)
+    do_tiles = tlx.local_alloc((SUB_M, HEAD_DIM), dtype, CONSUMERS, reuse=smem, layout=layout)
+    k_tiles = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_STAGES, reuse=smem, layout=layout)
+    v_tiles = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_STAGES, reuse=smem, layout=layout)
+    dq_tiles = tlx.local_alloc((SUB_M, HEAD_DIM), dtype, CONSUMERS, reuse=smem, layout=layout)
+    smem.set_buffer_overlap(
+        tlx.reuse_group(
+            tlx.reuse_group(
+                q_tiles, dq_tiles, group_type=tlx.reuse_group_type.shared, group_size=CONSUMERS
+            ),
+            tlx.reuse_group(do_tiles, group_size=CONSUMERS),
+            tlx.reuse_group(
+                k_tiles, v_tiles, group_type=tlx.reuse_group_type.distinct, group_size=NUM_STAGES
+            ),
+            group_type=tlx.reuse_group_type.distinct,
+        )
+    )
+    return q_tiles, do_tiles, k_tiles, v_tiles, dq_tiles
+
+
+@tlx.jit(do_not_specialize=["seq_len", "group", "batch_heads"])
+def attention_dq_kernel(
+    desc_q,
+    desc_k,
+    desc_v,
+    desc_do,
+    desc_dq,
+    lse_ptr,
+    delta_ptr,
+    sm_scale,
+    qk_scale,
+    seq_len,
+    group,
+    batch_heads,
+    BLOCK_M: gl.constexpr,
+    BLOCK_N: gl.constexpr,
+    HEAD_DIM: gl.constexpr,
+    NUM_STAGES: gl.constexpr,
+    CAUSAL: gl.constexpr,
+    CONSUMERS: gl.constexpr,
+    CONSUMER_REGISTERS: gl.constexpr,
+):
+    """Grid (Q blocks, batch * heads): dQ of BLOCK_M rows of a query head, in the inputs'
+    dtype, over every key of KV head ``bh // group``. ``qk_scale`` is sm_scale * log2(e);
+    ``lse_ptr`` holds the forward's natural-log LSE a row, ``delta_ptr`` rowsum(dO * O);
+    ``batch_heads`` (the grid's second axis) is for the tuner's key."""
+    tiles = _dq_smem_tiles(
+        desc_q.dtype, BLOCK_M // CONSUMERS, BLOCK_N, HEAD_DIM, NUM_STAGES, CONSUMERS
+    )
+    bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
+    q_ready = gl.allocate_shared_memory(gl.int64, [1, 1], bar_layout)
+    ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
+    empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
+    mbarrier.init(q_ready.index(0), count=1)
+    for i in gl.static_range(NUM_STAGES):
+        mbarrier.init(ready.index(i), count=1)
+        mbarrier.init(empty.index(i), count=CONSUMERS)
+    fence_async_shared()
+    state = (
+        tiles[0],
+        tiles[1],
+        tiles[2],
+        tiles[3],
+        tiles[4],
+        q_ready.index(0),
+        ready,
+        empty,
+        lse_ptr,
+        delta_ptr,
+        sm_scale,
+        qk_scale,
+        seq_len,
+        group,
+        desc_dq,
+    )
+    if CONSUMERS == 2:
+        gl.warp_specialize(
+            [
+                (_dq_consumer_partition, (state, 0, CAUSAL)),
+                (_dq_consumer_partition, (state, 1, CAUSAL)),
+                (_dq_load_partition, (state, desc_q, desc_do, desc_k, desc_v, CAUSAL)),
+            ],
+            [4, 1],
+            [CONSUMER_REGISTERS, LOADER_REGISTERS],
+        )
+    else:
+        gl.warp_specialize(
+            [
+                (_dq_consumer_partition, (state, 0, CAUSAL)),
+                (_dq_load_partition, (state, desc_q, desc_do, desc_k, desc_v, CAUSAL)),
+            ],
+            [1],
+            [LOADER_REGISTERS],
+        )
+
+
+# Host side ---------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class DqConfig(KernelConfig):
+    """Tile sizes of one compiled dQ kernel: BLOCK_M rows of Q a CTA, split among
+    ``consumers`` warpgroups (1 or 2, 64 rows each), key blocks of BLOCK_N keys streaming
+    through ``num_stages`` K/V stages."""
+
+    ARGUMENTS = {
+        "block_m": "BLOCK_M",
+        "block_n": "BLOCK_N",
+        "num_stages": "NUM_STAGES",
+        "consumers": "CONSUMERS",
+    }
+
+    block_m: int
+    block_n: int
+    num_stages: int
+    consumers: int = 2
+
+    def __post_init__(self):
+        if self.consumers not in (1, 2):
+            raise ValueError(f"consumers must be 1 or 2, got {self.consumers}")
+        if self.block_m != 64 * self.consumers:
+            raise ValueError(
+                f"each consumer warpgroup owns 64 rows of Q: block_m must be "
+                f"{64 * self.consumers} with {self.consumers} consumers, got {self.block_m}"
+            )
+
+    def kernel_arguments(self):
+        """The fields' arguments, then a worker consumer thread's registers after setmaxnreg
+        (the kernel passes them with two consumers only)."""
+        registers = partition_registers(self.consumers)[1]
+        return {**super().kernel_arguments(), "CONSUMER_REGISTERS": registers}
+
+    def __repr__(self):
+        consumers = "" if self.consumers == 2 else f" consumers={self.consumers}"
+        return (
+            f"dQ BLOCK_M={self.block_m} BLOCK_N={self.block_n} stages={self.num_stages}{consumers}"
+        )
+
+
+def block_shapes(config, arguments):
+    """Block shapes of the Q, K, V, dO and dQ descriptors ([batch * heads, seq_len,
+    head_dim]): a consumer's rows of Q, dO and dQ, a key block of K and V."""
+    head_dim = arguments["HEAD_DIM"]
+    q_block = [1, config.block_m // config.consumers, head_dim]
+    kv_block = [1, config.block_n, head_dim]
+    return (q_block, kv_block, kv_block, q_block, q_block)
+
+
+HOST = KernelHost(
+    attention_dq_kernel,
+    DqConfig,
+    descriptors=("desc_q", "desc_k", "desc_v", "desc_do", "desc_dq"),
+    scalars={
+        "lse_ptr": "*fp32",
+        "delta_ptr": "*fp32",
+        "sm_scale": "fp32",
+        "qk_scale": "fp32",
+        "seq_len": "i32",
+        "group": "i32",
+        "batch_heads": "i32",
+    },
+    block_shapes=block_shapes,
+    target=SM90A,
+)
+
+
+def kernel_source(config, head_dim, dtype="fp16", causal=False):
+    """The dQ kernel with ``config``, as ``triton.compile``, ``tlx.kernel_plans`` and
+    ``tlx.check_hazards`` take it."""
+    return HOST.kernel_source(config, dtype, HEAD_DIM=head_dim, CAUSAL=causal)
+
+
+def compile_for_hopper(config, head_dim, dtype="fp16", causal=False):
+    """Compiles the dQ kernel for sm_90a without a GPU; returns Triton's compiled kernel."""
+    return HOST.compile(config, dtype, HEAD_DIM=head_dim, CAUSAL=causal)
+
+
+def smem_plan(config, head_dim):
+    """The plan of the kernel's SMEM spec (a ``tlx.SpecPlan``) for sm_90a with ``config``."""
+    return HOST.smem_plan(config, HEAD_DIM=head_dim, CAUSAL=False)
+
+
+def default_config(head_dim):
+    """Two consumers over 128 rows of Q, 64-key blocks through four stages: what
+    ``backward`` runs with ``dq_pass="separate"`` and no dQ configuration given."""
+    return DqConfig(128, 64, 4)
+
+
+def autotune_space(head_dim):
+    """The configurations the tuner searches: two consumers over 128 rows with 64-key blocks
+    through two or four stages, or 128-key blocks through two (S and dP take 64 registers
+    a thread each), and one consumer over 64 rows (twice the CTAs)."""
+    return [
+        DqConfig(128, 64, 4),
+        DqConfig(128, 64, 2),
+        DqConfig(128, 128, 2),
+        DqConfig(64, 64, 4, consumers=1),
+    ]
+
+
+def autotune_configs(head_dim):
+    """``autotune_space(head_dim)`` as ``triton.Config``s."""
+    return [HOST.triton_config(config) for config in autotune_space(head_dim)]
+
+
+def config_of(triton_config):
+    """The ``DqConfig`` of a ``triton.Config`` of ``autotune_configs``."""
+    return DqConfig.of_arguments(triton_config)
+
+
+@functools.cache
+def autotuned_kernel(dtype, head_dim):
+    """The dQ kernel under ``tlx.autotune`` for one dtype and head dim, keyed on the
+    sequence length, the batch's heads, the grouping and the mask."""
+    return tlx.autotune(
+        configs=autotune_configs(head_dim), key=["seq_len", "batch_heads", "group", "CAUSAL"]
+    )(attention_dq_kernel)
+
+
+def _descriptor(tensor, rows):
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    layout = tile_layout(tensor.element_size() * 8)
+    return TensorDescriptor.from_tensor(tensor, [1, rows, tensor.shape[2]], layout)
+
+
+def _arguments(q3, k3, v3, do3, dq, config, lse, delta, sm_scale, group):
+    rows = config.block_m // config.consumers
+    descs = (
+        _descriptor(q3, rows),
+        _descriptor(k3, config.block_n),
+        _descriptor(v3, config.block_n),
+        _descriptor(do3, rows),
+        _descriptor(dq, rows),
+    )
+    seq_len = q3.shape[1]
+    scalars = (lse, delta, sm_scale, sm_scale * LOG2E.value, seq_len, group, q3.shape[0])
+    return descs, scalars
+
+
+def compute_dq(q3, k3, v3, do3, lse, delta, sm_scale, causal, config=None):
+    """dQ, in q3's dtype, of [batch * heads, seq_len, head_dim] contiguous q3 and do3 and
+    [batch * kv_heads, seq_len, head_dim] k3 and v3; ``lse`` and ``delta`` fp32, one a row
+    of q3. With ``config`` None, the configuration ``tlx.autotune`` finds fastest for the
+    shape, dtype, grouping and mask (the first call of a key times them all). Returns (dQ,
+    the configuration it ran)."""
+    group = q3.shape[0] // k3.shape[0]
+    head_dim = q3.shape[2]
+    dq = torch.empty_like(q3)
+    if config is None:
+        tuner = autotuned_kernel(q3.dtype, head_dim)
+        descs, scalars = _arguments(
+            q3, k3, v3, do3, dq, autotune_space(head_dim)[0], lse, delta, sm_scale, group
+        )
+
+        def grid(meta):
+            return (triton.cdiv(q3.shape[1], meta["BLOCK_M"]), q3.shape[0])
+
+        tuner[grid](*descs, *scalars, HEAD_DIM=head_dim, CAUSAL=causal)
+        return dq, config_of(tuner.best_config)
+    descs, scalars = _arguments(q3, k3, v3, do3, dq, config, lse, delta, sm_scale, group)
+    constexprs = {
+        **config.kernel_arguments(),
+        "HEAD_DIM": head_dim,
+        "CAUSAL": causal,
+        **config.compile_options,
+    }
+    grid = (triton.cdiv(q3.shape[1], config.block_m), q3.shape[0])
+    attention_dq_kernel[grid](*descs, *scalars, **constexprs)
+    return dq, config
