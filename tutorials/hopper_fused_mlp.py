@@ -67,6 +67,41 @@ K = 256 is bound by its operands' bytes, not the tensor cores). ``bench/fused_ml
 times these rows (d_model 128 and 256, tokens 4k to 256k) for every layout against torch, in
 the same run; the default rows (d_model >= 1024) show where it does not pay.
 
+The gated form (SwiGLU)
+-----------------------
+LLM layers gate the MLP: Y = (silu(X W_gate) * (X W_up)) W_down, W_gate and W_up [d_model,
+hidden], W_down [hidden, d_model] (``from tlx_kernels import gated_mlp``; the kernel is
+``tlx_kernels.hopper.gated_mlp_kernel``, its host code ``tlx_kernels.hopper.gated_mlp``). Its
+first half, H = silu(X W_gate) * (X W_up), is one kernel: each CTA computes a 128 x BLOCK_N tile
+of H (BLOCK_N 64 or 128), and per d_model step the loader brings one X tile and the W_gate and
+W_up tiles of its columns into one ring stage; each consumer issues two products on the one X
+tile into two fp32 accumulators (two wgmma groups a step: ``warpgroup_mma_wait(2)`` retires the
+previous step's pair before its stage is released). The epilogue computes silu(gate) * up in
+fp32 and rounds once to the inputs' dtype. With one tile a CTA, its staging tile lies over the
+ring, dead once both consumers' products completed (``reuse_group(h_tile, ring)``, shared);
+persistent, it lies beside the ring, which the loader fills with the next tile's steps while H
+is stored. The planner prices both: at 128 x 128 tiles, four 48 KiB stages take 192 KiB with H
+over them, 224 KiB beside; at 128 x 64, H over the ring is what lets a seventh 32 KiB stage fit.
+
+Why it can pay at LLM shapes, where the ungated fusion above does not: nothing is recomputed
+(H's tile needs only X's row block and the weights' columns), and what fusion saves is memory
+traffic. Unfused, torch's two GEMMs write G and U, silu reads G and writes S, the product reads
+S and U and writes H: beyond the H that both write, 6 x tokens x hidden 2-byte elements go
+through global memory (12 bytes per entry of H; the same with one GEMM on the concatenated
+[W_gate | W_up]). Against the 4 x tokens x d_model x hidden FLOPs of the two products, that is
+3 / d_model bytes a FLOP: at d_model = 4096, 0.35 ms at 8192 tokens x hidden 14336 (1.4 GB at
+some 4 TB/s) beside 2.9 ms of products at 660 TFLOP/s, about 10% of the first half and 7% of
+the whole MLP (the down projection is half the products' FLOPs again); at d_model = 2048, twice
+the share. Sharing X's loads gives a step's two products the SMEM bytes per FLOP of one 128 x
+256 GEMM tile, where two GEMMs of the same 128 x 128 tiles would load X twice (4/3 the bytes);
+cuBLAS reaches that ratio with wider tiles of one product, and so does the concatenated GEMM:
+what sets the fused kernel apart from both is the traffic above. The down projection stays a GEMM
+over H in global memory
+(``tlx_kernels.matmul``): a tile of Y needs a whole row block of H (3.5 MiB at hidden 14336),
+and recomputing it per tile of Y is the factor the section on cost computes. ``python
+bench/fused_mlp.py --gated`` times the whole MLP and its first half against torch's two GEMMs
+and the concatenated one, tokens 512 to 8192 at d_model 4096 (hidden 14336) and 2048 (8192).
+
 Two phases, one region
 ----------------------
 Per ring step the loader brings either a phase-1 step (an X tile and a W1 tile) or a phase-2

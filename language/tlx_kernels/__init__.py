@@ -1,12 +1,13 @@
 """Gluon kernels whose buffers share memory through tlx storage aliasing, tuned by
 ``tlx.autotune``, as a model calls them::
 
-    from tlx_kernels import attention, matmul, fused_mlp
+    from tlx_kernels import attention, fused_mlp, gated_mlp, matmul
 
     o = attention(q, k, v, causal=True)  # softmax(q k^T / sqrt(d)) v, (batch, heads, n, d)
     o.sum().backward()  # attention is a torch.autograd.Function: dq, dk, dv
     c = matmul(a, b)  # a [M, K] @ b [K, N]
     y = fused_mlp(x, w1, w2)  # gelu(x @ w1) @ w2 in one kernel
+    y = gated_mlp(x, w_gate, w_up, w_down)  # (silu(x @ w_gate) * (x @ w_up)) @ w_down
 
 k and v may have fewer heads than q (grouped-query attention: kv_heads dividing heads). Each
 takes float16 or bfloat16 CUDA tensors on a Hopper (sm_90a) GPU; the first call of a
@@ -23,6 +24,9 @@ What is there:
 * ``tlx_kernels.hopper.gemm`` (kernel: ``gemm_kernel``): C = A @ B, the C tile over the ring.
 * ``tlx_kernels.hopper.fused_mlp`` (kernel: ``fused_mlp_kernel``): act(X @ W1) @ W2, the two
   phases' rings sharing bytes.
+* ``tlx_kernels.hopper.gated_mlp`` (kernel: ``gated_mlp_kernel``): the gated (SwiGLU) MLP,
+  silu(X W_gate) * (X W_up) one kernel whose two products share X's loads, its staging tile
+  over the dead ring; the down projection by the GEMM.
 * ``tlx_kernels.hopper.common``, ``tlx_kernels.hopper.attention_common``: what they share.
 * ``tlx_kernels.blackwell.flash_attention``, ``tlx_kernels.blackwell.two_cta_mma``: sm_100a
   kernels with S/P and an accumulator in shared tensor memory (compiled on the CPU here).
@@ -35,6 +39,7 @@ Each host module also compiles its kernel for its target without a GPU (``kernel
 
 from tlx_kernels.hopper.attention_autograd import attention
 from tlx_kernels.hopper.fused_mlp import autotuned_fused_mlp as fused_mlp
+from tlx_kernels.hopper.gated_mlp import autotuned_gated_mlp as gated_mlp
 from tlx_kernels.hopper.gemm import autotuned_matmul as matmul
 
-__all__ = ["attention", "fused_mlp", "matmul"]
+__all__ = ["attention", "fused_mlp", "gated_mlp", "matmul"]
