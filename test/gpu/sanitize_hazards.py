@@ -106,7 +106,8 @@ def _small_arguments(source, torch, values):
     arguments = {}
     for name, kind in source.signature.items():
         if kind == "constexpr":
-            arguments[name] = source.constexprs[name]
+            # ASTSource keys its constants by (argument index,)
+            arguments[name] = source.constants[(source.fn.arg_names.index(name),)]
         elif kind.startswith("i"):
             arguments[name] = values[name]
         elif kind.startswith("tensordesc"):
