@@ -607,3 +607,30 @@ def test_the_timings_of_a_wait_that_passes_early_are_executed_in_every_order():
         assert top in lines and ready_count[3] <= {
             ("parity_and_count.py", line) for line in lines
         }, report.describe()
+
+
+def test_sanitizer_cases_get_every_argument_of_their_signature():
+    """test/gpu/sanitize_hazards.py's small cases: each kernel's arguments, built from its
+    signature (constexprs from the source, tensors here on the CPU), name every parameter."""
+    import types
+
+    import sanitize_hazards
+    import torch
+
+    def on_cpu(make):
+        return lambda *shape, device, dtype: make(*shape, dtype=dtype)
+
+    cpu_torch = types.SimpleNamespace(
+        float16=torch.float16,
+        float32=torch.float32,
+        randn=on_cpu(torch.randn),
+        zeros=on_cpu(torch.zeros),
+    )
+    small = {name: case for name, case in sanitize_hazards._cases().items() if "small" in case}
+    assert small
+    for name, case in small.items():
+        source = case["small"](True)
+        arguments = sanitize_hazards._small_arguments(source, cpu_torch, case.get("values", {}))
+        assert set(arguments) == set(source.signature), name
+        for index, value in source.constants.items():
+            assert arguments[source.fn.arg_names[index[0]]] == value, name
