@@ -9,6 +9,7 @@ from tlx.planner import (
     Plan,
     Storage,
     View,
+    buffer_extents,
     distinct,
     shared,
 )
@@ -55,3 +56,24 @@ def fa_buffers():
 
 
 FA_TREE = shared(0, distinct(shared(1, group_size=4), 2, 3, 4))
+
+
+def buffer_ranges(spec_plan) -> dict[tuple[str, int], tuple[int, int]]:
+    """{(buffer name, i): (first unit, end unit)} of every buffer of a kernel's spec plan
+    (``tlx.kernel_plans``), as the planner places them (``buffer_extents``)."""
+    return {
+        (spec_plan.buffers[extent.user].name, extent.index): (extent.start, extent.end)
+        for extent in buffer_extents(spec_plan.plan, spec_plan.buffers)
+    }
+
+
+def overlapping_pairs(spec_plan) -> set[tuple[tuple[str, int], tuple[str, int]]]:
+    """{((name, i), (name, j))} of every two buffers of a spec plan that share a unit."""
+    items = sorted(buffer_ranges(spec_plan).items(), key=lambda item: item[1])
+    pairs = set()
+    for n, (first, (_, end)) in enumerate(items):
+        for second, (start, _end) in items[n + 1 :]:
+            if start >= end:
+                break
+            pairs.add(tuple(sorted((first, second))))
+    return pairs

@@ -13,6 +13,7 @@ import pytest
 import tlx
 import tlx_kernels
 import torch
+from _planner_helpers import buffer_ranges, overlapping_pairs
 from tlx.hazards import check as _hazards
 from tlx.report import cli as _cli
 from tlx_kernels.hopper import gated_mlp as gated
@@ -28,28 +29,6 @@ CHECK_VALUES = (
     {"tokens": 100, "d_model": 100, "hidden": 200, "GROUP_M": 8},
 )
 NEWEST_TRITON = (3, 9)
-
-
-def buffer_ranges(spec_plan):
-    """{(buffer name, i): (first byte, end byte)} of every buffer of a plan."""
-    ranges = {}
-    for buffer, view in zip(spec_plan.buffers, spec_plan.plan.views, strict=True):
-        for i in range(buffer.shape[0]):
-            start = view.slot_of(i) * view.buffer_size
-            ranges[buffer.name, i] = (start, start + view.buffer_size)
-    return ranges
-
-
-def overlapping_pairs(spec_plan):
-    """{((name, i), (name, j))} of every two buffers of a plan that share a byte."""
-    items = sorted(buffer_ranges(spec_plan).items(), key=lambda item: item[1])
-    pairs = set()
-    for n, (first, (_, end)) in enumerate(items):
-        for second, (start, _end) in items[n + 1 :]:
-            if start >= end:
-                break
-            pairs.add(tuple(sorted((first, second))))
-    return pairs
 
 
 def planner_message(error):

@@ -12,6 +12,7 @@ import sys
 import pytest
 import torch
 from _helpers import run_tutorial
+from _planner_helpers import buffer_ranges, overlapping_pairs
 from tlx import planner
 from tlx.compat import NEEDS_WHOLE_VIEWS
 from triton.compiler.errors import CompilationError
@@ -42,28 +43,6 @@ def whole_views(size_bytes, view_bytes=32768):
 @pytest.fixture(scope="module")
 def mlp():
     return importlib.import_module("tlx_kernels.hopper.fused_mlp")
-
-
-def buffer_ranges(spec_plan):
-    """{(buffer name, i): (first byte, end byte)} of every buffer of a plan."""
-    ranges = {}
-    for buffer, view in zip(spec_plan.buffers, spec_plan.plan.views, strict=True):
-        for i in range(buffer.shape[0]):
-            start = view.slot_of(i) * view.buffer_size
-            ranges[buffer.name, i] = (start, start + view.buffer_size)
-    return ranges
-
-
-def overlapping_pairs(spec_plan):
-    """{((name, i), (name, j))} of every two buffers of a plan that share a byte."""
-    ranges = sorted(buffer_ranges(spec_plan).items(), key=lambda item: item[1])
-    pairs = set()
-    for n, (first, (_, end)) in enumerate(ranges):
-        for second, (other_start, _end) in ranges[n + 1 :]:
-            if other_start >= end:
-                break
-            pairs.add(tuple(sorted((first, second))))
-    return pairs
 
 
 def test_default_configs(mlp):
