@@ -15,7 +15,7 @@ from tlx_kernels._host import KernelConfig, KernelHost
 from tlx_kernels.hopper.common import (
     SM90A,
     TORCH_TO_TRITON_DTYPE,
-    tile_layout,
+    tma_descriptors,
     tma_operand,
     triton_dtype,
 )
@@ -183,16 +183,6 @@ def _operands(x, w1, w2):
     return tma_operand(x), tma_operand(w1), tma_operand(w2), y, shape
 
 
-def _descriptors(tensors, config):
-    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
-
-    layout = tile_layout(tensors[0].element_size() * 8)
-    return [
-        TensorDescriptor.from_tensor(t, shape, layout)
-        for t, shape in zip(tensors, block_shapes(config), strict=True)
-    ]
-
-
 def _grid(tokens, d_model, block_m, block_n):
     return (triton.cdiv(d_model, block_n), triton.cdiv(tokens, block_m))
 
@@ -207,7 +197,7 @@ def fused_mlp(x, w1, w2, config=None, activation="gelu"):
     if y is None:
         return torch.zeros(tokens, d_model, device=x.device, dtype=x.dtype)
     config = config or default_config()
-    descriptors = _descriptors((x, w1, w2, y), config)
+    descriptors = tma_descriptors((x, w1, w2, y), block_shapes(config))
     grid = _grid(tokens, d_model, config.block_m, config.block_n)
     fused_mlp_kernel[grid](
         *descriptors,
@@ -287,7 +277,7 @@ def autotuned_fused_mlp(x, w1, w2, layout="shared", activation="gelu"):
         return torch.zeros(tokens, d_model, device=x.device, dtype=x.dtype)
     dtype = triton_dtype(x.dtype)
     # The configuration's pre_hook sets each descriptor's block shape.
-    descriptors = _descriptors((x, w1, w2, y), default_config(layout))
+    descriptors = tma_descriptors((x, w1, w2, y), block_shapes(default_config(layout)))
     tuner = autotuned_kernel(dtype, layout)
     tuner[lambda meta: _grid(tokens, d_model, meta["BLOCK_M"], meta["BLOCK_N"])](
         *descriptors, tokens, d_model, hidden, ACTIVATION=activation

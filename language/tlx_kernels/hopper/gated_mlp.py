@@ -17,7 +17,7 @@ from tlx_kernels.hopper import gemm
 from tlx_kernels.hopper.common import (
     SM90A,
     TORCH_TO_TRITON_DTYPE,
-    tile_layout,
+    tma_descriptors,
     tma_operand,
     triton_dtype,
 )
@@ -178,16 +178,6 @@ def _operands(x, w_gate, w_up):
     return tma_operand(x), tma_operand(w_gate), tma_operand(w_up), h, shape
 
 
-def _descriptors(tensors, config):
-    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
-
-    layout = tile_layout(tensors[0].element_size() * 8)
-    return [
-        TensorDescriptor.from_tensor(t, shape, layout)
-        for t, shape in zip(tensors, block_shapes(config), strict=True)
-    ]
-
-
 def _grid(tokens, hidden, config, device):
     """One CTA per tile of H, or (persistent) one per SM while there are more tiles."""
     tiles = triton.cdiv(tokens, config.block_m) * triton.cdiv(hidden, config.block_n)
@@ -212,7 +202,7 @@ def gated_up(x, w_gate, w_up, config=None):
     if h is None:
         return torch.zeros(tokens, hidden, device=x.device, dtype=x.dtype)
     config = config or default_config()
-    descriptors = _descriptors((x, w_gate, w_up, h), config)
+    descriptors = tma_descriptors((x, w_gate, w_up, h), block_shapes(config))
     gated_mlp_kernel[_grid(tokens, hidden, config, x.device)](
         *descriptors,
         tokens,
@@ -318,7 +308,7 @@ def _tune(x, w_gate, w_up, h, shape):
     configuration it chose, for the later calls of the shape."""
     tokens, d_model, hidden = shape
     # The configuration's pre_hook sets each descriptor's block shape.
-    descriptors = _descriptors((x, w_gate, w_up, h), default_config())
+    descriptors = tma_descriptors((x, w_gate, w_up, h), block_shapes(default_config()))
     tuner = autotuned_kernel(triton_dtype(x.dtype))
     tuner[lambda meta: _grid(tokens, hidden, config_of(meta), x.device)](
         *descriptors, tokens, d_model, hidden
@@ -328,7 +318,7 @@ def _tune(x, w_gate, w_up, h, shape):
         gated_mlp_kernel,
         config,
         _grid(tokens, hidden, config, x.device),
-        _descriptors((x, w_gate, w_up, h), config),
+        tma_descriptors((x, w_gate, w_up, h), block_shapes(config)),
         shape,
         {**config.kernel_arguments(), **config.compile_options},
     )
