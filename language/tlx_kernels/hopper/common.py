@@ -60,18 +60,6 @@ def tile_layout(bits):
     return gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=bits, rank=2)
 
 
-def tma_descriptors(tensors, block_shapes):
-    """A TMA descriptor of each 2-D tensor of ``tensors`` (fp16 or bf16, one dtype) over tiles
-    of its block shape, in the tiles' shared layout (``tile_layout``)."""
-    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
-
-    layout = tile_layout(tensors[0].element_size() * 8)
-    return [
-        TensorDescriptor.from_tensor(t, shape, layout)
-        for t, shape in zip(tensors, block_shapes, strict=True)
-    ]
-
-
 @gluon.jit
 def ring_matmul(a_ring, b_ring, ready, empty, acc, first_index, k_steps, row):
     """``acc`` plus the products of ``k_steps`` stages of an operand ring, the stages of ring
@@ -112,6 +100,18 @@ def tma_operand(t):
     view = padded[:, : t.shape[1]]
     view.copy_(t)
     return view
+
+
+def tma_descriptors(tensors, block_shapes):
+    """A TMA descriptor of each 2-D tensor of ``tensors`` (fp16 or bf16, one dtype) over tiles
+    of its block shape, in the tiles' shared layout (``tile_layout``)."""
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    layout = tile_layout(tensors[0].element_size() * 8)
+    return [
+        TensorDescriptor.from_tensor(t, shape, layout)
+        for t, shape in zip(tensors, block_shapes, strict=True)
+    ]
 
 
 def print_without_aliasing(smem, rejected):
