@@ -125,6 +125,9 @@ struct Tree {
   /// Whether a view may start at a byte offset (Spec::offsetForm is not
   /// Slots and the storage is SMEM).
   bool offsetViews = false;
+  /// Whether every view spans the whole region (Spec::wholeViews): the
+  /// region is then a multiple of every buffer's size.
+  bool wholeViews = false;
 };
 
 /// Flattens and checks `tree` (indices in range, no duplicates, group sizes,
