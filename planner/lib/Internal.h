@@ -163,6 +163,12 @@ Arrangement searchLayout(const Tree &tree, Storage storage, LayoutFamily family,
 /// offset, else its quantum): nothing shares.
 Arrangement unsharedLayout(const Tree &tree, Storage storage);
 
+/// The smallest region that holds `end` units (rule 5) under `views`: SMEM
+/// in whole 128-byte rows, TMEM a power of two of at least 32 columns, both
+/// a multiple of every view's buffer size when the views must be whole.
+int64_t minimalRegion(Storage storage, bool wholeViews,
+                      const std::vector<View> &views, int64_t end);
+
 } // namespace tlx::planner::detail
 
 #endif // TLX_PLANNER_INTERNAL_H

@@ -658,6 +658,20 @@ Arrangement treeLayout(const Tree &tree, Storage storage, LayoutFamily family,
 
 } // namespace
 
+/// The smallest region that holds `end` units (rule 5): SMEM rounds to
+/// 128-byte rows, TMEM to a power of two of at least 32 columns, and both to
+/// a multiple of every view's buffer size when the views must be whole.
+int64_t minimalRegion(Storage storage, bool wholeViews,
+                      const std::vector<View> &views, int64_t end) {
+  bool smem = storage == Storage::Smem;
+  int64_t quantum = smem ? kSmemRowBytes : 1;
+  for (const View &view : views)
+    if (wholeViews && view.bufferSize > 0)
+      quantum = lcm(quantum, view.bufferSize);
+  int64_t minimal = roundUp(end, quantum);
+  return smem ? minimal : nextPowerOfTwo(std::max(kTmemMinColumns, minimal));
+}
+
 Arrangement unsharedLayout(const Tree &tree, Storage storage) {
   int64_t unit = storage == Storage::Smem ? kSmemMinAlignment : 1;
   Arrangement arrangement;
@@ -689,27 +703,14 @@ Arrangement unsharedLayout(const Tree &tree, Storage storage) {
 
 namespace {
 
-/// The region a layout ending at `end` needs (minimalRegion in
-/// planner/lib/Planner.cpp): whole 128-byte rows of SMEM, whole views of
-/// every buffer where Spec::wholeViews, a power of two of TMEM columns.
-int64_t regionOf(const Tree &tree, Storage storage, int64_t end) {
-  bool smem = storage == Storage::Smem;
-  int64_t quantum = smem ? kSmemRowBytes : 1;
-  if (tree.wholeViews)
-    for (const LeafInfo &leaf : tree.leaves)
-      if (leaf.node >= 0 && leaf.size > 0)
-        quantum = lcm(quantum, leaf.size);
-  int64_t minimal = roundUp(end, quantum);
-  return smem ? minimal : nextPowerOfTwo(std::max(kTmemMinColumns, minimal));
-}
-
 /// `today` (the search's layout, or every buffer in bytes of its own), or
 /// the group-by-group candidate (whole-region views, or views at byte
 /// offsets where the Triton writes them) where its region is smaller: on a
 /// tie the plans of today's kernels keep their IR.
 Arrangement withGroupByGroup(const Tree &tree, Storage storage,
                              Arrangement today, int64_t endGoal) {
-  int64_t region = regionOf(tree, storage, today.end);
+  int64_t region =
+      minimalRegion(storage, tree.wholeViews, today.views, today.end);
   if (today.views.empty() || region <= endGoal)
     return today;
   std::optional<Arrangement> best;
@@ -718,9 +719,11 @@ Arrangement withGroupByGroup(const Tree &tree, Storage storage,
       continue;
     std::optional<Arrangement> candidate =
         Search(tree, storage, offsets).groupByGroup(today.end);
-    if (!candidate || regionOf(tree, storage, candidate->end) >= region)
+    if (!candidate || minimalRegion(storage, tree.wholeViews, candidate->views,
+                                    candidate->end) >= region)
       continue;
-    region = regionOf(tree, storage, candidate->end);
+    region = minimalRegion(storage, tree.wholeViews, candidate->views,
+                           candidate->end);
     if (offsets)
       candidate->name += ", views at byte offsets";
     best = std::move(candidate);

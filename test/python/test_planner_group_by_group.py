@@ -14,6 +14,7 @@ from test_planner_properties import (
     Scenario,
     assert_tree_semantics,
     assert_views_sound,
+    leaves,
     scenarios,
 )
 from tlx.planner import Buffer, Group, LayoutFamily, Spec, plan
@@ -129,10 +130,16 @@ def test_group_by_group_plans_are_sound_and_smaller_than_the_periodic_ones(scena
         return
     assert_views_sound(result, scenario.buffers, scenario.spec.whole_views)
     assert_tree_semantics(result, scenario)
-    # Taken only where it is smaller than what the search had, itself no larger than
-    # the node-by-node layouts.
+    # Taken only where it ends the tree's layout before what the search had, itself no
+    # larger than the node-by-node layouts. A buffer outside the tree starts at 0 after the
+    # search (docs/planner.md, "Buffers outside the tree"), so where it is the longest the
+    # region is its end either way.
     simpler = plan(scenario.spec, scenario.buffers, scenario.tree, LayoutFamily.NODE_BY_NODE)
-    assert result.size_bytes < simpler.size_bytes
+    inside = set(leaves(scenario.tree))
+    if all(index in inside for index in range(len(scenario.buffers))):
+        assert result.size_bytes < simpler.size_bytes
+    else:
+        assert result.size_bytes <= simpler.size_bytes
 
 
 @pytest.mark.parametrize("rules", range(len(footprint.RULES)))
