@@ -9,7 +9,8 @@ tree, three layouts of the same planner are compared:
 * group-major: every buffer group together, the period padded to every buffer size
   (the first planner's layout);
 * node-by-node: group-major or child-major per reuse group (a simple search);
-* ours: node-by-node with periodic layouts too (what kernels get).
+* ours: node-by-node with periodic layouts too, and each buffer group at its own width
+  where that is smaller (what kernels get).
 
 Random trees: 2-5 SMEM users (tiles of 16-128 x 16-256 elements of 8/16/32 bits,
 swizzled or 128-byte NVMMA layouts), nested shared/distinct groups, 1-4 buffer

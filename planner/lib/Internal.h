@@ -125,6 +125,9 @@ struct Tree {
   /// Whether a view may start at a byte offset (Spec::offsetForm is not
   /// Slots and the storage is SMEM).
   bool offsetViews = false;
+  /// Whether every view spans the whole region (Spec::wholeViews): the
+  /// region is then a multiple of every buffer's size.
+  bool wholeViews = false;
 };
 
 /// Flattens and checks `tree` (indices in range, no duplicates, group sizes,
@@ -159,6 +162,12 @@ Arrangement searchLayout(const Tree &tree, Storage storage, LayoutFamily family,
 /// and its first where a view may start (its alignment with views at a byte
 /// offset, else its quantum): nothing shares.
 Arrangement unsharedLayout(const Tree &tree, Storage storage);
+
+/// The smallest region that holds `end` units (rule 5) under `views`: SMEM
+/// in whole 128-byte rows, TMEM a power of two of at least 32 columns, both
+/// a multiple of every view's buffer size when the views must be whole.
+int64_t minimalRegion(Storage storage, bool wholeViews,
+                      const std::vector<View> &views, int64_t end);
 
 } // namespace tlx::planner::detail
 

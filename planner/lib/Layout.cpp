@@ -8,7 +8,11 @@
 // when every user's buffers can be written as slots of one view (slot(i),
 // docs/planner.md) and the layout
 // passes the checks of `isValid`; the one whose last buffer ends first wins,
-// the simplest on a tie. The search runs with whole-region views first (a
+// the simplest on a tie. Where none reaches the ideal, one more candidate
+// lays each buffer group out at its own width, one after the other (the
+// placement of the aligned ideal, where later groups may be narrower than
+// group 0), and fits each user's starts to a view; it is taken only when it
+// ends first. The search runs with whole-region views first (a
 // buffer starts at a multiple of its size) and, where the Triton writes views
 // at a byte offset and that search misses the ideal, again with buffers that
 // start at any multiple of their alignment; an offset layout is taken only
@@ -21,6 +25,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 #include <optional>
 
 namespace tlx::planner::detail {
@@ -30,6 +35,9 @@ namespace {
 /// tried: checking a layout enumerates every buffer.
 constexpr int64_t kMaxCheckedBuffers = 4096;
 constexpr int kMaxSearchedGroups = 10;
+/// Up to this many buffer groups, every order of groups 1..n-1 is tried
+/// for the group-by-group candidate (3! orders at most).
+constexpr int64_t kMaxReorderedGroups = 4;
 
 /// Where one leaf's buffers of the first period start, and how far apart
 /// its consecutive buffer groups are within the period.
@@ -37,6 +45,38 @@ struct LeafPosition {
   int64_t base = 0;
   int64_t groupStride = 0;
 };
+
+/// Per buffer: where each of its buffers starts.
+using Starts = std::vector<std::vector<int64_t>>;
+
+/// The coefficients of slot(i) without the offset (docs/planner.md, "The
+/// slot of a buffer").
+struct SlotCoefficients {
+  int64_t period = 1;
+  int64_t scale = 1;
+  int64_t step = 1;
+};
+
+/// The smallest period whose slot(i) = scale (i / period) + step (i %
+/// period) gives `slots[i]` for every i, or nullopt. `pitch` is the step of
+/// period 1 (which no slot uses) and the scale of a single buffer.
+std::optional<SlotCoefficients> fitSlots(const std::vector<int64_t> &slots,
+                                         int64_t pitch) {
+  int64_t count = static_cast<int64_t>(slots.size());
+  for (int64_t period = 1; period <= count; ++period) {
+    int64_t step = period > 1 ? slots[1] : pitch;
+    int64_t scale = period < count ? slots[period] : satMul(step, period);
+    if (step < 1)
+      continue;
+    bool fits = true;
+    for (int64_t index = 0; index < count && fits; ++index)
+      fits = slots[index] == satAdd(satMul(scale, index / period),
+                                    satMul(step, index % period));
+    if (fits)
+      return SlotCoefficients{period, scale, step};
+  }
+  return std::nullopt;
+}
 
 struct Extent {
   int64_t start = 0;
@@ -102,6 +142,26 @@ public:
       }
     }
     return finish(std::move(best));
+  }
+
+  /// The group-by-group candidate that ends first, before `bound`: every
+  /// order of groups 1..n-1 (group 0 first, so that each user's buffer 0 is
+  /// its lowest) up to kMaxReorderedGroups groups, else the order written.
+  std::optional<Arrangement> groupByGroup(int64_t bound) const {
+    if (tree.groups < 1 || totalBuffers > kMaxCheckedBuffers)
+      return std::nullopt;
+    std::vector<int64_t> order(tree.groups);
+    std::iota(order.begin(), order.end(), 0);
+    std::optional<Arrangement> best;
+    do {
+      if (std::optional<Arrangement> candidate =
+              groupByGroupInOrder(order, bound)) {
+        bound = candidate->end;
+        best = std::move(candidate);
+      }
+    } while (tree.groups <= kMaxReorderedGroups &&
+             std::next_permutation(order.begin() + 1, order.end()));
+    return best;
   }
 
 private:
@@ -291,12 +351,8 @@ private:
       if (!view)
         return std::nullopt;
       arrangement.views[node.buffer] = *view;
-      int64_t count = tree.leaves[node.buffer].count;
-      arrangement.end =
-          std::max(arrangement.end,
-                   satAdd(satAdd(view->base, satMul(lastSlot(*view, count),
-                                                    view->bufferSize)),
-                          view->bufferSize));
+      arrangement.end = std::max(
+          arrangement.end, viewEnd(*view, tree.leaves[node.buffer].count));
     }
     if (arrangement.end >= bound)
       return std::nullopt;
@@ -319,6 +375,128 @@ private:
     return std::max(last, satAdd(satAdd(satMul(view.scale, lastPeriod - 1),
                                         view.offsetSlots),
                                  satMul(view.step, view.period - 1)));
+  }
+
+  /// Where the last of `count` buffers of `view` ends.
+  static int64_t viewEnd(const View &view, int64_t count) {
+    return satAdd(
+        satAdd(view.base, satMul(lastSlot(view, count), view.bufferSize)),
+        view.bufferSize);
+  }
+
+  /// Each buffer group at its own width, one after the other in `order`, if
+  /// every user's starts are the slots of one view, the layout passes the
+  /// checks and ends before `bound`.
+  std::optional<Arrangement>
+  groupByGroupInOrder(const std::vector<int64_t> &order, int64_t bound) const {
+    Starts starts(tree.leaves.size());
+    for (const Node &node : tree.nodes)
+      if (node.leaf)
+        starts[node.buffer].assign(tree.leaves[node.buffer].count, 0);
+    int64_t cursor = 0;
+    for (int64_t group : order)
+      cursor = placeGroup(0, group, cursor, starts);
+    Arrangement arrangement;
+    arrangement.views.resize(tree.leaves.size());
+    for (const Node &node : tree.nodes) {
+      if (!node.leaf)
+        continue;
+      std::optional<View> view = fittedView(node.buffer, starts[node.buffer]);
+      if (!view)
+        return std::nullopt;
+      arrangement.views[node.buffer] = *view;
+      arrangement.end = std::max(
+          arrangement.end, viewEnd(*view, tree.leaves[node.buffer].count));
+    }
+    if (arrangement.end >= bound || !isValid(arrangement.views))
+      return std::nullopt;
+    arrangement.name = "each buffer group at its own width";
+    if (!std::is_sorted(order.begin(), order.end())) {
+      arrangement.name += ", in the order";
+      for (size_t position = 0; position < order.size(); ++position)
+        arrangement.name +=
+            (position == 0 ? " " : ", ") + std::to_string(order[position]);
+    }
+    return arrangement;
+  }
+
+  /// Buffer group `group` of `index` alone at the first address >= `cursor`
+  /// where its buffers at its start may start (a subtree without that group
+  /// takes no bytes); records where its buffers start and returns its end.
+  int64_t placeGroup(int index, int64_t group, int64_t cursor,
+                     Starts &starts) const {
+    const Node &node = tree.nodes[index];
+    if (group >= node.groups)
+      return cursor;
+    int64_t start = roundUp(cursor, groupHead(index, group));
+    if (node.leaf) {
+      const LeafInfo &leaf = tree.leaves[node.buffer];
+      for (int64_t member = 0; member < node.groupSize; ++member)
+        starts[node.buffer][group * node.groupSize + member] =
+            satAdd(start, satMul(member, leaf.quantum));
+      return satAdd(
+          start, satAdd(satMul(node.groupSize - 1, leaf.quantum), leaf.size));
+    }
+    int64_t end = start;
+    for (int child : node.children)
+      end =
+          std::max(end, placeGroup(child, group,
+                                   node.kind == GroupKind::Shared ? start : end,
+                                   starts));
+    return end;
+  }
+
+  /// Where buffer group `group` of `index` may start: the lcm of the start
+  /// quanta of the leaves at its start that have that group.
+  int64_t groupHead(int index, int64_t group) const {
+    const Node &node = tree.nodes[index];
+    if (node.leaf)
+      return startQuantum(tree.leaves[node.buffer]);
+    int64_t headQuantum = 1;
+    for (int child : node.children) {
+      if (group >= tree.nodes[child].groups)
+        continue;
+      headQuantum = lcm(headQuantum, groupHead(child, group));
+      if (node.kind == GroupKind::Distinct)
+        break;
+    }
+    return headQuantum;
+  }
+
+  /// The view whose slots hold `leaf`'s buffers at `starts` (buffer 0 the
+  /// lowest, every distance a multiple of its size, the first start where a
+  /// view may begin), or nullopt.
+  std::optional<View> fittedView(int leaf,
+                                 const std::vector<int64_t> &starts) const {
+    const LeafInfo &info = tree.leaves[leaf];
+    int64_t size = info.size;
+    if (size <= 0 || starts.empty() || info.quantum % size != 0)
+      return std::nullopt;
+    int64_t first = starts.front();
+    bool offsetView = first % size != 0;
+    if (offsetView && (!offsets || first % startQuantum(info) != 0))
+      return std::nullopt;
+    std::vector<int64_t> slots;
+    for (int64_t start : starts) {
+      if (start < first || (start - first) % size != 0)
+        return std::nullopt;
+      slots.push_back((start - first) / size);
+    }
+    std::optional<SlotCoefficients> coefficients =
+        fitSlots(slots, info.quantum / size);
+    if (!coefficients)
+      return std::nullopt;
+    View view;
+    view.bufferSize = size;
+    view.alignment = info.alignment;
+    view.groupSize = tree.nodes[info.node].groupSize;
+    view.offset = first;
+    view.base = offsetView ? first : 0;
+    view.offsetSlots = offsetView ? 0 : first / size;
+    view.period = coefficients->period;
+    view.scale = coefficients->scale;
+    view.step = coefficients->step;
+    return view;
   }
 
   /// Rule 4's checks over every buffer: alignment; buffers of one user,
@@ -480,6 +658,20 @@ Arrangement treeLayout(const Tree &tree, Storage storage, LayoutFamily family,
 
 } // namespace
 
+/// The smallest region that holds `end` units (rule 5): SMEM rounds to
+/// 128-byte rows, TMEM to a power of two of at least 32 columns, and both to
+/// a multiple of every view's buffer size when the views must be whole.
+int64_t minimalRegion(Storage storage, bool wholeViews,
+                      const std::vector<View> &views, int64_t end) {
+  bool smem = storage == Storage::Smem;
+  int64_t quantum = smem ? kSmemRowBytes : 1;
+  for (const View &view : views)
+    if (wholeViews && view.bufferSize > 0)
+      quantum = lcm(quantum, view.bufferSize);
+  int64_t minimal = roundUp(end, quantum);
+  return smem ? minimal : nextPowerOfTwo(std::max(kTmemMinColumns, minimal));
+}
+
 Arrangement unsharedLayout(const Tree &tree, Storage storage) {
   int64_t unit = storage == Storage::Smem ? kSmemMinAlignment : 1;
   Arrangement arrangement;
@@ -509,6 +701,38 @@ Arrangement unsharedLayout(const Tree &tree, Storage storage) {
   return arrangement;
 }
 
+namespace {
+
+/// `today` (the search's layout, or every buffer in bytes of its own), or
+/// the group-by-group candidate (whole-region views, or views at byte
+/// offsets where the Triton writes them) where its region is smaller: on a
+/// tie the plans of today's kernels keep their IR.
+Arrangement withGroupByGroup(const Tree &tree, Storage storage,
+                             Arrangement today, int64_t endGoal) {
+  int64_t region =
+      minimalRegion(storage, tree.wholeViews, today.views, today.end);
+  if (today.views.empty() || region <= endGoal)
+    return today;
+  std::optional<Arrangement> best;
+  for (bool offsets : {false, true}) {
+    if (offsets && !tree.offsetViews)
+      continue;
+    std::optional<Arrangement> candidate =
+        Search(tree, storage, offsets).groupByGroup(today.end);
+    if (!candidate || minimalRegion(storage, tree.wholeViews, candidate->views,
+                                    candidate->end) >= region)
+      continue;
+    region = minimalRegion(storage, tree.wholeViews, candidate->views,
+                           candidate->end);
+    if (offsets)
+      candidate->name += ", views at byte offsets";
+    best = std::move(candidate);
+  }
+  return best ? std::move(*best) : std::move(today);
+}
+
+} // namespace
+
 Arrangement searchLayout(const Tree &tree, Storage storage, LayoutFamily family,
                          int64_t endGoal) {
   Arrangement shared = treeLayout(tree, storage, family, endGoal);
@@ -518,9 +742,9 @@ Arrangement searchLayout(const Tree &tree, Storage storage, LayoutFamily family,
   Arrangement unshared = unsharedLayout(tree, storage);
   if (!shared.views.empty() &&
       roundUp(unshared.end, unit) >= roundUp(shared.end, unit))
-    return shared;
+    return withGroupByGroup(tree, storage, std::move(shared), endGoal);
   unshared.sharedEnd = shared.end;
-  return unshared;
+  return withGroupByGroup(tree, storage, std::move(unshared), endGoal);
 }
 
 } // namespace tlx::planner::detail

@@ -149,20 +149,6 @@ int64_t explicitTmemColumns(int64_t explicitBytes, int64_t minimalColumns,
   return columns;
 }
 
-/// The smallest region that holds `end` units (rule 5): SMEM rounds to
-/// 128-byte rows, TMEM to a power of two of at least 32 columns, and both to
-/// a multiple of every view's buffer size when the views must be whole.
-int64_t minimalRegion(const Spec &spec, const std::vector<View> &views,
-                      int64_t end) {
-  bool smem = spec.storage == Storage::Smem;
-  int64_t quantum = smem ? kSmemRowBytes : 1;
-  for (const View &view : views)
-    if (spec.wholeViews && view.bufferSize > 0)
-      quantum = lcm(quantum, view.bufferSize);
-  int64_t minimal = roundUp(end, quantum);
-  return smem ? minimal : nextPowerOfTwo(std::max(kTmemMinColumns, minimal));
-}
-
 /// Rule 5 for SMEM: fills the region and the backing of `plan`.
 void sizeSmemRegion(const Spec &spec, int64_t minimal, bool hasExplicit,
                     std::optional<int> misaligned, Plan &plan) {
@@ -562,7 +548,8 @@ void finishPlan(const Spec &spec, const std::vector<Buffer> &buffers,
                                     std::to_string(*spec.explicitSizeBytes)));
     hasExplicit = false;
   }
-  int64_t minimal = minimalRegion(spec, result.views, need.end);
+  int64_t minimal =
+      minimalRegion(spec.storage, spec.wholeViews, result.views, need.end);
   if (spec.storage == Storage::Smem)
     sizeSmemRegion(spec, minimal, hasExplicit, misaligned, result);
   else
@@ -751,8 +738,8 @@ std::optional<int> misalignedBuffer(const Spec &spec, const Tree &flat,
     info.quantum = lcm(info.size, kSmemMinAlignment);
     Arrangement arrangement =
         searchLayout(capped, Storage::Smem, family, ideal);
-    if (minimalRegion(spec, arrangement.views, arrangement.end) <=
-        *spec.explicitSizeBytes)
+    if (minimalRegion(spec.storage, spec.wholeViews, arrangement.views,
+                      arrangement.end) <= *spec.explicitSizeBytes)
       return leaf;
   }
   return std::nullopt;
@@ -769,13 +756,15 @@ int64_t offsetViewsRegion(const Spec &spec, const Tree &flat,
   Spec offsets = spec;
   offsets.wholeViews = false;
   offsets.offsetForm = ViewForm::SlicedRows;
-  int64_t other = minimalRegion(offsets, arrangement.views, arrangement.end);
+  int64_t other = minimalRegion(offsets.storage, offsets.wholeViews,
+                                arrangement.views, arrangement.end);
   if (other > ideal) {
     Tree offsetTree = flat;
     offsetTree.offsetViews = true;
     Arrangement search =
         searchLayout(offsetTree, Storage::Smem, LayoutFamily::Best, ideal);
-    other = std::min(other, minimalRegion(offsets, search.views, search.end));
+    other = std::min(other, minimalRegion(offsets.storage, offsets.wholeViews,
+                                          search.views, search.end));
   }
   return other < region ? other : 0;
 }
@@ -802,7 +791,8 @@ Plan plan(const Spec &spec, const std::vector<Buffer> &buffers,
     need.ideal = idealFootprint(flat, spec.storage);
     Arrangement arrangement =
         searchLayout(flat, spec.storage, family, need.ideal);
-    int64_t needed = minimalRegion(spec, arrangement.views, arrangement.end);
+    int64_t needed = minimalRegion(spec.storage, spec.wholeViews,
+                                   arrangement.views, arrangement.end);
     misaligned = misalignedBuffer(spec, flat, family, need.ideal, needed);
     if (family == LayoutFamily::Best)
       result.offsetViewsRegion =

@@ -21,6 +21,7 @@ public:
     tree.leaves.assign(buffers.size(), LeafInfo{});
     tree.offsetViews =
         spec.offsetForm != ViewForm::Slots && spec.storage == Storage::Smem;
+    tree.wholeViews = spec.wholeViews;
   }
 
   bool build(const Group &root) {
