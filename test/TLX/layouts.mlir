@@ -113,10 +113,14 @@ module attributes {"ttg.num-warps" = 4 : i32, ttg.target = "cuda:90"} {
     ttg.local_dealloc %ai : !ttg.memdesc<16x64xf16, #shared, #smem, mutable>
     tt.return
   }
-  // Group-major, 16384 bytes between groups: p's last buffer ends at 57344.
+  // Each buffer group at its own width (index-aligned counts: groups 2 and 3
+  // hold only p): qk at 0 and 16384, p at 0, 16384, 32768 and 40960 (slot
+  // 5 (i / 3) + 2 (i % 3) of 8192 bytes), 49152 bytes, the ideal; spacing
+  // every group as group 0 would end p's last buffer at 57344.
   // CHECK-LABEL: tt.func @forgotten_sub_tiles
-  // WHOLE: ttg.local_alloc {alignment = 128 : i32} : () -> !ttg.memdesc<512x128xi8
-  // PART: ttg.local_alloc {alignment = 128 : i32} : () -> !ttg.memdesc<448x128xi8
+  // CHECK: %[[REGION:.*]] = ttg.local_alloc {alignment = 128 : i32} : () -> !ttg.memdesc<384x128xi8
+  // CHECK: tlx.local_alias %[[REGION]] {{.*}} -> !ttg.memdesc<3x64x64xf32
+  // CHECK: tlx.local_alias %[[REGION]] {{.*}} -> !ttg.memdesc<6x64x64xf16
   tt.func @forgotten_sub_tiles() {
     %s = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem>
     %qk = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
