@@ -293,7 +293,12 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", metavar="NAME", help=argparse.SUPPRESS)
     parser.add_argument("--tools", default="racecheck,synccheck")
-    parser.add_argument("--only", metavar="NAME", help="the cases whose name contains NAME")
+    parser.add_argument(
+        "--only",
+        metavar="NAME",
+        action="append",
+        help="the cases whose name contains NAME (repeatable: any of them)",
+    )
     parser.add_argument("--sanitizer", metavar="PATH", help="the compute-sanitizer to use")
     parser.add_argument("--timeout", type=int, default=300, help="seconds per case and tool")
     parser.add_argument(
@@ -309,7 +314,7 @@ def main(argv=None) -> int:
     cases = {
         name: case
         for name, case in _cases().items()
-        if (not arguments.only or arguments.only in name)
+        if (not arguments.only or any(part in name for part in arguments.only))
         and (not arguments.classes or name.startswith(CLASS_MODULES))
         and (not arguments.batch or name.startswith(BATCH_MODULES))
     }

@@ -89,10 +89,13 @@ def crossed_wrong_parity(out_ptr, TILE: gl.constexpr, RIGHT_PARITY: gl.constexpr
     mbarrier.init(first_ready.index(0), count=1)
     mbarrier.init(second_ready.index(0), count=1)
     parity: gl.constexpr = 0 if RIGHT_PARITY else 1
+    # Each partition stores what it read to a tile of out of its own, so that the output
+    # depends on the SMEM ordering alone, not on which partition's store lands last.
+    out_1 = out_ptr + TILE * TILE
     gl.warp_specialize(
         [
             (_hand_over, (first, second, first_ready, second_ready, out_ptr, TILE, parity)),
-            (_hand_back, (second, first, second_ready, first_ready, out_ptr, TILE, parity)),
+            (_hand_back, (second, first, second_ready, first_ready, out_1, TILE, parity)),
         ],
         [4],
         [96],
@@ -112,11 +115,14 @@ def crossed_wrong_parity_in_workers(out_ptr, TILE: gl.constexpr, RIGHT_PARITY: g
     mbarrier.init(first_ready.index(0), count=1)
     mbarrier.init(second_ready.index(0), count=1)
     parity: gl.constexpr = 0 if RIGHT_PARITY else 1
+    # Each partition stores what it read to a tile of out of its own, so that the output
+    # depends on the SMEM ordering alone, not on which partition's store lands last.
+    out_1 = out_ptr + TILE * TILE
     gl.warp_specialize(
         [
             (_idle, ()),
             (_hand_over, (first, second, first_ready, second_ready, out_ptr, TILE, parity)),
-            (_hand_back, (second, first, second_ready, first_ready, out_ptr, TILE, parity)),
+            (_hand_back, (second, first, second_ready, first_ready, out_1, TILE, parity)),
         ],
         [4, 4],
         [96, 96],
@@ -139,11 +145,15 @@ def ring_wrong_parity(out_ptr, TILE: gl.constexpr, RIGHT_PARITY: gl.constexpr):
     mbarrier.init(second_ready.index(0), count=1)
     mbarrier.init(third_ready.index(0), count=1)
     parity: gl.constexpr = 0 if RIGHT_PARITY else 1
+    # Each partition stores what it read to a tile of out of its own, so that the output
+    # depends on the SMEM ordering alone, not on which partition's store lands last.
+    out_1 = out_ptr + TILE * TILE
+    out_2 = out_ptr + 2 * TILE * TILE
     gl.warp_specialize(
         [
             (_hand_over, (first, third, first_ready, third_ready, out_ptr, TILE, parity)),
-            (_hand_back, (second, first, second_ready, first_ready, out_ptr, TILE, parity)),
-            (_hand_last, (third, second, third_ready, second_ready, out_ptr, TILE, parity)),
+            (_hand_back, (second, first, second_ready, first_ready, out_1, TILE, parity)),
+            (_hand_last, (third, second, third_ready, second_ready, out_2, TILE, parity)),
         ],
         [4, 4],
         [96, 96],

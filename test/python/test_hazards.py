@@ -634,3 +634,23 @@ def test_sanitizer_cases_get_every_argument_of_their_signature():
         assert set(arguments) == set(source.signature), name
         for index, value in source.constants.items():
             assert arguments[source.fn.arg_names[index[0]]] == value, name
+
+
+def test_gpu_script_takes_several_only_names(monkeypatch, capsys):
+    """test/gpu/sanitize_hazards.py --only, repeated: the cases that match any of the names
+    (a session's rows still to run), and no others."""
+    import sanitize_hazards
+
+    monkeypatch.setattr(sanitize_hazards, "find_sanitizer", lambda given: None)
+    names = ("empty counts one release", "two worker partitions wait")
+    arguments = ["--classes"]
+    for name in names:
+        arguments += ["--only", name]
+    assert sanitize_hazards.main(arguments) == 0
+    rows = [
+        line
+        for line in capsys.readouterr().out.splitlines()
+        if " race: " in line or " twin: " in line
+    ]
+    assert len(rows) == 4
+    assert all(any(name[:40] in row for name in names) for row in rows)
