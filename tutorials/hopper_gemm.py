@@ -64,6 +64,14 @@ only before it rewrites its half of C. On short K loops and skinny shapes, where
 epilogue and the ring's fill are a large share of its time, the autotuner picks it
 (``bench/gemm.py --grid``).
 
+``last_wave_split=S`` evens a ragged last wave: where the tiles make whole waves and then
+fewer tiles than CTAs (6144 x 3072 at 128 x 256: 576 tiles on 132 SMs, 48 in the last), the
+CTAs run the whole waves' tiles, then share S units a last-wave tile, each a balanced share
+of its K steps (``gemm_state.split_unit``), in the same launch; each unit's fp32 partial goes
+from registers to a workspace, and the last of a tile's units to arrive adds the others' and
+stores C, as split-K does (``gemm_split_k.py``). The ring runs on from the tiles into the
+units, and nothing of it is added to SMEM.
+
 Staggered consumers
 -------------------
 When every CTA computes one tile, as at 2048 cubed (128 tiles of 128 x 256 on an H200's 132

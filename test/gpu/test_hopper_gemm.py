@@ -139,10 +139,106 @@ def test_split_k_again_and_again(shape):
     assert not counters.any()
 
 
-@pytest.mark.parametrize("shape", [(2048, 512, 8192), (128, 4096, 4096), (1536, 1536, 1536)])
+# Shapes whose persistent grids leave a ragged last wave on 132 SMs (an H100 SXM's or H200's):
+# 6144 x 3072 (576 tiles of 128 x 256, 48 in the last wave), 1536 cubed (144 of 128 x 128),
+# 1000 x 3000 x 999 (tails in every dimension, K not a multiple of BLOCK_K), 3000 x 8000 x 300
+# (five K steps: eight splits refused).
+LAST_WAVE_SHAPES = [(6144, 3072, 5120), (1536, 1536, 1536), (1000, 3000, 999), (3000, 8000, 300)]
+
+
+def last_wave_config(tile, splits):
+    from tlx_kernels.hopper import gemm
+
+    block_m, block_n, stages = tile
+    return gemm.Config(
+        block_m, block_n, 64, stages, alias_c=False, persistent=True, last_wave_split=splits
+    )
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("splits", [2, 3, 4, 8])
+@pytest.mark.parametrize("tile", [(128, 256, 3), (256, 128, 3), (128, 128, 5)], ids=str)
+@pytest.mark.parametrize("shape", LAST_WAVE_SHAPES, ids=lambda shape: "x".join(map(str, shape)))
+def test_last_wave_split_matches_reference(dtype, splits, tile, shape):
+    """The whole waves' tiles and the last wave's split units of one persistent launch: the
+    ragged tiles' partials reduced by the last of their units to arrive."""
+    from tlx_kernels.hopper import gemm
+
+    M, N, K = shape
+    torch.manual_seed(M + N * K + splits)
+    a = torch.randn(M, K, device="cuda", dtype=dtype)
+    b = torch.randn(K, N, device="cuda", dtype=dtype)
+    config = last_wave_config(tile, splits)
+    if splits > -(-K // 64):
+        with pytest.raises(ValueError, match="more than its"):
+            gemm.matmul(a, b, config)
+        return
+    assert_matches_reference(gemm.matmul(a, b, config), a, b)
+
+
+def test_the_last_wave_schedule_splits_where_the_tests_say():
+    """The shapes above do leave ragged last waves on this GPU, or the tests above would test
+    only the whole waves."""
+    from tlx_kernels.hopper import gemm
+
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    config = last_wave_config((128, 128, 5), 4)
+    assert all(gemm.split_tiles(config, M, N, sms)[0] > 0 for M, N, _ in LAST_WAVE_SHAPES)
+
+
+def test_the_last_wave_schedule_writes_every_tile_again_and_again():
+    """With a = identity, C is b exactly (each split's partial holds b's entries or zeros):
+    any tile or unit stored at the wrong place, or left out, shows; each launch leaves the
+    counters zero for the next, and a launch of new tensors at a kept launch's shape reuses
+    the kept buffers."""
+    from tlx_kernels.hopper import gemm
+
+    M = N = 2112  # 289 tiles of 128 x 128: 25 past two waves of 132
+    a = torch.eye(M, device="cuda", dtype=torch.float16)
+    b = torch.randn(M, N, device="cuda", dtype=torch.float16)
+    for splits in (2, 8):
+        config = last_wave_config((128, 128, 5), splits)
+        for _ in range(10):
+            assert torch.equal(gemm.matmul(a, b, config), b)
+        _, counters = gemm._split_k_buffers[a.device]
+        assert not counters.any()
+        kernel = gemm.compile_for_hopper(config)
+        launch = gemm.compiled_launch(kernel, a, b, config)
+        for _ in range(3):
+            c = torch.empty_like(b)
+            launch((a, b, c), (M, N, M))
+            assert torch.equal(c, b)
+
+
+@pytest.mark.parametrize("splits", [2, 4, 8])
+@pytest.mark.parametrize("shape", [(128, 4096, 4096), (2048, 512, 8192), (300, 1000, 5000)])
+def test_narrow_split_k_matches_reference(shape, splits):
+    """Split-K's 128 x 64 tiles, tried where K is long."""
+    from tlx_kernels.hopper import gemm
+
+    M, N, K = shape
+    torch.manual_seed(M + N + K + splits)
+    a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+    b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+    config = gemm.Config(128, 64, 64, 8, alias_c=True, split_k=splits)
+    for _ in range(3):
+        assert_matches_reference(gemm.matmul(a, b, config), a, b)
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        (2048, 512, 8192),
+        (128, 4096, 4096),
+        (1536, 1536, 1536),
+        (6144, 3072, 5120),
+        (1000, 3000, 999),
+    ],
+)
 def test_the_tuner_takes_a_configuration_of_the_shapes_space(shape):
-    """autotuned_matmul at shapes of too few tiles for the SMs: whatever it takes (split-K,
-    256-row tiles or the square grid's), the result is right, first call and direct launch."""
+    """autotuned_matmul at shapes of too few tiles for the SMs or a ragged last wave:
+    whatever it takes (split-K, the last-wave schedule, 256-row tiles or the square grid's),
+    the result is right, first call and direct launch."""
     from tlx_kernels.hopper import gemm
 
     M, N, K = shape

@@ -1,7 +1,7 @@
-"""The GEMM off the square grid, on the CPU: split-K and the 256 x 128 tiles as configurations
-(what they refuse, what the tuner keeps at which shape), their SMEM plans, and their kernels
-compiled for sm_90a or pruned with the planner's reason. The GPU tests are
-test/gpu/test_hopper_gemm.py's."""
+"""The GEMM off the square grid, on the CPU: split-K, the last-wave schedule and the 256 x 128
+tiles as configurations (what they refuse, what the tuner keeps at which shape), the split
+units' schedule, their SMEM plans, and their kernels compiled for sm_90a or pruned with the
+planner's reason. The GPU tests are test/gpu/test_hopper_gemm.py's."""
 
 import importlib
 
@@ -34,6 +34,87 @@ def test_split_k_needs_one_tile_a_cta_and_warp_specialization(gemm):
     assert gemm.config_of(config.kernel_arguments()) == config
 
 
+def test_last_wave_split_needs_a_persistent_kernel_without_split_k(gemm):
+    with pytest.raises(ValueError, match=r"last_wave_split=0: a number of K splits, 1 or more"):
+        gemm.Config(128, 256, 64, 3, alias_c=False, persistent=True, last_wave_split=0)
+    for refused in ({"persistent": False}, {"persistent": True, "split_k": 2}):
+        with pytest.raises(ValueError, match=r"last_wave_split=4: .* needs persistent=True and"):
+            gemm.Config(128, 256, 64, 3, alias_c=False, last_wave_split=4, **refused)
+    config = gemm.Config(128, 256, 64, 3, alias_c=False, persistent=True, last_wave_split=4)
+    assert repr(config).endswith(" persistent last_wave_split=4")
+    assert gemm.constexprs(config)["LAST_WAVE_SPLIT"] == 4
+    assert gemm.config_of(config.kernel_arguments()) == config
+    # A unit of no K step would release a ring stage twice: refused at the launch.
+    gemm._check_splits(config, 4 * 64)
+    with pytest.raises(ValueError, match=r"last_wave_split=4 splits of K=192, more than its 3"):
+        gemm._check_splits(config, 3 * 64)
+
+
+def cta_work(gemm_state, cta, ctas, tiles, k_steps, splits):
+    """[(tile, split, slot, k_first, k_count)] of persistent CTA ``cta`` of ``ctas``, as the
+    kernel's partitions walk it (gemm_kernel._load_partition and _mma_partition): the whole
+    waves' tiles (split None), then its split units of the last wave's; without splits, every
+    tile whole."""
+    if splits == 1:
+        return [(tile, None, None, 0, k_steps) for tile in range(cta, tiles, ctas)]
+    whole, ragged = gemm_state.last_wave.fn(tiles, ctas)
+    work = [(tile, None, None, 0, k_steps) for tile in range(cta, whole, ctas)]
+    return work + [
+        gemm_state.split_unit.fn(unit, whole, ragged, k_steps, splits)
+        for unit in range(cta, ragged * splits, ctas)
+    ]
+
+
+@pytest.mark.parametrize("splits", [1, 2, 3, 4, 6, 8])
+def test_the_last_wave_schedule_covers_each_k_step_of_each_tile_once(splits):
+    """Exhaustive over small grids: every (tile, K step) is computed by exactly one CTA; only
+    the ragged last wave's tiles are split, each into ``splits`` units of at least one K step
+    (as many steps as splits, or more: gemm._check_splits), whose slots are the ragged tiles'
+    own and whose splits are 0 .. splits - 1; no CTA takes more than one unit more than
+    another."""
+    gemm_state = importlib.import_module("tlx_kernels.hopper.gemm_state")
+    for tiles in range(1, 30):
+        for ctas in range(1, tiles + 1):
+            whole, ragged = gemm_state.last_wave.fn(tiles, ctas)
+            assert whole % ctas == 0 and 0 <= ragged < ctas and whole + ragged == tiles
+            for k_steps in range(splits, splits + 6):
+                covered = {}
+                units = []
+                for cta in range(ctas):
+                    work = cta_work(gemm_state, cta, ctas, tiles, k_steps, splits)
+                    units.append(sum(split is not None for _, split, *_ in work))
+                    for tile, split, slot, k_first, k_count in work:
+                        if split is None:
+                            assert tile < whole or splits == 1
+                        else:
+                            assert whole <= tile == whole + slot < tiles and k_count >= 1
+                            assert 0 <= split < splits
+                        for k in range(k_first, k_first + k_count):
+                            assert (tile, k) not in covered
+                            covered[tile, k] = (split, slot)
+                assert set(covered) == {(t, k) for t in range(tiles) for k in range(k_steps)}
+                for tile in range(whole, tiles):
+                    split_of = {covered[tile, k][0] for k in range(k_steps)}
+                    assert split_of == ({None} if splits == 1 else set(range(splits)))
+                assert max(units) - min(units) <= 1
+
+
+def test_split_k_ctas_are_the_units_of_every_tile(gemm):
+    """Split-K's CTA program_id is split_unit's unit over every tile (gemm_kernel._cta_tiles):
+    the splits of a tile cover its K steps once, and the CTAs launched together take the same
+    split of different tiles."""
+    gemm_state = importlib.import_module("tlx_kernels.hopper.gemm_state")
+    tiles, k_steps, splits = 7, 10, 3
+    work = [gemm_state.split_unit.fn(pid, 0, tiles, k_steps, splits) for pid in range(21)]
+    for tile in range(tiles):
+        steps = [
+            k for t, _, slot, first, count in work if t == tile for k in range(first, first + count)
+        ]
+        assert sorted(steps) == list(range(k_steps))
+        assert all(slot == t for t, _, slot, _, _ in work)
+    assert [split for _, split, *_ in work[:tiles]] == [0] * tiles
+
+
 def shape_kept(gemm, M, N, K):
     return gemm.shape_configs(M, N, K, SMS)
 
@@ -43,8 +124,11 @@ def shape_kept(gemm, M, N, K):
     [
         # 16 x 2 tiles of 128 x 256: 4 splits fill 128 of the 132 SMs, 8 two waves of 128.
         ((2048, 512, 8192), {(128, 256): [4, 8], (256, 128): [4, 8], (128, 128): [2, 4]}),
-        # One row of 16 tiles of 128 x 256: no 256-row tile for 128 rows.
-        ((128, 4096, 4096), {(128, 256): [8, 16], (128, 128): [4, 8]}),
+        # One row of 16 tiles of 128 x 256: no 256-row tile for 128 rows. 64 tiles of 128 x 64
+        # over 64 K steps: 2 splits fill 128 SMs.
+        ((128, 4096, 4096), {(128, 256): [8, 16], (128, 128): [4, 8], (128, 64): [2, 4]}),
+        # 32 K steps: too few for the narrow tiles.
+        ((128, 4096, 2048), {(128, 256): [8], (128, 128): [4, 8]}),
         # 72 tiles: 5 splits make 360 CTAs, 2.73 waves; 144 tiles of 128 x 128 are a wave.
         ((1536, 1536, 1536), {(128, 256): [5], (256, 128): [5]}),
     ],
@@ -66,6 +150,51 @@ def test_the_tuner_tries_split_k_where_the_tiles_leave_sms_idle(gemm, shape, spl
             assert -(-K // 64) >= 4 * config.split_k
 
 
+LAST_WAVE_SHAPES = [
+    # 576 tiles of 128 x 256: a last wave of 48 (8 splits: 384 units, 2.9 waves of 132; 2:
+    # 96, as busy as 4 and 6 with fewer); 1152 of 128 x 128, 96 (4: 384; 8: 768 in 6 waves).
+    ((6144, 3072, 5120), {(128, 256): [8, 2], (128, 128): [4, 8]}),
+    # 144 tiles of 128 x 128, a last wave of 12 over 24 K steps: 6 splits at most; 72 of
+    # 128 x 256 make no wave (split-K's).
+    ((1536, 1536, 1536), {(128, 128): [6, 4]}),
+    # 8 x 24 tiles of 128 x 128 (a last wave of 60 over 16 K steps): 2 splits make 120 units.
+    ((1000, 3000, 999), {(128, 128): [2, 4]}),
+]
+
+
+@pytest.mark.parametrize(("shape", "splits"), LAST_WAVE_SHAPES)
+def test_the_tuner_tries_the_last_wave_schedule_where_the_last_wave_is_ragged(gemm, shape, splits):
+    M, N, K = shape
+    found = {}
+    for config in shape_kept(gemm, *shape):
+        if config.last_wave_split > 1:
+            assert config.persistent and config.split_k == 1
+            found.setdefault((config.block_m, config.block_n), []).append(config.last_wave_split)
+            tiles = -(-M // config.block_m) * -(-N // config.block_n)
+            ragged = tiles % SMS
+            assert tiles >= SMS and 0 < ragged < 0.9 * SMS
+            assert gemm.wave_occupancy(ragged * config.last_wave_split, SMS) > gemm.wave_occupancy(
+                ragged, SMS
+            )
+            assert -(-K // 64) >= 4 * config.last_wave_split
+    assert found == splits
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        # 132 tiles of 128 x 256 and of 256 x 128, 264 of 128 x 128: whole waves only.
+        (8448, 512, 4096),
+        # 257 tiles of 128 x 256 and 128 x 128: a last wave of 125, 95% of the SMs.
+        (32896, 128, 4096),
+        # Less than a wave of every tile.
+        (1024, 1024, 1024),
+    ],
+)
+def test_no_last_wave_schedule_where_the_last_wave_is_full_or_alone(gemm, shape):
+    assert not any(config.last_wave_split > 1 for config in shape_kept(gemm, *shape))
+
+
 @pytest.mark.parametrize(
     "shape", [(8192, 8192, 8192), (4096, 14336, 4096), (16384, 1024, 1024), (6144, 3072, 5120)]
 )
@@ -76,10 +205,13 @@ def test_large_products_keep_the_space_of_the_square_grid(gemm, shape):
     assert all(config.split_k == 1 for config in kept)
     if shape[0] * shape[1] < 4 * SMS * 128 * 256:
         return  # 6144 x 3072: 3.3 waves of 128 x 256 tiles, the 256 x 128 ones tried
-    assert not any(config in gemm.MID_TILES for config in kept)
-    assert len(kept) == len(gemm.autotune_space()) - len(gemm.MID_TILES) - len(
-        gemm.SPLIT_K_TILES
-    ) * len(gemm.SPLIT_K_FACTORS)
+    assert not any(config.replace(last_wave_split=1) in gemm.MID_TILES for config in kept)
+    whole = [config for config in kept if config.last_wave_split == 1]
+    assert whole == [
+        config
+        for config in gemm.autotune_space()
+        if config.split_k == config.last_wave_split == 1 and config not in gemm.MID_TILES
+    ]
 
 
 def test_mid_sized_products_try_the_256_x_128_tiles(gemm):
@@ -94,24 +226,39 @@ def test_split_k_buffers_grow_to_the_largest_need(gemm):
     plain = gemm.default_config()
     workspace, counters = gemm.split_k_buffers(device, [plain], 100, 100)
     assert workspace.numel() == 1 and counters.numel() == 1
+    # 3 x 3 tiles, each 4 partials of a whole tile.
     workspace, counters = gemm.split_k_buffers(device, [plain, split], 300, 600)
-    assert workspace.numel() == 4 * 300 * 600
+    assert workspace.numel() == 9 * 4 * 128 * 256
     assert counters.numel() == 2 * 3 * 3 and not counters.any()
     again = gemm.split_k_buffers(device, [split], 128, 256)
     assert again[0] is workspace and again[1] is counters
     with pytest.raises(ValueError, match="more than 32-bit offsets address"):
         gemm.split_k_buffers(device, [split], 32768, 32768)
+    # The last-wave schedule's buffers hold its ragged tiles' only: 576 tiles of 128 x 256 on
+    # 132 SMs leave 48 in the last wave.
+    last = gemm.Config(128, 256, 64, 3, alias_c=False, persistent=True, last_wave_split=8)
+    assert gemm.split_tiles(last, 6144, 3072, SMS) == (48, 8)
+    assert gemm.split_k_partials(last, 6144, 3072, SMS) == 48 * 8 * 128 * 256
+    assert gemm.split_tiles(last, 6144, 3072, 576) == (0, 8)
+    assert gemm.split_tiles(plain, 6144, 3072, SMS) == (0, 1)
+    gemm._split_k_buffers.pop(device, None)
+    workspace, counters = gemm.split_k_buffers(device, [plain, last], 6144, 3072, SMS)
+    assert workspace.numel() == 48 * 8 * 128 * 256 and counters.numel() == 2 * 48
 
 
 def new_configs(gemm):
-    splits = [config for config in gemm.autotune_space() if config.split_k > 1]
+    splits = [
+        config
+        for config in gemm.autotune_space()
+        if config.split_k > 1 or config.last_wave_split > 1
+    ]
     return [*gemm.MID_TILES, *splits]
 
 
 def test_every_new_configuration_fits_or_is_pruned_with_the_planners_reason(gemm):
-    """The plan pruner's verdict on each 256 x 128 and split-K configuration: its SMEM region
-    (the ring and C; split-K's partials go from registers to the workspace, no SMEM staged),
-    or the planner's reasons."""
+    """The plan pruner's verdict on each 256 x 128, split-K and last-wave configuration: its
+    SMEM region (the ring and C; split tiles' partials go from registers to the workspace, no
+    SMEM staged), or the planner's reasons."""
     pruner = tlx.PlanPruner(gemm.gemm_kernel, target=gemm.SM90A)
     arguments = gemm.placeholder_arguments("fp16")
     for config in new_configs(gemm):
@@ -132,8 +279,33 @@ def test_every_new_configuration_fits_or_is_pruned_with_the_planners_reason(gemm
         {"block_m": 256, "block_n": 128, "num_stages": 4, "alias_c": True, "split_k": 2},
         {"block_m": 256, "block_n": 128, "num_stages": 4, "alias_c": True},
         {"block_m": 256, "block_n": 128, "num_stages": 3, "alias_c": False, "persistent": True},
+        {"block_m": 128, "block_n": 64, "num_stages": 8, "alias_c": True, "split_k": 8},
+        {
+            "block_m": 128,
+            "block_n": 256,
+            "num_stages": 3,
+            "alias_c": False,
+            "persistent": True,
+            "last_wave_split": 8,
+        },
+        {
+            "block_m": 128,
+            "block_n": 128,
+            "num_stages": 5,
+            "alias_c": False,
+            "persistent": True,
+            "last_wave_split": 3,
+        },
     ],
-    ids=["split4_128x256", "split2_256x128", "256x128", "256x128_persistent"],
+    ids=[
+        "split4_128x256",
+        "split2_256x128",
+        "256x128",
+        "256x128_persistent",
+        "split8_128x64",
+        "last_wave8_128x256",
+        "last_wave3_128x128",
+    ],
 )
 def test_new_configurations_compile_for_sm90a(gemm, config_fields):
     config = gemm.Config(block_k=64, **config_fields)
@@ -148,7 +320,7 @@ def test_new_configurations_compile_for_sm90a(gemm, config_fields):
     assert compiled.asm["cubin"]
     assert smem.plan.size_bytes < compiled.metadata.shared <= 232448
     ptx = compiled.asm["ptx"]
-    if config.split_k > 1:
+    if config.split_k > 1 or config.last_wave_split > 1:
         # One acquire-release arrival a consumer; the partials read through the L2.
         assert ptx.count("atom.global.gpu.acq_rel.add") == 2
         assert "ld.global.cg" in ptx

@@ -486,6 +486,27 @@ def test_a_branch_on_an_atomics_result_is_executed_both_ways():
     assert any("the branches on data" in line for line in once.unmodelled)
 
 
+@pytest.mark.parametrize(("splits", "program"), [(2, 0), (4, 0), (4, 2)])
+def test_gemm_last_wave_split_units_check_clean(splits, program):
+    """A persistent CTA of the last-wave schedule on a grid of three over four 128 x 256 tiles
+    (M = 256, N = 512): three tiles make its whole wave, the fourth is split into units the
+    CTAs share (gemm_state.split_unit), so the CTA's ring and barrier phases run on from a
+    whole tile into split units of other K ranges, each reduced as split-K's (both branches on
+    the atomic's result executed), and must check clean."""
+    gemm = corpus.kernel_module("hopper_gemm")
+    config = gemm.Config(128, 256, 64, 3, alias_c=False, persistent=True, last_wave_split=splits)
+    values = {"M": 256, "N": 512, "K": 512, "GROUP_M": config.group_m}
+    report = tlx.check_hazards(
+        gemm.kernel_source(config),
+        gemm.SM90A,
+        gemm.COMPILE_OPTIONS,
+        values=values,
+        program_id=(program, 0, 0),
+        num_programs=(3, 1, 1),
+    )
+    assert report.result == "clean", report.describe()
+
+
 @pytest.mark.parametrize(
     ("head_dim", "causal", "balance_tail", "program"),
     [(64, False, False, 4), (128, True, True, 0), (128, True, True, 4)],

@@ -152,7 +152,7 @@ def test_compiled_launch_takes_the_configurations_tiles_and_arguments(gemm):
     # Split-K's buffers (a device's, shared by its launches), then the configuration's.
     workspace, counters, *configured = launch.config_arguments
     assert workspace.dtype == torch.float32 and counters.dtype == torch.int32
-    assert configured == [4, 128, 64, 64, 6, False, False, False, 0, 1]
+    assert configured == [4, 128, 64, 64, 6, False, False, False, 0, 1, 1]
 
 
 def test_pipelined_config_is_not_persistent(gemm):

@@ -19,6 +19,7 @@ from tlx_kernels.hopper.common import (
     triton_dtype,
 )
 from tlx_kernels.hopper.gemm_kernel import gemm_kernel
+from tlx_kernels.hopper.gemm_state import last_wave
 from tlx_kernels.launch import DirectLaunch
 
 _TORCH_DTYPE = {name: dtype for dtype, name in TORCH_TO_TRITON_DTYPE.items()}
@@ -42,6 +43,7 @@ class Config(KernelConfig):
         "warp_specialize": "WARP_SPECIALIZE",
         "stagger": "STAGGER",
         "split_k": "SPLIT_K",
+        "last_wave_split": "LAST_WAVE_SPLIT",
     }
 
     block_m: int
@@ -54,6 +56,10 @@ class Config(KernelConfig):
     warp_specialize: bool = True
     stagger: int = 0
     split_k: int = 1
+    # Persistent: the tiles of a ragged last wave (past the waves every CTA runs a tile of)
+    # each split along K into this many units, which the CTAs share and split-K's reduction
+    # adds up (tlx_kernels.hopper.gemm_state.split_unit).
+    last_wave_split: int = 1
 
     def __post_init__(self):
         if self.persistent and self.alias_c:
@@ -79,6 +85,16 @@ class Config(KernelConfig):
                 f"stagger={self.stagger} > num_stages={self.num_stages}: the ring must hold the "
                 "stages of every K step the second consumer leaves until the first is done"
             )
+        # Before split-K's own check, which refuses a persistent kernel too.
+        if self.last_wave_split < 1:
+            raise ValueError(
+                f"last_wave_split={self.last_wave_split}: a number of K splits, 1 or more"
+            )
+        if self.last_wave_split > 1 and (not self.persistent or self.split_k > 1):
+            raise ValueError(
+                f"last_wave_split={self.last_wave_split}: the last wave's split units follow a "
+                "persistent CTA's whole tiles: it needs persistent=True and split_k=1"
+            )
         if self.split_k < 1:
             raise ValueError(f"split_k={self.split_k}: a number of K splits, 1 or more")
         if self.split_k > 1 and (self.persistent or not self.warp_specialize or self.stagger):
@@ -93,10 +109,11 @@ class Config(KernelConfig):
         pipelined = "" if self.warp_specialize else " pipelined"
         stagger = f" stagger={self.stagger}" if self.stagger else ""
         split_k = f" split_k={self.split_k}" if self.split_k > 1 else ""
+        split_last = f" last_wave_split={self.last_wave_split}" if self.last_wave_split > 1 else ""
         return (
             f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} BLOCK_K={self.block_k} "
             f"stages={self.num_stages} alias_c={self.alias_c} GROUP_M={self.group_m}"
-            f"{persistent}{pipelined}{stagger}{split_k}"
+            f"{persistent}{pipelined}{stagger}{split_k}{split_last}"
         )
 
 
@@ -212,6 +229,7 @@ def matmul(a, b, config=None):
     desc_a = TensorDescriptor.from_tensor(a, block_a, layout)
     desc_b = TensorDescriptor.from_tensor(b, block_b, layout)
     desc_c = TensorDescriptor.from_tensor(c, block_c, layout)
+    _check_splits(config, K)
     grid = _launch_grid(M, N, config, a.device)
     workspace, counters = split_k_buffers(a.device, [config], M, N)
     gemm_kernel[grid](
@@ -229,6 +247,17 @@ def matmul(a, b, config=None):
     return c if c.is_contiguous() else c.contiguous()
 
 
+def _check_splits(config, K):
+    """Refuses a last-wave schedule of more splits than K steps: a persistent CTA's unit of no
+    K step would release a ring stage twice (``common.ring_matmul``). (A split-K CTA's is a
+    kernel of its own, whose partial is zeros.)"""
+    if config.last_wave_split > triton.cdiv(K, config.block_k):
+        raise ValueError(
+            f"last_wave_split={config.last_wave_split} splits of K={K}, more than its "
+            f"{triton.cdiv(K, config.block_k)} steps of {config.block_k}: take fewer splits"
+        )
+
+
 def _launch_grid(M, N, config, device):
     """One CTA per tile of C, (persistent) one per SM while there are more tiles, or
     (split-K) one per split of each tile."""
@@ -242,18 +271,36 @@ def _launch_grid(M, N, config, device):
 _split_k_buffers = {}
 
 
-def split_k_buffers(device, configs, M, N):
-    """(workspace, counters) for launches of ``configs`` at M x N: split_k x M x N fp32
-    partials and two counters a tile (one a consumer) for the one of most splits and most
-    tiles, a device's buffers grown to them. Refuses a product whose partials the kernel's
-    32-bit offsets cannot address."""
-    partials = max(config.split_k * M * N if config.split_k > 1 else 0 for config in configs)
-    counts = max(
-        2 * triton.cdiv(M, config.block_m) * triton.cdiv(N, config.block_n)
-        if config.split_k > 1
-        else 0
-        for config in configs
-    )
+def split_tiles(config, M, N, sms):
+    """(the tiles whose K steps ``config`` splits at M x N on ``sms`` SMs, into how many
+    splits): split-K's every tile, the last-wave schedule's ragged tiles past its whole waves
+    (``gemm_state.last_wave``, as the kernel reckons them, on the grid ``_launch_grid``
+    launches), or none."""
+    tiles = triton.cdiv(M, config.block_m) * triton.cdiv(N, config.block_n)
+    if config.split_k > 1:
+        return tiles, config.split_k
+    if config.last_wave_split > 1:
+        return last_wave.fn(tiles, min(tiles, sms))[1], config.last_wave_split
+    return 0, 1
+
+
+def split_k_partials(config, M, N, sms):
+    """The fp32 partials ``config``'s split tiles at M x N on ``sms`` SMs write
+    (``split_tiles``): a whole tile's for each split of each (gemm_split_k.py)."""
+    tiles, splits = split_tiles(config, M, N, sms)
+    return tiles * splits * config.block_m * config.block_n if splits > 1 else 0
+
+
+def split_k_buffers(device, configs, M, N, sms=None):
+    """(workspace, counters) for launches of ``configs`` at M x N on ``sms`` SMs (default:
+    the device's, asked only of a last-wave schedule): the fp32 partials of their split tiles
+    (``split_k_partials``) and two counters a split tile (one a consumer) for the one that
+    needs most, a device's buffers grown to them. Refuses a product whose partials the
+    kernel's 32-bit offsets cannot address."""
+    if sms is None and any(config.last_wave_split > 1 for config in configs):
+        sms = sm_count(device)
+    partials = max(split_k_partials(config, M, N, sms) for config in configs)
+    counts = max(2 * split_tiles(config, M, N, sms)[0] for config in configs)
     if partials >= 2**31:
         raise ValueError(
             f"split-K of a {M} x {N} product needs {partials} fp32 partials, more than 32-bit "
@@ -278,15 +325,25 @@ MID_TILES = (
     Config(256, 128, 64, 4, alias_c=True),
     Config(256, 128, 64, 3, alias_c=False, persistent=True),
 )
-# Split-K's tiles, (BLOCK_M, BLOCK_N, stages) with C over the ring, and its splits.
-SPLIT_K_TILES = ((128, 256, 4), (256, 128, 4), (128, 128, 6))
+# Split-K's tiles, (BLOCK_M, BLOCK_N, stages) with C over the ring, and its splits. The
+# 128 x 64 tiles (twice the CTAs of 128 x 128 for a few rows, 8 stages of 24 KiB) are tried
+# only where K is long, SPLIT_K_LONG_STEPS K steps or more: a narrow tile loads more operand
+# bytes a product, which only a long K loop split many ways keeps busy.
+SPLIT_K_TILES = ((128, 256, 4), (256, 128, 4), (128, 128, 6), (128, 64, 8))
 SPLIT_K_FACTORS = (2, 3, 4, 5, 6, 8, 12, 16)
+SPLIT_K_LONG_STEPS = 64
 # A split of fewer K steps spends more of its time filling the ring and reducing than in it.
 SPLIT_K_MIN_STEPS = 4
 # Split-K is tried where a wave of the tiles alone would keep fewer of the SMs busy, and kept
-# for a tile where its waves keep at least as many: the most of each tile's splits.
+# for a tile where its waves keep at least as many: the most of each tile's splits. The
+# last-wave schedule is tried where the last wave would keep fewer busy.
 SPLIT_K_BELOW_OCCUPANCY = 0.9
 SPLITS_KEPT = 2
+# The last-wave schedule's persistent tiles, (BLOCK_M, BLOCK_N, stages) with C beside the
+# ring (the tuner's persistent choices on the square grid and at 6144 x 3072 x 5120), and its
+# splits of the last wave's tiles.
+LAST_WAVE_TILES = ((128, 256, 3), (256, 128, 3), (128, 128, 5))
+LAST_WAVE_FACTORS = (2, 3, 4, 6, 8)
 
 
 def wave_occupancy(ctas, sms):
@@ -310,7 +367,9 @@ def autotune_space():
     with C beside the ring and 4 with C over it (a tiles-times-stages formula would drop that
     one too); 64 and 128 columns fit all their stages. Then the mid tiles (``MID_TILES``:
     256 x 128) and split-K (``SPLIT_K_TILES`` x ``SPLIT_K_FACTORS``), C over
-    the ring: its fp32 partials go from registers to the workspace and need no SMEM."""
+    the ring: its fp32 partials go from registers to the workspace and need no SMEM; and the
+    persistent last-wave schedule (``LAST_WAVE_TILES`` x ``LAST_WAVE_FACTORS``, C beside the
+    ring: the split units' partials too go to the workspace)."""
     configs = [
         Config(128, block_n, 64, stages, alias_c)
         for block_n in (64, 128, 256)
@@ -344,6 +403,11 @@ def autotune_space():
         for block_m, block_n, stages in SPLIT_K_TILES
         for split_k in SPLIT_K_FACTORS
     ]
+    configs += [
+        Config(block_m, block_n, 64, stages, alias_c=False, persistent=True, last_wave_split=s)
+        for block_m, block_n, stages in LAST_WAVE_TILES
+        for s in LAST_WAVE_FACTORS
+    ]
     return configs
 
 
@@ -354,12 +418,17 @@ def autotune_configs():
 
 def shape_configs(M, N, K, sms, space=None):
     """The configurations of ``space`` (default: ``autotune_space()``) the tuner times at M x
-    N x K on ``sms`` SMs: every one without split-K, but the mid tiles only where 128 x 256
+    N x K on ``sms`` SMs: every one that splits no K, but the mid tiles only where 128 x 256
     tiles make fewer than four waves, and no 256-row tile where M fits 128-row ones; split-K
     where its tiles make less than one wave, which leaves at least a tenth of the SMs idle,
-    each split of at least ``SPLIT_K_MIN_STEPS`` K steps, the splits whose
-    waves keep at least 90% of the SMs busy and, of those, the ``SPLITS_KEPT`` that keep
-    the most busy (the fewest splits first among equals)."""
+    each split of at least ``SPLIT_K_MIN_STEPS`` K steps (the 128 x 64 tiles only where K
+    has ``SPLIT_K_LONG_STEPS``), the splits whose waves keep at least 90% of the SMs busy
+    and, of those, the ``SPLITS_KEPT`` that keep the most busy (the fewest splits first
+    among equals); and the last-wave schedule where its tiles make a wave or more and a last
+    wave that keeps less than 90% of the SMs busy, each split of at least
+    ``SPLIT_K_MIN_STEPS`` K steps, the ``SPLITS_KEPT`` splits whose units keep the most SMs
+    busy, more than the last wave unsplit. Split tiles whose partials 32-bit offsets cannot
+    address are not tried."""
     space = autotune_space() if space is None else space
     few_waves = triton.cdiv(M, 128) * triton.cdiv(N, 256) < 4 * sms
     kept, splits = [], {}
@@ -367,20 +436,38 @@ def shape_configs(M, N, K, sms, space=None):
         if config.block_m > 128 * triton.cdiv(M, 128):
             continue  # rows of a 256-row tile past M's 128-row multiple: work thrown away
         tiles = triton.cdiv(M, config.block_m) * triton.cdiv(N, config.block_n)
-        if config.split_k == 1:
-            if few_waves or config not in MID_TILES:
-                kept.append(config)
+        k_steps = triton.cdiv(K, config.block_k)
+        if split_k_partials(config, M, N, sms) >= 2**31:
             continue
-        ctas = tiles * config.split_k
-        if (
-            tiles < sms
-            and wave_occupancy(tiles, sms) < SPLIT_K_BELOW_OCCUPANCY
-            and triton.cdiv(K, config.block_k) >= SPLIT_K_MIN_STEPS * config.split_k
-            and wave_occupancy(ctas, sms) >= SPLIT_K_BELOW_OCCUPANCY
-            and config.split_k * M * N < 2**31
-        ):
-            key = (config.block_m, config.block_n)
-            splits.setdefault(key, []).append((-wave_occupancy(ctas, sms), config.split_k, config))
+        if config.split_k > 1:
+            ctas = tiles * config.split_k
+            if (
+                tiles < sms
+                and wave_occupancy(tiles, sms) < SPLIT_K_BELOW_OCCUPANCY
+                and k_steps >= SPLIT_K_MIN_STEPS * config.split_k
+                and (config.block_n >= 128 or k_steps >= SPLIT_K_LONG_STEPS)
+                and wave_occupancy(ctas, sms) >= SPLIT_K_BELOW_OCCUPANCY
+            ):
+                key = (config.block_m, config.block_n, "split_k")
+                splits.setdefault(key, []).append(
+                    (-wave_occupancy(ctas, sms), config.split_k, config)
+                )
+        elif config.last_wave_split > 1:
+            _, ragged = last_wave.fn(tiles, min(tiles, sms))
+            units = ragged * config.last_wave_split
+            if (
+                tiles >= sms
+                and 0 < ragged < SPLIT_K_BELOW_OCCUPANCY * sms
+                and (few_waves or config.replace(last_wave_split=1) not in MID_TILES)
+                and k_steps >= SPLIT_K_MIN_STEPS * config.last_wave_split
+                and wave_occupancy(units, sms) > wave_occupancy(ragged, sms)
+            ):
+                key = (config.block_m, config.block_n, "last_wave")
+                splits.setdefault(key, []).append(
+                    (-wave_occupancy(units, sms), config.last_wave_split, config)
+                )
+        elif few_waves or config not in MID_TILES:
+            kept.append(config)
     for candidates in splits.values():
         kept += [config for _, _, config in sorted(candidates)[:SPLITS_KEPT]]
     return kept
@@ -496,6 +583,7 @@ def compiled_launch(kernel, a, b, config):
 
     M, K = a.shape
     N = b.shape[1]
+    _check_splits(config, K)
     layout = tile_layout(a.element_size() * 8)
     c = torch.empty(M, N, device=a.device, dtype=a.dtype)
     descriptors = [

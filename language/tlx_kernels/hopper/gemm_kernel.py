@@ -16,7 +16,13 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 
 from tlx_kernels.hopper.common import LOADER_REGISTERS, partition_registers, ring_matmul
 from tlx_kernels.hopper.gemm_split_k import split_k_reduce
-from tlx_kernels.hopper.gemm_state import GemmSchedule, GemmState, GemmTiles
+from tlx_kernels.hopper.gemm_state import (
+    GemmSchedule,
+    GemmState,
+    GemmTiles,
+    last_wave,
+    split_unit,
+)
 
 # A worker consumer thread's registers: two consumers, one CTA an SM
 # (tlx_kernels.hopper.common.partition_registers).
@@ -68,8 +74,9 @@ def _load_tile(
 
 @gluon.jit
 def _load_partition(state, desc_a, desc_b, schedule):
-    """The loader warp: for each of the CTA's tiles (``state.tiles``), its K steps into the
-    next stages of the ring, which runs on from one tile to the next."""
+    """The loader warp: for each of the CTA's tiles (``state.tiles``), then (last-wave
+    schedule) each of its split units, its K steps into the next stages of the ring, which
+    runs on from one to the next."""
     a_ring = state.a_ring
     b_ring = state.b_ring
     tiles = state.tiles
@@ -97,6 +104,26 @@ def _load_partition(state, desc_a, desc_b, schedule):
                 k_steps,
             )
             step += k_steps
+        if schedule.LAST_WAVE_SPLIT > 1:
+            for unit in range(tiles.first_tile, tiles.units, tiles.tile_step):
+                tile, _, _, k_first, k_count = split_unit(
+                    unit, tiles.end_tile, tiles.ragged, k_steps, schedule.LAST_WAVE_SPLIT
+                )
+                off_m, off_n = _tile_offsets(tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
+                _load_tile(
+                    desc_a,
+                    desc_b,
+                    a_ring,
+                    b_ring,
+                    state.ready,
+                    state.empty,
+                    off_m,
+                    off_n,
+                    step,
+                    k_first,
+                    k_count,
+                )
+                step += k_count
     else:
         # One tile, from ring index 0: a constant the stage arithmetic folds.
         off_m, off_n = _tile_offsets(tiles.first_tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
@@ -116,9 +143,14 @@ def _load_partition(state, desc_a, desc_b, schedule):
 
 
 @gluon.jit
-def _mma_tile(state, consumer: gl.constexpr, off_m, off_n, first_index, tile_phase, schedule):
-    """One consumer's rows of one tile: its matrix products over the ring's stages of indices
-    ``first_index``, ``first_index + 1``, ..., then its half of the epilogue. With STAGGER,
+def _mma_tile(
+    state, consumer: gl.constexpr, off_m, off_n, first_index, k_steps, tile_phase, schedule,
+    slot, split, SPLITS: gl.constexpr,
+):  # fmt: skip
+    """One consumer's rows of one tile: its matrix products over the ``k_steps`` ring stages
+    of indices ``first_index``, ``first_index + 1``, ..., then its half of the epilogue: C, or
+    (SPLITS > 1) the partial of split ``split`` of the tile of ``slot``, reduced by the last
+    of the tile's splits to arrive, which stores C (gemm_split_k.py). With STAGGER,
     the second consumer computes its last STAGGER K steps only once the first has finished
     the tile (``mma_done`` of phase ``tile_phase``), so that the first one's C store runs
     under them."""
@@ -129,7 +161,6 @@ def _mma_tile(state, consumer: gl.constexpr, off_m, off_n, first_index, tile_pha
     ready = state.ready
     empty = state.empty
     mma_done = state.mma_done
-    k_steps = state.tiles.k_steps
     SUB_M: gl.constexpr = c_tile.shape[1] // 2
     BLOCK_N: gl.constexpr = c_tile.shape[2]
     num_warps: gl.constexpr = gl.num_warps()
@@ -165,12 +196,9 @@ def _mma_tile(state, consumer: gl.constexpr, off_m, off_n, first_index, tile_pha
         mbarrier.arrive(mma_done)
         mbarrier.wait(mma_done, 0)
 
-    if schedule.SPLIT_K > 1:
-        # One tile a CTA, whose store only the last of its splits to arrive makes.
-        acc, last = split_k_reduce(
-            acc, state, consumer, state.tiles.first_tile, off_m + consumer * SUB_M, off_n,
-            schedule.SPLIT_K,
-        )  # fmt: skip
+    if SPLITS > 1:
+        # The store only the last of the tile's splits to arrive makes.
+        acc, last = split_k_reduce(acc, state, consumer, slot, split, SPLITS)
         if last:
             _store_c_half(state.desc_c, c_half, acc, off_m + consumer * SUB_M, off_n)
     else:
@@ -190,7 +218,8 @@ def _store_c_half(desc_c, c_half, acc, off_m, off_n):
 @gluon.jit
 def _mma_partition(state, consumer: gl.constexpr, schedule):
     """Rows [consumer * BLOCK_M / 2, (consumer + 1) * BLOCK_M / 2) of each of the CTA's
-    tiles, one warpgroup: the matrix products, then this half of the tile's epilogue."""
+    tiles, then (last-wave schedule) of each of its split units, one warpgroup: the matrix
+    products, then this half of the tile's epilogue."""
     tiles = state.tiles
     M = tiles.M
     N = tiles.N
@@ -203,12 +232,28 @@ def _mma_partition(state, consumer: gl.constexpr, schedule):
         tile_phase = 0
         for tile in range(tiles.first_tile, tiles.end_tile, tiles.tile_step):
             off_m, off_n = _tile_offsets(tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
-            _mma_tile(state, consumer, off_m, off_n, step, tile_phase, schedule)
+            _mma_tile(state, consumer, off_m, off_n, step, k_steps, tile_phase, schedule, 0, 0, 1)
             step += k_steps
             tile_phase ^= 1
+        if schedule.LAST_WAVE_SPLIT > 1:
+            for unit in range(tiles.first_tile, tiles.units, tiles.tile_step):
+                tile, split, slot, _, k_count = split_unit(
+                    unit, tiles.end_tile, tiles.ragged, k_steps, schedule.LAST_WAVE_SPLIT
+                )
+                off_m, off_n = _tile_offsets(tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
+                _mma_tile(
+                    state, consumer, off_m, off_n, step, k_count, tile_phase, schedule, slot,
+                    split, schedule.LAST_WAVE_SPLIT,
+                )  # fmt: skip
+                step += k_count
+                tile_phase ^= 1
     else:
         off_m, off_n = _tile_offsets(tiles.first_tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
-        _mma_tile(state, consumer, off_m, off_n, 0, 0, schedule)
+        # Split-K: the tile's slot is the tile.
+        _mma_tile(
+            state, consumer, off_m, off_n, 0, k_steps, 0, schedule, tiles.first_tile,
+            tiles.split, schedule.SPLIT_K,
+        )  # fmt: skip
     tma.store_wait(0)
 
 
@@ -263,25 +308,32 @@ def _cta_tiles(
     BLOCK_K: gl.constexpr,
     PERSISTENT: gl.constexpr,
     SPLIT_K: gl.constexpr,
+    LAST_WAVE_SPLIT: gl.constexpr,
 ):
     """The tiles this CTA computes (a ``GemmTiles``): its own, (persistent) every
-    num_programs-th from it, or (split-K) split program_id // tiles of tile program_id mod
-    tiles, so that the CTAs launched together take the same K range of different tiles."""
+    num_programs-th from it, or (split-K) work unit program_id of every tile's splits
+    (``split_unit``). The last-wave schedule's persistent CTA walks the tiles of the whole
+    waves so, then every num_programs-th split unit of the ragged tiles from its own
+    (``last_wave``)."""
     k_steps = gl.cdiv(K, BLOCK_K)
     first_tile = gl.program_id(0)
+    tile_count = gl.cdiv(M, BLOCK_M) * gl.cdiv(N, BLOCK_N)
     if SPLIT_K > 1:
-        tile_count = gl.cdiv(M, BLOCK_M) * gl.cdiv(N, BLOCK_N)
-        split = first_tile // tile_count
-        first_tile = first_tile % tile_count
-        # Balanced ranges: split s takes steps [s * k_steps // SPLIT_K, (s + 1) * ...).
-        k_first = split * k_steps // SPLIT_K
-        k_steps = (split + 1) * k_steps // SPLIT_K - k_first
-        tiles = GemmTiles(M, N, GROUP_M, k_steps, first_tile, first_tile + 1, 1, k_first, split)
+        tile, split, _, k_first, k_steps = split_unit(first_tile, 0, tile_count, k_steps, SPLIT_K)
+        tiles = GemmTiles(M, N, GROUP_M, k_steps, tile, tile + 1, 1, k_first, split, 0, 0)
+    elif LAST_WAVE_SPLIT > 1:
+        ctas = gl.num_programs(0)
+        whole, ragged = last_wave(tile_count, ctas)
+        tiles = GemmTiles(
+            M, N, GROUP_M, k_steps, first_tile, whole, ctas, 0, 0, ragged,
+            ragged * LAST_WAVE_SPLIT,
+        )  # fmt: skip
     elif PERSISTENT:
-        end_tile = gl.cdiv(M, BLOCK_M) * gl.cdiv(N, BLOCK_N)
-        tiles = GemmTiles(M, N, GROUP_M, k_steps, first_tile, end_tile, gl.num_programs(0), 0, 0)
+        tiles = GemmTiles(
+            M, N, GROUP_M, k_steps, first_tile, tile_count, gl.num_programs(0), 0, 0, 0, 0
+        )
     else:
-        tiles = GemmTiles(M, N, GROUP_M, k_steps, first_tile, first_tile + 1, 1, 0, 0)
+        tiles = GemmTiles(M, N, GROUP_M, k_steps, first_tile, first_tile + 1, 1, 0, 0, 0, 0)
     return tiles
 
 
@@ -309,6 +361,7 @@ def gemm_kernel(
     WARP_SPECIALIZE: gl.constexpr,
     STAGGER: gl.constexpr,
     SPLIT_K: gl.constexpr,
+    LAST_WAVE_SPLIT: gl.constexpr,
 ):
     # A persistent CTA's next tile loads into the ring while this one's C is stored: C cannot
     # lie over the ring then.
@@ -327,7 +380,14 @@ def gemm_kernel(
         SPLIT_K == 1 or (WARP_SPECIALIZE and not PERSISTENT and STAGGER == 0),
         "split-K needs warp specialization, one tile a CTA and no staggered consumers",
     )
-    tiles = _cta_tiles(M, N, K, GROUP_M, BLOCK_M, BLOCK_N, BLOCK_K, PERSISTENT, SPLIT_K)
+    # The last wave's split units follow a persistent CTA's whole tiles.
+    gl.static_assert(
+        LAST_WAVE_SPLIT == 1 or (PERSISTENT and SPLIT_K == 1),
+        "splitting the last wave needs a persistent kernel without split-K",
+    )
+    tiles = _cta_tiles(
+        M, N, K, GROUP_M, BLOCK_M, BLOCK_N, BLOCK_K, PERSISTENT, SPLIT_K, LAST_WAVE_SPLIT
+    )
     first_tile = tiles.first_tile
     k_steps = tiles.k_steps
 
@@ -397,7 +457,7 @@ def gemm_kernel(
             desc_c, a_ring, b_ring, c_tile, ready, empty, mma_done.index(0), tiles, workspace,
             counters,
         )  # fmt: skip
-        schedule = GemmSchedule(ALIAS_C, PERSISTENT, STAGGER, SPLIT_K)
+        schedule = GemmSchedule(ALIAS_C, PERSISTENT, STAGGER, SPLIT_K, LAST_WAVE_SPLIT)
         gl.warp_specialize(
             [
                 (_mma_partition, (state, 0, schedule)),

@@ -16,33 +16,33 @@ from triton.experimental.gluon import language as gl
 
 
 @gluon.jit
-def split_k_reduce(acc, state, consumer: gl.constexpr, tile, off_m, off_n, SPLIT_K: gl.constexpr):
+def split_k_reduce(acc, state, consumer: gl.constexpr, slot, split, SPLITS: gl.constexpr):
     """(the whole K's sum for this consumer's rows of the tile, whether this CTA is the last
-    of the tile's splits to arrive and so stores C). ``acc`` is this split's partial, rows
-    [off_m, off_m + its rows) of the tile whose columns start at ``off_n``; ``state``'s
-    workspace holds SPLIT_K x M x N fp32 partials and its counters two per tile (one a
-    consumer), zero between launches."""
-    tiles = state.tiles
-    M = tiles.M
-    N = tiles.N
+    of the tile's splits to arrive and so stores C). ``acc`` is split ``split``'s partial of
+    this consumer's rows of the tile of ``slot`` (``gemm_state.split_unit``); ``state``'s
+    workspace holds a tile's SPLITS partials a slot, each BLOCK_M x BLOCK_N fp32 in rows
+    (tlx_kernels.hopper.gemm.split_k_partials sizes it), and its counters two a slot (one a
+    consumer), zero between launches. Whole tiles need no masks: the TMA fills the rows and
+    columns past M and N with zeros, whose products are zeros, and C's store clips them."""
     ROWS: gl.constexpr = acc.shape[0]
     COLUMNS: gl.constexpr = acc.shape[1]
+    TILE: gl.constexpr = 2 * ROWS * COLUMNS
     layout: gl.constexpr = acc.type.layout
-    rows = off_m + gl.arange(0, ROWS, layout=gl.SliceLayout(1, layout))
-    columns = off_n + gl.arange(0, COLUMNS, layout=gl.SliceLayout(0, layout))
-    offsets = gl.expand_dims(rows, 1) * N + gl.expand_dims(columns, 0)
-    inside = (gl.expand_dims(rows, 1) < M) & (gl.expand_dims(columns, 0) < N)
-    matrix = M * N
-    gl.store(state.workspace + tiles.split * matrix + offsets, acc, mask=inside)
+    rows = consumer * ROWS + gl.arange(0, ROWS, layout=gl.SliceLayout(1, layout))
+    columns = gl.arange(0, COLUMNS, layout=gl.SliceLayout(0, layout))
+    offsets = gl.expand_dims(rows, 1) * COLUMNS + gl.expand_dims(columns, 0)
+    partials = state.workspace + slot * (SPLITS * TILE)
+    gl.store(partials + split * TILE + offsets, acc)
     cta_barrier()
-    counter = state.counters + tile * 2 + consumer
+    counter = state.counters + slot * 2 + consumer
     arrived = gl.atomic_add(counter, 1, sem="acq_rel", scope="gpu")
-    last = arrived == SPLIT_K - 1
+    last = arrived == SPLITS - 1
     if last:
-        for split in gl.static_range(SPLIT_K):
+        for other in gl.static_range(SPLITS):
+            # The predicate is the same for every thread: the loads of its own split are off.
             partial = gl.load(
-                state.workspace + split * matrix + offsets,
-                mask=inside & (tiles.split != split),
+                partials + other * TILE + offsets,
+                mask=gl.full([ROWS, COLUMNS], other, gl.int32, layout) != split,
                 other=0.0,
                 cache_modifier=".cg",
             )

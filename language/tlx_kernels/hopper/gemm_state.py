@@ -1,13 +1,44 @@
 """What the Hopper GEMM kernel's partitions take, bundled as Gluon aggregates
 (``tlx.compat.aggregate``): the tiles a CTA computes (``GemmTiles``), the state every
-partition shares (``GemmState``) and the schedule's constexprs (``GemmSchedule``).
-tlx_kernels.hopper.gemm_kernel builds and reads them."""
+partition shares (``GemmState``) and the schedule's constexprs (``GemmSchedule``);
+tlx_kernels.hopper.gemm_kernel builds and reads them. And the schedule's arithmetic of split
+tiles (``last_wave``, ``split_unit``), which the kernel runs and the host calls on ints
+(their ``.fn``: tlx_kernels.hopper.gemm sizes split-K's workspace with it)."""
 
 import tlx
 from tlx.compat import aggregate
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import tma
+
+
+@gluon.jit
+def last_wave(tiles, ctas):
+    """(whole, ragged) of a persistent grid of ``ctas`` CTAs over ``tiles`` tiles: tiles
+    [0, whole) make the waves in which every CTA runs a tile whole, the ``ragged`` tiles after
+    them a last wave that would leave ``ctas - ragged`` CTAs idle, whose K steps a schedule
+    with ``LAST_WAVE_SPLIT`` splits instead. Arithmetic only: the host calls it on ints."""
+    ragged = tiles % ctas
+    return tiles - ragged, ragged
+
+
+@gluon.jit
+def split_unit(unit, first_tile, tiles, k_steps, SPLITS):
+    """(tile, split, slot, k_first, k_count) of work unit ``unit`` of the ``SPLITS`` x
+    ``tiles`` units over tiles [first_tile, first_tile + tiles) whose K steps are split:
+    split ``unit // tiles`` of the tile of ``slot = unit % tiles`` (so that consecutive units,
+    run side by side, take the same K range of different tiles), K steps [k_first, k_first +
+    k_count) of ``k_steps``, the splits balanced (split s starts at s * k_steps // SPLITS).
+    The tile's partials and arrival counters are those of ``slot`` (split-K's reduction,
+    tlx_kernels.hopper.gemm_split_k). Split-K's CTA is unit program_id of every tile; the
+    last-wave schedule's units are those of its ragged tiles (``last_wave``). Arithmetic
+    only, of non-negative numbers (Triton's ``//`` truncates, Python's floors): the host
+    calls it on ints."""
+    slot = unit % tiles
+    split = unit // tiles
+    k_first = split * k_steps // SPLITS
+    k_count = (split + 1) * k_steps // SPLITS - k_first
+    return first_tile + slot, split, slot, k_first, k_count
 
 
 @aggregate
@@ -17,7 +48,10 @@ class GemmTiles:
     ``M`` x ``N`` outputs, each over ``k_steps`` K steps from step ``k_first``. A kernel of one
     tile a CTA walks none of them: its ``tile_step`` is the constexpr 1. With split-K the CTA
     computes split ``split`` of its tile's K steps; without, ``k_first`` and ``split`` are the
-    constexpr 0."""
+    constexpr 0. A persistent CTA of the last-wave schedule then computes the work units
+    ``first_tile``, ``first_tile + tile_step``, ... before ``units``: splits of the ``ragged``
+    tiles from ``end_tile`` (``split_unit``); other kernels have none (both the constexpr
+    0)."""
 
     M: gl.tensor
     N: gl.tensor
@@ -28,9 +62,14 @@ class GemmTiles:
     tile_step: gl.tensor | gl.constexpr
     k_first: gl.tensor | gl.constexpr
     split: gl.tensor | gl.constexpr
+    ragged: gl.tensor | gl.constexpr
+    units: gl.tensor | gl.constexpr
 
     @gluon.constexpr_function
-    def __init__(self, M, N, GROUP_M, k_steps, first_tile, end_tile, tile_step, k_first, split):
+    def __init__(
+        self, M, N, GROUP_M, k_steps, first_tile, end_tile, tile_step, k_first, split, ragged,
+        units,
+    ):  # fmt: skip
         self.M = M
         self.N = N
         self.GROUP_M = GROUP_M
@@ -41,6 +80,8 @@ class GemmTiles:
         self.tile_step = tile_step if isinstance(tile_step, gl.tensor) else gl.constexpr(tile_step)
         self.k_first = k_first if isinstance(k_first, gl.tensor) else gl.constexpr(k_first)
         self.split = split if isinstance(split, gl.tensor) else gl.constexpr(split)
+        self.ragged = ragged if isinstance(ragged, gl.tensor) else gl.constexpr(ragged)
+        self.units = units if isinstance(units, gl.tensor) else gl.constexpr(units)
 
 
 @aggregate
@@ -87,10 +128,12 @@ class GemmSchedule:
     PERSISTENT: gl.constexpr
     STAGGER: gl.constexpr
     SPLIT_K: gl.constexpr
+    LAST_WAVE_SPLIT: gl.constexpr
 
     @gluon.constexpr_function
-    def __init__(self, ALIAS_C, PERSISTENT, STAGGER, SPLIT_K):
+    def __init__(self, ALIAS_C, PERSISTENT, STAGGER, SPLIT_K, LAST_WAVE_SPLIT):
         self.ALIAS_C = gl.constexpr(ALIAS_C)
         self.PERSISTENT = gl.constexpr(PERSISTENT)
         self.STAGGER = gl.constexpr(STAGGER)
         self.SPLIT_K = gl.constexpr(SPLIT_K)
+        self.LAST_WAVE_SPLIT = gl.constexpr(LAST_WAVE_SPLIT)
