@@ -2,13 +2,18 @@
 attention_dq.py) on the CPU: every configuration of their tuning spaces compiles for sm_90a or
 is pruned by its plan with the planner's reason; the SMEM plans put the epilogues over K and V
 (over Q in the dQ kernel); the hazard check finds every configuration clean, causal or not, on
-ragged and grouped shapes; each way of summing dQ emits the reductions it says. The forward
+ragged and grouped shapes; each way of summing dQ emits the reductions it says; the pipelined
+steps wait twice a step, give P and dS bytes of their own, and ptxas keeps their wgmmas
+asynchronous. The forward
 saves the LSE only when asked and reads grouped K/V heads in place (``kv_group``);
 docs/attention-backward.md shows the plan the planner makes. ``attention``'s autograd function
 names the tensor and shape it refuses (the grouped-head rules among them)."""
 
 import collections
 import re
+import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 import tlx
@@ -171,6 +176,106 @@ def test_each_dq_pass_emits_its_reductions(dq_pass, reductions):
     ptx = bwd.compile_for_hopper(config, 128, causal=True).asm["ptx"]
     found = re.findall(r"(?:red|atom)\.global\.[\w.]+", ptx)
     assert collections.Counter(m.replace("atom.", "red.", 1) for m in found) == reductions
+
+
+def pipelined_configs(head_dim):
+    return [config for config in bwd.autotune_space(head_dim) if config.pipelined]
+
+
+def test_the_space_has_the_pipelined_steps():
+    """At each head dim the tuner's space holds the pipelined steps, S^T or S, two or four
+    stages, each with dQ in its pass of its own and P in SMEM."""
+    for head_dim in bwd.HEAD_DIMS:
+        pipelined = pipelined_configs(head_dim)
+        assert {(config.scores_by_query, config.num_stages) for config in pipelined} == {
+            (False, 2),
+            (False, 4),
+            (True, 2),
+            (True, 4),
+        }
+        assert len(pipelined) == 4
+        assert all(config.dq_pass == "separate" and config.p_in_smem for config in pipelined)
+
+
+def test_pipelined_names_what_it_needs():
+    """``pipelined`` without dQ in its own pass, without P in SMEM, or with one stage."""
+    with pytest.raises(ValueError, match="pipelined .* needs dq_pass='separate', got 'vector'"):
+        bwd.Config(64, 128, 4, p_in_smem=True, dq_pass="vector", pipelined=True)
+    with pytest.raises(ValueError, match="pipelined writes P.* needs p_in_smem=True"):
+        bwd.Config(64, 128, 4, dq_pass="separate", pipelined=True)
+    with pytest.raises(ValueError, match="so the consumers hold two: it needs num_stages >= 2"):
+        bwd.Config(64, 128, 1, p_in_smem=True, dq_pass="separate", pipelined=True)
+
+
+def _span(view, index):
+    start = view.start_of(index)
+    return range(start, start + view.buffer_size)
+
+
+@pytest.mark.parametrize("head_dim", bwd.HEAD_DIMS)
+def test_a_pipelined_plan_gives_p_and_ds_bytes_of_their_own(head_dim):
+    """The pipelined kernel's tree makes each consumer's P and dS ``distinct`` (dV still reads
+    P while dS is written) and keeps dK and dV over K and V; the planner's plan gives every P
+    buffer bytes no dS buffer has. At HEAD_DIM 128 with four stages that is 224 KiB, 16 KiB
+    more than the kernel whose P and dS share."""
+    for config in pipelined_configs(head_dim):
+        smem = bwd.smem_plan(config, head_dim)
+        names = [buffer.name for buffer in smem.buffers]
+        groups = {
+            tuple(names[child] for child in group.children): group.kind
+            for group in smem.tree.children
+        }
+        assert groups[("ds_tiles", "p_tiles")] == "distinct"
+        assert groups[("k_tiles", "dk_tiles")] == groups[("v_tiles", "dv_tiles")] == "shared"
+        views = dict(zip(names, smem.plan.views, strict=True))
+        p_bytes = {byte for c in range(2) for byte in _span(views["p_tiles"], c)}
+        ds_bytes = {byte for c in range(2) for byte in _span(views["ds_tiles"], c)}
+        assert p_bytes and ds_bytes and not p_bytes & ds_bytes, config
+        assert views["dk_tiles"].offset == views["k_tiles"].offset
+        assert views["dv_tiles"].offset == views["v_tiles"].offset
+    if head_dim == 128:
+        config = bwd.Config(64, 128, 4, p_in_smem=True, dq_pass="separate")
+        assert bwd.smem_plan(config, 128).plan.size_bytes == 208 * 1024
+        pipelined = bwd.smem_plan(config.replace(pipelined=True), 128)
+        assert pipelined.plan.size_bytes == 224 * 1024
+
+
+def ptxas_log(ptx):
+    """What ``ptxas -v`` (the one Triton compiles with) says of ``ptx`` for sm_90a: its
+    registers, spills and warnings (Triton drops them)."""
+    from triton.backends.nvidia.compiler import get_ptxas
+
+    with tempfile.TemporaryDirectory() as folder:
+        source = Path(folder) / "kernel.ptx"
+        source.write_text(ptx)
+        ran = subprocess.run(
+            [get_ptxas(90).path, "-v", "--gpu-name=sm_90a", str(source), "-o", f"{source}.o"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    return ran.stdout + ran.stderr
+
+
+@pytest.mark.parametrize("head_dim", bwd.HEAD_DIMS)
+def test_the_pipelined_steps_wait_twice_a_step(head_dim):
+    """Each consumer's two steps (masked and not) wait for S leaving dP outstanding and for
+    dP, and one wait after the loop retires the last dV and dK: where the unpipelined kernel
+    waits four times a step. ptxas keeps the wgmmas asynchronous (no C7515 warning of
+    serialized wgmma) and spills nothing at HEAD_DIM 64 (docs/attention-backward.md has the
+    figures at 128)."""
+    for config in pipelined_configs(head_dim):
+        compiled = bwd.compile_for_hopper(config, head_dim, causal=True)
+        waits = re.findall(r"warp_group_dot_wait .*\{pendings = (\d)", compiled.asm["ttgir"])
+        assert waits == ["1", "0", "1", "0", "0"] * 2, config
+        log = ptxas_log(compiled.asm["ptx"])
+        assert "Used" in log and "C7515" not in log and "warning" not in log, (config, log)
+        if head_dim == 64:
+            assert "0 bytes spill stores, 0 bytes spill loads" in log, (config, log)
+    unpipelined = bwd.Config(64, 128, 4, p_in_smem=True, dq_pass="separate")
+    ttgir = bwd.compile_for_hopper(unpipelined, head_dim, causal=True).asm["ttgir"]
+    waits = re.findall(r"warp_group_dot_wait .*\{pendings = (\d)", ttgir)
+    assert waits == ["1", "0", "0", "0"] * 4
 
 
 def dq_verdicts(head_dim, causal, seq_len=4096):
@@ -359,8 +464,6 @@ def test_the_forward_reads_grouped_heads_in_place(head_dim):
 
 def test_the_documented_plan_is_the_kernels():
     """docs/attention-backward.md's picture is the plan the planner makes now."""
-    from pathlib import Path
-
     if tlx.compat.NEEDS_WHOLE_VIEWS:
         pytest.skip("the document shows a plan with views smaller than the region (not 3.8)")
     picture = Path(__file__).parents[2] / "docs" / "images" / "hopper_attention_backward.smem.svg"

@@ -48,6 +48,14 @@ to SMEM for dV and dS^T for dQ: P^T is dead once dV = P^T dO has completed, befo
 written, so they share one buffer a consumer. At HEAD_DIM 128, BLOCK_N = 128, BLOCK_M = 64:
 K, V 64 KiB, each Q/dO stage 32 KiB, dS 16 KiB, so four stages fit (208 KiB) with the
 epilogue over K and V, where without aliasing (64 KiB of dK/dV staging more) two do.
+
+Pipelined steps (``Config.pipelined``, with dQ in its pass of its own): a step's dV and dK
+products stay in flight into the next step, whose wait for S retires them (wgmma groups
+retire in order) and only then releases their Q/dO stage: two waits a step rather than four,
+the tensor cores busy with dV and dK while the next step's Q and dO land and its S and dP are
+issued. P^T is still being read by dV when dS^T is written, so P^T and dS^T take buffers of
+their own (``distinct`` in the spec; K and V still under dK and dV): at HEAD_DIM 128 four
+stages take 224 KiB.
 """
 
 import dataclasses
@@ -69,6 +77,8 @@ from tlx_kernels._host import KernelConfig, KernelHost
 from tlx_kernels.hopper import attention_dq
 from tlx_kernels.hopper.attention_backward_step import (
     LOG2E,
+    drain_pipeline,
+    start_pipeline,
     step_by_keys,
     step_by_queries,
     wait_for_other_consumer,
@@ -164,11 +174,22 @@ def _step(state, index, bh_q, off_m, rows, key_rows, dk, dv, consumer, MASKED, S
     """One Q block in the shape SCHEDULE names (attention_backward_step.py): S^T or S."""
     if SCHEDULE[2]:
         dk, dv = step_by_queries(
-            state, index, bh_q, off_m, rows, dk, dv, consumer, MASKED, SCHEDULE[3]
+            state, index, bh_q, off_m, rows, dk, dv, consumer, MASKED, SCHEDULE[3], SCHEDULE[4]
         )
     else:
         dk, dv = step_by_keys(
-            state, index, bh_q, off_m, key_rows, dk, dv, consumer, MASKED, SCHEDULE[1], SCHEDULE[3]
+            state,
+            index,
+            bh_q,
+            off_m,
+            key_rows,
+            dk,
+            dv,
+            consumer,
+            MASKED,
+            SCHEDULE[1],
+            SCHEDULE[3],
+            SCHEDULE[4],
         )
     return dk, dv
 
@@ -177,7 +198,7 @@ def _step(state, index, bh_q, off_m, rows, key_rows, dk, dv, consumer, MASKED, S
 def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
     """Keys [consumer * SUB_N, (consumer + 1) * SUB_N) of the CTA's block, one warpgroup:
     every Q block of every query head of the group, masked ones (on the diagonal) first.
-    SCHEDULE: (CAUSAL, P_IN_SMEM, SCORES_BY_QUERY, DQ_PASS)."""
+    SCHEDULE: (CAUSAL, P_IN_SMEM, SCORES_BY_QUERY, DQ_PASS, PIPELINED)."""
     CAUSAL: gl.constexpr = SCHEDULE[0]
     (q_tiles, k_tiles) = state[0], state[2]
     kv_ready = state[8]
@@ -200,6 +221,7 @@ def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
     first, masked_end, n_m = _q_blocks(seq_len, off_n, BLOCK_M, CONSUMERS * SUB_N, CAUSAL)
     dk = gl.zeros([SUB_N, HEAD_DIM], gl.float32, acc_layout)
     dv = gl.zeros([SUB_N, HEAD_DIM], gl.float32, acc_layout)
+    dk, dv = start_pipeline(dk, dv, SCHEDULE[4])
     mbarrier.wait(kv_ready, 0)
     index = 0
     for g in range(group):
@@ -214,6 +236,7 @@ def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
                 state, index, bh_q, m * BLOCK_M, rows, key_rows, dk, dv, consumer, False, SCHEDULE
             )
             index += 1
+    dk, dv = drain_pipeline(state, index, dk, dv, SCHEDULE[4])
     wait_for_other_consumer(state, index, consumer, SCHEDULE[3])
     _store_dk_dv(state, dk, dv, bh_kv, rows, consumer)
 
@@ -229,11 +252,13 @@ def _smem_tiles(
     P_IN_SMEM: gl.constexpr,
     ALIAS: gl.constexpr,
     SCORES_BY_QUERY: gl.constexpr,
+    PIPELINED: gl.constexpr,
 ):
     """The kernel's SMEM, one spec: (q, dO, K, V, dS^T, P^T, dK, dV tiles; dS and P, queries
     by rows, with SCORES_BY_QUERY). With ALIAS, consumer c's dK and dV staging tiles take its
-    K and V buffers' bytes and, with P_IN_SMEM, P^T and dS^T share a buffer; without, every
-    tile has bytes of its own. P^T is dS^T's buffer (unused) without P_IN_SMEM."""
+    K and V buffers' bytes and, with P_IN_SMEM, P^T and dS^T share a buffer unless PIPELINED
+    (whose dV, reading P^T, is still in flight when dS^T is written); without, every tile has
+    bytes of its own. P^T is dS^T's buffer (unused) without P_IN_SMEM."""
     layout: gl.constexpr = gl.NVMMASharedLayout(
         swizzle_byte_width=128, element_bitwidth=dtype.primitive_bitwidth, rank=2
     )
@@ -253,9 +278,13 @@ def _smem_tiles(
         over: gl.constexpr = tlx.reuse_group_type.shared
     else:
         over: gl.constexpr = tlx.reuse_group_type.distinct
+    if PIPELINED:
+        scores_over: gl.constexpr = tlx.reuse_group_type.distinct
+    else:
+        scores_over: gl.constexpr = over
     if P_IN_SMEM:
         p_tiles = tlx.local_alloc(SCORES, dtype, CONSUMERS, reuse=smem, layout=layout)
-        scores = tlx.reuse_group(ds_tiles, p_tiles, group_type=over, group_size=CONSUMERS)
+        scores = tlx.reuse_group(ds_tiles, p_tiles, group_type=scores_over, group_size=CONSUMERS)
     else:
         p_tiles = ds_tiles
         scores = tlx.reuse_group(ds_tiles, group_size=CONSUMERS)
@@ -301,6 +330,7 @@ def attention_bwd_kernel(
     ALIAS: gl.constexpr,
     SCORES_BY_QUERY: gl.constexpr,
     DQ_PASS: gl.constexpr,
+    PIPELINED: gl.constexpr,
     CONSUMER_REGISTERS: gl.constexpr,
 ):
     """Grid (key blocks, batch * KV heads): dK and dV of BLOCK_N keys of a KV head, summed
@@ -319,6 +349,7 @@ def attention_bwd_kernel(
         P_IN_SMEM,
         ALIAS,
         SCORES_BY_QUERY,
+        PIPELINED,
     )
     bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
     kv_ready = gl.allocate_shared_memory(gl.int64, [1, 1], bar_layout)
@@ -361,7 +392,7 @@ def attention_bwd_kernel(
     )
     if DQ_PASS == "summed":
         state = state + (ds_ready, ds_free)
-    SCHEDULE: gl.constexpr = (CAUSAL, P_IN_SMEM, SCORES_BY_QUERY, DQ_PASS)
+    SCHEDULE: gl.constexpr = (CAUSAL, P_IN_SMEM, SCORES_BY_QUERY, DQ_PASS, PIPELINED)
     if CONSUMERS == 2:
         gl.warp_specialize(
             [
@@ -425,7 +456,17 @@ class Config(KernelConfig):
     over K and V (and P^T with dS^T), else every tile in bytes of its own;
     ``scores_by_query`` (with ``p_in_smem``): S and dP with queries as rows rather than keys
     (attention_backward_step.py: fewer registers a consumer thread); ``dq_pass``, how dQ is
-    summed over the key blocks (``DQ_PASSES``)."""
+    summed over the key blocks (``DQ_PASSES``); ``pipelined`` (with dq_pass "separate" and
+    ``p_in_smem``): a step's dV and dK stay in flight into the next step, P and dS each in a
+    buffer of its own, and the step's Q/dO stage is released in the next step.
+
+    The ring with ``pipelined``: the consumers hold two stages at a time, the step's and the
+    previous one, released only once the step's wait for S has retired the previous step's
+    dV and dK. A stage is refilled a step later than without ``pipelined``, so NUM_STAGES
+    stages run as far ahead as NUM_STAGES - 1 do unpipelined: with two, the next Q block's Q
+    and dO load during the current step (from its wait for S on), with four, three steps
+    ahead. Fewer than two would deadlock: the release of stage i waits for step i + 1's Q and
+    dO, which, in the same stage, wait for that release."""
 
     ARGUMENTS = {
         "block_m": "BLOCK_M",
@@ -436,6 +477,7 @@ class Config(KernelConfig):
         "p_in_smem": "P_IN_SMEM",
         "scores_by_query": "SCORES_BY_QUERY",
         "dq_pass": "DQ_PASS",
+        "pipelined": "PIPELINED",
     }
 
     block_m: int
@@ -446,6 +488,7 @@ class Config(KernelConfig):
     p_in_smem: bool = False
     scores_by_query: bool = False
     dq_pass: str = "atomics"
+    pipelined: bool = False
 
     def __post_init__(self):
         if self.dq_pass not in DQ_PASSES:
@@ -464,6 +507,29 @@ class Config(KernelConfig):
                 "scores_by_query writes P to SMEM, where dV = P^T dO reads its transpose: it "
                 "needs p_in_smem=True"
             )
+        if self.pipelined:
+            self._check_pipelined()
+
+    def _check_pipelined(self):
+        """``pipelined`` leaves dV and dK in flight into the next step (attention_backward_step
+        ``_wait_for_scores``): no dQ product may wait for them in between, P^T must be in SMEM
+        of its own while dV reads it, and the ring must hold the step's stage and the previous
+        one, still unreleased."""
+        if self.dq_pass != "separate":
+            raise ValueError(
+                "pipelined leaves dV and dK in flight into the next step, which dQ's products "
+                f"in the kernel would wait for: it needs dq_pass='separate', got {self.dq_pass!r}"
+            )
+        if not self.p_in_smem:
+            raise ValueError(
+                "pipelined writes P^T to an SMEM buffer of its own, which dV reads while dS^T "
+                "is written: it needs p_in_smem=True"
+            )
+        if self.num_stages < 2:
+            raise ValueError(
+                "pipelined releases a Q/dO stage one step late, so the consumers hold two: it "
+                f"needs num_stages >= 2, got {self.num_stages}"
+            )
 
     def kernel_arguments(self):
         """The fields' arguments, then a worker consumer thread's registers after setmaxnreg
@@ -476,9 +542,10 @@ class Config(KernelConfig):
         by_query = " scores_by_query" if self.scores_by_query else ""
         consumers = "" if self.consumers == 2 else f" consumers={self.consumers}"
         dq_pass = "" if self.dq_pass == "atomics" else f" dq={self.dq_pass}"
+        pipelined = " pipelined" if self.pipelined else ""
         return (
             f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} stages={self.num_stages} "
-            f"alias={self.alias}{consumers}{p_in_smem}{by_query}{dq_pass}"
+            f"alias={self.alias}{consumers}{p_in_smem}{by_query}{dq_pass}{pipelined}"
         )
 
 
@@ -539,7 +606,8 @@ def autotune_space(head_dim):
     with two or four Q/dO stages, P^T from registers or through SMEM, aliased or not (at
     HEAD_DIM 128 the planner drops four stages without aliasing: 272 KiB), 128-row Q blocks
     at HEAD_DIM 64, and one consumer over 64 keys (twice the CTAs, each half the work); then
-    the other ways to sum dQ (``DQ_PASSES``) on the configurations chosen most."""
+    the other ways to sum dQ (``DQ_PASSES``) on the configurations chosen most, and the
+    pipelined steps (with dQ in its pass of its own)."""
     configs = [
         Config(64, 128, stages, alias, p_in_smem=p_in_smem)
         for p_in_smem in (False, True)
@@ -569,6 +637,13 @@ def autotune_space(head_dim):
         Config(64, 128, 4, **by_query),
     )
     configs += [config.replace(dq_pass=dq) for dq in DQ_PASSES[1:] for config in chosen]
+    # dV and dK left in flight into the next step (``pipelined``: P and dS in buffers of their
+    # own, dQ in its pass), S^T or S; at HEAD_DIM 128 four stages take 224 KiB.
+    configs += [
+        Config(64, 128, stages, p_in_smem=True, dq_pass="separate", pipelined=True, **by_keys)
+        for by_keys in ({}, dict(scores_by_query=True))
+        for stages in (2, 4)
+    ]
     return configs
 
 

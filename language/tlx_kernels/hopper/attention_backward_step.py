@@ -16,6 +16,11 @@ a consumer's share added to an fp32 accumulator in global memory with atomics (`
 64 columns at a time so that one chunk's accumulator is live at once, scalar or two columns
 an instruction; the two consumers' shares summed first, each consumer adding half of the
 columns; or nothing (a kernel of its own, attention_dq.py, computes dQ).
+
+With PIPELINED (dQ in its kernel of its own, P in SMEM) a step ends once dK's product is
+issued: dV's and dK's products stay in flight, as the ``warpgroup_mma`` results the loop
+carries (``start_pipeline``), until the next step's wait for S retires them and releases
+their stage (``_wait_for_scores``); after the last step ``drain_pipeline`` retires them.
 """
 
 from triton.experimental import gluon
@@ -24,6 +29,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     fence_async_shared,
     mbarrier,
     warpgroup_mma,
+    warpgroup_mma_init,
     warpgroup_mma_wait,
 )
 
@@ -105,6 +111,53 @@ def wait_for_other_consumer(state, index, consumer: gl.constexpr, DQ_PASS: gl.co
     if DQ_PASS == "summed":
         ds_free = state[21]
         mbarrier.wait(ds_free.index(consumer), (index & 1) ^ 1)
+
+
+@gluon.jit
+def _release_stage_of(state, index):
+    """The consumer is done with the Q/dO stage of step ``index``: one arrival on its
+    ``empty`` barrier (of the CONSUMERS it counts)."""
+    empty = state[10]
+    NUM_STAGES: gl.constexpr = state[0].shape[0]
+    mbarrier.arrive(empty.index(index % NUM_STAGES))
+
+
+@gluon.jit
+def _wait_for_scores(state, index, s_tok, dk, dv, PIPELINED: gl.constexpr):
+    """(S or S^T, dK, dV) once the step's first product, issued before dP's, has completed.
+    PIPELINED: the previous step's dV and dK are still in flight, issued before S; wgmma
+    groups retire in order, so the wait that leaves only dP outstanding retires them too, and
+    with them the last reads of the previous step's Q/dO stage (released here) and of this
+    consumer's P and dS buffers (which the step may now overwrite)."""
+    if PIPELINED:
+        s, dk, dv = warpgroup_mma_wait(1, deps=[s_tok, dk, dv])
+        if index > 0:
+            _release_stage_of(state, index - 1)
+    else:
+        s = warpgroup_mma_wait(1, deps=[s_tok])
+    return s, dk, dv
+
+
+@gluon.jit
+def start_pipeline(dk, dv, PIPELINED: gl.constexpr):
+    """The zeroed dK and dV accumulators as the loop carries them: with PIPELINED, as
+    ``warpgroup_mma`` results still in flight (each step returns them so)."""
+    if PIPELINED:
+        dk = warpgroup_mma_init(dk)
+        dv = warpgroup_mma_init(dv)
+    return dk, dv
+
+
+@gluon.jit
+def drain_pipeline(state, index, dk, dv, PIPELINED: gl.constexpr):
+    """(dK, dV) complete after a consumer's last step (``index``: the steps it took): with
+    PIPELINED, the last step's dV and dK are retired here and its stage released, before the
+    epilogue writes dK and dV over K and V."""
+    if PIPELINED:
+        dk, dv = warpgroup_mma_wait(0, deps=[dk, dv])
+        if index > 0:
+            _release_stage_of(state, index - 1)
+    return dk, dv
 
 
 @gluon.jit
@@ -207,10 +260,13 @@ def step_by_keys(
     MASKED: gl.constexpr,
     P_IN_SMEM: gl.constexpr,
     DQ_PASS: gl.constexpr,
+    PIPELINED: gl.constexpr,
 ):
     """One Q block (ring index ``index``) for this consumer's keys, with keys as the rows of
     S^T and dP^T: dK and dV accumulate, dQ as DQ_PASS says (``_dq_and_release``). The stage
-    is released once every product that reads Q or dO has completed."""
+    is released once every product that reads Q or dO has completed: in this step, or with
+    PIPELINED (P^T and dS^T in buffers of their own, no dQ) in the next one, whose wait for
+    S^T retires this step's dV and dK (``_wait_for_scores``), which stay in flight till then."""
     (q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles, p_tiles) = state[0:6]
     (ready, empty) = state[9:11]
     NUM_STAGES: gl.constexpr = q_tiles.shape[0]
@@ -221,7 +277,11 @@ def step_by_keys(
     st_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_M, 16]
     )
-    acc_layout: gl.constexpr = dk.type.layout
+    # dK's and dV's (``_consumer_partition``'s), named here: with PIPELINED they come in as
+    # ``warpgroup_mma`` results in flight, whose type has no layout.
+    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, q_tiles.shape[2], 16]
+    )
     operand_layout: gl.constexpr = gl.DotOperandLayout(
         operand_index=0, parent=acc_layout, k_width=2
     )
@@ -239,18 +299,20 @@ def step_by_keys(
     # The rows' statistics load from global memory while the tensor cores work.
     queries = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(0, st_layout))
     lse2, delta = _row_statistics(state, bh_q, queries)
-    s = warpgroup_mma_wait(1, deps=[s_tok])
+    s, dk, dv = _wait_for_scores(state, index, s_tok, dk, dv, PIPELINED)
     dp = warpgroup_mma_wait(0, deps=[dp_tok])
     p, ds = _scores_to_gradients(s, dp, lse2, delta, queries, key_rows, state[15], MASKED)
     if P_IN_SMEM:
-        # P^T and dS^T take one buffer in turn: dV has read P^T before dS^T is written.
         p_smem = p_tiles.index(consumer)
         wait_for_other_consumer(state, index, consumer, DQ_PASS)
         p_smem.store(p.to(dtype))
         fence_async_shared()
         dv = warpgroup_mma(p_smem, do, dv, is_async=True)
         ds16 = ds.to(dtype)
-        dv = warpgroup_mma_wait(0, deps=[dv])
+        if not PIPELINED:
+            # P^T and dS^T may take one buffer in turn: dV has read P^T before dS^T is
+            # written.
+            dv = warpgroup_mma_wait(0, deps=[dv])
     else:
         p16 = gl.convert_layout(p.to(dtype), operand_layout)
         dv = warpgroup_mma(p16, do, dv, is_async=True)
@@ -261,20 +323,22 @@ def step_by_keys(
     # dS^T from SMEM for dK too: registers are what the consumer lacks (dK and dV take 128 a
     # thread at HEAD_DIM 128).
     dk = warpgroup_mma(ds_smem, q, dk, is_async=True)
-    return _dq_and_release(
-        state,
-        ds_smem.permute((1, 0)),
-        k,
-        index,
-        stage,
-        bh_q,
-        off_m,
-        dk,
-        dv,
-        consumer,
-        DQ_PASS,
-        False,
-    )
+    if not PIPELINED:
+        dk, dv = _dq_and_release(
+            state,
+            ds_smem.permute((1, 0)),
+            k,
+            index,
+            stage,
+            bh_q,
+            off_m,
+            dk,
+            dv,
+            consumer,
+            DQ_PASS,
+            False,
+        )
+    return dk, dv
 
 
 @gluon.jit
@@ -301,6 +365,7 @@ def step_by_queries(
     consumer: gl.constexpr,
     MASKED: gl.constexpr,
     DQ_PASS: gl.constexpr,
+    PIPELINED: gl.constexpr,
 ):
     """``step_by_keys`` with queries as the rows of S and dP: P and dS go through SMEM (one
     buffer with aliasing: dV has read P before dS is written there), dV = P^T dO and dK =
@@ -342,7 +407,7 @@ def step_by_queries(
     queries = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(1, s_layout))
     keys = first_key + (index >> 31) + gl.arange(0, SUB_N, gl.SliceLayout(0, s_layout))
     lse2, delta = _row_statistics(state, bh_q, queries)
-    s = warpgroup_mma_wait(1, deps=[s_tok])
+    s, dk, dv = _wait_for_scores(state, index, s_tok, dk, dv, PIPELINED)
     dp = warpgroup_mma_wait(0, deps=[dp_tok])
     p, ds = _gradients_by_query(s, dp, lse2, delta, queries, keys, state[15], MASKED)
     wait_for_other_consumer(state, index, consumer, DQ_PASS)
@@ -350,14 +415,18 @@ def step_by_queries(
     fence_async_shared()
     dv = warpgroup_mma(p_smem.permute((1, 0)), do, dv, is_async=True)
     ds16 = ds.to(dtype)
-    # With aliasing P and dS take one buffer: dV has read P before dS is written.
-    dv = warpgroup_mma_wait(0, deps=[dv])
+    if not PIPELINED:
+        # With aliasing P and dS take one buffer: dV has read P before dS is written.
+        dv = warpgroup_mma_wait(0, deps=[dv])
     ds_smem.store(ds16)
     fence_async_shared()
     dk = warpgroup_mma(ds_smem.permute((1, 0)), q, dk, is_async=True)
-    ds_operand = gl.convert_layout(
-        ds16, gl.DotOperandLayout(operand_index=0, parent=dq_layout, k_width=2)
-    )
-    return _dq_and_release(
-        state, ds_operand, k, index, stage, bh_q, off_m, dk, dv, consumer, DQ_PASS, True
-    )
+    # PIPELINED: dV and dK stay in flight, retired by the next step's wait for S.
+    if not PIPELINED:
+        ds_operand = gl.convert_layout(
+            ds16, gl.DotOperandLayout(operand_index=0, parent=dq_layout, k_width=2)
+        )
+        dk, dv = _dq_and_release(
+            state, ds_operand, k, index, stage, bh_q, off_m, dk, dv, consumer, DQ_PASS, True
+        )
+    return dk, dv
