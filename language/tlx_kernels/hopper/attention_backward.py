@@ -84,7 +84,12 @@ from tlx_kernels.hopper.attention_backward_step import (
     wait_for_other_consumer,
 )
 from tlx_kernels.hopper.attention_common import tile_layout
-from tlx_kernels.hopper.common import LOADER_REGISTERS, SM90A, partition_registers
+from tlx_kernels.hopper.common import (
+    LOADER_REGISTERS,
+    SM90A,
+    partition_registers,
+    ring_barriers,
+)
 
 # Kernel side -------------------------------------------------------------------------------
 
@@ -353,12 +358,8 @@ def attention_bwd_kernel(
     )
     bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
     kv_ready = gl.allocate_shared_memory(gl.int64, [1, 1], bar_layout)
-    ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
-    empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
     mbarrier.init(kv_ready.index(0), count=1)
-    for i in gl.static_range(NUM_STAGES):
-        mbarrier.init(ready.index(i), count=1)
-        mbarrier.init(empty.index(i), count=CONSUMERS)
+    ready, empty = ring_barriers(NUM_STAGES, CONSUMERS)
     if DQ_PASS == "summed":
         # A consumer's dS is written (ds_ready), and the other consumer has read it (ds_free).
         ds_ready = gl.allocate_shared_memory(gl.int64, [CONSUMERS, 1], bar_layout)

@@ -43,7 +43,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 from tlx_kernels._host import KernelConfig, KernelHost
 from tlx_kernels.hopper.attention_backward_step import LOG2E
 from tlx_kernels.hopper.attention_common import key_blocks, tile_layout
-from tlx_kernels.hopper.common import LOADER_REGISTERS, SM90A, partition_registers
+from tlx_kernels.hopper.common import LOADER_REGISTERS, SM90A, partition_registers, ring_barriers
 
 # Kernel side -------------------------------------------------------------------------------
 
@@ -257,14 +257,9 @@ def attention_dq_kernel(
     tiles = _dq_smem_tiles(
         desc_q.dtype, BLOCK_M // CONSUMERS, BLOCK_N, HEAD_DIM, NUM_STAGES, CONSUMERS
     )
-    bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
-    q_ready = gl.allocate_shared_memory(gl.int64, [1, 1], bar_layout)
-    ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
-    empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
+    q_ready = gl.allocate_shared_memory(gl.int64, [1, 1], mbarrier.MBarrierLayout())
     mbarrier.init(q_ready.index(0), count=1)
-    for i in gl.static_range(NUM_STAGES):
-        mbarrier.init(ready.index(i), count=1)
-        mbarrier.init(empty.index(i), count=CONSUMERS)
+    ready, empty = ring_barriers(NUM_STAGES, CONSUMERS)
     fence_async_shared()
     state = (
         tiles[0],

@@ -84,6 +84,20 @@ def ring_matmul(a_ring, b_ring, ready, empty, acc, first_index, k_steps, row):
     return acc
 
 
+@gluon.jit
+def ring_barriers(NUM_STAGES: gl.constexpr, CONSUMERS: gl.constexpr):
+    """(ready, empty), the barriers of a ring of NUM_STAGES operand stages, initialized:
+    ``ready`` completes once a stage's copies have landed (one arrival, the loader's
+    ``expect``), ``empty`` once each of the CONSUMERS consumers has released the stage."""
+    layout: gl.constexpr = mbarrier.MBarrierLayout()
+    ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], layout)
+    empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], layout)
+    for i in gl.static_range(NUM_STAGES):
+        mbarrier.init(ready.index(i), count=1)
+        mbarrier.init(empty.index(i), count=CONSUMERS)
+    return ready, empty
+
+
 def tma_operand(t):
     """``t`` if the TMA can address it (unit column stride, row stride and start aligned to
     16 bytes), else a copy whose rows are padded to 16 bytes (a view of the same shape)."""

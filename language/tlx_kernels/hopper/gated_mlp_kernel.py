@@ -17,7 +17,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
-from tlx_kernels.hopper.common import LOADER_REGISTERS, partition_registers
+from tlx_kernels.hopper.common import LOADER_REGISTERS, partition_registers, ring_barriers
 from tlx_kernels.hopper.gemm_kernel import _tile_offsets
 from tlx_kernels.hopper.gemm_state import GemmTiles
 
@@ -255,13 +255,8 @@ def gated_mlp_kernel(
     x_ring, wg_ring, wu_ring, h_tile = _smem_buffers(
         (desc_x, desc_wg, desc_wu, desc_h), BLOCK_M, BLOCK_N, BLOCK_K, NUM_STAGES, PERSISTENT
     )
-    bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
-    ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
-    empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
-    mma_done = gl.allocate_shared_memory(gl.int64, [1, 1], bar_layout)
-    for i in gl.static_range(NUM_STAGES):
-        mbarrier.init(ready.index(i), count=1)
-        mbarrier.init(empty.index(i), count=2)
+    ready, empty = ring_barriers(NUM_STAGES, 2)
+    mma_done = gl.allocate_shared_memory(gl.int64, [1, 1], mbarrier.MBarrierLayout())
     mbarrier.init(mma_done.index(0), count=2)
     fence_async_shared()
 
