@@ -75,6 +75,7 @@ __all__ = [
     "cta_split_of_cga_bases",
     "describe",
     "distinct",
+    "group_stride_view_form",
     "has_buffer_dimension",
     "has_tensor_memory",
     "needs_whole_views",
@@ -306,13 +307,17 @@ def distinct(*children: int | Group, group_size: int = 1) -> Group:
 @_value_type(_native.Spec)
 class Spec:
     """A storage alias spec (``name``, ``storage``, ``explicit_size_bytes``,
-    ``capability``, ``whole_views``, ``offset_form``): the region several buffers alias.
+    ``capability``, ``whole_views``, ``offset_form``, ``group_stride_form``): the region
+    several buffers alias.
     ``capability`` is the CUDA compute capability compiled for (90: sm_90a, 100:
     sm_100a; 0: unknown), which decides the SMEM limit and whether tensor memory
     exists. ``whole_views`` rounds the region so that every view covers it in whole
     slots, which Triton 3.8 needs (its memdesc_reinterpret keeps the byte size);
     other releases take smaller views. ``offset_form``: how the Triton writes a view
-    from a byte offset (``offset_view_form``; ``"slots"``: it cannot)."""
+    from a byte offset (``offset_view_form``; ``"slots"``: it cannot).
+    ``group_stride_form``: how it writes a view per buffer group, whose groups may be any
+    multiple of the alignment apart (``group_stride_view_form``; ``"runtime_row"`` on 3.6
+    and 3.7, ``"slots"``: it cannot)."""
 
     name: str
     storage: Storage = Storage.SMEM
@@ -320,6 +325,7 @@ class Spec:
     capability: int = 0
     whole_views: bool = True
     offset_form: str = "slots"
+    group_stride_form: str = "slots"
 
     @property
     def smem_limit_bytes(self) -> int:
@@ -333,7 +339,8 @@ class Spec:
 @_value_type(_native.Placement)
 class Placement:
     """The slot coefficients of a view (what the MLIR passes record between steps):
-    ``slots``, ``period``, ``scale``, ``offset_slots``, ``step``, ``base``, ``form``."""
+    ``slots``, ``period``, ``scale``, ``offset_slots``, ``step``, ``base``, ``form``,
+    ``group_stride``."""
 
     slots: int
     period: int
@@ -342,6 +349,7 @@ class Placement:
     step: int
     base: int = 0
     form: str = "slots"
+    group_stride: int = 0
 
 
 @_value_type(_native.IndexOperand)
@@ -367,14 +375,21 @@ class IndexOperation:
 @_value_type(_native.IndexProgram)
 class IndexProgram:
     """A view's slot arithmetic with every identity step dropped (``View.index_program``):
-    the ``operations`` in order, and the operand that is the slot (``result``)."""
+    the ``operations`` in order, the operand that is the slot (``result``) and, for a
+    view per buffer group (``"runtime_row"``), the operand that is the backing's row
+    where the buffer's group starts (``row``; None otherwise)."""
 
     operations: tuple[IndexOperation, ...]
     result: IndexOperand
+    row: IndexOperand | None = None
 
     def evaluate(self, index: int) -> int:
         """The slot this program computes for buffer ``index``."""
         return _native.evaluate_index_program(_to_native(self), index)
+
+    def evaluate_row(self, index: int) -> int:
+        """The backing row ``row`` gives for buffer ``index`` (0 without one)."""
+        return _native.evaluate_index_program_row(_to_native(self), index)
 
 
 @_value_type(_native.View)
@@ -383,7 +398,9 @@ class View:
     ``shape`` (``[slots, *one buffer]``) of the user's own element type and layout,
     starting ``base`` units into the region and written in ``form`` (``"slots"``: a view
     of the whole region, ``base`` 0; ``"sliced_rows"``, ``"indexed_row"``: from a byte
-    offset, docs/planner.md), and ``period``, ``scale``, ``offset_slots`` and
+    offset, docs/planner.md; ``"runtime_row"``: one view per group of ``period`` buffers,
+    each ``group_stride`` units after the last, its slots one group's), and ``period``,
+    ``scale``, ``offset_slots`` and
     ``step`` give buffer ``i``'s slot (docs/planner.md, "The slot of a buffer"; ``slot_of``,
     ``index_program``). ``indexed`` is False for a user that is one
     buffer without a buffer dimension (a TMEM ``[M, N]`` tile): it is slot
@@ -402,6 +419,7 @@ class View:
     step: int
     shape: tuple[int, ...]
     indexed: bool = True
+    group_stride: int = 0
 
     @property
     def slots(self) -> int:
@@ -410,8 +428,14 @@ class View:
     def slot_of(self, index: int) -> int:
         return _native.slot_of(_to_native(self), index)
 
+    def view_start_of(self, index: int) -> int:
+        """Where the view that holds buffer ``index`` starts in the region: ``base``, plus
+        ``group_stride * (index // period)`` for a ``"runtime_row"`` view."""
+        return _native.view_start(_to_native(self), index)
+
     def start_of(self, index: int) -> int:
-        """Where buffer ``index`` starts in the region: ``base + buffer_size * slot_of(index)``."""
+        """Where buffer ``index`` starts in the region:
+        ``view_start_of(index) + buffer_size * slot_of(index)``."""
         return _native.buffer_start(_to_native(self), index)
 
     @property
@@ -678,6 +702,12 @@ def needs_whole_views(major: int, minor: int) -> bool:
 def offset_view_form(major: int, minor: int) -> str:
     """How Triton ``major``.``minor`` writes a view at a byte offset (``Spec.offset_form``)."""
     return _native.offset_view_form(major, minor).name.lower()
+
+
+def group_stride_view_form(major: int, minor: int) -> str:
+    """How Triton ``major``.``minor`` writes a view per buffer group whose groups are any
+    multiple of the alignment apart (``Spec.group_stride_form``; ``"slots"``: it cannot)."""
+    return _native.group_stride_view_form(major, minor).name.lower()
 
 
 def has_tensor_memory(capability: int) -> bool:

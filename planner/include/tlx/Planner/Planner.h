@@ -154,6 +154,12 @@ enum class ViewForm {
   /// `memdesc_reinterpret` (Triton 3.6 and 3.7, which accept a result
   /// larger than its source).
   IndexedRow,
+  /// A view per buffer group, its groups View::groupStride units apart (a
+  /// stride that need not be a multiple of the buffer's size):
+  /// `memdesc_index` of the SMEM backing's row at the buffer's runtime
+  /// rowOf (the index program's `row`), `memdesc_reinterpret` to the group's
+  /// slots, then `memdesc_index` at the slot (Triton 3.6 and 3.7).
+  RuntimeRow,
 };
 
 struct Spec {
@@ -176,6 +182,11 @@ struct Spec {
   /// at a multiple of its own size; TMEM views always start at column 0.
   /// Slots is valid on every release.
   ViewForm offsetForm = ViewForm::Slots;
+  /// The form of a view whose buffer groups are a stride apart that is no
+  /// multiple of its buffer's size (groupStrideViewForm): RuntimeRow where
+  /// the Triton writes one (3.6, 3.7), else Slots (none: a user's groups sit
+  /// whole slots apart). Slots is valid on every release.
+  ViewForm groupStrideForm = ViewForm::Slots;
 };
 
 /// Whether Triton `major`.`minor` needs whole views (Spec::wholeViews): only
@@ -191,7 +202,16 @@ bool needsWholeViews(int major, int minor);
 /// tlx.planner.offset_view_form, which sets tlx.compat.OFFSET_VIEW_FORM.
 ViewForm offsetViewForm(int major, int minor);
 
-/// "slots", "sliced_rows" or "indexed_row": the form's name in tlx.planner,
+/// The form a view whose buffer groups are any multiple of its alignment
+/// apart takes on Triton `major`.`minor` (Spec::groupStrideForm):
+/// RuntimeRow on 3.6 and 3.7, Slots (none) elsewhere: 3.8 and 3.9 refuse a
+/// reinterpreted row larger than itself (tlx.compat.VIEW_FORMS
+/// "runtime_row"). Bound as tlx.planner.group_stride_view_form, which sets
+/// tlx.compat.GROUP_STRIDE_VIEW_FORM.
+ViewForm groupStrideViewForm(int major, int minor);
+
+/// "slots", "sliced_rows", "indexed_row" or "runtime_row": the form's name in
+/// tlx.planner,
 /// `#tlx.placement` and the reports.
 const char *viewFormName(ViewForm form);
 
@@ -297,8 +317,14 @@ struct View {
   /// the whole region (ViewForm::Slots), else a multiple of 128 bytes and of
   /// the alignment. Buffer i starts at base + bufferSize * slot(i).
   int64_t base = 0;
-  /// How a front door writes the view (Spec::offsetForm when base != 0).
+  /// How a front door writes the view (Spec::offsetForm when base != 0,
+  /// Spec::groupStrideForm when groupStride != 0).
   ViewForm form = ViewForm::Slots;
+  /// ViewForm::RuntimeRow only: the units between the starts of two
+  /// consecutive groups of `period` buffers. Buffer i's view then starts at
+  /// viewStart(view, i) = base + groupStride * (i / period), and its slots
+  /// are one group's (scale 0). 0 for every other form.
+  int64_t groupStride = 0;
   /// The coefficients of slot(i), the slot buffer i occupies in the view
   /// (docs/planner.md, "The slot of a buffer").
   int64_t period = 1;
@@ -494,8 +520,12 @@ checkPhaseLifetimes(const Plan &plan, const std::vector<Buffer> &buffers,
 
 int64_t slotOf(const View &view, int64_t index);
 
+/// Where the view that holds buffer `index` starts in the region, in units:
+/// View::base, plus groupStride * (index / period) for a RuntimeRow view.
+int64_t viewStart(const View &view, int64_t index);
+
 /// Where buffer `index` of `view` starts in the region, in units:
-/// base + bufferSize * slotOf(view, index).
+/// viewStart(view, index) + bufferSize * slotOf(view, index).
 int64_t bufferStart(const View &view, int64_t index);
 
 /// One operation of an index program: unsigned division, remainder,
@@ -524,18 +554,28 @@ struct IndexOperation {
 struct IndexProgram {
   std::vector<IndexOperation> operations;
   IndexOperand result;
+  /// ViewForm::RuntimeRow only: the backing's row (of 128 bytes) where the
+  /// view of the buffer's group starts, viewStart / 128, which the front
+  /// doors `memdesc_index` before they reinterpret it to the group's slots.
+  std::optional<IndexOperand> row;
 };
 
 /// The index program of `view`: evaluateIndexProgram(indexProgramOf(view), i)
 /// == slotOf(view, i) for every buffer index i.
 IndexProgram indexProgramOf(const View &view);
 
-/// What `program` computes for buffer index `index`.
+/// What `program` computes for buffer index `index`: its slot (its `row`
+/// with evaluateIndexProgramRow).
 int64_t evaluateIndexProgram(const IndexProgram &program, int64_t index);
+int64_t evaluateIndexProgramRow(const IndexProgram &program, int64_t index);
 
 /// The program as a formula of the buffer index `i` ("2 (i / 4) + 64 + (i %
 /// 4)"), as describe() writes it.
 std::string indexFormula(const IndexProgram &program);
+
+/// The program's `row` as a formula of `i` ("144 (i / 4) + 16"); empty
+/// without one.
+std::string indexRowFormula(const IndexProgram &program);
 
 /// The slot coefficients of a view as a front door records them between
 /// passes (the `placement` attribute of tlx.storage_alias_local_alloc).
@@ -549,6 +589,8 @@ struct Placement {
   /// written.
   int64_t base = 0;
   ViewForm form = ViewForm::Slots;
+  /// View::groupStride (RuntimeRow).
+  int64_t groupStride = 0;
 };
 
 /// The placement of `view`, and the view of `buffer` a placement gives.
