@@ -281,6 +281,9 @@ void bindFunctions(py::module_ &m) {
         py::arg("minor"),
         "The form of a view whose buffer groups are any multiple of its "
         "alignment apart on Triton major.minor (Spec.group_stride_form).");
+  m.def("group_stride_form_of", &groupStrideFormOf, py::arg("offset_form"),
+        "The group stride form of the Triton whose offset form is "
+        "offset_form (what triton-opt's passes plan with).");
   m.def("view_start", &viewStart, py::arg("view"), py::arg("index"),
         "Where the view that holds buffer index starts in the region.");
   m.def("buffer_start", &bufferStart, py::arg("view"), py::arg("index"),

@@ -302,9 +302,12 @@ ViewForm offsetViewForm(int major, int minor) {
 // indexed at run time to a group's slots; 3.8 keeps the byte size and 3.9
 // refuses a result larger than its source.
 ViewForm groupStrideViewForm(int major, int minor) {
-  if (major == 3 && (minor == 6 || minor == 7))
-    return ViewForm::RuntimeRow;
-  return ViewForm::Slots;
+  return groupStrideFormOf(offsetViewForm(major, minor));
+}
+
+ViewForm groupStrideFormOf(ViewForm offsetForm) {
+  return offsetForm == ViewForm::IndexedRow ? ViewForm::RuntimeRow
+                                            : ViewForm::Slots;
 }
 
 const char *viewFormName(ViewForm form) {

@@ -17,7 +17,10 @@
 // at a byte offset and that search misses the ideal, again with buffers that
 // start at any multiple of their alignment; an offset layout is taken only
 // when it ends first, so that the IR of a tree already at its ideal does not
-// change.
+// change. Where the Triton writes a view per buffer group (Spec::
+// groupStrideForm) and all that misses the ideal, a last candidate repeats
+// buffer group 0 at a free stride (freeGroupStride), taken likewise only
+// when its region is smaller.
 //
 //===----------------------------------------------------------------------===//
 

@@ -80,10 +80,16 @@ def run_isolated_planner(package, code):
     )
 
 
+# The planner's Python face: its dataclasses and functions, and the rules per release and
+# target it exports.
+PLANNER_SOURCES = ("planner.py", "_rules.py")
+
+
 def test_missing_extension_raises_import_error_with_build_hint(tmp_path):
     package = tmp_path / "tlx"
     package.mkdir()
-    shutil.copy(PACKAGE_DIR / "planner.py", package)
+    for source in PLANNER_SOURCES:
+        shutil.copy(PACKAGE_DIR / source, package)
     completed = run_isolated_planner(package, "import tlx.planner")
     assert completed.returncode != 0
     assert "ImportError: the planner extension tlx._planner is not built" in completed.stderr
@@ -94,7 +100,8 @@ def test_missing_extension_raises_import_error_with_build_hint(tmp_path):
 def test_planner_imports_without_triton(tmp_path):
     package = tmp_path / "tlx"
     package.mkdir()
-    shutil.copy(PACKAGE_DIR / "planner.py", package)
+    for source in PLANNER_SOURCES:
+        shutil.copy(PACKAGE_DIR / source, package)
     for extension in PACKAGE_DIR.glob("_planner*"):
         shutil.copy(extension, package)
     code = "import sys, tlx.planner; assert 'triton' not in sys.modules, 'triton imported'"

@@ -44,7 +44,12 @@
 //    groups: no repetition). A leaf under a child-major `shared` node sits at
 //    the start of its largest sibling's bytes in each group. Every buffer of
 //    user u then sits at slot(i) (docs/planner.md, "The slot of a buffer") of
-//    a view of u's own buffer type that starts at the region's start.
+//    a view of u's own buffer type that starts at the region's start (or,
+//    per Spec::offsetForm, at an aligned byte). Where Spec::groupStrideForm
+//    allows (Triton 3.6, 3.7) and the region gets smaller, buffer group 0
+//    laid out alone repeats at its end rounded to every alignment, and a user
+//    whose groups are then no whole slots apart gets a view per group
+//    (ViewForm::RuntimeRow).
 // 5. Region. The end of the last buffer, rounded up to 128 bytes (SMEM) and,
 //    when Spec::wholeViews (Triton 3.8 reinterprets only to equal sizes), to
 //    a multiple of every user's size. TMEM: the next power of two >= 32
@@ -209,6 +214,13 @@ ViewForm offsetViewForm(int major, int minor);
 /// "runtime_row"). Bound as tlx.planner.group_stride_view_form, which sets
 /// tlx.compat.GROUP_STRIDE_VIEW_FORM.
 ViewForm groupStrideViewForm(int major, int minor);
+
+/// The group stride form of the Triton whose offset form is `offsetForm`
+/// (Spec::groupStrideForm from Spec::offsetForm): RuntimeRow with
+/// IndexedRow, as the releases that index a row and reinterpret it larger
+/// (3.6, 3.7) are those that do so at a runtime row; Slots otherwise.
+/// triton-opt's passes take it from their offset-form option.
+ViewForm groupStrideFormOf(ViewForm offsetForm);
 
 /// "slots", "sliced_rows", "indexed_row" or "runtime_row": the form's name in
 /// tlx.planner,
