@@ -11,7 +11,8 @@
 // from i, reinterpreted to the group's slots, then the slot, as the Python
 // door emits it. shared(w: f16 32x32, distinct(a: i8 32x32, b: f16 16x128)),
 // 3 buffers each: 5 KiB groups (2.5 of w's buffers, 1.25 of b's), 15 KiB in
-// all; with sliced_rows (3.9) the groups sit whole slots apart.
+// all; with sliced_rows (3.9) the groups sit whole slots apart. Then the same
+// user captured by ttg.warp_specialize.
 
 #shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
 !w = !ttg.memdesc<3x32x32xf16, #shared, #ttg.shared_memory, mutable>
@@ -66,3 +67,51 @@ module {
 // SLICED-LABEL: tt.func @free_stride
 // SLICED: ttg.local_alloc {alignment = 128 : i32} : () -> !ttg.memdesc<{{[0-9]+}}x128xi8
 // SLICED-NOT: ttg.memdesc_index %{{.*}}[%{{.*}}] : !ttg.memdesc<{{[0-9]+}}x128xi8
+
+// -----
+
+// Captured by ttg.warp_specialize: a user with a view per buffer group is the
+// backing itself, so the partition argument takes the backing's type and the
+// index inside the partition becomes the group's row, its view and the slot
+// there (the partition is isolated from above: constants of its own).
+
+#shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+!w = !ttg.memdesc<3x32x32xf16, #shared, #ttg.shared_memory, mutable>
+!a = !ttg.memdesc<3x32x32xi8, #shared, #ttg.shared_memory, mutable>
+!b = !ttg.memdesc<3x16x128xf16, #shared, #ttg.shared_memory, mutable>
+module {
+  tt.func @captured(%i: i32) {
+    %s = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem>
+    %w = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !w
+    %a = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !a
+    %b = tlx.storage_alias_local_alloc %s : !tlx.storage_alias_spec<smem> -> !b
+    %d = tlx.reuse_group(%a, %b) group_kind = distinct : (!a, !b) -> !tlx.reuse_group<distinct>
+    %g = tlx.reuse_group(%w, %d) group_kind = shared : (!w, !tlx.reuse_group<distinct>) -> !tlx.reuse_group<shared>
+    tlx.set_buffer_overlap(%s, %g) : (!tlx.storage_alias_spec<smem>, !tlx.reuse_group<shared>) -> ()
+    ttg.warp_specialize(%b, %i) attributes {requestedRegisters = array<i32: 48>}
+    default {
+      ttg.warp_yield
+    }
+    partition0(%arg0: !b, %j: i32) num_warps(4) {
+      %bj = ttg.memdesc_index %arg0[%j] : !b -> !ttg.memdesc<16x128xf16, #shared, #ttg.shared_memory, mutable>
+      ttg.warp_return
+    } : (!b, i32) -> ()
+    tt.return
+  }
+}
+
+// ROW-LABEL: tt.func @captured
+// ROW: %[[BACKING:.*]] = ttg.local_alloc {alignment = 128 : i32} : () -> !ttg.memdesc<120x128xi8, #shared, #smem, mutable>
+// ROW: ttg.warp_specialize(%[[BACKING]], %arg0)
+// ROW: partition0(%[[ARG:.*]]: !ttg.memdesc<120x128xi8, #shared, #smem, mutable>, %[[J:.*]]: i32) num_warps(4) {
+// ROW-DAG: %[[C40:.*]] = arith.constant 40 : i32
+// ROW-DAG: %[[C8:.*]] = arith.constant 8 : i32
+// ROW-DAG: %[[C0:.*]] = arith.constant 0 : i32
+// ROW: %[[SCALED:.*]] = arith.muli %[[J]], %[[C40]] : i32
+// ROW: %[[ROW:.*]] = arith.addi %[[SCALED]], %[[C8]] : i32
+// ROW: %[[BYTES:.*]] = ttg.memdesc_index %[[ARG]][%[[ROW]]] : !ttg.memdesc<120x128xi8, #shared, #smem, mutable> -> !ttg.memdesc<128xi8, #shared, #smem, mutable>
+// ROW: %[[GROUP:.*]] = ttg.memdesc_reinterpret %[[BYTES]] : !ttg.memdesc<128xi8, #shared, #smem, mutable> -> !ttg.memdesc<1x16x128xf16, #shared1, #smem, mutable>
+// ROW: ttg.memdesc_index %[[GROUP]][%[[C0]]]
+// ROW: } : (!ttg.memdesc<120x128xi8, #shared, #smem, mutable>, i32) -> ()
+
+// SLICED-LABEL: tt.func @captured

@@ -345,3 +345,33 @@ def test_a_view_per_buffer_group_compiles_with_the_triton_that_writes_it(tmp_pat
     parse_with_stock_triton(lowered)
     ptx = compile_to_cubin(lowered, 90, monkeypatch, tmp_path).asm["ptx"]
     assert re.search(r"mad\.lo\.s32\s+%r\d+, %r\d+, 5120,", ptx), ptx
+
+
+def test_the_group_stride_lit_examples_parse_with_the_triton_that_writes_them(tmp_path):
+    """test/TLX/group-stride.mlir (indices at run time and constant, a warp_specialize
+    capture) lowered with indexed_row: the Triton that writes runtime_row parses and
+    verifies each module."""
+    from tlx import planner
+
+    version = tuple(int(part) for part in triton.__version__.split(".")[:2])
+    if planner.group_stride_view_form(*version) != "runtime_row":
+        pytest.skip(f"Triton {triton.__version__} does not write runtime_row")
+    result = subprocess.run(
+        [
+            str(TRITON_OPT),
+            str(REPOSITORY / "test" / "TLX" / "group-stride.mlir"),
+            "--split-input-file",
+            "--tlx-storage-alias-lowering=whole-views=false offset-form=indexed_row",
+            "--tlx-rewrite-local-alias",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    modules = [module for module in result.stdout.split("// -----") if module.strip()]
+    assert len(modules) == 2
+    for number, module in enumerate(modules):
+        assert "memdesc<128xi8" in module and "tlx." not in module
+        lowered = tmp_path / f"group_stride{number}.ttgir"
+        lowered.write_text(module)
+        parse_with_stock_triton(lowered)
