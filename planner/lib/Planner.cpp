@@ -476,9 +476,10 @@ std::vector<Diagnostic> checkView(const View &view, const Buffer &buffer,
       view.groupStride < satMul(view.slots(), size)) {
     report({view.groupStride, view.slots(), size},
            "the views of " + label() + "'s buffer groups are " +
-               amount(view.groupStride, storage) + " apart, less than the " +
+               amount(view.groupStride, storage) +
+               " apart, less than the view of one group spans (" +
                std::to_string(view.slots()) + " slots of " +
-               amount(size, storage) + " each spans");
+               amount(size, storage) + ")");
     return problems;
   }
   // The view of the last buffer's group (the only one for other forms).
