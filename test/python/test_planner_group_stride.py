@@ -40,9 +40,10 @@ KIB = 1024
 RUNTIME_ROW = {"offset_form": "indexed_row", "group_stride_form": "runtime_row"}
 
 
-def start(view, index: int) -> int:
-    """Where buffer ``index`` starts, read from the view's fields (docs/planner.md, "The slot
-    of a buffer"): its view's start (a view per buffer group: the group's) plus its slot."""
+def start(view, index: int) -> tuple[int, int, int]:
+    """(where buffer ``index`` starts, where its view starts, its slot), read from the view's
+    fields (docs/planner.md, "The slot of a buffer"): a view per buffer group starts at its
+    group's start."""
     slot = (
         view.scale * (index // view.period) + view.offset_slots + view.step * (index % view.period)
     )
