@@ -57,7 +57,8 @@ void bindEnums(py::module_ &m) {
   py::enum_<ViewForm>(m, "ViewForm")
       .value("SLOTS", ViewForm::Slots)
       .value("SLICED_ROWS", ViewForm::SlicedRows)
-      .value("INDEXED_ROW", ViewForm::IndexedRow);
+      .value("INDEXED_ROW", ViewForm::IndexedRow)
+      .value("RUNTIME_ROW", ViewForm::RuntimeRow);
   py::enum_<BackingKind>(m, "BackingKind")
       .value("SHARED_BYTES", BackingKind::SharedBytes)
       .value("TENSOR_MEMORY_WORDS", BackingKind::TensorMemoryWords);
@@ -125,7 +126,8 @@ void bindInputs(py::module_ &m) {
       .def_readwrite("explicit_size_bytes", &Spec::explicitSizeBytes)
       .def_readwrite("capability", &Spec::capability)
       .def_readwrite("whole_views", &Spec::wholeViews)
-      .def_readwrite("offset_form", &Spec::offsetForm);
+      .def_readwrite("offset_form", &Spec::offsetForm)
+      .def_readwrite("group_stride_form", &Spec::groupStrideForm);
 }
 
 void bindOutputs(py::module_ &m) {
@@ -150,7 +152,8 @@ void bindOutputs(py::module_ &m) {
       .def_readwrite("offset_slots", &View::offsetSlots)
       .def_readwrite("step", &View::step)
       .def_readwrite("shape", &View::shape)
-      .def_readwrite("indexed", &View::indexed);
+      .def_readwrite("indexed", &View::indexed)
+      .def_readwrite("group_stride", &View::groupStride);
   py::class_<IndexOperand>(m, "IndexOperand")
       .def(py::init<>())
       .def_readwrite("kind", &IndexOperand::kind)
@@ -163,7 +166,8 @@ void bindOutputs(py::module_ &m) {
   py::class_<IndexProgram>(m, "IndexProgram")
       .def(py::init<>())
       .def_readwrite("operations", &IndexProgram::operations)
-      .def_readwrite("result", &IndexProgram::result);
+      .def_readwrite("result", &IndexProgram::result)
+      .def_readwrite("row", &IndexProgram::row);
   py::class_<Placement>(m, "Placement")
       .def(py::init<>())
       .def_readwrite("slots", &Placement::slots)
@@ -172,7 +176,8 @@ void bindOutputs(py::module_ &m) {
       .def_readwrite("offset_slots", &Placement::offsetSlots)
       .def_readwrite("step", &Placement::step)
       .def_readwrite("base", &Placement::base)
-      .def_readwrite("form", &Placement::form);
+      .def_readwrite("form", &Placement::form)
+      .def_readwrite("group_stride", &Placement::groupStride);
   py::class_<Padding>(m, "Padding")
       .def(py::init<>())
       .def_readwrite("kind", &Padding::kind)
@@ -272,6 +277,15 @@ void bindFunctions(py::module_ &m) {
   m.def("offset_view_form", &offsetViewForm, py::arg("major"), py::arg("minor"),
         "The form of a view at a byte offset on Triton major.minor "
         "(Spec.offset_form).");
+  m.def("group_stride_view_form", &groupStrideViewForm, py::arg("major"),
+        py::arg("minor"),
+        "The form of a view whose buffer groups are any multiple of its "
+        "alignment apart on Triton major.minor (Spec.group_stride_form).");
+  m.def("group_stride_form_of", &groupStrideFormOf, py::arg("offset_form"),
+        "The group stride form of the Triton whose offset form is "
+        "offset_form (what triton-opt's passes plan with).");
+  m.def("view_start", &viewStart, py::arg("view"), py::arg("index"),
+        "Where the view that holds buffer index starts in the region.");
   m.def("buffer_start", &bufferStart, py::arg("view"), py::arg("index"),
         "Where buffer index of the view starts in the region, in units.");
   m.def("has_tensor_memory", &hasTensorMemory, py::arg("capability"),
@@ -303,6 +317,9 @@ void bindFunctions(py::module_ &m) {
         "The view's slot arithmetic with the identity steps dropped.");
   m.def("evaluate_index_program", &evaluateIndexProgram, py::arg("program"),
         py::arg("index"), "What an index program computes for an index.");
+  m.def("evaluate_index_program_row", &evaluateIndexProgramRow,
+        py::arg("program"), py::arg("index"),
+        "The backing row an index program's `row` gives for an index.");
   m.def("placement_of", &placementOf, py::arg("view"),
         "The slot coefficients of a view.");
   m.def("view_of", &viewOf, py::arg("buffer"), py::arg("placement"),

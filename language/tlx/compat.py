@@ -52,7 +52,8 @@ NEEDS_WHOLE_VIEWS = planner.needs_whole_views(*TRITON_VERSION)
 # "runtime_row": memdesc_index of the backing's row at a runtime index (a group's start /
 # 128), then memdesc_reinterpret to the buffer's slots; "group_rows": memdesc_reinterpret
 # to [groups, stride / 128, 128] x i8, memdesc_index by group, memdesc_subslice, then
-# memdesc_reinterpret. The planner uses neither yet.
+# memdesc_reinterpret. The planner writes "runtime_row" where a free stride ends the region
+# earlier (planner.group_stride_view_form: 3.6 and 3.7); "group_rows" no release accepts.
 VIEW_FORMS = {
     "sliced_rows": {
         (3, 6): "asserts (subslice of the rank-1 backing)",
@@ -87,6 +88,10 @@ VIEW_FORMS = {
 # The form the planner gives a view at a byte offset here ("slots": none, every SMEM
 # buffer starts at a multiple of its size).
 OFFSET_VIEW_FORM = planner.offset_view_form(*TRITON_VERSION)
+# The form the planner gives a view per buffer group, whose groups sit any multiple of the
+# alignment apart ("runtime_row" on 3.6 and 3.7; "slots": none, a user's groups sit whole
+# slots apart).
+GROUP_STRIDE_VIEW_FORM = planner.group_stride_view_form(*TRITON_VERSION)
 
 
 def in_loop_carry_discovery(generator) -> bool:

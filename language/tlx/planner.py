@@ -43,6 +43,17 @@ except ImportError as error:
         "then put the repository's language/ directory on PYTHONPATH."
     ) from error
 
+# The planner's rules per Triton release and CUDA target.
+from ._rules import (  # noqa: E402
+    group_stride_form_of,
+    group_stride_view_form,
+    has_tensor_memory,
+    needs_whole_views,
+    offset_view_form,
+    smem_limit_for_target,
+    target_name,
+)
+
 __all__ = [
     "TMEM_COLUMNS",
     "TMEM_LANES",
@@ -75,6 +86,8 @@ __all__ = [
     "cta_split_of_cga_bases",
     "describe",
     "distinct",
+    "group_stride_form_of",
+    "group_stride_view_form",
     "has_buffer_dimension",
     "has_tensor_memory",
     "needs_whole_views",
@@ -306,13 +319,14 @@ def distinct(*children: int | Group, group_size: int = 1) -> Group:
 @_value_type(_native.Spec)
 class Spec:
     """A storage alias spec (``name``, ``storage``, ``explicit_size_bytes``,
-    ``capability``, ``whole_views``, ``offset_form``): the region several buffers alias.
+    ``capability``, ``whole_views``, ``offset_form``, ``group_stride_form``): a region.
     ``capability`` is the CUDA compute capability compiled for (90: sm_90a, 100:
     sm_100a; 0: unknown), which decides the SMEM limit and whether tensor memory
     exists. ``whole_views`` rounds the region so that every view covers it in whole
     slots, which Triton 3.8 needs (its memdesc_reinterpret keeps the byte size);
     other releases take smaller views. ``offset_form``: how the Triton writes a view
-    from a byte offset (``offset_view_form``; ``"slots"``: it cannot)."""
+    from a byte offset, ``group_stride_form`` a view per buffer group (``offset_view_form``,
+    ``group_stride_view_form``; ``"slots"``: it cannot)."""
 
     name: str
     storage: Storage = Storage.SMEM
@@ -320,6 +334,7 @@ class Spec:
     capability: int = 0
     whole_views: bool = True
     offset_form: str = "slots"
+    group_stride_form: str = "slots"
 
     @property
     def smem_limit_bytes(self) -> int:
@@ -333,7 +348,8 @@ class Spec:
 @_value_type(_native.Placement)
 class Placement:
     """The slot coefficients of a view (what the MLIR passes record between steps):
-    ``slots``, ``period``, ``scale``, ``offset_slots``, ``step``, ``base``, ``form``."""
+    ``slots``, ``period``, ``scale``, ``offset_slots``, ``step``, ``base``, ``form``,
+    ``group_stride``."""
 
     slots: int
     period: int
@@ -342,6 +358,7 @@ class Placement:
     step: int
     base: int = 0
     form: str = "slots"
+    group_stride: int = 0
 
 
 @_value_type(_native.IndexOperand)
@@ -367,14 +384,20 @@ class IndexOperation:
 @_value_type(_native.IndexProgram)
 class IndexProgram:
     """A view's slot arithmetic with every identity step dropped (``View.index_program``):
-    the ``operations`` in order, and the operand that is the slot (``result``)."""
+    the ``operations`` in order, the operand that is the slot (``result``) and, for a
+    ``"runtime_row"`` view, the backing's row where the buffer's group starts (``row``)."""
 
     operations: tuple[IndexOperation, ...]
     result: IndexOperand
+    row: IndexOperand | None = None
 
     def evaluate(self, index: int) -> int:
         """The slot this program computes for buffer ``index``."""
         return _native.evaluate_index_program(_to_native(self), index)
+
+    def evaluate_row(self, index: int) -> int:
+        """The backing row ``row`` gives for buffer ``index`` (0 without one)."""
+        return _native.evaluate_index_program_row(_to_native(self), index)
 
 
 @_value_type(_native.View)
@@ -383,7 +406,8 @@ class View:
     ``shape`` (``[slots, *one buffer]``) of the user's own element type and layout,
     starting ``base`` units into the region and written in ``form`` (``"slots"``: a view
     of the whole region, ``base`` 0; ``"sliced_rows"``, ``"indexed_row"``: from a byte
-    offset, docs/planner.md), and ``period``, ``scale``, ``offset_slots`` and
+    offset, docs/planner.md; ``"runtime_row"``: a view per group, ``group_stride`` apart),
+    and ``period``, ``scale``, ``offset_slots`` and
     ``step`` give buffer ``i``'s slot (docs/planner.md, "The slot of a buffer"; ``slot_of``,
     ``index_program``). ``indexed`` is False for a user that is one
     buffer without a buffer dimension (a TMEM ``[M, N]`` tile): it is slot
@@ -402,6 +426,7 @@ class View:
     step: int
     shape: tuple[int, ...]
     indexed: bool = True
+    group_stride: int = 0
 
     @property
     def slots(self) -> int:
@@ -410,8 +435,12 @@ class View:
     def slot_of(self, index: int) -> int:
         return _native.slot_of(_to_native(self), index)
 
+    def view_start_of(self, index: int) -> int:
+        """Where the view of buffer ``index`` starts (``"runtime_row"``: its group's)."""
+        return _native.view_start(_to_native(self), index)
+
     def start_of(self, index: int) -> int:
-        """Where buffer ``index`` starts in the region: ``base + buffer_size * slot_of(index)``."""
+        """Where buffer ``index`` starts: ``view_start_of(index) + buffer_size * slot_of``."""
         return _native.buffer_start(_to_native(self), index)
 
     @property
@@ -656,39 +685,10 @@ def buffer_size(buffer: Buffer) -> int:
     return _native.buffer_size(_to_native(buffer))
 
 
-def smem_limit_for_target(capability: int) -> int:
-    """Shared memory one CTA may use on a CUDA target of compute capability
-    ``capability`` (80, 90, 100, ...); 227 KiB for targets the planner does not know."""
-    return _native.smem_limit_for_target(capability)
-
-
 def cta_split_of_cga_bases(bases) -> tuple[int, int]:
     """The CTA split (along M, along N) of a 2-D CGA layout given by its bases
     (``[[1, 0]]``: two CTAs along M)."""
     return tuple(_native.cta_split_of_cga_bases([list(basis) for basis in bases]))
-
-
-def needs_whole_views(major: int, minor: int) -> bool:
-    """Whether Triton ``major``.``minor`` needs every view to cover its region in whole
-    buffers (``Spec.whole_views``): the one rule that tlx.compat and triton-opt's
-    ``whole-views`` default both follow."""
-    return _native.needs_whole_views(major, minor)
-
-
-def offset_view_form(major: int, minor: int) -> str:
-    """How Triton ``major``.``minor`` writes a view at a byte offset (``Spec.offset_form``)."""
-    return _native.offset_view_form(major, minor).name.lower()
-
-
-def has_tensor_memory(capability: int) -> bool:
-    """Whether a CUDA target has tensor memory (Blackwell sm_100a family; True for 0,
-    an unknown target)."""
-    return _native.has_tensor_memory(capability)
-
-
-def target_name(capability: int) -> str:
-    """``sm_90a``, ``sm_100a``, ... for a compute capability."""
-    return _native.target_name(capability)
 
 
 def storage_unavailable(storage: Storage, capability: int) -> str:

@@ -297,6 +297,19 @@ ViewForm offsetViewForm(int major, int minor) {
   return ViewForm::Slots;
 }
 
+// Measured on each wheel (tlx.compat.VIEW_FORMS "runtime_row",
+// test/python/test_group_stride_forms.py): 3.6 and 3.7 reinterpret a row
+// indexed at run time to a group's slots; 3.8 keeps the byte size and 3.9
+// refuses a result larger than its source.
+ViewForm groupStrideViewForm(int major, int minor) {
+  return groupStrideFormOf(offsetViewForm(major, minor));
+}
+
+ViewForm groupStrideFormOf(ViewForm offsetForm) {
+  return offsetForm == ViewForm::IndexedRow ? ViewForm::RuntimeRow
+                                            : ViewForm::Slots;
+}
+
 const char *viewFormName(ViewForm form) {
   switch (form) {
   case ViewForm::Slots:
@@ -305,6 +318,8 @@ const char *viewFormName(ViewForm form) {
     return "sliced_rows";
   case ViewForm::IndexedRow:
     return "indexed_row";
+  case ViewForm::RuntimeRow:
+    return "runtime_row";
   }
   return "slots";
 }

@@ -64,8 +64,10 @@ std::string strideText(const View &view) {
 /// where each view starts and its form (docs/planner.md).
 std::string describeViews(const Plan &plan,
                           const std::vector<std::string> &names) {
-  bool offsets = std::any_of(plan.views.begin(), plan.views.end(),
-                             [](const View &view) { return view.base != 0; });
+  bool offsets =
+      std::any_of(plan.views.begin(), plan.views.end(), [](const View &view) {
+        return view.base != 0 || view.form == ViewForm::RuntimeRow;
+      });
   std::vector<std::vector<std::string>> rows = {
       {"buffer", "offset", "size", "stride", "slot of buffer i", "slots"}};
   if (offsets)
@@ -75,7 +77,11 @@ std::string describeViews(const Plan &plan,
     rows.push_back({"\"" + names[i] + "\"", number(view.offset),
                     number(view.bufferSize), strideText(view),
                     indexFormula(indexProgramOf(view)), number(view.slots())});
-    if (offsets)
+    if (view.form == ViewForm::RuntimeRow)
+      rows.back().push_back("per group from row " +
+                            indexRowFormula(indexProgramOf(view)) + " (" +
+                            viewFormName(view.form) + ")");
+    else if (offsets)
       rows.back().push_back(view.base == 0
                                 ? "whole region"
                                 : "from " + number(view.base) + " (" +
@@ -168,6 +174,14 @@ Stride bufferStride(const View &view) {
       satMul(view.period == 1 ? view.scale : view.step, view.bufferSize);
   stride.afterPeriod =
       satMul(view.scale - view.step * (view.period - 1), view.bufferSize);
+  // A view per buffer group: the next group's view is groupStride further.
+  if (view.form == ViewForm::RuntimeRow) {
+    stride.withinPeriod = view.period == 1 ? view.groupStride
+                                           : satMul(view.step, view.bufferSize);
+    stride.afterPeriod =
+        view.groupStride -
+        satMul(satMul(view.step, view.period - 1), view.bufferSize);
+  }
   return stride;
 }
 

@@ -32,7 +32,8 @@ IndexProgram indexProgramOf(const View &view) {
   IndexProgram program;
   IndexOperand index{IndexOperand::Kind::BufferIndex, 0};
   program.result = index;
-  if (view.identityIndex())
+  bool runtimeRow = view.form == ViewForm::RuntimeRow;
+  if (view.identityIndex() && !runtimeRow)
     return program;
   IndexOperand major = index;
   std::optional<IndexOperand> minor;
@@ -41,6 +42,17 @@ IndexProgram indexProgramOf(const View &view) {
                    constant(view.period));
     minor = append(program, IndexOpcode::RemainderUnsigned, index,
                    constant(view.period));
+  }
+  if (runtimeRow) {
+    // The row of the group's view: base / 128 + (stride / 128) (i / period).
+    IndexOperand row = major;
+    int64_t rowStride = view.groupStride / kSmemRowBytes;
+    if (rowStride != 1)
+      row = append(program, IndexOpcode::Multiply, major, constant(rowStride));
+    if (view.base != 0)
+      row = append(program, IndexOpcode::Add, row,
+                   constant(view.base / kSmemRowBytes));
+    program.row = row;
   }
   std::optional<IndexOperand> slot;
   if (view.scale == 1)
@@ -62,7 +74,11 @@ IndexProgram indexProgramOf(const View &view) {
   return program;
 }
 
-int64_t evaluateIndexProgram(const IndexProgram &program, int64_t index) {
+namespace {
+
+/// The value of `operand` after running `program` on `index`.
+int64_t evaluate(const IndexProgram &program, const IndexOperand &operand,
+                 int64_t index) {
   std::vector<int64_t> results;
   results.reserve(program.operations.size());
   auto read = [&](const IndexOperand &operand) -> int64_t {
@@ -93,10 +109,23 @@ int64_t evaluateIndexProgram(const IndexProgram &program, int64_t index) {
       break;
     }
   }
-  return read(program.result);
+  return read(operand);
 }
 
-std::string indexFormula(const IndexProgram &program) {
+} // namespace
+
+int64_t evaluateIndexProgram(const IndexProgram &program, int64_t index) {
+  return evaluate(program, program.result, index);
+}
+
+int64_t evaluateIndexProgramRow(const IndexProgram &program, int64_t index) {
+  return program.row ? evaluate(program, *program.row, index) : 0;
+}
+
+namespace {
+
+/// `operand` as a formula of the buffer index `i`.
+std::string formula(const IndexProgram &program, const IndexOperand &operand) {
   std::vector<std::string> results;
   auto read = [&](const IndexOperand &operand) -> std::string {
     switch (operand.kind) {
@@ -126,7 +155,17 @@ std::string indexFormula(const IndexProgram &program) {
       break;
     }
   }
-  return read(program.result);
+  return read(operand);
+}
+
+} // namespace
+
+std::string indexFormula(const IndexProgram &program) {
+  return formula(program, program.result);
+}
+
+std::string indexRowFormula(const IndexProgram &program) {
+  return program.row ? formula(program, *program.row) : "";
 }
 
 } // namespace tlx::planner

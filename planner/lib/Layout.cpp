@@ -17,7 +17,10 @@
 // at a byte offset and that search misses the ideal, again with buffers that
 // start at any multiple of their alignment; an offset layout is taken only
 // when it ends first, so that the IR of a tree already at its ideal does not
-// change.
+// change. Where the Triton writes a view per buffer group (Spec::
+// groupStrideForm) and all that misses the ideal, a last candidate repeats
+// buffer group 0 at a free stride (freeGroupStride), taken likewise only
+// when its region is smaller.
 //
 //===----------------------------------------------------------------------===//
 
@@ -164,7 +167,75 @@ public:
     return best;
   }
 
+  /// The free group stride (Spec::groupStrideForm): buffer group 0 laid out
+  /// alone, every other group at its places, `stride` further per group,
+  /// the stride group 0's end rounded to every leaf's start quantum (its
+  /// alignment and 128 bytes). A user whose starts are the slots of one view
+  /// keeps one; any other gets a view per buffer group (RuntimeRow). Taken
+  /// when it passes the checks and ends before `bound`.
+  std::optional<Arrangement> freeGroupStride(int64_t bound) const {
+    if (!tree.groupStrides || !offsets || tree.groups < 2 ||
+        totalBuffers > kMaxCheckedBuffers)
+      return std::nullopt;
+    Starts starts(tree.leaves.size());
+    int64_t pitch = unit;
+    for (const Node &node : tree.nodes) {
+      if (!node.leaf)
+        continue;
+      starts[node.buffer].assign(tree.leaves[node.buffer].count, 0);
+      pitch = lcm(pitch, startQuantum(tree.leaves[node.buffer]));
+    }
+    int64_t stride = roundUp(placeGroup(0, 0, 0, starts), pitch);
+    Arrangement arrangement;
+    arrangement.views.resize(tree.leaves.size());
+    for (const Node &node : tree.nodes) {
+      if (!node.leaf)
+        continue;
+      std::vector<int64_t> &leafStarts = starts[node.buffer];
+      for (size_t index = node.groupSize; index < leafStarts.size(); ++index)
+        leafStarts[index] = satAdd(leafStarts[index % node.groupSize],
+                                   satMul(stride, index / node.groupSize));
+      std::optional<View> view = fittedView(node.buffer, leafStarts);
+      if (!view)
+        view = groupView(node.buffer, leafStarts.front(), stride);
+      if (!view)
+        return std::nullopt;
+      arrangement.views[node.buffer] = *view;
+      arrangement.end = std::max(
+          arrangement.end, viewEnd(*view, tree.leaves[node.buffer].count));
+    }
+    if (arrangement.end >= bound || !isValid(arrangement.views))
+      return std::nullopt;
+    arrangement.name =
+        "buffer group 0 repeated every " + amount(stride, Storage::Smem);
+    return arrangement;
+  }
+
 private:
+  /// The view per buffer group (RuntimeRow) of `leaf`, whose group 0 starts
+  /// at `first` and whose groups are `stride` apart, its K buffers of a
+  /// group a quantum apart; nullopt where the first start is no row of the
+  /// backing.
+  std::optional<View> groupView(int leaf, int64_t first, int64_t stride) const {
+    const LeafInfo &info = tree.leaves[leaf];
+    if (info.size <= 0 || info.quantum % info.size != 0 ||
+        first % kSmemRowBytes != 0 || first % startQuantum(info) != 0)
+      return std::nullopt;
+    View view;
+    view.bufferSize = info.size;
+    view.alignment = info.alignment;
+    view.groupSize = tree.nodes[info.node].groupSize;
+    view.offset = first;
+    view.base = first;
+    view.form = ViewForm::RuntimeRow;
+    view.groupStride = stride;
+    view.period = view.groupSize;
+    view.scale = 0;
+    view.offsetSlots = 0;
+    view.step = info.quantum / info.size;
+    return view;
+  }
+
   void computeQuanta(int index) {
     const Node &node = tree.nodes[index];
     if (node.leaf) {
@@ -377,10 +448,15 @@ private:
                                  satMul(view.step, view.period - 1)));
   }
 
-  /// Where the last of `count` buffers of `view` ends.
+  /// Where the last of `count` buffers of `view` ends (a view per buffer
+  /// group: the last group's view, whose slots are those of the first).
   static int64_t viewEnd(const View &view, int64_t count) {
     return satAdd(
-        satAdd(view.base, satMul(lastSlot(view, count), view.bufferSize)),
+        satAdd(viewStart(view, std::max<int64_t>(count - 1, 0)),
+               satMul(lastSlot(view, view.form == ViewForm::RuntimeRow
+                                         ? std::min(count, view.period)
+                                         : count),
+                      view.bufferSize)),
         view.bufferSize);
   }
 
@@ -731,6 +807,23 @@ Arrangement withGroupByGroup(const Tree &tree, Storage storage,
   return best ? std::move(*best) : std::move(today);
 }
 
+/// `today`, or the free group stride where the Triton writes a view per
+/// buffer group and its region is smaller: on a tie the plans of today's
+/// kernels keep their IR.
+Arrangement withFreeGroupStride(const Tree &tree, Storage storage,
+                                Arrangement today, int64_t endGoal) {
+  int64_t region =
+      minimalRegion(storage, tree.wholeViews, today.views, today.end);
+  if (!tree.groupStrides || today.views.empty() || region <= endGoal)
+    return today;
+  std::optional<Arrangement> candidate =
+      Search(tree, storage, true).freeGroupStride(today.end);
+  if (!candidate || minimalRegion(storage, tree.wholeViews, candidate->views,
+                                  candidate->end) >= region)
+    return today;
+  return std::move(*candidate);
+}
+
 } // namespace
 
 Arrangement searchLayout(const Tree &tree, Storage storage, LayoutFamily family,
@@ -742,9 +835,13 @@ Arrangement searchLayout(const Tree &tree, Storage storage, LayoutFamily family,
   Arrangement unshared = unsharedLayout(tree, storage);
   if (!shared.views.empty() &&
       roundUp(unshared.end, unit) >= roundUp(shared.end, unit))
-    return withGroupByGroup(tree, storage, std::move(shared), endGoal);
+    return withFreeGroupStride(
+        tree, storage,
+        withGroupByGroup(tree, storage, std::move(shared), endGoal), endGoal);
   unshared.sharedEnd = shared.end;
-  return withGroupByGroup(tree, storage, std::move(unshared), endGoal);
+  return withFreeGroupStride(
+      tree, storage,
+      withGroupByGroup(tree, storage, std::move(unshared), endGoal), endGoal);
 }
 
 } // namespace tlx::planner::detail

@@ -347,13 +347,21 @@ int64_t slotOf(const View &view, int64_t index) {
                 satMul(view.step, index % period));
 }
 
+int64_t viewStart(const View &view, int64_t index) {
+  if (view.form != ViewForm::RuntimeRow)
+    return view.base;
+  int64_t period = std::max<int64_t>(view.period, 1);
+  return satAdd(view.base, satMul(view.groupStride, index / period));
+}
+
 int64_t bufferStart(const View &view, int64_t index) {
-  return satAdd(view.base, satMul(slotOf(view, index), view.bufferSize));
+  return satAdd(viewStart(view, index),
+                satMul(slotOf(view, index), view.bufferSize));
 }
 
 Placement placementOf(const View &view) {
   return {view.slots(), view.period, view.scale, view.offsetSlots,
-          view.step,    view.base,   view.form};
+          view.step,    view.base,   view.form,  view.groupStride};
 }
 
 View viewOf(const Buffer &buffer, const Placement &placement) {
@@ -366,6 +374,7 @@ View viewOf(const Buffer &buffer, const Placement &placement) {
   view.step = placement.step;
   view.base = placement.base;
   view.form = placement.form;
+  view.groupStride = placement.groupStride;
   view.offset =
       satAdd(placement.base, satMul(placement.offsetSlots, view.bufferSize));
   view.indexed = hasBufferDimension(buffer);
@@ -429,9 +438,28 @@ std::vector<Diagnostic> checkView(const View &view, const Buffer &buffer,
                "non-negative and the slots positive");
     return problems;
   }
+  // A view per buffer group: SMEM groups a positive multiple of 128 bytes
+  // apart (whole rows of the backing), from a row, their slots one group's.
+  bool runtimeRow = view.form == ViewForm::RuntimeRow;
+  if (runtimeRow != (view.groupStride != 0) ||
+      (runtimeRow && (storage != Storage::Smem || view.groupStride < 0 ||
+                      view.groupStride % kSmemRowBytes != 0 || view.base < 0 ||
+                      view.base % kSmemRowBytes != 0 || view.scale != 0))) {
+    report({view.base, view.groupStride, view.scale},
+           "the view of " + label() + " starts at " +
+               amount(view.base, storage) + " with groups " +
+               amount(view.groupStride, storage) + " apart and scale " +
+               std::to_string(view.scale) + " in the form " +
+               viewFormName(view.form) +
+               "; a view per buffer group (runtime_row, and only it) starts "
+               "at a multiple of 128 bytes of SMEM, its groups a positive "
+               "multiple of 128 bytes apart, scale 0");
+    return problems;
+  }
   // A view from a byte offset: SMEM bytes from a multiple of 128 (a row of
   // the backing), written in a form other than a whole-region view.
-  bool offsetView = view.base != 0 || view.form != ViewForm::Slots;
+  bool offsetView =
+      !runtimeRow && (view.base != 0 || view.form != ViewForm::Slots);
   if (offsetView &&
       (storage != Storage::Smem || view.base <= 0 ||
        view.base % kSmemRowBytes != 0 || view.form == ViewForm::Slots)) {
@@ -443,13 +471,25 @@ std::vector<Diagnostic> checkView(const View &view, const Buffer &buffer,
                "128 bytes of SMEM and is written sliced_rows or indexed_row");
     return problems;
   }
-  if (satAdd(view.base, satMul(view.slots(), size)) > regionSize)
-    report({view.slots(), size, regionSize, view.base},
+  int64_t count = bufferCount(buffer);
+  if (runtimeRow && count > view.period &&
+      view.groupStride < satMul(view.slots(), size)) {
+    report({view.groupStride, view.slots(), size},
+           "the views of " + label() + "'s buffer groups are " +
+               amount(view.groupStride, storage) +
+               " apart, less than the view of one group spans (" +
+               std::to_string(view.slots()) + " slots of " +
+               amount(size, storage) + ")");
+    return problems;
+  }
+  // The view of the last buffer's group (the only one for other forms).
+  int64_t lastStart = viewStart(view, std::max<int64_t>(count - 1, 0));
+  if (satAdd(lastStart, satMul(view.slots(), size)) > regionSize)
+    report({view.slots(), size, regionSize, lastStart},
            "the view of " + label() + " has " + std::to_string(view.slots()) +
                " slots of " + amount(size, storage) +
-               (view.base != 0 ? " from " + amount(view.base, storage) : "") +
+               (lastStart != 0 ? " from " + amount(lastStart, storage) : "") +
                ", more than the region of " + amount(regionSize, storage));
-  int64_t count = bufferCount(buffer);
   int64_t alignment = std::max<int64_t>(view.alignment, 1);
   std::set<int64_t> used;
   // Every buffer, or for absurd counts the first and last two periods (the
@@ -480,7 +520,8 @@ std::vector<Diagnostic> checkView(const View &view, const Buffer &buffer,
                  " alignment");
       return problems;
     }
-    if (!used.insert(slot).second) {
+    // Distinct slots of one view; a view per group: distinct starts.
+    if (!used.insert(runtimeRow ? bufferStart(view, index) : slot).second) {
       report({index, slot},
              label() + " index " + std::to_string(index) + " maps to slot " +
                  std::to_string(slot) +
@@ -562,10 +603,16 @@ void finishPlan(const Spec &spec, const std::vector<Buffer> &buffers,
     View &view = result.views[i];
     view.indexed = hasBufferDimension(buffers[i]);
     view.shape = buffers[i].shape;
-    int64_t slots = view.bufferSize > 0
-                        ? (result.regionSize - view.base) / view.bufferSize
-                        : 0;
-    view.form = view.base != 0 ? spec.offsetForm : ViewForm::Slots;
+    // A view per buffer group holds one group's slots; any other view
+    // reaches the region's end.
+    bool runtimeRow = view.groupStride != 0;
+    int64_t slots = view.bufferSize <= 0 ? 0
+                    : runtimeRow
+                        ? satAdd(satMul(view.step, view.period - 1), 1)
+                        : (result.regionSize - view.base) / view.bufferSize;
+    view.form = runtimeRow       ? spec.groupStrideForm
+                : view.base != 0 ? spec.offsetForm
+                                 : ViewForm::Slots;
     if (view.indexed)
       view.shape.front() = slots;
     else
@@ -590,7 +637,8 @@ struct PhaseLayout {
 /// True when the two views put every buffer at the same units.
 bool samePlace(const View &a, const View &b) {
   return a.bufferSize == b.bufferSize && a.offset == b.offset &&
-         a.base == b.base && a.period == b.period && a.scale == b.scale &&
+         a.base == b.base && a.groupStride == b.groupStride &&
+         a.period == b.period && a.scale == b.scale &&
          a.offsetSlots == b.offsetSlots && a.step == b.step;
 }
 

@@ -22,6 +22,8 @@ public:
     tree.offsetViews =
         spec.offsetForm != ViewForm::Slots && spec.storage == Storage::Smem;
     tree.wholeViews = spec.wholeViews;
+    tree.groupStrides =
+        tree.offsetViews && spec.groupStrideForm == ViewForm::RuntimeRow;
   }
 
   bool build(const Group &root) {

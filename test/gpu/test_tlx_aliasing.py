@@ -14,7 +14,9 @@ The fuzz (``test_random_trees_with_views_at_byte_offsets``) draws trees of three
 users (shapes, element types, NVMMA or row-major layouts, counts, group sizes) whose
 plans put views at byte offsets, launches each and checks that every buffer no later
 write overlaps reads back exact, read at runtime indices; without a GPU its kernels
-are compiled for sm_90a instead."""
+are compiled for sm_90a instead. ``test_random_trees_with_a_view_per_buffer_group`` does
+the same with trees whose plans have a view per buffer group (runtime_row, Triton 3.6 and
+3.7)."""
 
 from dataclasses import dataclass
 
@@ -503,13 +505,25 @@ def fuzz_user(rng, group):
     return (rng.randint(1, 3) * group, rows, columns, dtype, layout)
 
 
-def fuzz_case(seed):
-    """(constexprs, plan) of the first draw from ``seed`` whose plan has a view at a
-    byte offset (any plan where the Triton writes none: 3.8)."""
+def has_offset_view(plan) -> bool:
+    """A view at a byte offset, or any plan where the Triton writes none (3.8)."""
+    return compat.OFFSET_VIEW_FORM == "slots" or any(v.base for v in plan.views)
+
+
+def has_group_view(plan) -> bool:
+    """A view per buffer group (runtime_row), or any plan with a view at a byte offset
+    where the Triton writes none (3.8, 3.9)."""
+    if compat.GROUP_STRIDE_VIEW_FORM == "slots":
+        return has_offset_view(plan)
+    return any(v.form == "runtime_row" for v in plan.views)
+
+
+def fuzz_case(seed, wanted=has_offset_view):
+    """(constexprs, plan) of the first draw from ``seed`` whose plan is ``wanted``."""
     import random
 
     rng = random.Random(seed)
-    for _ in range(200):
+    for _ in range(400):
         tree, group = rng.randrange(len(FUZZ_TREES)), rng.choice((1, 1, 2))
         users = [fuzz_user(rng, group if tree == 1 and i < 2 else 1) for i in range(3)]
         constexprs = {"TREE": tree, "GROUP": group, "A": users[0], "B": users[1], "C": users[2]}
@@ -520,9 +534,9 @@ def fuzz_case(seed):
         }
         source = tlx.ASTSource(fn=fuzz_tree, signature=signature, constexprs=constexprs)
         (spec_plan,) = tlx.kernel_plans(source, target=tlx_sm90())
-        if compat.OFFSET_VIEW_FORM == "slots" or any(v.base for v in spec_plan.plan.views):
+        if wanted(spec_plan.plan):
             return constexprs, signature, spec_plan.plan
-    raise AssertionError(f"seed {seed}: no tree with a view at a byte offset")
+    raise AssertionError(f"seed {seed}: no tree that {wanted.__name__}")
 
 
 def tlx_sm90():
@@ -547,7 +561,20 @@ def exact_tiles(plan, users):
 
 @pytest.mark.parametrize("seed", range(FUZZ_CASES))
 def test_random_trees_with_views_at_byte_offsets(seed):
-    constexprs, signature, plan = fuzz_case(seed)
+    launch_and_compare(seed, *fuzz_case(seed))
+
+
+@pytest.mark.parametrize("seed", range(FUZZ_CASES))
+def test_random_trees_with_a_view_per_buffer_group(seed):
+    """Trees whose buffer groups end at no multiple of a user's size: on Triton 3.6 and
+    3.7 that user's buffers are a view per group (runtime_row), each read back at a
+    runtime index through the group's row computed at run time."""
+    launch_and_compare(seed, *fuzz_case(seed, has_group_view))
+
+
+def launch_and_compare(seed, constexprs, signature, plan):
+    """Launches the fuzz kernel of ``constexprs`` and compares every tile no later write
+    overlaps (compiles it for sm_90a without a GPU)."""
     users = [constexprs[name] for name in "ABC"]
     exact = exact_tiles(plan, users)
     if constexprs["TREE"] == 0:

@@ -34,6 +34,6 @@ def test_footprint_compares_the_layouts():
     assert lines[-4].split()[:8] == "ours at the ideal with alignment counted 100.0%".split()
     assert (
         lines[-3].split()[:10]
-        == "with a free group stride (runtime_row, not planned yet) 100.0%".split()
+        == "with a free group stride (runtime_row, Triton 3.6, 3.7) 100.0%".split()
     )
     assert lines[-1] == "  ours larger than unshared on 0 of 1 trees"

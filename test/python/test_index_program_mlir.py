@@ -13,15 +13,17 @@ counterpart is test_index_program_properties.py.
 from __future__ import annotations
 
 import dataclasses
+import random
 import re
 import subprocess
 
+import footprint
 import pytest
 from _helpers import find_triton_opt
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from test_planner_properties import scenarios, tree_order, unshared_end
-from tlx.planner import Buffer, Group, LayoutKind, Storage, plan
+from tlx.planner import Buffer, Group, LayoutKind, Storage, group_stride_form_of, plan
 
 TRITON_OPT = find_triton_opt()
 pytestmark = pytest.mark.skipif(TRITON_OPT is None, reason="triton-opt is not built")
@@ -102,7 +104,7 @@ def module_text(scenario) -> str:
 _ARITH = re.compile(r"(%[\w.]+) = arith\.(constant|divui|remui|muli|addi) (.*?) : i32")
 _INDEX = re.compile(r"ttg\.memdesc_index (%[\w.]+)\[(%[\w.]+)\]")
 _BACKING = re.compile(r"(%[\w.]+) = (?:ttg\.local_alloc|ttng\.tmem_alloc) ")
-_ALIAS = re.compile(r"tlx\.local_alias (%[\w.]+) ")
+_ALIAS_OF = re.compile(r"(%[\w.]+) = tlx\.local_alias (%[\w.]+) ")
 _SUBSLICE = re.compile(r"(%[\w.]+) = ttg\.memdesc_subslice (%[\w.]+)\[(\d+), 0\]")
 _ROW = re.compile(r"(%[\w.]+) = ttg\.memdesc_index (%[\w.]+)\[(%[\w.]+)\]")
 _OPERATIONS = {
@@ -114,12 +116,18 @@ _OPERATIONS = {
 ROW_BYTES = 128
 
 
-def emitted_slots(lowered: str, count: int):
-    """For each user's memdesc_index of the lowered function, in order: a function of
-    the buffer index that evaluates the arith the pass emitted for it."""
+def emitted_views(lowered: str, count: int):
+    """For each user's memdesc_index of the lowered function, in order: (a function of the
+    buffer index that evaluates the slot arithmetic the pass emitted for it, a function of
+    the buffer index that gives the byte of the backing its view starts at, as the pass cut
+    it: the backing itself 0; memdesc_subslice from row r or memdesc_index of row r, r a
+    constant or computed from the index for a view per buffer group, 128 r)."""
     argument = re.search(r"tt\.func @indices\((%[\w.]+): i32\)", lowered).group(1)
     definitions = {name: (op, operands) for name, op, operands in _ARITH.findall(lowered)}
     backings = set(_BACKING.findall(lowered))
+    subslices = {name: int(row) for name, source, row in _SUBSLICE.findall(lowered)}
+    rows = {name: row for name, source, row in _ROW.findall(lowered) if source in backings}
+    aliases = dict(_ALIAS_OF.findall(lowered))
 
     def evaluate(value: str, index: int) -> int:
         if value == argument:
@@ -130,27 +138,73 @@ def emitted_slots(lowered: str, count: int):
         lhs, rhs = (operand.strip() for operand in operands.split(","))
         return _OPERATIONS[op](evaluate(lhs, index), evaluate(rhs, index))
 
-    # A row of a backing (a view at a byte offset, indexed_row) is no user's index.
-    indices = [value for source, value in _INDEX.findall(lowered) if source not in backings]
-    assert len(indices) == count
-    return [lambda i, value=value: evaluate(value, i) for value in indices]
+    def view_start(view: str, index: int) -> int:
+        source = aliases[view]
+        if source in backings:
+            return 0
+        if source in subslices:
+            return ROW_BYTES * subslices[source]
+        return ROW_BYTES * evaluate(rows[source], index)
 
-
-def emitted_bases(lowered: str) -> list[int]:
-    """For each user's view, in order: the byte of the backing it starts at, as the
-    pass cut it (the backing itself: 0; memdesc_subslice from row r or memdesc_index
-    of row r: 128 r)."""
-    definitions = {name: operands for name, _, operands in _ARITH.findall(lowered)}
-    backings = set(_BACKING.findall(lowered))
-    rows = {name: int(row) for name, source, row in _SUBSLICE.findall(lowered)}
-    rows.update(
-        (name, int(definitions[row]))
-        for name, source, row in _ROW.findall(lowered)
-        if source in backings
-    )
+    # A row of a backing (a view at a byte offset) is no user's index.
+    uses = [(view, value) for view, value in _INDEX.findall(lowered) if view not in backings]
+    assert len(uses) == count
     return [
-        0 if source in backings else ROW_BYTES * rows[source] for source in _ALIAS.findall(lowered)
+        (
+            lambda i, value=value: evaluate(value, i),
+            lambda i, view=view: view_start(view, i),
+        )
+        for view, value in uses
     ]
+
+
+def lowering_spec(scenario, whole_views: bool, offset_form: str):
+    """The spec triton-opt plans ``scenario`` with under ``whole_views`` and ``offset_form``
+    (a view per buffer group with indexed_row: Triton 3.6, 3.7)."""
+    return dataclasses.replace(
+        scenario.spec,
+        whole_views=whole_views,
+        offset_form=offset_form,
+        group_stride_form=group_stride_form_of("slots" if whole_views else offset_form),
+    )
+
+
+def assert_lowered_as_planned(scenario, whole_views: bool, offset_form: str) -> None:
+    """Lowers ``scenario`` with triton-opt under ``whole_views`` and ``offset_form`` and
+    checks every buffer index of every user against the planner's plan of the same rules."""
+    spec = lowering_spec(scenario, whole_views, offset_form)
+    result = plan(spec, scenario.buffers, scenario.tree)
+    assert result.ok, result.errors
+    lowered = subprocess.run(
+        [
+            str(TRITON_OPT),
+            f"--tlx-storage-alias-lowering=whole-views={str(whole_views).lower()} "
+            f"offset-form={offset_form}",
+            "-",
+        ],
+        input=module_text(scenario),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    emitted_uses = emitted_views(lowered, len(scenario.buffers))
+    if scenario.spec.storage is Storage.SMEM and offset_form != "slots":
+        # Sharing never costs bytes: the backing the pass allocated, against the
+        # same buffers unshared.
+        rows = int(re.search(r"ttg\.local_alloc .*memdesc<(\d+)x128xi8", lowered).group(1))
+        order = tree_order(scenario.tree)
+        order += [index for index in range(len(scenario.buffers)) if index not in order]
+        assert rows * ROW_BYTES <= unshared_end(scenario.buffers, order)
+    views = zip(scenario.buffers, result.views, emitted_uses, strict=True)
+    for buffer, view, (emitted, view_start) in views:
+        program = view.index_program
+        assert view.form in ("slots", offset_form, spec.group_stride_form)
+        for index in range(buffer.shape[0]):
+            assert emitted(index) == view.slot_of(index) == program.evaluate(index)
+            assert view_start(index) == view.view_start_of(index)
+            if buffer.storage is Storage.SMEM:
+                start = view_start(index) + emitted(index) * view.buffer_size
+                assert start == view.start_of(index)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -160,36 +214,27 @@ def test_the_mlir_door_emits_the_planners_slot_for_every_buffer_index(scenario, 
     view's start as the pass cut the backing plus the slot its arithmetic computes."""
     assume(all(len(buffer.shape) > 1 for buffer in scenario.buffers))
     offset_form = "slots" if scenario.spec.offset_form == "slots" else form
-    spec = dataclasses.replace(scenario.spec, offset_form=offset_form)
-    result = plan(spec, scenario.buffers, scenario.tree)
-    assume(result.ok)
-    whole_views = "true" if scenario.spec.whole_views else "false"
-    lowered = subprocess.run(
-        [
-            str(TRITON_OPT),
-            f"--tlx-storage-alias-lowering=whole-views={whole_views} offset-form={offset_form}",
-            "-",
-        ],
-        input=module_text(scenario),
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    slots = emitted_slots(lowered, len(scenario.buffers))
-    bases = emitted_bases(lowered)
-    if scenario.spec.storage is Storage.SMEM and offset_form != "slots":
-        # Sharing never costs bytes: the backing the pass allocated, against the
-        # same buffers unshared.
-        rows = int(re.search(r"ttg\.local_alloc .*memdesc<(\d+)x128xi8", lowered).group(1))
-        order = tree_order(scenario.tree)
-        order += [index for index in range(len(scenario.buffers)) if index not in order]
-        assert rows * ROW_BYTES <= unshared_end(scenario.buffers, order)
-    views = zip(scenario.buffers, result.views, slots, bases, strict=True)
-    for buffer, view, emitted, base in views:
-        program = view.index_program
-        assert base == view.base
-        assert view.form == "slots" or view.form == offset_form
-        for index in range(buffer.shape[0]):
-            assert emitted(index) == view.slot_of(index) == program.evaluate(index)
-            if buffer.storage is Storage.SMEM:
-                assert base + emitted(index) * view.buffer_size == view.start_of(index)
+    spec = lowering_spec(scenario, scenario.spec.whole_views, offset_form)
+    assume(plan(spec, scenario.buffers, scenario.tree).ok)
+    assert_lowered_as_planned(scenario, scenario.spec.whole_views, offset_form)
+
+
+def free_stride_trees(count: int) -> list:
+    """The first ``count`` bench trees (bench/footprint.py, equal and index-aligned
+    counts) whose plan under Triton 3.6's rules has a view per buffer group."""
+    rng = random.Random(46)
+    found = []
+    while len(found) < count:
+        case = footprint.random_tree(rng, len(found) % 2 == 1, footprint.GROUP_STRIDE_RULES)
+        result = plan(case.spec, case.buffers, case.tree)
+        if result.ok and "runtime_row" in {view.form for view in result.views}:
+            found.append(case)
+    return found
+
+
+@pytest.mark.parametrize("case", free_stride_trees(24), ids=lambda case: case.name)
+def test_the_mlir_door_emits_a_view_per_buffer_group_as_planned(case):
+    """Trees whose groups end at no multiple of a user's size: with indexed_row the pass
+    takes each buffer at its group's row, computed from the index as the planner's
+    program says (``IndexProgram.row``), then at its slot."""
+    assert_lowered_as_planned(case, whole_views=False, offset_form="indexed_row")

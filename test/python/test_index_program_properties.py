@@ -4,13 +4,16 @@ On random reuse trees (the strategies of ``test_planner_properties``), for every
 buffer of every view, the slot that ``_semantic._slot_arithmetic`` (the emitter
 the lowering uses for a runtime buffer index) computes, run on a builder that
 evaluates integers instead of building IR, is the planner's ``View.slot_of``; so
-is ``IndexProgram.evaluate``. An identity view emits no operation at all.
+is ``IndexProgram.evaluate``; for a view per buffer group (``runtime_row``) the row it
+computes is where the buffer's group starts. An identity view emits no operation at all.
 """
 
-from hypothesis import given, settings
-from test_planner_properties import scenarios
+from dataclasses import replace
+
+from hypothesis import event, given, settings
+from test_planner_properties import SMEM_ROW_BYTES, scenarios
 from tlx.api import _semantic
-from tlx.planner import plan
+from tlx.planner import Storage, plan
 
 
 class EvaluatingBuilder:
@@ -47,27 +50,50 @@ def buffer_indices(buffer, view):
     return range(buffer.shape[0]) if view.indexed else range(1)
 
 
-@settings(max_examples=1000, deadline=None)
-@given(scenarios())
-def test_the_emitted_index_is_the_planners_slot(scenario):
-    result = plan(scenario.spec, scenario.buffers, scenario.tree)
+def assert_emits_the_planners_program(result, scenario) -> None:
     for buffer, view in zip(scenario.buffers, result.views, strict=True):
         program = view.index_program
         for index in buffer_indices(buffer, view):
             builder = EvaluatingBuilder()
             slot = view.slot_of(index)
-            assert _semantic._slot_arithmetic(builder, index, view) == slot
+            emitted_slot, emitted_row = _semantic._slot_arithmetic(builder, index, view)
+            assert emitted_slot == slot
             assert program.evaluate(index) == slot
+            # A view per buffer group: the backing row where the buffer's group starts.
+            if view.form == "runtime_row":
+                assert emitted_row * SMEM_ROW_BYTES == view.view_start_of(index)
+                assert emitted_row == program.evaluate_row(index)
+            else:
+                assert emitted_row is None and program.row is None
             # One operation per step of the program; each constant once.
             assert builder.operations == len(program.operations)
+            results = [program.result] + ([program.row] if program.row is not None else [])
             constants = {
                 operand.value
                 for operation in program.operations
                 for operand in (operation.lhs, operation.rhs)
                 if operand.kind == "constant"
-            }
-            if program.result.kind == "constant":
-                constants.add(program.result.value)
+            } | {operand.value for operand in results if operand.kind == "constant"}
             assert builder.constants == len(constants)
         if view.identity_index:
             assert program.operations == () and program.result.kind == "buffer_index"
+
+
+@settings(max_examples=1000, deadline=None)
+@given(scenarios())
+def test_the_emitted_index_is_the_planners_slot(scenario):
+    result = plan(scenario.spec, scenario.buffers, scenario.tree)
+    assert_emits_the_planners_program(result, scenario)
+
+
+@settings(max_examples=500, deadline=None)
+@given(scenarios(Storage.SMEM))
+def test_the_emitted_row_of_a_view_per_group_is_the_planners(scenario):
+    """Under Triton 3.6's rules (views at byte offsets, a view per buffer group where that
+    is smaller): the row the emitter computes is where the buffer's group starts."""
+    spec = replace(
+        scenario.spec, whole_views=False, offset_form="indexed_row", group_stride_form="runtime_row"
+    )
+    result = plan(spec, scenario.buffers, scenario.tree)
+    event("a view per group" if "runtime_row" in {v.form for v in result.views} else "none")
+    assert_emits_the_planners_program(result, scenario)

@@ -269,3 +269,109 @@ def test_tmem_single_buffer_lowering_compiles_with_stock_triton(tmp_path, monkey
     )
     parse_with_stock_triton(lowered)
     compile_to_cubin(lowered, 100, monkeypatch, tmp_path)
+
+
+# test/TLX/group-stride.mlir's tree, shared(w: f16 32x32, distinct(a: i8 32x32, b: f16
+# 16x128)) of 3 buffers, in a kernel that writes b[idx] and w[idx] and reads them back: with
+# offset-form indexed_row, b and w are a view per buffer group (runtime_row).
+GROUP_STRIDE_KERNEL = """\
+#blocked = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>
+#shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+#smem = #ttg.shared_memory
+!w = !ttg.memdesc<3x32x32xf16, #shared, #smem, mutable>
+!a = !ttg.memdesc<3x32x32xi8, #shared, #smem, mutable>
+!b = !ttg.memdesc<3x16x128xf16, #shared, #smem, mutable>
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32} {
+  tt.func public @group_stride(%ptr: !tt.ptr<f16>, %idx: i32) attributes {noinline = false} {
+    %ones = arith.constant dense<1.0> : tensor<16x128xf16, #blocked>
+    %twos = arith.constant dense<2.0> : tensor<32x32xf16, #blocked>
+    %spec = tlx.storage_alias_spec storage = smem : !tlx.storage_alias_spec<smem>
+    %w = tlx.storage_alias_local_alloc %spec : !tlx.storage_alias_spec<smem> -> !w
+    %a = tlx.storage_alias_local_alloc %spec : !tlx.storage_alias_spec<smem> -> !a
+    %b = tlx.storage_alias_local_alloc %spec : !tlx.storage_alias_spec<smem> -> !b
+    %ab = tlx.reuse_group(%a, %b) group_kind = distinct : (!a, !b) -> !tlx.reuse_group<distinct>
+    %root = tlx.reuse_group(%w, %ab) group_kind = shared : (!w, !tlx.reuse_group<distinct>) -> !tlx.reuse_group<shared>
+    tlx.set_buffer_overlap(%spec, %root) : (!tlx.storage_alias_spec<smem>, !tlx.reuse_group<shared>) -> ()
+    %b_i = ttg.memdesc_index %b[%idx] : !b -> !ttg.memdesc<16x128xf16, #shared, #smem, mutable>
+    ttg.local_store %ones, %b_i : tensor<16x128xf16, #blocked> -> !ttg.memdesc<16x128xf16, #shared, #smem, mutable>
+    %x = ttg.local_load %b_i : !ttg.memdesc<16x128xf16, #shared, #smem, mutable> -> tensor<16x128xf16, #blocked>
+    %w_i = ttg.memdesc_index %w[%idx] : !w -> !ttg.memdesc<32x32xf16, #shared, #smem, mutable>
+    ttg.local_store %twos, %w_i : tensor<32x32xf16, #blocked> -> !ttg.memdesc<32x32xf16, #shared, #smem, mutable>
+    %y = ttg.local_load %w_i : !ttg.memdesc<32x32xf16, #shared, #smem, mutable> -> tensor<32x32xf16, #blocked>
+    %offs = "tt.make_range"() <{end = 128 : i32, start = 0 : i32}> : () -> tensor<128xi32, #ttg.slice<{dim = 0, parent = #blocked}>>
+    %n = "tt.expand_dims"(%offs) <{axis = 0 : i32}> : (tensor<128xi32, #ttg.slice<{dim = 0, parent = #blocked}>>) -> tensor<1x128xi32, #blocked>
+    %n_b = "tt.broadcast"(%n) : (tensor<1x128xi32, #blocked>) -> tensor<16x128xi32, #blocked>
+    %base = "tt.splat"(%ptr) : (!tt.ptr<f16>) -> tensor<16x128x!tt.ptr<f16>, #blocked>
+    %ptrs = "tt.addptr"(%base, %n_b) : (tensor<16x128x!tt.ptr<f16>, #blocked>, tensor<16x128xi32, #blocked>) -> tensor<16x128x!tt.ptr<f16>, #blocked>
+    "tt.store"(%ptrs, %x) : (tensor<16x128x!tt.ptr<f16>, #blocked>, tensor<16x128xf16, #blocked>) -> ()
+    %offs_w = "tt.make_range"() <{end = 32 : i32, start = 0 : i32}> : () -> tensor<32xi32, #ttg.slice<{dim = 0, parent = #blocked}>>
+    %m = "tt.expand_dims"(%offs_w) <{axis = 0 : i32}> : (tensor<32xi32, #ttg.slice<{dim = 0, parent = #blocked}>>) -> tensor<1x32xi32, #blocked>
+    %m_b = "tt.broadcast"(%m) : (tensor<1x32xi32, #blocked>) -> tensor<32x32xi32, #blocked>
+    %base_w = "tt.splat"(%ptr) : (!tt.ptr<f16>) -> tensor<32x32x!tt.ptr<f16>, #blocked>
+    %ptrs_w = "tt.addptr"(%base_w, %m_b) : (tensor<32x32x!tt.ptr<f16>, #blocked>, tensor<32x32xi32, #blocked>) -> tensor<32x32x!tt.ptr<f16>, #blocked>
+    "tt.store"(%ptrs_w, %y) : (tensor<32x32x!tt.ptr<f16>, #blocked>, tensor<32x32xf16, #blocked>) -> ()
+    tt.return
+  }
+}
+"""
+
+
+def test_a_view_per_buffer_group_compiles_with_the_triton_that_writes_it(tmp_path, monkeypatch):
+    """A free group stride (runtime_row: the backing's row at a runtime index, reinterpreted
+    to the group's slots) lowered with indexed_row's offset form parses, verifies and
+    compiles on the Triton that writes it (3.6, 3.7: tlx.compat.VIEW_FORMS)."""
+    from tlx import planner
+
+    version = tuple(int(part) for part in triton.__version__.split(".")[:2])
+    if planner.group_stride_view_form(*version) != "runtime_row":
+        pytest.skip(f"Triton {triton.__version__} does not write runtime_row")
+    source = tmp_path / "group_stride.mlir"
+    source.write_text(GROUP_STRIDE_KERNEL)
+    result = subprocess.run(
+        [
+            str(TRITON_OPT),
+            str(source),
+            "--tlx-storage-alias-lowering=whole-views=false offset-form=indexed_row",
+            "--tlx-rewrite-local-alias",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lowered = tmp_path / "group_stride.ttgir"
+    lowered.write_text(result.stdout)
+    rows = re.findall(r"ttg\.memdesc_index %\w+\[%\w+\] : !ttg\.memdesc<120x128xi8", result.stdout)
+    assert len(rows) == 2, result.stdout
+    parse_with_stock_triton(lowered)
+    ptx = compile_to_cubin(lowered, 90, monkeypatch, tmp_path).asm["ptx"]
+    assert re.search(r"mad\.lo\.s32\s+%r\d+, %r\d+, 5120,", ptx), ptx
+
+
+def test_the_group_stride_lit_examples_parse_with_the_triton_that_writes_them(tmp_path):
+    """test/TLX/group-stride.mlir (indices at run time and constant, a warp_specialize
+    capture) lowered with indexed_row: the Triton that writes runtime_row parses and
+    verifies each module."""
+    from tlx import planner
+
+    version = tuple(int(part) for part in triton.__version__.split(".")[:2])
+    if planner.group_stride_view_form(*version) != "runtime_row":
+        pytest.skip(f"Triton {triton.__version__} does not write runtime_row")
+    result = subprocess.run(
+        [
+            str(TRITON_OPT),
+            str(REPOSITORY / "test" / "TLX" / "group-stride.mlir"),
+            "--split-input-file",
+            "--tlx-storage-alias-lowering=whole-views=false offset-form=indexed_row",
+            "--tlx-rewrite-local-alias",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    modules = [module for module in result.stdout.split("// -----") if module.strip()]
+    assert len(modules) == 2
+    for number, module in enumerate(modules):
+        assert "memdesc<128xi8" in module and "tlx." not in module
+        lowered = tmp_path / f"group_stride{number}.ttgir"
+        lowered.write_text(module)
+        parse_with_stock_triton(lowered)

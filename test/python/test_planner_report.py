@@ -80,6 +80,20 @@ def check_placement(buffer, region, **coefficients):
             "step=1 and 4 slots; period and step must be at least 1, the others non-negative and "
             "the slots positive",
         ),
+        (
+            32768,
+            dict(form="runtime_row"),
+            'the view of buffer "a" starts at 0 bytes with groups 0 bytes apart and scale 1 in '
+            "the form runtime_row; a view per buffer group (runtime_row, and only it) starts at "
+            "a multiple of 128 bytes of SMEM, its groups a positive multiple of 128 bytes apart, "
+            "scale 0",
+        ),
+        (
+            32768,
+            dict(slots=1, scale=0, form="runtime_row", group_stride=4096),
+            'the views of buffer "a"\'s buffer groups are 4096 bytes apart, less than the view '
+            "of one group spans (1 slots of 8192 bytes)",
+        ),
     ],
 )
 def test_check_view_reports_each_violation(region, coefficients, message):

@@ -106,6 +106,7 @@ def test_the_plan_is_the_one_the_ttgir_allocates():
         90,
         whole_views=tlx.compat.NEEDS_WHOLE_VIEWS,
         offset_form=tlx.compat.OFFSET_VIEW_FORM,
+        group_stride_form=tlx.compat.GROUP_STRIDE_VIEW_FORM,
     )
 
 

@@ -330,6 +330,8 @@ mlir::tlx::toPlannerInput(SpecUses &uses, bool wholeViews,
   input.spec.capability = capabilityOf(uses.spec);
   input.spec.wholeViews = wholeViews;
   input.spec.offsetForm = wholeViews ? planner::ViewForm::Slots : offsetForm;
+  input.spec.groupStrideForm =
+      planner::groupStrideFormOf(input.spec.offsetForm);
 
   bool valid = true;
   input.buffers.reserve(uses.allocs.size());
@@ -447,15 +449,17 @@ BackingRecipe mlir::tlx::backingOf(BackingAttr attr) {
 static_assert(static_cast<int>(ViewForm::sliced_rows) ==
                   static_cast<int>(planner::ViewForm::SlicedRows) &&
               static_cast<int>(ViewForm::indexed_row) ==
-                  static_cast<int>(planner::ViewForm::IndexedRow));
+                  static_cast<int>(planner::ViewForm::IndexedRow) &&
+              static_cast<int>(ViewForm::runtime_row) ==
+                  static_cast<int>(planner::ViewForm::RuntimeRow));
 
 PlacementAttr mlir::tlx::placementAttrOf(MLIRContext *context,
                                          const planner::View &view) {
   planner::Placement placement = planner::placementOf(view);
-  return PlacementAttr::get(context, placement.slots, placement.period,
-                            placement.scale, placement.offsetSlots,
-                            placement.step, placement.base,
-                            static_cast<ViewForm>(placement.form));
+  return PlacementAttr::get(
+      context, placement.slots, placement.period, placement.scale,
+      placement.offsetSlots, placement.step, placement.base,
+      static_cast<ViewForm>(placement.form), placement.groupStride);
 }
 
 planner::Placement mlir::tlx::placementOf(PlacementAttr attr) {
@@ -465,7 +469,8 @@ planner::Placement mlir::tlx::placementOf(PlacementAttr attr) {
                             attr.getOffset(),
                             attr.getStep(),
                             attr.getBase(),
-                            static_cast<planner::ViewForm>(attr.getForm())};
+                            static_cast<planner::ViewForm>(attr.getForm()),
+                            attr.getGroupStride()};
 }
 
 SmallVector<StorageAliasSpecOp>

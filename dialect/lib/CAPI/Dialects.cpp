@@ -83,6 +83,10 @@ int64_t tlxPlacementGetBase(MlirAttribute attr) {
   return mlir::cast<PlacementAttr>(unwrap(attr)).getBase();
 }
 
+int64_t tlxPlacementGetGroupStride(MlirAttribute attr) {
+  return mlir::cast<PlacementAttr>(unwrap(attr)).getGroupStride();
+}
+
 const char *tlxPlacementGetForm(MlirAttribute attr) {
   return ::tlx::planner::viewFormName(static_cast<::tlx::planner::ViewForm>(
       mlir::cast<PlacementAttr>(unwrap(attr)).getForm()));

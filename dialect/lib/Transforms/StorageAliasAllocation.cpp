@@ -77,23 +77,52 @@ Value createBacking(OpBuilder &builder, StorageAliasSpecOp spec,
 /// right after the index is defined, so that it dominates every use of it.
 class SlotBuilder {
 public:
-  /// Makes `op` index slot(i) of `view` instead of buffer i.
+  /// Makes `op` index slot(i) of `view` instead of buffer i. A view per
+  /// buffer group (ViewForm::RuntimeRow: `op` indexes the backing) is first
+  /// taken at the backing's row where buffer i's group starts and
+  /// reinterpreted to the group's slots, as the Python door's
+  /// api/_sealing.py group_view writes it.
   void rewrite(triton::gpu::MemDescIndexOp op, const planner::View &view) {
-    if (view.identityIndex())
+    bool perGroup = view.form == planner::ViewForm::RuntimeRow;
+    if (view.identityIndex() && !perGroup)
       return;
     Value index = op.getIndex();
     APInt constant;
-    Value slot;
+    Emitted emitted;
     if (matchPattern(index, m_ConstantInt(&constant))) {
-      slot = constantFor(index, planner::slotOf(view, constant.getSExtValue()));
+      int64_t buffer = constant.getSExtValue();
+      emitted.slot = constantFor(index, planner::slotOf(view, buffer));
+      if (perGroup)
+        emitted.row =
+            constantFor(index, planner::evaluateIndexProgramRow(
+                                   planner::indexProgramOf(view), buffer));
     } else {
-      Value &known = slots[SlotKey{index, view.period, view.scale,
-                                   view.offsetSlots, view.step}];
-      if (!known)
+      // Views that differ only where they start share the slot arithmetic;
+      // the row of a view per group depends on its start and stride too.
+      Emitted &known = emittedPrograms[SlotKey{
+          index, view.period, view.scale, view.offsetSlots, view.step,
+          perGroup ? view.base : 0, view.groupStride}];
+      if (!known.slot)
         known = emit(index, planner::indexProgramOf(view));
-      slot = known;
+      emitted = known;
     }
-    op.getIndexMutable().assign(slot);
+    if (perGroup) {
+      OpBuilder builder(op);
+      auto backingType = cast<MemDescType>(op.getSrc().getType());
+      auto resultType = cast<MemDescType>(op.getType());
+      auto rowType = MemDescType::get(
+          {backingType.getShape().back()}, backingType.getElementType(),
+          backingType.getEncoding(), backingType.getMemorySpace(),
+          backingType.getMutableMemory());
+      auto groupType = MemDescType::get(
+          view.shape, resultType.getElementType(), resultType.getEncoding(),
+          resultType.getMemorySpace(), resultType.getMutableMemory());
+      Value row = triton::gpu::MemDescIndexOp::create(
+          builder, op.getLoc(), rowType, op.getSrc(), emitted.row);
+      Value group = LocalAliasOp::create(builder, op.getLoc(), groupType, row);
+      op.getSrcMutable().assign(group);
+    }
+    op.getIndexMutable().assign(emitted.slot);
   }
 
   /// The constant slot `slot` as an index of `user`, built before it.
@@ -104,7 +133,16 @@ public:
 
 private:
   using ConstantKey = std::tuple<Block *, Type, int64_t>;
-  using SlotKey = std::tuple<Value, int64_t, int64_t, int64_t, int64_t>;
+  /// (index, period, scale, offset, step, base of a view per group, group
+  /// stride).
+  using SlotKey =
+      std::tuple<Value, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+  /// What an index program built: the slot, and the row of a view per
+  /// buffer group (null otherwise).
+  struct Emitted {
+    Value slot;
+    Value row;
+  };
 
   /// The entry block of the nearest region around `region` that no value
   /// crosses: constants there are visible wherever values of `region` are.
@@ -164,7 +202,7 @@ private:
 
   /// A view's index program (planner::indexProgramOf), emitted after
   /// `index`.
-  Value emit(Value index, const planner::IndexProgram &program) {
+  Emitted emit(Value index, const planner::IndexProgram &program) {
     SmallVector<Value> results;
     auto read = [&](const planner::IndexOperand &operand) -> Value {
       switch (operand.kind) {
@@ -181,7 +219,7 @@ private:
       results.push_back(build(index, operation.opcode, read(operation.lhs),
                               read(operation.rhs)));
     }
-    return read(program.result);
+    return {read(program.result), program.row ? read(*program.row) : Value()};
   }
 
   Value build(Value index, planner::IndexOpcode opcode, Value lhs, Value rhs) {
@@ -200,7 +238,7 @@ private:
 
   llvm::DenseMap<ConstantKey, Value> constants;
   llvm::DenseMap<Block *, Operation *> lastConstant;
-  llvm::DenseMap<SlotKey, Value> slots;
+  llvm::DenseMap<SlotKey, Emitted> emittedPrograms;
   llvm::DenseMap<Value, Operation *> lastBuilt;
 };
 
@@ -378,6 +416,19 @@ LogicalResult AllocationAnalysis::followUses(Carrier root, int64_t region,
         indexRewrites.push_back(IndexRewrite{index, carrier.view});
         continue;
       }
+      if (isa<triton::gpu::MemDescReinterpretOp, LocalAliasOp>(user) &&
+          views[carrier.view].form == planner::ViewForm::RuntimeRow) {
+        user->emitOpError()
+            << "views the aliased buffer \""
+            << userName(carrier.user, bufferIndex)
+            << "\" as a whole, but its buffer groups are "
+            << views[carrier.view].groupStride
+            << " bytes apart, no multiple of its buffer size: each group is a "
+               "view of its own (runtime_row); index the buffer before "
+               "viewing it";
+        valid = false;
+        continue;
+      }
       if (isa<triton::gpu::MemDescReinterpretOp, LocalAliasOp>(user)) {
         auto resultType = cast<MemDescType>(user->getResult(0).getType());
         FailureOr<Carrier> derived =
@@ -430,7 +481,11 @@ LogicalResult AllocationAnalysis::analyzeSpec(
       continue;
     }
     views.push_back(*view);
-    MemDescType type = viewType(alloc.getType(), *view);
+    // A view per buffer group: the user becomes the backing, which each
+    // ttg.memdesc_index takes at its group's row (SlotBuilder::rewrite).
+    MemDescType type = view->form == planner::ViewForm::RuntimeRow
+                           ? *backingMemDesc
+                           : viewType(alloc.getType(), *view);
     int64_t viewBytes = view->slots() * view->bufferSize;
     // A user that is one buffer keeps its type: its uses need no rewrite.
     if (!view->indexed) {
@@ -470,6 +525,10 @@ void AllocationAnalysis::apply(ArrayRef<Operation *> obsolete) {
     Value backing = createBacking(builder, rewrite.spec, rewrite.backingType,
                                   rewrite.alignment);
     for (UserRewrite &user : rewrite.users) {
+      if (user.form == planner::ViewForm::RuntimeRow) {
+        user.alloc.getResult().replaceAllUsesWith(backing);
+        continue;
+      }
       builder.setInsertionPoint(user.alloc);
       Value source =
           viewSource(builder, user.alloc, user.base, user.form, user.viewBytes,

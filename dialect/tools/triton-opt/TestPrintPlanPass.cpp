@@ -109,7 +109,11 @@ struct TestPrintPlanPass
           << ", slot " << planner::indexFormula(planner::indexProgramOf(view))
           << " of " << view.slots() << " slots, form "
           << ::tlx::planner::viewFormName(view.form)
-          << (view.base != 0 ? " from " + std::to_string(view.base) : "");
+          << (view.base != 0 ? " from " + std::to_string(view.base) : "")
+          << (view.groupStride != 0
+                  ? ", groups " + std::to_string(view.groupStride) + " " +
+                        units + " apart"
+                  : "");
   }
 };
 

@@ -34,7 +34,7 @@ from .._errors import TLXError, location_of_call
 from .._kinds import reuse_group_type, storage_kind
 from . import _checks as checks
 from . import _semantic as emit
-from ._descriptors import dtype_text, view_type
+from ._descriptors import dtype_text, smem_backing_type, view_type
 from ._state import AllocationState, SpecState, active_trace, assigned_name
 
 TRITON_BUILTIN_MARKER = "__triton_builtin__"
@@ -498,6 +498,9 @@ class buffered_tensor_type(base_type):
     def to_ir(self, builder):
         if self.view is None:
             raise TLXError(self._unsealed_argument())
+        if self.view.form == "runtime_row":
+            # A view per buffer group: the value is the spec's backing (api/_sealing.py).
+            return smem_backing_type(self.allocation.spec.plan.backing_shape).to_ir(builder)
         return view_type(self.element_ty, self.layout, self.storage, self.view).to_ir(builder)
 
     def _flatten_ir_types(self, builder, out) -> None:

@@ -11,6 +11,16 @@ from triton.experimental.gluon.language.nvidia import blackwell
 from .. import planner
 from .._kinds import storage_kind
 
+# The SMEM backing allocation's layout: rank 1, so the leading dimension of the
+# [n, 128] backing is a buffer dimension that may be any size.
+BACKING_SMEM_LAYOUT = ttgl.SwizzledSharedLayout(1, 1, 1, [0])
+
+
+def smem_backing_type(shape):
+    """The type of an SMEM backing allocation of ``shape`` (``[rows, 128]``) bytes, or of
+    one of its rows (``[128]``)."""
+    return descriptor_type(ttgl.int8, shape, BACKING_SMEM_LAYOUT, storage_kind.smem)
+
 
 def descriptor_type(element_ty, shape, layout, storage):
     """Gluon's own memory descriptor type for ``shape`` in ``storage``."""

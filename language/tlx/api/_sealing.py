@@ -15,7 +15,9 @@ the builder's insertion point:
 * per buffer one ``ttg.memdesc_reinterpret`` to ``View.shape`` of the buffer's own
   element type and layout: of the whole backing (``View.form`` ``"slots"``), of the
   backing's rows from ``View.base`` (``"sliced_rows"``: ``ttg.memdesc_subslice``) or of
-  its row at ``View.base`` (``"indexed_row"``: ``ttg.memdesc_index``).
+  its row at ``View.base`` (``"indexed_row"``: ``ttg.memdesc_index``); a view per buffer
+  group (``"runtime_row"``) is the backing itself, which each use indexes at its group's
+  row (``_semantic.index``).
 
 ``join_sealed`` places a legacy ``reuse=buffered_tensor`` user in a region that is
 already allocated, and ``check_unsealed`` plans a spec never sealed, only for its
@@ -31,12 +33,8 @@ from .. import compat, planner
 from .._errors import SourceLocation, TLXError, compilation_error
 from .._kinds import storage_kind
 from ..report.plan import JoinedBuffer
-from ._descriptors import descriptor_type, view_type
+from ._descriptors import BACKING_SMEM_LAYOUT, descriptor_type, smem_backing_type, view_type
 from ._state import AllocationState, SpecState, active_trace, overlap_override
-
-# The SMEM backing allocation's layout: rank 1, so the leading dimension of the
-# [n, 128] backing is a buffer dimension that may be any size.
-_BACKING_SMEM_LAYOUT = ttgl.SwizzledSharedLayout(1, 1, 1, [0])
 
 
 def set_overlap(spec: SpecState, root, location: SourceLocation, source: str) -> None:
@@ -230,8 +228,7 @@ def _emit_backing(spec: SpecState, plan: planner.Plan, builder):
             spec.name,
             "tlx.spec",
         )
-    backing_type = descriptor_type(element_ty, shape, _BACKING_SMEM_LAYOUT, spec.storage)
-    handle = builder.create_local_alloc(backing_type.to_ir(builder))
+    handle = builder.create_local_alloc(smem_backing_type(shape).to_ir(builder))
     handle.set_attr("alignment", builder.get_int32_attr(plan.alignment))
     return _named(handle, builder, spec.name, "tlx.spec")
 
@@ -245,20 +242,38 @@ def _view_source(view: planner.View, backing, backing_shape, builder):
     row_bytes = backing_shape[1]
     row = view.base // row_bytes
     if view.form == "indexed_row":
-        row_type = descriptor_type(ttgl.int8, [row_bytes], _BACKING_SMEM_LAYOUT, storage_kind.smem)
         return builder.create_memdesc_index(
-            row_type.to_ir(builder), backing, builder.get_int32(row)
+            smem_backing_type([row_bytes]).to_ir(builder), backing, builder.get_int32(row)
         )
     rows = [-(-view.slots * view.buffer_size // row_bytes), row_bytes]
     rows_type = ttgl.shared_memory_descriptor_type(
-        ttgl.int8, rows, _BACKING_SMEM_LAYOUT, list(backing_shape)
+        ttgl.int8, rows, BACKING_SMEM_LAYOUT, list(backing_shape)
     )
     return builder.create_memdesc_subslice(rows_type.to_ir(builder), backing, [row, 0])
 
 
 def _emit_view(user: AllocationState, view: planner.View, backing, builder) -> None:
     user.view = view
+    if view.form == "runtime_row":
+        # A view per buffer group: each use indexes the backing (_semantic.index).
+        user.view_handle = backing
+        return
     user_view_type = view_type(user.element_ty, user.layout, user.storage, view)
     source = _view_source(view, backing, user.spec.plan.backing_shape, builder)
     handle = builder.create_memdesc_reinterpret(user_view_type.to_ir(builder), source)
     user.view_handle = _named(handle, builder, user.name, "tlx.buffer")
+
+
+def group_view(user: AllocationState, backing, row, builder):
+    """The view of one buffer group of ``user``, whose view is one per group
+    (``"runtime_row"``): ``ttg.memdesc_index`` of the backing's ``row`` (an int32 value,
+    the index program's ``row``: where the group starts), then ``ttg.memdesc_reinterpret``
+    to the group's slots (``View.shape``), which Triton 3.6 and 3.7 accept larger than
+    the row (``compat.VIEW_FORMS``)."""
+    row_bytes = user.spec.plan.backing_shape[1]
+    group_row = builder.create_memdesc_index(
+        smem_backing_type([row_bytes]).to_ir(builder), backing, row
+    )
+    group_type = view_type(user.element_ty, user.layout, user.storage, user.view)
+    handle = builder.create_memdesc_reinterpret(group_type.to_ir(builder), group_row)
+    return _named(handle, builder, user.name, "tlx.buffer")

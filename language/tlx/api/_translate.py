@@ -69,7 +69,8 @@ def planner_spec(
 ) -> planner.Spec:
     """A spec as the planner's ``Spec`` for the target of ``capability``, rounded to
     whole views where the installed Triton needs it (``compat.NEEDS_WHOLE_VIEWS``), with
-    views at byte offsets in the form it writes them (``compat.OFFSET_VIEW_FORM``)."""
+    views at byte offsets in the form it writes them (``compat.OFFSET_VIEW_FORM``) and a
+    view per buffer group where it writes one (``compat.GROUP_STRIDE_VIEW_FORM``)."""
     return planner.Spec(
         name,
         planner_storage(storage),
@@ -77,4 +78,5 @@ def planner_spec(
         capability,
         whole_views=compat.NEEDS_WHOLE_VIEWS,
         offset_form=compat.OFFSET_VIEW_FORM,
+        group_stride_form=compat.GROUP_STRIDE_VIEW_FORM,
     )

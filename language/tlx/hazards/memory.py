@@ -105,9 +105,14 @@ def overlap(first, second) -> tuple[int, int] | None:
     return best
 
 
-def _index_of_slot(view, slot: int) -> int | None:
-    for index in range(view.slots):
-        if view.slot_of(index) == slot:
+def _index_of_slot(view, slot: int, view_start: int, count: int) -> int | None:
+    """The buffer index at ``slot`` of the view that starts at ``view_start`` (a view per
+    buffer group, ``runtime_row``, repeats its slots in every group)."""
+    per_group = view.form == "runtime_row"
+    for index in range(count if per_group else view.slots):
+        if view.slot_of(index) != slot:
+            continue
+        if not per_group or view.view_start_of(index) == view_start:
             return index
     return None
 
@@ -129,7 +134,8 @@ class Memories:
         self.specs = {spec_plan.name: spec_plan for spec_plan in spec_plans}
         self.scalar = scalar
         self.unmodelled = unmodelled
-        self.slot_indices: dict[tuple, int | None] = {}  # (view, slot) -> buffer index
+        # (view, slot, where the view starts) -> buffer index
+        self.slot_indices: dict[tuple, int | None] = {}
 
     def allocation(self, operation) -> Memory | None:
         memory_type = self.module.memdesc(operation.text)
@@ -162,10 +168,12 @@ class Memories:
         slot = self.scalar(thread, operation.operands[1], operation, "buffer index")
         if source.view is not None:
             user, view = source.view
-            index = self.slot_indices.get((id(view), slot))
-            if index is None:
-                index = self.slot_indices[(id(view), slot)] = _index_of_slot(view, slot)
             spec_plan = region.spec_plan
+            key = (id(view), slot, source.origin)
+            index = self.slot_indices.get(key)
+            if index is None:
+                count = spec_plan.buffers[user].shape[0]
+                index = self.slot_indices[key] = _index_of_slot(view, slot, source.origin, count)
             start, end = region.extents.get((user, index), (None, None))
             if start is None:
                 raise Incomplete(
@@ -205,7 +213,9 @@ class Memories:
                 if not view.indexed:
                     start, end = region.extents[(user, 0)]
                     return Memory(region, result_type, start, ((start, end),), buffer_name, 0)
-                return Memory(region, result_type, 0, source.intervals, view=(user, view))
+                # A view per buffer group starts at its group's row (the source).
+                origin = source.origin if view.form == "runtime_row" else 0
+                return Memory(region, result_type, origin, source.intervals, view=(user, view))
         size = units(region, result_type, result_type.shape)
         return Memory(
             region,

@@ -166,22 +166,30 @@ def plan_svg(spec_plan) -> str:
         parts.append(_text(_NAME_WIDTH - 8, y + _LANE_HEIGHT / 2 + 4, name, anchor="end"))
         view = plan.views[user]
         # A view from a byte offset: a dashed tick where it starts, and its start and
-        # form in every tooltip of its buffers (docs/planner.md).
-        where = "" if view.base == 0 else f", view from {unit} {view.base} ({view.form})"
-        if view.base != 0:
+        # form in every tooltip of its buffers (docs/planner.md); a view per buffer group
+        # (runtime_row): a tick where each group's view starts.
+        per_group = view.form == "runtime_row"
+        user_extents = [extent for extent in extents if extent.user == user]
+        starts = {extent.index: view.view_start_of(extent.index) for extent in user_extents}
+
+        def where(index, view=view, starts=starts, per_group=per_group):
+            if view.base == 0 and not per_group:
+                return ""
+            return f", view from {unit} {starts[index]} ({view.form})"
+
+        for start in sorted(set(starts.values())) if view.base != 0 or per_group else ():
             parts.append(
-                f'<line x1="{x_of(view.base):.1f}" y1="{y - 2}" x2="{x_of(view.base):.1f}" '
+                f'<line x1="{x_of(start):.1f}" y1="{y - 2}" x2="{x_of(start):.1f}" '
                 f'y2="{y + _LANE_HEIGHT + 2}" stroke="#333333" stroke-dasharray="2,2">'
-                f"<title>{escape(f'{buffer.name}{where}')}</title></line>"
+                f"<title>{escape(f'{buffer.name}, view from {unit} {start} ({view.form})')}"
+                "</title></line>"
             )
-        for extent in extents:
-            if extent.user != user:
-                continue
+        for extent in user_extents:
             x, width = x_of(extent.start), (extent.end - extent.start) * scale
             label = f"{buffer.name}[{extent.index}]"
             tooltip = (
                 f"{label}: {unit} {extent.start} .. {extent.end}, buffer group "
-                f"{extent.buffer_group}{where}"
+                f"{extent.buffer_group}{where(extent.index)}"
             )
             parts.append(
                 _rect(x, y, width, _LANE_HEIGHT, group_colour(extent.buffer_group), tooltip)

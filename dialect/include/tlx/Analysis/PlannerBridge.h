@@ -79,7 +79,9 @@ planner::Plan planInput(const PlannerInput &input);
 /// duplicate tree elements.
 /// `wholeViews`: Spec::wholeViews (the pass option `whole-views`);
 /// `offsetForm`: Spec::offsetForm (the option `offset-form`), Slots under
-/// whole views (Triton 3.8 writes no view at a byte offset).
+/// whole views (Triton 3.8 writes no view at a byte offset), and
+/// Spec::groupStrideForm the planner's groupStrideFormOf it (a view per
+/// buffer group with indexed_row: Triton 3.6, 3.7).
 FailureOr<PlannerInput> toPlannerInput(SpecUses &uses, bool wholeViews,
                                        planner::ViewForm offsetForm);
 

@@ -36,7 +36,9 @@ def OffsetFormOption
              /*default=*/"::mlir::tlx::defaultOffsetForm()",
              "How a view that starts at a byte offset is written "
              "(docs/planner.md, \"Views at a byte offset\"): sliced_rows "
-             "(Triton 3.9), indexed_row (Triton 3.6, 3.7) or slots (none: "
+             "(Triton 3.9), indexed_row (Triton 3.6, 3.7; a user's buffer "
+             "groups may then also be any multiple of its alignment apart, "
+             "a view per group: runtime_row) or slots (none: "
              "every buffer at a multiple of its size). Ignored under "
              "whole-views. Default: what the Triton of the environment "
              "writes, found as for whole-views; slots where none is found",

@@ -44,7 +44,12 @@
 //    groups: no repetition). A leaf under a child-major `shared` node sits at
 //    the start of its largest sibling's bytes in each group. Every buffer of
 //    user u then sits at slot(i) (docs/planner.md, "The slot of a buffer") of
-//    a view of u's own buffer type that starts at the region's start.
+//    a view of u's own buffer type that starts at the region's start (or,
+//    per Spec::offsetForm, at an aligned byte). Where Spec::groupStrideForm
+//    allows (Triton 3.6, 3.7) and the region gets smaller, buffer group 0
+//    laid out alone repeats at its end rounded to every alignment, and a user
+//    whose groups are then no whole slots apart gets a view per group
+//    (ViewForm::RuntimeRow).
 // 5. Region. The end of the last buffer, rounded up to 128 bytes (SMEM) and,
 //    when Spec::wholeViews (Triton 3.8 reinterprets only to equal sizes), to
 //    a multiple of every user's size. TMEM: the next power of two >= 32
@@ -154,6 +159,12 @@ enum class ViewForm {
   /// `memdesc_reinterpret` (Triton 3.6 and 3.7, which accept a result
   /// larger than its source).
   IndexedRow,
+  /// A view per buffer group, its groups View::groupStride units apart (a
+  /// stride that need not be a multiple of the buffer's size):
+  /// `memdesc_index` of the SMEM backing's row at the buffer's runtime
+  /// rowOf (the index program's `row`), `memdesc_reinterpret` to the group's
+  /// slots, then `memdesc_index` at the slot (Triton 3.6 and 3.7).
+  RuntimeRow,
 };
 
 struct Spec {
@@ -176,6 +187,11 @@ struct Spec {
   /// at a multiple of its own size; TMEM views always start at column 0.
   /// Slots is valid on every release.
   ViewForm offsetForm = ViewForm::Slots;
+  /// The form of a view whose buffer groups are a stride apart that is no
+  /// multiple of its buffer's size (groupStrideViewForm): RuntimeRow where
+  /// the Triton writes one (3.6, 3.7), else Slots (none: a user's groups sit
+  /// whole slots apart). Slots is valid on every release.
+  ViewForm groupStrideForm = ViewForm::Slots;
 };
 
 /// Whether Triton `major`.`minor` needs whole views (Spec::wholeViews): only
@@ -191,7 +207,23 @@ bool needsWholeViews(int major, int minor);
 /// tlx.planner.offset_view_form, which sets tlx.compat.OFFSET_VIEW_FORM.
 ViewForm offsetViewForm(int major, int minor);
 
-/// "slots", "sliced_rows" or "indexed_row": the form's name in tlx.planner,
+/// The form a view whose buffer groups are any multiple of its alignment
+/// apart takes on Triton `major`.`minor` (Spec::groupStrideForm):
+/// RuntimeRow on 3.6 and 3.7, Slots (none) elsewhere: 3.8 and 3.9 refuse a
+/// reinterpreted row larger than itself (tlx.compat.VIEW_FORMS
+/// "runtime_row"). Bound as tlx.planner.group_stride_view_form, which sets
+/// tlx.compat.GROUP_STRIDE_VIEW_FORM.
+ViewForm groupStrideViewForm(int major, int minor);
+
+/// The group stride form of the Triton whose offset form is `offsetForm`
+/// (Spec::groupStrideForm from Spec::offsetForm): RuntimeRow with
+/// IndexedRow, as the releases that index a row and reinterpret it larger
+/// (3.6, 3.7) are those that do so at a runtime row; Slots otherwise.
+/// triton-opt's passes take it from their offset-form option.
+ViewForm groupStrideFormOf(ViewForm offsetForm);
+
+/// "slots", "sliced_rows", "indexed_row" or "runtime_row": the form's name in
+/// tlx.planner,
 /// `#tlx.placement` and the reports.
 const char *viewFormName(ViewForm form);
 
@@ -297,8 +329,14 @@ struct View {
   /// the whole region (ViewForm::Slots), else a multiple of 128 bytes and of
   /// the alignment. Buffer i starts at base + bufferSize * slot(i).
   int64_t base = 0;
-  /// How a front door writes the view (Spec::offsetForm when base != 0).
+  /// How a front door writes the view (Spec::offsetForm when base != 0,
+  /// Spec::groupStrideForm when groupStride != 0).
   ViewForm form = ViewForm::Slots;
+  /// ViewForm::RuntimeRow only: the units between the starts of two
+  /// consecutive groups of `period` buffers. Buffer i's view then starts at
+  /// viewStart(view, i) = base + groupStride * (i / period), and its slots
+  /// are one group's (scale 0). 0 for every other form.
+  int64_t groupStride = 0;
   /// The coefficients of slot(i), the slot buffer i occupies in the view
   /// (docs/planner.md, "The slot of a buffer").
   int64_t period = 1;
@@ -494,8 +532,12 @@ checkPhaseLifetimes(const Plan &plan, const std::vector<Buffer> &buffers,
 
 int64_t slotOf(const View &view, int64_t index);
 
+/// Where the view that holds buffer `index` starts in the region, in units:
+/// View::base, plus groupStride * (index / period) for a RuntimeRow view.
+int64_t viewStart(const View &view, int64_t index);
+
 /// Where buffer `index` of `view` starts in the region, in units:
-/// base + bufferSize * slotOf(view, index).
+/// viewStart(view, index) + bufferSize * slotOf(view, index).
 int64_t bufferStart(const View &view, int64_t index);
 
 /// One operation of an index program: unsigned division, remainder,
@@ -524,18 +566,28 @@ struct IndexOperation {
 struct IndexProgram {
   std::vector<IndexOperation> operations;
   IndexOperand result;
+  /// ViewForm::RuntimeRow only: the backing's row (of 128 bytes) where the
+  /// view of the buffer's group starts, viewStart / 128, which the front
+  /// doors `memdesc_index` before they reinterpret it to the group's slots.
+  std::optional<IndexOperand> row;
 };
 
 /// The index program of `view`: evaluateIndexProgram(indexProgramOf(view), i)
 /// == slotOf(view, i) for every buffer index i.
 IndexProgram indexProgramOf(const View &view);
 
-/// What `program` computes for buffer index `index`.
+/// What `program` computes for buffer index `index`: its slot (its `row`
+/// with evaluateIndexProgramRow).
 int64_t evaluateIndexProgram(const IndexProgram &program, int64_t index);
+int64_t evaluateIndexProgramRow(const IndexProgram &program, int64_t index);
 
 /// The program as a formula of the buffer index `i` ("2 (i / 4) + 64 + (i %
 /// 4)"), as describe() writes it.
 std::string indexFormula(const IndexProgram &program);
+
+/// The program's `row` as a formula of `i` ("144 (i / 4) + 16"); empty
+/// without one.
+std::string indexRowFormula(const IndexProgram &program);
 
 /// The slot coefficients of a view as a front door records them between
 /// passes (the `placement` attribute of tlx.storage_alias_local_alloc).
@@ -549,6 +601,8 @@ struct Placement {
   /// written.
   int64_t base = 0;
   ViewForm form = ViewForm::Slots;
+  /// View::groupStride (RuntimeRow).
+  int64_t groupStride = 0;
 };
 
 /// The placement of `view`, and the view of `buffer` a placement gives.

@@ -57,7 +57,8 @@ def TLX_ViewForm : I32EnumAttr<"ViewForm",
     "how a view of a storage alias region is written", [
     I32EnumAttrCase<"slots", 0>,
     I32EnumAttrCase<"sliced_rows", 1>,
-    I32EnumAttrCase<"indexed_row", 2>
+    I32EnumAttrCase<"indexed_row", 2>,
+    I32EnumAttrCase<"runtime_row", 3>
   ]> {
   let cppNamespace = "::mlir::tlx";
   let genSpecializedAttr = 0;
@@ -127,8 +128,10 @@ def TLX_PlacementAttr : AttrDef<TLX_Dialect, "Placement"> {
     start, and these coefficients give its buffer i's slot of it
     (docs/planner.md, "The slot of a buffer"). A view from a byte offset adds
     where it starts and how it is written: `base = 512, form = sliced_rows`
-    (docs/planner.md, "Views at a byte offset"). Recorded by
-    --tlx-buffer-offset-calculation, read by --tlx-storage-alias-allocation.
+    (docs/planner.md, "Views at a byte offset"); a view per buffer group
+    adds how far apart its groups are: `base = 1024, form = runtime_row,
+    groupStride = 5120`. Recorded by --tlx-buffer-offset-calculation, read by
+    --tlx-storage-alias-allocation.
   }];
   let parameters = (ins
     "int64_t":$slots,
@@ -137,7 +140,8 @@ def TLX_PlacementAttr : AttrDef<TLX_Dialect, "Placement"> {
     "int64_t":$offset,
     "int64_t":$step,
     DefaultValuedParameter<"int64_t", "0">:$base,
-    DefaultValuedParameter<"ViewForm", "ViewForm::slots">:$form
+    DefaultValuedParameter<"ViewForm", "ViewForm::slots">:$form,
+    DefaultValuedParameter<"int64_t", "0">:$groupStride
   );
   let assemblyFormat = "`<` struct(params) `>`";
 }
