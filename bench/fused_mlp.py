@@ -3,6 +3,7 @@ phases, separate rings, rings laid over each other by phases) and torch; with ``
 gated (SwiGLU) MLP against torch.
 
     python bench/fused_mlp.py [--runs 50] [--full | --small] [--activation gelu|relu]
+                              [--split-hidden]
     python bench/fused_mlp.py --gated [--full] [--d-model 4096|2048] [--runs 50]
 
 Y = act(X @ W1) @ W2 with X [tokens, d_model], hidden = 4 x d_model, on fresh random inputs per
@@ -22,7 +23,11 @@ the hidden block again for each tile of Y's columns, see the tutorial's doc). GP
 ``--runs`` calls timed with CUDA events behind a GPU sleep, the contenders round-robin
 (bench/gpu_timing.py); called: as a user calls it (``triton.testing.do_bench``, launch
 included); host us: the host's microseconds per call. The error is max |out - fp32 reference|
-/ max |reference| over the three fused layouts.
+/ max |reference| over the three fused layouts; chosen: each layout's tuned configuration.
+``--split-hidden``: the tuners' spaces hold the splits of each tile's hidden dimension among
+several CTAs too (``autotuned_fused_mlp(..., split_hidden=True)``, timed where the row blocks
+leave SMs idle; chosen shows ``hidden_splits=S``), which the default leaves out: their kernels
+have not yet run on a GPU (issue 49).
 
 Default rows (fp16): tokens x d_model = 4096 x 1024, 16384 x 2048, 8192 x 4096; ``--full``: tokens
 4096, 8192, 16384 x d_model 1024, 2048, 4096, fp16 and bf16; ``--small``: where fusion pays,
@@ -96,6 +101,11 @@ def main():
     )
     parser.add_argument("--activation", choices=mlp.ACTIVATIONS, default="gelu")
     parser.add_argument(
+        "--split-hidden",
+        action="store_true",
+        help="tune over the splits of the hidden dimension too (not yet verified on a GPU)",
+    )
+    parser.add_argument(
         "--gated", action="store_true", help="the gated (SwiGLU) MLP at LLM shapes against torch"
     )
     parser.add_argument(
@@ -111,6 +121,8 @@ def main():
         parser.error("--small is a shape set of the ungated kernel: not with --gated")
     if args.d_model is not None and not args.gated:
         parser.error("--d-model selects a layer of --gated")
+    if args.gated and args.split_hidden:
+        parser.error("--split-hidden is a space of the ungated kernel: not with --gated")
     if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] != 9:
         sys.exit(
             "bench/fused_mlp.py needs a Hopper GPU (compute capability 9.x) and found none: the "
@@ -129,6 +141,7 @@ def run_layouts(args):
         f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
         f"triton {mlp.triton.__version__}, activation {args.activation}, median of {args.runs} "
         "runs; TFLOP/s of 4 * tokens * d_model * hidden"
+        + ("; the spaces with splits of the hidden dimension" if args.split_hidden else "")
     )
     names = f"{'shared':>6} {'separ.':>6} {'phases':>6} {'torch':>6}"
     header = (
@@ -143,7 +156,9 @@ def run_layouts(args):
         hidden = 4 * d_model
         x, w1, w2 = mlp.random_inputs(tokens, d_model, hidden, dtype)
         calls = [
-            functools.partial(mlp.autotuned_fused_mlp, x, w1, w2, layout, activation)
+            functools.partial(
+                mlp.autotuned_fused_mlp, x, w1, w2, layout, activation, args.split_hidden
+            )
             for layout in mlp.LAYOUTS
         ]
         calls.append(functools.partial(mlp.torch_mlp, x, w1, w2, activation))

@@ -67,6 +67,33 @@ K = 256 is bound by its operands' bytes, not the tensor cores). ``bench/fused_ml
 times these rows (d_model 128 and 256, tokens 4k to 256k) for every layout against torch, in
 the same run; the default rows (d_model >= 1024) show where it does not pay.
 
+Few tokens: splitting the hidden dimension
+------------------------------------------
+One CTA a tile of Y leaves most SMs idle where the tokens make few row blocks: 4096 tokens are
+32 blocks of 128 rows, 32 CTAs on an H200's 132 SMs, and each streams all of W1 and W2 through
+its ring. ``Config.hidden_splits`` = S launches S CTAs a tile (the grid's third axis): CTA s
+walks the hidden chunks of its slice of the hidden dimension only, chunks
+[s * chunks // S, (s + 1) * chunks // S), and ends with a partial Y = act(X W1[:, slice])
+W2[slice, :]. The activation is per hidden unit, so the slices add up exactly to the whole.
+The partial Ys are summed as the GEMM's split-K sums its K splits, by the one reduction
+(``tlx_kernels.hopper.split_reduction``): each consumer writes its fp32 partial to the tile's
+slot of a workspace (S whole-tile partials a tile of Y, the GEMM's layout) and arrives at its
+half tile's counter; the last split to arrive adds the others' and stores Y. No CTA waits for
+another, and the SMEM plan is the unsplit kernel's (the partials go from registers to global
+memory). The price: S x tokens x d_model fp32 partials (rounded up to whole tiles) written
+and read through the L2, and the partials' sums in arrival order (not bitwise reproducible).
+A split of no chunk would add nothing, so the launch refuses more splits than chunks.
+The split kernels compile and check clean on the CPU but have not yet run on a GPU (issue
+49), so ``autotuned_fused_mlp`` times them only on request, ``split_hidden=True``
+(``bench/fused_mlp.py --split-hidden``); ``fused_mlp(..., config=Config(...,
+hidden_splits=S))`` runs one explicitly. Requested, it tries splits only where a wave of the
+tiles alone keeps under 90% of the SMs busy (``shape_configs``, the GEMM's rule:
+``split_reduction.splits_to_try``): of 2 to 16 splits of each tile shape's deepest ring, the
+(at most two) that keep the most SMs busy. At 4096 x 128 a layout's space is then 9
+configurations (the planner drops 2 before compiling), at 4096 x 256 10 (2 dropped); from
+16384 tokens the 6 of one split (2 dropped), the default space's. BLOCK_M = 64 is no option
+(each consumer's 64 rows are a warpgroup's MMA rows).
+
 The gated form (SwiGLU)
 -----------------------
 LLM layers gate the MLP: Y = (silu(X W_gate) * (X W_up)) W_down, W_gate and W_up [d_model,

@@ -69,7 +69,7 @@ fewer tiles than CTAs (6144 x 3072 at 128 x 256: 576 tiles on 132 SMs, 48 in the
 CTAs run the whole waves' tiles, then share S units a last-wave tile, each a balanced share
 of its K steps (``gemm_state.split_unit``), in the same launch; each unit's fp32 partial goes
 from registers to a workspace, and the last of a tile's units to arrive adds the others' and
-stores C, as split-K does (``gemm_split_k.py``). The ring runs on from the tiles into the
+stores C, as split-K does (``split_reduction.py``). The ring runs on from the tiles into the
 units, and nothing of it is added to SMEM.
 
 Staggered consumers

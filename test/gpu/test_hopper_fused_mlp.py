@@ -1,5 +1,6 @@
 """GPU correctness of tutorials/hopper_fused_mlp.py against an fp32 reference (the hidden
-activations rounded to the inputs' dtype, as the kernel rounds them), the three SMEM layouts.
+activations rounded to the inputs' dtype, as the kernel rounds them), the three SMEM layouts,
+with and without splits of the hidden dimension.
 
 Runs only on a Hopper GPU (compute capability 9.x); skipped elsewhere.
 """
@@ -119,3 +120,83 @@ def test_one_tile_of_columns_where_fusion_pays(layout, tokens, d_model):
     x, w1, w2 = mlp.random_inputs(tokens, d_model, 4 * d_model, torch.bfloat16)
     out = mlp.autotuned_fused_mlp(x, w1, w2, layout)
     assert_matches_reference(out, x, w1, w2)
+
+
+# (tokens, d_model, hidden): the small-d_model rows at 4096 tokens (32 row blocks), awkward
+# token counts (a partial row block: 1000, 4133), and a hidden of 1000 (16 chunks of 64, the
+# last partial; 8 of 128), which 3 splits slice unevenly.
+SPLIT_SHAPES = [
+    (4096, 128, 512),
+    (4096, 256, 1024),
+    (1000, 256, 1024),
+    (4133, 128, 512),
+    (4133, 256, 1000),
+]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("shape", SPLIT_SHAPES, ids=lambda shape: "x".join(map(str, shape)))
+def test_hidden_splits_match_reference(dtype, layout, shape):
+    """Each tile's hidden dimension split among 2, 3 and 4 CTAs (the most for the 128-wide
+    chunks of d_model 128: one chunk a split), whose partial Ys the last to arrive sums; the
+    counters are left zero."""
+    from tlx_kernels.hopper import fused_mlp as mlp
+    from tlx_kernels.hopper import split_reduction
+
+    tokens, d_model, hidden = shape
+    torch.manual_seed(tokens + d_model + hidden)
+    x, w1, w2 = mlp.random_inputs(tokens, d_model, hidden, dtype)
+    for base in mlp.SPLIT_BASES[layout]:
+        for splits in (2, 3, 4):
+            config = base.replace(hidden_splits=splits)
+            out = mlp.fused_mlp(x, w1, w2, config)
+            assert_matches_reference(out, x, w1, w2)
+            _, counters = split_reduction._device_buffers[x.device]
+            assert not counters.any(), config
+
+
+def test_many_splits_again_and_again():
+    """16 splits of 16 chunks (one each), GELU and ReLU, launched again and again on the same
+    buffers: the same result each time, within the partials' fp32 sums in any order."""
+    from tlx_kernels.hopper import fused_mlp as mlp
+
+    torch.manual_seed(5)
+    x, w1, w2 = mlp.random_inputs(1000, 256, 1000, torch.bfloat16)
+    config = mlp.default_config("shared").replace(hidden_splits=16)
+    for activation in ("gelu", "relu"):
+        first = mlp.fused_mlp(x, w1, w2, config, activation)
+        assert_matches_reference(first, x, w1, w2, activation)
+        for _ in range(10):
+            again = mlp.fused_mlp(x, w1, w2, config, activation)
+            torch.testing.assert_close(again, first, rtol=2e-2, atol=2e-2)
+
+
+def test_more_splits_than_chunks_are_refused():
+    from tlx_kernels.hopper import fused_mlp as mlp
+
+    x, w1, w2 = mlp.random_inputs(256, 128, 512, torch.float16)
+    config = mlp.Config(128, 128, 6, 6, "shared", hidden_splits=8)
+    with pytest.raises(ValueError, match="hidden_splits=8 is more than the 4 hidden chunks"):
+        mlp.fused_mlp(x, w1, w2, config)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize(("tokens", "d_model"), [(4096, 128), (4096, 256), (1000, 256)], ids=str)
+def test_the_tuner_at_few_row_blocks(dtype, tokens, d_model):
+    """autotuned_fused_mlp where the row blocks leave most SMs idle, with the splits of the
+    hidden dimension in its space (``split_hidden=True``): whatever it takes, the result is
+    right in every layout."""
+    from tlx_kernels._host import sm_count
+    from tlx_kernels.hopper import fused_mlp as mlp
+
+    torch.manual_seed(tokens + d_model)
+    x, w1, w2 = mlp.random_inputs(tokens, d_model, 4 * d_model, dtype)
+    for layout in LAYOUTS:
+        space = mlp.shape_configs(
+            tokens, d_model, 4 * d_model, sm_count(x.device), mlp.autotune_space(layout, True)
+        )
+        assert any(config.hidden_splits > 1 for config in space)
+        out = mlp.autotuned_fused_mlp(x, w1, w2, layout, split_hidden=True)
+        assert_matches_reference(out, x, w1, w2)
+        assert mlp.chosen_config(dtype, layout).layout == layout

@@ -123,7 +123,7 @@ def test_split_k_again_and_again(shape):
     """Split-K's counters are left zero by each launch: the same product launched many times
     in a row (the last split of each tile resets its counter for the next launch) gives the
     same result each time, within the partials' fp32 sums in any order."""
-    from tlx_kernels.hopper import gemm
+    from tlx_kernels.hopper import gemm, split_reduction
 
     M, N, K = shape
     torch.manual_seed(M + N + K)
@@ -135,7 +135,7 @@ def test_split_k_again_and_again(shape):
     for _ in range(20):
         again = gemm.matmul(a, b, config)
         torch.testing.assert_close(again, first, rtol=2e-2, atol=2e-2)
-    _, counters = gemm._split_k_buffers[a.device]
+    _, counters = split_reduction._device_buffers[a.device]
     assert not counters.any()
 
 
@@ -191,7 +191,7 @@ def test_the_last_wave_schedule_writes_every_tile_again_and_again():
     any tile or unit stored at the wrong place, or left out, shows; each launch leaves the
     counters zero for the next, and a launch of new tensors at a kept launch's shape reuses
     the kept buffers."""
-    from tlx_kernels.hopper import gemm
+    from tlx_kernels.hopper import gemm, split_reduction
 
     M = N = 2112  # 289 tiles of 128 x 128: 25 past two waves of 132
     a = torch.eye(M, device="cuda", dtype=torch.float16)
@@ -200,7 +200,7 @@ def test_the_last_wave_schedule_writes_every_tile_again_and_again():
         config = last_wave_config((128, 128, 5), splits)
         for _ in range(10):
             assert torch.equal(gemm.matmul(a, b, config), b)
-        _, counters = gemm._split_k_buffers[a.device]
+        _, counters = split_reduction._device_buffers[a.device]
         assert not counters.any()
         kernel = gemm.compile_for_hopper(config)
         launch = gemm.compiled_launch(kernel, a, b, config)

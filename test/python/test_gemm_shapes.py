@@ -8,6 +8,7 @@ import importlib
 import pytest
 import tlx
 import torch
+from tlx_kernels.hopper import split_reduction
 from triton.compiler.errors import CompilationError
 
 SMS = 132  # an H100 SXM's or H200's
@@ -146,7 +147,7 @@ def test_the_tuner_tries_split_k_where_the_tiles_leave_sms_idle(gemm, shape, spl
     for config in kept:
         if config.split_k > 1:
             tiles = -(-M // config.block_m) * -(-N // config.block_n)
-            assert gemm.wave_occupancy(tiles * config.split_k, SMS) >= 0.9
+            assert split_reduction.wave_occupancy(tiles * config.split_k, SMS) >= 0.9
             assert -(-K // 64) >= 4 * config.split_k
 
 
@@ -173,9 +174,9 @@ def test_the_tuner_tries_the_last_wave_schedule_where_the_last_wave_is_ragged(ge
             tiles = -(-M // config.block_m) * -(-N // config.block_n)
             ragged = tiles % SMS
             assert tiles >= SMS and 0 < ragged < 0.9 * SMS
-            assert gemm.wave_occupancy(ragged * config.last_wave_split, SMS) > gemm.wave_occupancy(
-                ragged, SMS
-            )
+            assert split_reduction.wave_occupancy(
+                ragged * config.last_wave_split, SMS
+            ) > split_reduction.wave_occupancy(ragged, SMS)
             assert -(-K // 64) >= 4 * config.last_wave_split
     assert found == splits
 
@@ -221,7 +222,7 @@ def test_mid_sized_products_try_the_256_x_128_tiles(gemm):
 
 def test_split_k_buffers_grow_to_the_largest_need(gemm):
     device = torch.device("cpu")
-    gemm._split_k_buffers.pop(device, None)
+    split_reduction._device_buffers.pop(device, None)
     split = gemm.Config(128, 256, 64, 4, alias_c=True, split_k=4)
     plain = gemm.default_config()
     workspace, counters = gemm.split_k_buffers(device, [plain], 100, 100)
@@ -241,7 +242,7 @@ def test_split_k_buffers_grow_to_the_largest_need(gemm):
     assert gemm.split_k_partials(last, 6144, 3072, SMS) == 48 * 8 * 128 * 256
     assert gemm.split_tiles(last, 6144, 3072, 576) == (0, 8)
     assert gemm.split_tiles(plain, 6144, 3072, SMS) == (0, 1)
-    gemm._split_k_buffers.pop(device, None)
+    split_reduction._device_buffers.pop(device, None)
     workspace, counters = gemm.split_k_buffers(device, [plain, last], 6144, 3072, SMS)
     assert workspace.numel() == 48 * 8 * 128 * 256 and counters.numel() == 2 * 48
 

@@ -253,3 +253,134 @@ def test_bench_needs_a_hopper_gpu(monkeypatch, capsys):
     with pytest.raises(SystemExit):
         bench.main()
     assert "--runs must be at least 20" in capsys.readouterr().err
+
+
+def test_hidden_splits_are_refused_clearly(mlp):
+    """A split count under one, or more splits than hidden chunks (a split of no chunk), and
+    partials past the reduction's 32-bit offsets are refused with what to change."""
+    for splits in (0, -2, 2.0):
+        with pytest.raises(ValueError, match=rf"hidden_splits={splits!r}: a number of CTAs"):
+            mlp.Config(256, 64, 5, 5, "shared", hidden_splits=splits)
+    split = mlp.Config(128, 128, 6, 6, "shared", hidden_splits=4)
+    mlp.check_hidden_splits(split, 4 * 128 - 127)  # four chunks of 128, the last of one unit
+    with pytest.raises(
+        ValueError,
+        match=r"hidden_splits=4 is more than the 3 hidden chunks of BLOCK_H=128 in hidden=384",
+    ):
+        mlp.check_hidden_splits(split, 384)
+    # 256 x 128 tiles of 128 x 128, four partials each: 2**31 fp32.
+    with pytest.raises(ValueError, match=r"need 2147483648 fp32 partials, more than 32-bit"):
+        mlp.split_partials(torch.device("cpu"), 32768, 16384, [split])
+
+
+def test_split_partials_size_the_largest_launch(mlp):
+    """One home for the workspace and counters of both kernels' splits: the fused MLP's launches
+    grow the same device buffers as the GEMM's split-K."""
+    reduction = importlib.import_module("tlx_kernels.hopper.split_reduction")
+    device = torch.device("cpu")
+    reduction._device_buffers.pop(device, None)
+    plain = mlp.default_config()
+    workspace, counters = mlp.split_partials(device, 4096, 256, [plain])
+    assert workspace.numel() == 1 and counters.numel() == 1
+    configs = [
+        plain.replace(hidden_splits=8),
+        mlp.Config(128, 128, 6, 6, "shared", hidden_splits=4),
+    ]
+    workspace, counters = mlp.split_partials(device, 4133, 256, configs)
+    # The GEMM's tile-major slots: 33 row blocks of one 128 x 256 tile, eight whole-tile
+    # partials each (more than 66 tiles of 128 x 128 in four); the counters two a tile of the
+    # launch of most tiles, 33 row blocks x 2 column tiles of 128 columns.
+    assert workspace.numel() == 33 * 8 * 128 * 256
+    assert counters.numel() == 2 * 33 * 2 and not counters.any()
+    assert reduction._device_buffers[device] == (workspace, counters)
+
+
+SMS = 132  # an H100 SXM's or H200's
+
+
+def test_the_default_space_holds_no_splits(mlp):
+    """The split kernels have not yet run on a GPU (issue 49): the tuner's default space has
+    none, the opt-in space (``split_hidden=True``) adds each base's splits to it, and the
+    default tuner's configurations are the default space's."""
+    for layout in mlp.LAYOUTS:
+        default = mlp.autotune_space(layout)
+        assert all(config.hidden_splits == 1 for config in default)
+        opted = mlp.autotune_space(layout, split_hidden=True)
+        assert opted[: len(default)] == default
+        assert opted[len(default) :] == [
+            base.replace(hidden_splits=splits)
+            for base in mlp.SPLIT_BASES[layout]
+            for splits in mlp.HIDDEN_SPLIT_FACTORS
+        ]
+        tuned = [mlp.config_of(config) for config in mlp.autotuned_kernel("fp16", layout).configs]
+        assert tuned == default
+        tuned = mlp.autotuned_kernel("fp16", layout, True).configs
+        assert [mlp.config_of(config) for config in tuned] == opted
+        # Where the row blocks leave most SMs idle, the default space's prune keeps no split.
+        kept = mlp.shape_configs(4096, 128, 512, SMS, default)
+        assert kept == default
+
+
+def kept_splits(mlp, tokens, d_model, layout):
+    """{(BLOCK_N, BLOCK_H): [splits the opt-in tuner times]} at tokens x d_model, hidden 4 x
+    d_model."""
+    space = mlp.autotune_space(layout, split_hidden=True)
+    kept = mlp.shape_configs(tokens, d_model, 4 * d_model, SMS, space)
+    assert [config for config in kept if config.hidden_splits == 1] == [
+        config for config in space if config.hidden_splits == 1
+    ]
+    found = {}
+    for config in kept:
+        if config.hidden_splits > 1:
+            assert config.replace(hidden_splits=1) in mlp.SPLIT_BASES[layout]
+            found.setdefault((config.block_n, config.block_h), []).append(config.hidden_splits)
+    return found
+
+
+@pytest.mark.parametrize("layout", ["shared", "separate", "phases"])
+def test_the_tuner_splits_the_hidden_dimension_only_where_sms_idle(mlp, layout):
+    """At 4096 tokens, 32 row blocks of 128 leave most of 132 SMs idle: the splits that fill
+    them, at most one slice a hidden chunk; from 16384 tokens (128 row blocks, 97% of the SMs)
+    to 262144, none. 1000 tokens: 8 row blocks, split 16 ways where there are 16 chunks."""
+    assert kept_splits(mlp, 4096, 128, layout) == {(256, 64): [4, 8], (128, 128): [4]}
+    assert kept_splits(mlp, 4096, 256, layout) == {(256, 64): [4, 8], (128, 128): [2, 4]}
+    assert kept_splits(mlp, 4133, 256, layout) == {(256, 64): [4, 8], (128, 128): [2, 4]}
+    assert kept_splits(mlp, 1000, 256, layout) == {(256, 64): [16], (128, 128): [8]}
+    for tokens in (16384, 65536, 262144):
+        for d_model in (128, 256):
+            assert kept_splits(mlp, tokens, d_model, layout) == {}
+
+
+@pytest.mark.parametrize("layout", ["shared", "separate", "phases"])
+def test_split_configurations_plan_as_their_base_and_compile(mlp, layout):
+    """A split adds no SMEM (its partials go from registers to the workspace): each split
+    configuration of the space plans exactly as its base, or the planner refuses both; the
+    fewest and the most splits of each base compile to a cubin for sm_90a with the reduction
+    (an atomic add per consumer) and Y's TMA stores."""
+    for base in mlp.SPLIT_BASES[layout]:
+        try:
+            expected = mlp.smem_plan(base).plan
+        except CompilationError as error:
+            assert TOO_BIG in mlp.planner_message(error)
+            expected = None
+        for splits in mlp.HIDDEN_SPLIT_FACTORS:
+            config = base.replace(hidden_splits=splits)
+            if expected is None:
+                with pytest.raises(CompilationError) as error:
+                    mlp.smem_plan(config)
+                assert TOO_BIG in mlp.planner_message(error.value)
+                continue
+            plan = mlp.smem_plan(config).plan
+            assert (plan.size_bytes, plan.ideal_bytes) == (
+                expected.size_bytes,
+                expected.ideal_bytes,
+            )
+            if splits not in (min(mlp.HIDDEN_SPLIT_FACTORS), max(mlp.HIDDEN_SPLIT_FACTORS)):
+                continue
+            compiled = mlp.compile_for_hopper(config, "fp16", "gelu")
+            assert compiled.asm["cubin"]
+            ttgir = compiled.asm["ttgir"]
+            assert ttgir.count("tt.atomic_rmw") == 2
+            assert ttgir.count("ttng.async_tma_copy_local_to_global") == 2
+            assert compiled.metadata.shared <= SMEM_LIMIT
+    assert mlp.smem_plan(mlp.SPLIT_BASES[layout][0]).plan.ok

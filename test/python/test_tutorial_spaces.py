@@ -57,13 +57,18 @@ def _start_compiler():
 
 
 def _compile_outcome(tutorial, config, arguments):
-    """(the compiled kernel's shared memory in bytes, None), or (None, the message of the
-    CompilationError compiling it raised): the host module ``tutorial``'s
+    """(the compiled kernel's shared memory in bytes, None), or (None, the messages of the
+    CompilationError compiling it raised and of its causes: raised in a called function, the
+    planner's message is a cause's): the host module ``tutorial``'s
     ``compile_for_hopper(config, *arguments)`` in a compiling process."""
     try:
         compiled = importlib.import_module(tutorial).compile_for_hopper(config, *arguments)
     except CompilationError as error:
-        return None, str(error)
+        messages = []
+        while error is not None:
+            messages.append(str(error))
+            error = error.__cause__
+        return None, "\n".join(messages)
     return compiled.metadata.shared, None
 
 
@@ -124,6 +129,21 @@ def test_every_gemm_configuration_compiles_or_is_pruned(compilers):
     docs = (Path(__file__).resolve().parents[2] / "docs" / "autotune.md").read_text()
     shown = re.search(r"pruned GROUP_M=8, .*?, num_ctas=1: (.*)", docs)[1]
     assert shown in {reason for verdict in verdicts for reason in verdict.reasons}
+
+
+def test_every_fused_mlp_configuration_compiles_or_is_pruned(compilers):
+    """The three layouts' spaces, their splits of the hidden dimension (the opt-in spaces)
+    included."""
+    mlp = importlib.import_module("tlx_kernels.hopper.fused_mlp")
+    pruner = tlx.PlanPruner(mlp.fused_mlp_kernel, target=mlp.SM90A)
+    arguments = mlp.placeholder_arguments("fp16")
+    cases = [
+        (pruner.verdict(triton_config, arguments), mlp.config_of(triton_config), ())
+        for layout in mlp.LAYOUTS
+        for triton_config in mlp.autotune_configs(layout, split_hidden=True)
+    ]
+    assert any(config.hidden_splits > 1 for _, config, _ in cases)
+    assert_each_compiles_or_is_pruned(compilers, "tlx_kernels.hopper.fused_mlp", cases)
 
 
 @pytest.mark.parametrize("head_dim", [64, 128])

@@ -1,6 +1,7 @@
 """The Hopper fused MLP on the host: its configurations, autotuning spaces (one per SMEM
-layout), launches (``fused_mlp``, ``autotuned_fused_mlp``), the torch references and CPU
-compiles (``kernel_source``, ``compile_for_hopper``, ``smem_plan``). The kernel:
+layout; on request, with splits of the hidden dimension where the row blocks leave SMs idle),
+launches (``fused_mlp``, ``autotuned_fused_mlp``), the torch references and CPU compiles
+(``kernel_source``, ``compile_for_hopper``, ``smem_plan``). The kernel:
 tlx_kernels.hopper.fused_mlp_kernel."""
 
 import dataclasses
@@ -11,7 +12,7 @@ import torch
 import triton
 from triton.compiler.errors import CompilationError
 
-from tlx_kernels._host import KernelConfig, KernelHost
+from tlx_kernels._host import KernelConfig, KernelHost, sm_count
 from tlx_kernels.hopper.common import (
     SM90A,
     TORCH_TO_TRITON_DTYPE,
@@ -20,6 +21,12 @@ from tlx_kernels.hopper.common import (
     triton_dtype,
 )
 from tlx_kernels.hopper.fused_mlp_kernel import fused_mlp_kernel
+from tlx_kernels.hopper.split_reduction import (
+    partials_addressable,
+    split_buffers,
+    splits_to_try,
+    tile_partials,
+)
 
 ACTIVATIONS = ("gelu", "relu")
 LAYOUTS = ("shared", "separate", "phases")
@@ -30,7 +37,10 @@ class Config(KernelConfig):
     """Tile sizes and SMEM layout of one compiled kernel: a BLOCK_M x BLOCK_N tile of Y per
     CTA, hidden chunks of BLOCK_H, d_model steps of BLOCK_K; ``stages`` X/W1 stages and
     ``w2_stages`` W2 stages, one ring of ``stages`` stages when ``layout`` is "shared".
-    BLOCK_M is split between the two consumer warpgroups (64 rows each)."""
+    BLOCK_M is split between the two consumer warpgroups (64 rows each). ``hidden_splits``
+    CTAs share each tile of Y, each the hidden chunks of its slice of the hidden dimension
+    (at most one slice a chunk: the launch refuses more splits than chunks); their fp32
+    partial Ys are summed by the last to arrive (tlx_kernels.hopper.split_reduction)."""
 
     ARGUMENTS = {
         "block_m": "BLOCK_M",
@@ -40,6 +50,7 @@ class Config(KernelConfig):
         "stages": "STAGES",
         "w2_stages": "W2_STAGES",
         "layout": "LAYOUT",
+        "hidden_splits": "HIDDEN_SPLITS",
     }
 
     block_n: int
@@ -49,6 +60,7 @@ class Config(KernelConfig):
     layout: str
     block_m: int = 128
     block_k: int = 64
+    hidden_splits: int = 1
 
     def __post_init__(self):
         if self.layout not in LAYOUTS:
@@ -60,6 +72,11 @@ class Config(KernelConfig):
             )
         if self.stages < 2:
             raise ValueError(f"the X/W1 ring needs at least two stages, got {self.stages}")
+        if not isinstance(self.hidden_splits, int) or self.hidden_splits < 1:
+            raise ValueError(
+                f"hidden_splits={self.hidden_splits!r}: a number of CTAs a tile of Y's hidden "
+                "dimension is split among, 1 or more"
+            )
 
     def __repr__(self):
         ring = (
@@ -67,9 +84,10 @@ class Config(KernelConfig):
             if self.layout == "shared"
             else f"x/w1 stages={self.stages} w2 stages={self.w2_stages}"
         )
+        splits = f" hidden_splits={self.hidden_splits}" if self.hidden_splits > 1 else ""
         return (
             f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} BLOCK_H={self.block_h} "
-            f"BLOCK_K={self.block_k} {self.layout}: {ring}"
+            f"BLOCK_K={self.block_k} {self.layout}: {ring}{splits}"
         )
 
 
@@ -125,7 +143,13 @@ HOST = KernelHost(
     fused_mlp_kernel,
     Config,
     descriptors=("desc_x", "desc_w1", "desc_w2", "desc_y"),
-    scalars={"tokens": "i32", "d_model": "i32", "hidden": "i32"},
+    scalars={
+        "tokens": "i32",
+        "d_model": "i32",
+        "hidden": "i32",
+        "workspace": "*fp32",
+        "counters": "*i32",
+    },
     block_shapes=block_shapes,
     target=SM90A,
 )
@@ -183,27 +207,67 @@ def _operands(x, w1, w2):
     return tma_operand(x), tma_operand(w1), tma_operand(w2), y, shape
 
 
-def _grid(tokens, d_model, block_m, block_n):
-    return (triton.cdiv(d_model, block_n), triton.cdiv(tokens, block_m))
+def _grid(tokens, d_model, config):
+    """Y's column tiles, its row blocks, and each tile's splits of the hidden dimension."""
+    return (
+        triton.cdiv(d_model, config.block_n),
+        triton.cdiv(tokens, config.block_m),
+        config.hidden_splits,
+    )
+
+
+def _tiles(tokens, d_model, config):
+    """The tiles of Y of ``config``'s launch at tokens x d_model."""
+    return triton.cdiv(d_model, config.block_n) * triton.cdiv(tokens, config.block_m)
+
+
+def check_hidden_splits(config, hidden):
+    """Refuses more splits than hidden chunks of BLOCK_H: the kernel slices the hidden
+    dimension by whole chunks (balanced, so S need not divide them), and a split of none
+    would only add a zero partial."""
+    chunks = triton.cdiv(hidden, config.block_h)
+    if config.hidden_splits > chunks:
+        raise ValueError(
+            f"hidden_splits={config.hidden_splits} is more than the {chunks} hidden chunks of "
+            f"BLOCK_H={config.block_h} in hidden={hidden}: each split needs at least one chunk"
+        )
+
+
+def split_partials(device, tokens, d_model, configs):
+    """(workspace, counters) for launches of ``configs`` at tokens x d_model: the
+    ``split_reduction.split_buffers`` of their tiles of Y, each split ``hidden_splits`` ways
+    (shared with the GEMM's)."""
+    return split_buffers(
+        device,
+        [
+            (_tiles(tokens, d_model, config), config.hidden_splits, config.block_m, config.block_n)
+            for config in configs
+        ],
+    )
 
 
 def fused_mlp(x, w1, w2, config=None, activation="gelu"):
     """act(x @ w1) @ w2 in one kernel for CUDA tensors x [tokens, d_model], w1 [d_model,
     hidden] and w2 [hidden, d_model] of one dtype (float16 or bfloat16), accumulated in
     float32, the hidden activations rounded to the inputs' dtype; the result has the inputs'
-    dtype. ``config``: a ``Config`` (default: ``default_config("shared")``)."""
+    dtype. ``config``: a ``Config`` (default: ``default_config("shared")``); one of hidden
+    splits takes the buffers of tlx_kernels.hopper.split_reduction (one launch at a time a
+    stream)."""
     _check_activation(activation)
     x, w1, w2, y, (tokens, d_model, hidden) = _operands(x, w1, w2)
     if y is None:
         return torch.zeros(tokens, d_model, device=x.device, dtype=x.dtype)
     config = config or default_config()
+    check_hidden_splits(config, hidden)
+    workspace, counters = split_partials(x.device, tokens, d_model, [config])
     descriptors = tma_descriptors((x, w1, w2, y), block_shapes(config))
-    grid = _grid(tokens, d_model, config.block_m, config.block_n)
-    fused_mlp_kernel[grid](
+    fused_mlp_kernel[_grid(tokens, d_model, config)](
         *descriptors,
         tokens,
         d_model,
         hidden,
+        workspace,
+        counters,
         **constexprs(config, activation),
         **config.compile_options,
     )
@@ -234,11 +298,28 @@ def reference_mlp(x, w1, w2, activation="gelu"):
 # Autotuning ---------------------------------------------------------------------------------
 
 
-def autotune_configs(layout="shared"):
-    """The space ``autotuned_fused_mlp`` searches for ``layout`` (tlx.autotune): 128 x 256
-    tiles of Y with hidden chunks of 64 (a quarter of the recompute of 128-column tiles), or
-    128 x 128 with chunks of 128 (phase-1 products twice as wide), each with the most stages
-    that fit, one fewer and one more (which the planner drops before compiling)."""
+# The space's tiles with the most stages that fit, each layout's: the bases of its splits of
+# the hidden dimension (in the space only with split_hidden=True: autotune_space says why).
+SPLIT_BASES = {
+    "shared": (Config(256, 64, 5, 5, "shared"), Config(128, 128, 6, 6, "shared")),
+    "separate": (Config(256, 64, 4, 2, "separate"), Config(128, 128, 4, 2, "separate")),
+    "phases": (Config(256, 64, 6, 3, "phases"), Config(128, 128, 6, 3, "phases")),
+}
+# The CTAs a tile's hidden dimension may be split among: 132 SMs are 33 row blocks x 4, 22 x 6,
+# 11 x 12, ... (shape_configs keeps the splits that fill them).
+HIDDEN_SPLIT_FACTORS = (2, 3, 4, 6, 8, 12, 16)
+
+
+def autotune_space(layout="shared", split_hidden=False):
+    """The ``Config``s ``autotuned_fused_mlp`` searches for ``layout`` (tlx.autotune), before
+    its shape prunes them (``shape_configs``): 128 x 256 tiles of Y with hidden chunks of 64
+    (a quarter of the recompute of 128-column tiles), or 128 x 128 with chunks of 128 (phase-1
+    products twice as wide), each with the most stages that fit, one fewer and one more (which
+    the planner drops before compiling). With ``split_hidden``, also each tile's most stages
+    that fit (``SPLIT_BASES``) with its hidden dimension split among
+    ``HIDDEN_SPLIT_FACTORS`` CTAs: only on request, because the split kernels have not yet
+    run on a GPU (issue 49), so a default tuner must not pick one. A BLOCK_M of 64 is no
+    option: the two consumers take 64 rows each, a warpgroup's MMA rows."""
     if layout == "shared":
         configs = [Config(256, 64, s, s, "shared") for s in (4, 5, 6)]
         configs += [Config(128, 128, s, s, "shared") for s in (5, 6, 7)]
@@ -250,16 +331,73 @@ def autotune_configs(layout="shared"):
         configs += [Config(128, 128, s, 3, "phases") for s in (5, 6, 7)]
     else:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-    return [HOST.triton_config(config) for config in configs]
+    if split_hidden:
+        configs += [
+            base.replace(hidden_splits=splits)
+            for base in SPLIT_BASES[layout]
+            for splits in HIDDEN_SPLIT_FACTORS
+        ]
+    return configs
+
+
+def autotune_configs(layout="shared", split_hidden=False):
+    """The space ``autotuned_fused_mlp`` searches for ``layout`` (with ``split_hidden``: and
+    its splits of the hidden dimension), as ``triton.Config``s (``autotune_space``)."""
+    return [HOST.triton_config(config) for config in autotune_space(layout, split_hidden)]
+
+
+def shape_configs(tokens, d_model, hidden, sms, space):
+    """The configurations of ``space`` the tuner times at tokens x d_model x hidden on ``sms``
+    SMs: every one of one split; of each base's splits of the hidden dimension, those with
+    at least one hidden chunk a split and partials the reduction addresses, that
+    ``split_reduction.splits_to_try`` keeps for the base's tiles: none where a wave of the
+    tiles alone keeps 90% of the SMs busy, else the (at most two) whose waves keep the most
+    busy, at least 90%."""
+    kept, splits = [], {}
+    for config in space:
+        if config.hidden_splits == 1:
+            kept.append(config)
+        elif config.hidden_splits <= triton.cdiv(hidden, config.block_h) and (
+            partials_addressable(
+                tile_partials(
+                    _tiles(tokens, d_model, config),
+                    config.hidden_splits,
+                    config.block_m,
+                    config.block_n,
+                )
+            )
+        ):
+            splits.setdefault(config.replace(hidden_splits=1), []).append(config)
+    for base, candidates in splits.items():
+        tiles = _tiles(tokens, d_model, base)
+        tried = splits_to_try(tiles, sms, [config.hidden_splits for config in candidates])
+        kept += [
+            config for split in tried for config in candidates if config.hidden_splits == split
+        ]
+    return kept
+
+
+def prune_by_shape(configs, named_args, **kwargs):
+    """The tuner's ``early_config_prune``: ``configs`` (``triton.Config``s) that
+    ``shape_configs`` keeps for the call's shape and device."""
+    tokens, d_model, hidden = (named_args[name] for name in ("tokens", "d_model", "hidden"))
+    sms = sm_count(named_args["desc_x"].base.device)
+    candidates = [config_of(config) for config in configs]
+    kept = set(shape_configs(tokens, d_model, hidden, sms, candidates))
+    return [
+        config for config, candidate in zip(configs, candidates, strict=True) if candidate in kept
+    ]
 
 
 @functools.cache
-def autotuned_kernel(dtype, layout):
-    """The kernel under ``tlx.autotune`` for one dtype and layout, keyed on the shape and the
-    activation."""
+def autotuned_kernel(dtype, layout, split_hidden=False):
+    """The kernel under ``tlx.autotune`` for one dtype and layout, with or without the splits
+    of the hidden dimension (a tuner each), keyed on the shape and the activation."""
     triton_dtype(dtype)
     return tlx.autotune(
-        configs=autotune_configs(layout), key=["tokens", "d_model", "hidden", "ACTIVATION"]
+        configs=autotune_configs(layout, split_hidden),
+        key=["tokens", "d_model", "hidden", "ACTIVATION"],
+        prune_configs_by={"early_config_prune": prune_by_shape},
     )(fused_mlp_kernel)
 
 
@@ -267,10 +405,15 @@ def autotuned_kernel(dtype, layout):
 _last_config = {}
 
 
-def autotuned_fused_mlp(x, w1, w2, layout="shared", activation="gelu"):
+def autotuned_fused_mlp(x, w1, w2, layout="shared", activation="gelu", split_hidden=False):
     """``fused_mlp`` with the configuration of ``layout``'s space that tlx.autotune finds
     fastest for the shape, dtype and activation (the first call of a shape times every
-    configuration that fits)."""
+    configuration that ``shape_configs`` keeps and the planner fits). ``split_hidden=True``
+    adds to the space the splits of each tile's hidden dimension among several CTAs
+    (``Config.hidden_splits``), timed where the row blocks leave SMs idle (few tokens). They
+    are off by default: their kernels compile and check clean on the CPU but have not yet run
+    on a GPU (issue 49), whereas the default space's have been verified against the
+    reference."""
     _check_activation(activation)
     x, w1, w2, y, (tokens, d_model, hidden) = _operands(x, w1, w2)
     if y is None:
@@ -278,9 +421,12 @@ def autotuned_fused_mlp(x, w1, w2, layout="shared", activation="gelu"):
     dtype = triton_dtype(x.dtype)
     # The configuration's pre_hook sets each descriptor's block shape.
     descriptors = tma_descriptors((x, w1, w2, y), block_shapes(default_config(layout)))
-    tuner = autotuned_kernel(dtype, layout)
-    tuner[lambda meta: _grid(tokens, d_model, meta["BLOCK_M"], meta["BLOCK_N"])](
-        *descriptors, tokens, d_model, hidden, ACTIVATION=activation
+    space = autotune_space(layout, split_hidden)
+    configs = shape_configs(tokens, d_model, hidden, sm_count(x.device), space)
+    workspace, counters = split_partials(x.device, tokens, d_model, configs)
+    tuner = autotuned_kernel(dtype, layout, split_hidden)
+    tuner[lambda meta: _grid(tokens, d_model, config_of(meta))](
+        *descriptors, tokens, d_model, hidden, workspace, counters, ACTIVATION=activation
     )
     _last_config[dtype, layout] = config_of(tuner.best_config)
     return y if y.is_contiguous() else y.contiguous()
@@ -291,11 +437,24 @@ def chosen_config(dtype, layout="shared"):
     return _last_config[triton_dtype(dtype), layout]
 
 
+def placeholder_arguments(dtype="fp16"):
+    """Arguments the plan pruner types, on the CPU (``KernelHost.placeholder_arguments``), with
+    GELU: the split partials' buffers are CPU tensors, never read."""
+    return HOST.placeholder_arguments(
+        default_config(),
+        dtype,
+        tokens=4096,
+        d_model=1024,
+        hidden=4096,
+        workspace=torch.empty(1, dtype=torch.float32),
+        counters=torch.zeros(1, dtype=torch.int32),
+        ACTIVATION="gelu",
+    )
+
+
 def print_autotune_plans(dtype="fp16"):
     """What the plan pruner says of every configuration of the three spaces, on the CPU."""
-    arguments = HOST.placeholder_arguments(
-        default_config(), dtype, tokens=4096, d_model=1024, hidden=4096, ACTIVATION="gelu"
-    )
+    arguments = placeholder_arguments(dtype)
     spaces = [config for layout in LAYOUTS for config in autotune_configs(layout)]
     HOST.print_plan_verdicts(spaces, arguments)
 

@@ -1,6 +1,8 @@
 """The Hopper fused MLP kernel (sm_90a), Y = act(X @ W1) @ W2 in two phases per hidden chunk,
 whose rings share SMEM per stage ("shared"), not at all ("separate") or as whole rings
-drained at each change of phase ("phases"). Its design: tutorials/hopper_fused_mlp.py."""
+drained at each change of phase ("phases"); with HIDDEN_SPLITS > 1 the hidden chunks of a tile
+of Y are split among as many CTAs, whose partial Ys the last to arrive sums
+(tlx_kernels.hopper.split_reduction). Its design: tutorials/hopper_fused_mlp.py."""
 
 import tlx
 from tlx.compat import tma_load, tma_store
@@ -16,6 +18,8 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 
 from tlx_kernels.hopper.common import LOADER_REGISTERS, partition_registers, ring_matmul
 from tlx_kernels.hopper.fused_mlp_state import MlpSchedule, MlpState
+from tlx_kernels.hopper.gemm_state import split_unit
+from tlx_kernels.hopper.split_reduction import split_reduce
 
 # A worker consumer thread's registers: two consumers, one CTA an SM
 # (tlx_kernels.hopper.common.partition_registers).
@@ -76,7 +80,7 @@ def _load_partition(state, desc_x, desc_w1, desc_w2, schedule):
     steps1 = 0
     steps2 = 0
     for chunk in range(state.chunks):
-        off_h = chunk * BLOCK_H
+        off_h = (state.first_chunk + chunk) * BLOCK_H
         for k in range(k_steps):
             index = _ring_index(steps1, steps2, SHARED_RING)
             stage = index % STAGES1
@@ -110,7 +114,8 @@ def _load_partition(state, desc_x, desc_w1, desc_w2, schedule):
 def _mma_partition(state, consumer: gl.constexpr, schedule):
     """Rows [consumer * SUB_M, (consumer + 1) * SUB_M) of the CTA's tile of Y, one warpgroup:
     per hidden chunk its rows of H (phase 1), act, H to shared memory, its rows of Y += H @ W2
-    (phase 2); then its rows of Y stored."""
+    (phase 2); then its rows of Y stored, or with HIDDEN_SPLITS > 1 its partial Y summed with
+    the other splits' and stored by the last of them to arrive."""
     ACTIVATION: gl.constexpr = schedule.ACTIVATION
     SHARED_RING: gl.constexpr = schedule.SHARED_RING
     x_ring = state.x_ring
@@ -165,9 +170,24 @@ def _mma_partition(state, consumer: gl.constexpr, schedule):
     # Y over this consumer's own H tile (one shared group per consumer), whose last reader,
     # the last phase-2 product, completed.
     y_tile = y_tiles.index(consumer)
+    off_m = state.off_m + consumer * SUB_M
+    if schedule.HIDDEN_SPLITS > 1:
+        acc_y, last = split_reduce(
+            acc_y, state.workspace, state.counters, consumer, state.slot, state.split,
+            schedule.HIDDEN_SPLITS,
+        )  # fmt: skip
+        if last:
+            _store_y(state.desc_y, y_tile, acc_y, off_m, state.off_n)
+    else:
+        _store_y(state.desc_y, y_tile, acc_y, off_m, state.off_n)
+
+
+@gluon.jit
+def _store_y(desc_y, y_tile, acc_y, off_m, off_n):
+    """``acc_y`` into ``y_tile``, then to Y at (off_m, off_n) by TMA."""
     y_tile.store(acc_y.to(y_tile.dtype))
     fence_async_shared()
-    tma_store(state.desc_y, [state.off_m + consumer * SUB_M, state.off_n], y_tile)
+    tma_store(desc_y, [off_m, off_n], y_tile)
     tma.store_wait(0)
 
 
@@ -235,6 +255,8 @@ def fused_mlp_kernel(
     tokens,
     d_model,
     hidden,
+    workspace,
+    counters,
     BLOCK_M: gl.constexpr,
     BLOCK_N: gl.constexpr,
     BLOCK_H: gl.constexpr,
@@ -242,6 +264,7 @@ def fused_mlp_kernel(
     STAGES: gl.constexpr,
     W2_STAGES: gl.constexpr,
     LAYOUT: gl.constexpr,
+    HIDDEN_SPLITS: gl.constexpr,
     ACTIVATION: gl.constexpr,
 ):
     gl.static_assert(
@@ -259,12 +282,27 @@ def fused_mlp_kernel(
     # wait for itself.
     gl.static_assert(STAGES >= 2, "the X/W1 ring needs at least two stages")
     gl.static_assert(ACTIVATION == "gelu" or ACTIVATION == "relu", "ACTIVATION: gelu or relu")
+    gl.static_assert(HIDDEN_SPLITS >= 1, "HIDDEN_SPLITS: 1 or more")
     # CTAs launched together take the N tiles of one row block: they read the same rows of X
-    # and walk W1 in the same order, and find both in L2.
+    # and walk W1 in the same order, and find both in L2. The splits of the hidden dimension
+    # are the grid's third axis: the CTAs launched together take one slice of W1 and W2.
     off_n = gl.program_id(0) * BLOCK_N
     off_m = gl.program_id(1) * BLOCK_M
     k_steps = gl.cdiv(d_model, BLOCK_K)
     chunks = gl.cdiv(hidden, BLOCK_H)
+    if HIDDEN_SPLITS > 1:
+        # The GEMM's balanced splits (split_unit), of hidden chunks: split s takes chunks
+        # [s * chunks // HIDDEN_SPLITS, (s + 1) * chunks // HIDDEN_SPLITS) of the tile of
+        # slot = its index; the host launches no more splits than chunks, so none is empty.
+        tiles = gl.num_programs(0) * gl.num_programs(1)
+        tile = gl.program_id(1) * gl.num_programs(0) + gl.program_id(0)
+        _, split, slot, first_chunk, chunks = split_unit(
+            gl.program_id(2) * tiles + tile, 0, tiles, chunks, HIDDEN_SPLITS
+        )
+    else:
+        split = 0
+        slot = 0
+        first_chunk = 0
 
     x_ring, w1_ring, w2_ring, h_tiles, y_tiles = _smem_buffers(
         (desc_x, desc_w1, desc_w2, desc_y),
@@ -309,9 +347,14 @@ def fused_mlp_kernel(
         off_m,
         off_n,
         k_steps,
+        first_chunk,
         chunks,
+        split,
+        workspace,
+        counters,
+        slot,
     )
-    schedule = MlpSchedule(ACTIVATION, BLOCK_K, SHARED_PHASES, DRAIN_PHASES)
+    schedule = MlpSchedule(ACTIVATION, BLOCK_K, SHARED_PHASES, DRAIN_PHASES, HIDDEN_SPLITS)
     gl.warp_specialize(
         [
             (_mma_partition, (state, 0, schedule)),

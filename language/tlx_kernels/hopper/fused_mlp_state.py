@@ -14,7 +14,11 @@ class MlpState:
     """What every partition takes: the Y descriptor; the X/W1 ring and the W2 ring; the
     consumers' H and Y tiles; each ring's barriers (``ready``: a stage landed; ``empty``: both
     consumers released it; one pair serves both rings when they are one); the CTA's tile of Y
-    (``off_m``, ``off_n``), its d_model steps and its hidden chunks."""
+    (``off_m``, ``off_n``), its d_model steps, its hidden chunks (``chunks`` of them from chunk
+    ``first_chunk``: split ``split`` of the tile's hidden dimension) and where its partial Y
+    meets the other splits' (tlx_kernels.hopper.split_reduction: the fp32 ``workspace``, the
+    arrival ``counters`` and the tile's ``slot`` in them), which a kernel of one split does
+    not touch (``split``, ``slot`` and ``first_chunk`` the constexpr 0)."""
 
     desc_y: tma.tensor_descriptor
     x_ring: tlx.buffered_tensor
@@ -29,7 +33,12 @@ class MlpState:
     off_m: gl.tensor
     off_n: gl.tensor
     k_steps: gl.tensor
+    first_chunk: gl.tensor | gl.constexpr
     chunks: gl.tensor
+    split: gl.tensor | gl.constexpr
+    workspace: gl.tensor
+    counters: gl.tensor
+    slot: gl.tensor | gl.constexpr
 
     @gluon.constexpr_function
     def __init__(
@@ -47,7 +56,12 @@ class MlpState:
         off_m,
         off_n,
         k_steps,
+        first_chunk,
         chunks,
+        split,
+        workspace,
+        counters,
+        slot,
     ):
         self.desc_y = desc_y
         self.x_ring = x_ring
@@ -62,7 +76,15 @@ class MlpState:
         self.off_m = off_m
         self.off_n = off_n
         self.k_steps = k_steps
+        # A constexpr argument reaches a constexpr function as its Python value.
+        self.first_chunk = (
+            first_chunk if isinstance(first_chunk, gl.tensor) else gl.constexpr(first_chunk)
+        )
         self.chunks = chunks
+        self.split = split if isinstance(split, gl.tensor) else gl.constexpr(split)
+        self.workspace = workspace
+        self.counters = counters
+        self.slot = slot if isinstance(slot, gl.tensor) else gl.constexpr(slot)
 
 
 @aggregate
@@ -70,16 +92,19 @@ class MlpSchedule:
     """The kernel's schedule, which every partition takes: the activation, the d_model step,
     whether both phases' steps take one ring (``SHARED_RING``, ``layout="shared"``) and
     whether the loader drains the ring at each change of phase (``DRAIN``,
-    ``layout="phases"``)."""
+    ``layout="phases"``) and the CTAs a tile of Y's hidden dimension is split among
+    (``HIDDEN_SPLITS``)."""
 
     ACTIVATION: gl.constexpr
     BLOCK_K: gl.constexpr
     SHARED_RING: gl.constexpr
     DRAIN: gl.constexpr
+    HIDDEN_SPLITS: gl.constexpr
 
     @gluon.constexpr_function
-    def __init__(self, ACTIVATION, BLOCK_K, SHARED_RING, DRAIN):
+    def __init__(self, ACTIVATION, BLOCK_K, SHARED_RING, DRAIN, HIDDEN_SPLITS):
         self.ACTIVATION = gl.constexpr(ACTIVATION)
         self.BLOCK_K = gl.constexpr(BLOCK_K)
         self.SHARED_RING = gl.constexpr(SHARED_RING)
         self.DRAIN = gl.constexpr(DRAIN)
+        self.HIDDEN_SPLITS = gl.constexpr(HIDDEN_SPLITS)

@@ -20,6 +20,13 @@ from tlx_kernels.hopper.common import (
 )
 from tlx_kernels.hopper.gemm_kernel import gemm_kernel
 from tlx_kernels.hopper.gemm_state import last_wave
+from tlx_kernels.hopper.split_reduction import (
+    last_wave_splits_to_try,
+    partials_addressable,
+    split_buffers,
+    splits_to_try,
+    tile_partials,
+)
 from tlx_kernels.launch import DirectLaunch
 
 _TORCH_DTYPE = {name: dtype for dtype, name in TORCH_TO_TRITON_DTYPE.items()}
@@ -265,12 +272,6 @@ def _launch_grid(M, N, config, device):
     return (min(tiles, sm_count(device)) if config.persistent else tiles * config.split_k,)
 
 
-# Split-K's buffers on each device (tlx_kernels.hopper.gemm_split_k): (fp32 partials, int32
-# arrival counters), grown as shapes need; the kernels leave the counters zero. Launches on
-# one stream share them; two split-K products running at once on two streams would not.
-_split_k_buffers = {}
-
-
 def split_tiles(config, M, N, sms):
     """(the tiles whose K steps ``config`` splits at M x N on ``sms`` SMs, into how many
     splits): split-K's every tile, the last-wave schedule's ragged tiles past its whole waves
@@ -286,33 +287,22 @@ def split_tiles(config, M, N, sms):
 
 def split_k_partials(config, M, N, sms):
     """The fp32 partials ``config``'s split tiles at M x N on ``sms`` SMs write
-    (``split_tiles``): a whole tile's for each split of each (gemm_split_k.py)."""
-    tiles, splits = split_tiles(config, M, N, sms)
-    return tiles * splits * config.block_m * config.block_n if splits > 1 else 0
+    (``split_tiles``; ``split_reduction.tile_partials``: a whole tile's for each split of
+    each)."""
+    return tile_partials(*split_tiles(config, M, N, sms), config.block_m, config.block_n)
 
 
 def split_k_buffers(device, configs, M, N, sms=None):
     """(workspace, counters) for launches of ``configs`` at M x N on ``sms`` SMs (default:
-    the device's, asked only of a last-wave schedule): the fp32 partials of their split tiles
-    (``split_k_partials``) and two counters a split tile (one a consumer) for the one that
-    needs most, a device's buffers grown to them. Refuses a product whose partials the
-    kernel's 32-bit offsets cannot address."""
+    the device's, asked only of a last-wave schedule): ``split_reduction.split_buffers`` of
+    their split tiles (``split_tiles``), shared with the fused MLP's. Refuses a product whose
+    partials the kernel's 32-bit offsets cannot address."""
     if sms is None and any(config.last_wave_split > 1 for config in configs):
         sms = sm_count(device)
-    partials = max(split_k_partials(config, M, N, sms) for config in configs)
-    counts = max(2 * split_tiles(config, M, N, sms)[0] for config in configs)
-    if partials >= 2**31:
-        raise ValueError(
-            f"split-K of a {M} x {N} product needs {partials} fp32 partials, more than 32-bit "
-            "offsets address: take fewer splits"
-        )
-    workspace, counters = _split_k_buffers.get(device, (None, None))
-    if workspace is None or workspace.numel() < partials:
-        workspace = torch.empty(max(partials, 1), device=device, dtype=torch.float32)
-    if counters is None or counters.numel() < counts:
-        counters = torch.zeros(max(counts, 1), device=device, dtype=torch.int32)
-    _split_k_buffers[device] = (workspace, counters)
-    return workspace, counters
+    return split_buffers(
+        device,
+        [(*split_tiles(config, M, N, sms), config.block_m, config.block_n) for config in configs],
+    )
 
 
 # Autotuning ---------------------------------------------------------------------------------
@@ -334,21 +324,11 @@ SPLIT_K_FACTORS = (2, 3, 4, 5, 6, 8, 12, 16)
 SPLIT_K_LONG_STEPS = 64
 # A split of fewer K steps spends more of its time filling the ring and reducing than in it.
 SPLIT_K_MIN_STEPS = 4
-# Split-K is tried where a wave of the tiles alone would keep fewer of the SMs busy, and kept
-# for a tile where its waves keep at least as many: the most of each tile's splits. The
-# last-wave schedule is tried where the last wave would keep fewer busy.
-SPLIT_K_BELOW_OCCUPANCY = 0.9
-SPLITS_KEPT = 2
 # The last-wave schedule's persistent tiles, (BLOCK_M, BLOCK_N, stages) with C beside the
 # ring (the tuner's persistent choices on the square grid and at 6144 x 3072 x 5120), and its
 # splits of the last wave's tiles.
 LAST_WAVE_TILES = ((128, 256, 3), (256, 128, 3), (128, 128, 5))
 LAST_WAVE_FACTORS = (2, 3, 4, 6, 8)
-
-
-def wave_occupancy(ctas, sms):
-    """The share of the SMs' time busy over the waves of ``ctas`` equal CTAs."""
-    return ctas / (triton.cdiv(ctas, sms) * sms)
 
 
 def autotune_space():
@@ -423,53 +403,44 @@ def shape_configs(M, N, K, sms, space=None):
     where its tiles make less than one wave, which leaves at least a tenth of the SMs idle,
     each split of at least ``SPLIT_K_MIN_STEPS`` K steps (the 128 x 64 tiles only where K
     has ``SPLIT_K_LONG_STEPS``), the splits whose waves keep at least 90% of the SMs busy
-    and, of those, the ``SPLITS_KEPT`` that keep the most busy (the fewest splits first
-    among equals); and the last-wave schedule where its tiles make a wave or more and a last
-    wave that keeps less than 90% of the SMs busy, each split of at least
-    ``SPLIT_K_MIN_STEPS`` K steps, the ``SPLITS_KEPT`` splits whose units keep the most SMs
-    busy, more than the last wave unsplit. Split tiles whose partials 32-bit offsets cannot
-    address are not tried."""
+    and, of those, the two that keep the most busy (``split_reduction.splits_to_try``, the
+    fused MLP's rule too); and the last-wave schedule where its tiles make a wave or more
+    and a last wave that keeps less than 90% of the SMs busy, each split of at least
+    ``SPLIT_K_MIN_STEPS`` K steps, the two splits whose units keep the most SMs busy, more
+    than the last wave unsplit (``split_reduction.last_wave_splits_to_try``). Split tiles
+    whose partials 32-bit offsets cannot address are not tried."""
     space = autotune_space() if space is None else space
     few_waves = triton.cdiv(M, 128) * triton.cdiv(N, 256) < 4 * sms
     kept, splits = [], {}
     for config in space:
         if config.block_m > 128 * triton.cdiv(M, 128):
             continue  # rows of a 256-row tile past M's 128-row multiple: work thrown away
-        tiles = triton.cdiv(M, config.block_m) * triton.cdiv(N, config.block_n)
         k_steps = triton.cdiv(K, config.block_k)
-        if split_k_partials(config, M, N, sms) >= 2**31:
+        if not partials_addressable(split_k_partials(config, M, N, sms)):
             continue
         if config.split_k > 1:
-            ctas = tiles * config.split_k
-            if (
-                tiles < sms
-                and wave_occupancy(tiles, sms) < SPLIT_K_BELOW_OCCUPANCY
-                and k_steps >= SPLIT_K_MIN_STEPS * config.split_k
-                and (config.block_n >= 128 or k_steps >= SPLIT_K_LONG_STEPS)
-                and wave_occupancy(ctas, sms) >= SPLIT_K_BELOW_OCCUPANCY
+            if k_steps >= SPLIT_K_MIN_STEPS * config.split_k and (
+                config.block_n >= 128 or k_steps >= SPLIT_K_LONG_STEPS
             ):
                 key = (config.block_m, config.block_n, "split_k")
-                splits.setdefault(key, []).append(
-                    (-wave_occupancy(ctas, sms), config.split_k, config)
-                )
+                splits.setdefault(key, []).append((config.split_k, config))
         elif config.last_wave_split > 1:
-            _, ragged = last_wave.fn(tiles, min(tiles, sms))
-            units = ragged * config.last_wave_split
-            if (
-                tiles >= sms
-                and 0 < ragged < SPLIT_K_BELOW_OCCUPANCY * sms
-                and (few_waves or config.replace(last_wave_split=1) not in MID_TILES)
-                and k_steps >= SPLIT_K_MIN_STEPS * config.last_wave_split
-                and wave_occupancy(units, sms) > wave_occupancy(ragged, sms)
+            if k_steps >= SPLIT_K_MIN_STEPS * config.last_wave_split and (
+                few_waves or config.replace(last_wave_split=1) not in MID_TILES
             ):
                 key = (config.block_m, config.block_n, "last_wave")
-                splits.setdefault(key, []).append(
-                    (-wave_occupancy(units, sms), config.last_wave_split, config)
-                )
+                splits.setdefault(key, []).append((config.last_wave_split, config))
         elif few_waves or config not in MID_TILES:
             kept.append(config)
-    for candidates in splits.values():
-        kept += [config for _, _, config in sorted(candidates)[:SPLITS_KEPT]]
+    for (block_m, block_n, schedule), candidates in splits.items():
+        tiles = triton.cdiv(M, block_m) * triton.cdiv(N, block_n)
+        counts = [count for count, _ in candidates]
+        if schedule == "split_k":
+            tried = splits_to_try(tiles, sms, counts)
+        else:
+            _, ragged = last_wave.fn(tiles, min(tiles, sms))
+            tried = last_wave_splits_to_try(ragged, sms, counts) if tiles >= sms else []
+        kept += [config for count in tried for c, config in candidates if c == count]
     return kept
 
 

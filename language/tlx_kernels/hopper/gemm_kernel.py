@@ -15,7 +15,6 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 from tlx_kernels.hopper.common import LOADER_REGISTERS, partition_registers, ring_matmul
-from tlx_kernels.hopper.gemm_split_k import split_k_reduce
 from tlx_kernels.hopper.gemm_state import (
     GemmSchedule,
     GemmState,
@@ -23,6 +22,7 @@ from tlx_kernels.hopper.gemm_state import (
     last_wave,
     split_unit,
 )
+from tlx_kernels.hopper.split_reduction import split_reduce
 
 # A worker consumer thread's registers: two consumers, one CTA an SM
 # (tlx_kernels.hopper.common.partition_registers).
@@ -150,7 +150,7 @@ def _mma_tile(
     """One consumer's rows of one tile: its matrix products over the ``k_steps`` ring stages
     of indices ``first_index``, ``first_index + 1``, ..., then its half of the epilogue: C, or
     (SPLITS > 1) the partial of split ``split`` of the tile of ``slot``, reduced by the last
-    of the tile's splits to arrive, which stores C (gemm_split_k.py). With STAGGER,
+    of the tile's splits to arrive, which stores C (split_reduction.py). With STAGGER,
     the second consumer computes its last STAGGER K steps only once the first has finished
     the tile (``mma_done`` of phase ``tile_phase``), so that the first one's C store runs
     under them."""
@@ -198,7 +198,9 @@ def _mma_tile(
 
     if SPLITS > 1:
         # The store only the last of the tile's splits to arrive makes.
-        acc, last = split_k_reduce(acc, state, consumer, slot, split, SPLITS)
+        acc, last = split_reduce(
+            acc, state.workspace, state.counters, consumer, slot, split, SPLITS
+        )
         if last:
             _store_c_half(state.desc_c, c_half, acc, off_m + consumer * SUB_M, off_n)
     else:

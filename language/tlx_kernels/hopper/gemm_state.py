@@ -30,8 +30,9 @@ def split_unit(unit, first_tile, tiles, k_steps, SPLITS):
     run side by side, take the same K range of different tiles), K steps [k_first, k_first +
     k_count) of ``k_steps``, the splits balanced (split s starts at s * k_steps // SPLITS).
     The tile's partials and arrival counters are those of ``slot`` (split-K's reduction,
-    tlx_kernels.hopper.gemm_split_k). Split-K's CTA is unit program_id of every tile; the
-    last-wave schedule's units are those of its ragged tiles (``last_wave``). Arithmetic
+    tlx_kernels.hopper.split_reduction). Split-K's CTA is unit program_id of every tile; the
+    last-wave schedule's units are those of its ragged tiles (``last_wave``); the fused MLP's
+    (tlx_kernels.hopper.fused_mlp_kernel) splits its tiles' hidden chunks so. Arithmetic
     only, of non-negative numbers (Triton's ``//`` truncates, Python's floors): the host
     calls it on ints."""
     slot = unit % tiles

@@ -1,0 +1,154 @@
+"""The reduction of a tile's splits, which the Hopper GEMM (tlx_kernels.hopper.gemm_kernel:
+split-K's and the last-wave schedule's splits of K) and the fused MLP
+(tlx_kernels.hopper.fused_mlp_kernel: splits of the hidden dimension) share: the CTAs of one
+tile's splits each write their fp32 partial to a workspace, and the last of them to arrive
+adds the others' into its own and stores the tile. No CTA waits for another: the arrival
+order picks the one that reduces, so the kernel cannot deadlock whatever the SMs run. On the
+host: the workspace and counters a launch needs (``split_buffers``) and the split counts the
+tuners time (``splits_to_try``, ``last_wave_splits_to_try``).
+
+The order is that of CUTLASS's generic barrier: every thread of a consumer stores its
+partial, the consumer's warps meet (``cta_barrier``: a named barrier of the partition), and
+one thread's atomic add on the half tile's counter, acquire-release at GPU scope, publishes
+them; the one that sees SPLITS - 1 arrivals before its own acquires every other split's
+partial, reads them through the L2 (``.cg``: an SM's L1 is not coherent with the others'),
+and resets the counter for the next launch."""
+
+import torch
+import triton
+from tlx.compat import cta_barrier
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+
+
+@gluon.jit
+def split_reduce(
+    acc, workspace, counters, consumer: gl.constexpr, slot, split, SPLITS: gl.constexpr
+):
+    """(the sum of every split's partial for this consumer's rows of the tile, whether this
+    CTA is the last of the tile's splits to arrive and so stores the tile). ``acc`` is split
+    ``split``'s partial of this consumer's rows of the tile of ``slot``, one of the tile's two
+    consumers' halves; ``workspace`` holds a tile's SPLITS partials a slot, each the whole
+    tile's fp32 in rows (``tile_partials`` sizes it), and ``counters`` two a slot (one a
+    consumer), zero between launches. Whole tiles need no masks: the TMA fills the rows and
+    columns past the operands' with zeros, whose products are zeros, and the tile's store
+    clips them."""
+    ROWS: gl.constexpr = acc.shape[0]
+    COLUMNS: gl.constexpr = acc.shape[1]
+    TILE: gl.constexpr = 2 * ROWS * COLUMNS
+    layout: gl.constexpr = acc.type.layout
+    rows = consumer * ROWS + gl.arange(0, ROWS, layout=gl.SliceLayout(1, layout))
+    columns = gl.arange(0, COLUMNS, layout=gl.SliceLayout(0, layout))
+    offsets = gl.expand_dims(rows, 1) * COLUMNS + gl.expand_dims(columns, 0)
+    partials = workspace + slot * (SPLITS * TILE)
+    gl.store(partials + split * TILE + offsets, acc)
+    cta_barrier()
+    counter = counters + slot * 2 + consumer
+    arrived = gl.atomic_add(counter, 1, sem="acq_rel", scope="gpu")
+    last = arrived == SPLITS - 1
+    if last:
+        for other in gl.static_range(SPLITS):
+            # The predicate is the same for every thread: the loads of its own split are off.
+            partial = gl.load(
+                partials + other * TILE + offsets,
+                mask=gl.full([ROWS, COLUMNS], other, gl.int32, layout) != split,
+                other=0.0,
+                cache_modifier=".cg",
+            )
+            acc += partial
+        gl.store(counter, 0)
+    return acc, last
+
+
+# Host ----------------------------------------------------------------------------------------
+
+# Each device's buffers: (fp32 partials, int32 arrival counters), grown as launches need; the
+# kernels leave the counters zero. Launches on one stream share them, the GEMM's and the fused
+# MLP's; two split launches running at once on two streams would not.
+_device_buffers = {}
+
+# Splits are tried where a wave of the tiles alone would keep fewer of the SMs busy, and kept
+# for a tile where their waves keep at least as many: the most of each tile's splits.
+SPLIT_BELOW_OCCUPANCY = 0.9
+SPLITS_KEPT = 2
+
+
+def tile_partials(tiles, splits, block_m, block_n):
+    """The fp32 partials ``splits`` splits of each of ``tiles`` BLOCK_M x BLOCK_N tiles write
+    (``split_reduce``'s workspace: a whole tile's for each split of each), none unsplit."""
+    return tiles * splits * block_m * block_n if splits > 1 else 0
+
+
+def partials_addressable(partials):
+    """Whether ``partials`` fp32 partials lie within the 32-bit offsets ``split_reduce``
+    computes."""
+    return partials < 2**31
+
+
+def split_buffers(device, launches):
+    """(workspace, counters) for ``launches``, each (tiles, splits, BLOCK_M, BLOCK_N): the fp32
+    partials of the one that needs most (``tile_partials``) and two counters a split tile
+    (one a consumer) for the one of most split tiles, a device's buffers grown to them.
+    Refuses partials the kernels' 32-bit offsets cannot address."""
+    launches = [launch for launch in launches if launch[1] > 1]
+    partials = max((tile_partials(*launch) for launch in launches), default=0)
+    counts = max((2 * tiles for tiles, *_ in launches), default=0)
+    if not partials_addressable(partials):
+        raise ValueError(
+            f"the split tiles need {partials} fp32 partials, more than 32-bit offsets "
+            "address: take fewer splits"
+        )
+    workspace, counters = _device_buffers.get(device, (None, None))
+    if workspace is None or workspace.numel() < partials:
+        workspace = torch.empty(max(partials, 1), device=device, dtype=torch.float32)
+    if counters is None or counters.numel() < counts:
+        counters = torch.zeros(max(counts, 1), device=device, dtype=torch.int32)
+    _device_buffers[device] = (workspace, counters)
+    return workspace, counters
+
+
+def wave_occupancy(ctas, sms):
+    """The share of the SMs' time busy over the waves of ``ctas`` equal CTAs."""
+    return ctas / (triton.cdiv(ctas, sms) * sms)
+
+
+def leaves_sms_idle(tiles, sms):
+    """Whether a wave of ``tiles`` CTAs, one a tile, would keep fewer than 90% of ``sms``
+    busy: where splitting the tiles is worth a try."""
+    return tiles < sms and wave_occupancy(tiles, sms) < SPLIT_BELOW_OCCUPANCY
+
+
+def _fullest(tiles, sms, splits):
+    """The ``SPLITS_KEPT`` of ``splits`` whose ``tiles`` x split CTAs keep the most SMs busy
+    (the fewest splits first among equals)."""
+    ranked = sorted((-wave_occupancy(tiles * split, sms), split) for split in splits)
+    return [split for _, split in ranked[:SPLITS_KEPT]]
+
+
+def splits_to_try(tiles, sms, splits):
+    """Of ``splits`` (the split counts the shape allows a tile), those the tuner times for
+    ``tiles`` tiles each split among as many CTAs, on ``sms`` SMs (split-K, the fused MLP's
+    hidden splits): none where a wave of the tiles alone keeps 90% of the SMs busy
+    (``leaves_sms_idle``), else of those whose waves keep at least 90% busy the
+    ``SPLITS_KEPT`` that keep the most."""
+    if not leaves_sms_idle(tiles, sms):
+        return []
+    filling = [
+        split for split in splits if wave_occupancy(tiles * split, sms) >= SPLIT_BELOW_OCCUPANCY
+    ]
+    return _fullest(tiles, sms, filling)
+
+
+def last_wave_splits_to_try(ragged, sms, splits):
+    """Of ``splits``, those the tuner times for a last wave of ``ragged`` tiles whose units
+    the CTAs share (the GEMM's last-wave schedule): none where the last wave keeps 90% of the
+    SMs busy or is empty, else of those whose units keep more SMs busy than the ragged tiles
+    alone the ``SPLITS_KEPT`` that keep the most."""
+    if not 0 < ragged < SPLIT_BELOW_OCCUPANCY * sms:
+        return []
+    better = [
+        split
+        for split in splits
+        if wave_occupancy(ragged * split, sms) > wave_occupancy(ragged, sms)
+    ]
+    return _fullest(ragged, sms, better)
