@@ -164,8 +164,12 @@ class Execution:
         condition = thread.env.get(operation.operands[0])
         if condition is values.DATA:
             # Computed from memory (an atomic's result: split-K's last CTA to arrive): each
-            # branch is a choice of the execution, and check.py executes both.
+            # branch is a choice of the execution, and check.py executes both. The choice
+            # binds the value, so that every later branch on it (Triton 3.6 tests one
+            # condition in two scf.if) takes the same side: the other combinations cannot
+            # happen, and executing them would only spend the check's bound.
             condition = not self.scheduler.choose(2, timing=False)
+            thread.env[operation.operands[0]] = condition
         else:
             condition = self.scalar(thread, operation.operands[0], operation, "condition")
         region = operation.regions[0] if condition else (operation.regions[1:] or [None])[0]
