@@ -8,7 +8,7 @@ which the forward saves) and dO, the gradients are, with P = exp(Q K^T * sm_scal
 
 The kernels
 -----------
-``attention_bwd_preprocess`` computes delta, one fp32 a row of Q. ``attention_bwd_kernel``
+``attention_backward_delta.delta`` computes delta, one fp32 a row of Q. ``attention_bwd_kernel``
 gives one CTA each BLOCK_N keys of one (batch, KV head): K and V stay in SMEM, and the CTA
 loops over the query heads of the KV head's group (grouped-query attention: dK and dV are
 summed over the group) and over their blocks of BLOCK_M rows of Q (with a causal mask, those
@@ -74,7 +74,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 from tlx_kernels._host import KernelConfig, KernelHost
-from tlx_kernels.hopper import attention_dq
+from tlx_kernels.hopper import attention_backward_delta, attention_dq
 from tlx_kernels.hopper.attention_backward_step import (
     LOG2E,
     drain_pipeline,
@@ -415,28 +415,6 @@ def attention_bwd_kernel(
         )
 
 
-@gluon.jit
-def attention_bwd_preprocess(
-    o_ptr, do_ptr, delta_ptr, rows, BLOCK: gl.constexpr, HEAD_DIM: gl.constexpr
-):
-    """delta = rowsum(dO * O) in fp32 for BLOCK rows of the [rows, HEAD_DIM] O and dO."""
-    columns_per_thread: gl.constexpr = 8
-    threads_along_d: gl.constexpr = HEAD_DIM // columns_per_thread
-    layout: gl.constexpr = gl.BlockedLayout(
-        [1, columns_per_thread],
-        [32 // threads_along_d, threads_along_d],
-        [gl.num_warps(), 1],
-        [1, 0],
-    )
-    row = gl.program_id(0) * BLOCK + gl.arange(0, BLOCK, gl.SliceLayout(1, layout))
-    column = gl.arange(0, HEAD_DIM, gl.SliceLayout(0, layout))
-    offsets = row[:, None].to(gl.int64) * HEAD_DIM + column[None, :]
-    mask = (row[:, None] < rows) & (column[None, :] < HEAD_DIM)
-    o = gl.load(o_ptr + offsets, mask=mask, other=0.0).to(gl.float32)
-    do = gl.load(do_ptr + offsets, mask=mask, other=0.0).to(gl.float32)
-    gl.store(delta_ptr + row, gl.sum(o * do, axis=1), mask=row < rows)
-
-
 # Host side ---------------------------------------------------------------------------------
 
 HEAD_DIMS = (64, 128)
@@ -683,17 +661,6 @@ def _descriptor(tensor, rows):
     return TensorDescriptor.from_tensor(tensor, [1, rows, tensor.shape[2]], layout)
 
 
-def preprocess(o, do):
-    """delta = rowsum(dO * O), fp32, for [rows, head_dim] contiguous O and dO."""
-    rows, head_dim = o.shape
-    delta = torch.empty(rows, device=o.device, dtype=torch.float32)
-    block = 64
-    attention_bwd_preprocess[(triton.cdiv(rows, block),)](
-        o, do, delta, rows, BLOCK=block, HEAD_DIM=head_dim, num_warps=4
-    )
-    return delta
-
-
 # (device, dtype, q's shape, k's heads, mask, dq_pass) -> (the configuration tuned for it,
 # the dQ kernel's with dq_pass "separate", else None).
 _tuned = {}
@@ -712,7 +679,7 @@ def backward(do, q, k, v, o, lse, causal, sm_scale=None, config=None, dq_config=
     sm_scale = sm_scale if sm_scale is not None else head_dim**-0.5
     q3, o3, do3 = (t.reshape(batch * heads, seq_len, head_dim) for t in (q, o, do))
     k3, v3 = (t.reshape(batch * kv_heads, seq_len, head_dim) for t in (k, v))
-    delta = preprocess(o3.view(-1, head_dim), do3.view(-1, head_dim))
+    delta = attention_backward_delta.delta(o3.view(-1, head_dim), do3.view(-1, head_dim))
     tensors = (do3, q3, k3, v3, lse, delta, sm_scale, causal)
     if config is None:
         shape_key = (q.device, q.dtype, tuple(q.shape), kv_heads, causal, dq_pass)

@@ -1,0 +1,40 @@
+"""The attention backward's preprocess (tlx_kernels/hopper/attention_backward.py): delta =
+rowsum(dO * O), one fp32 a row of Q, which dS = P * (dP - delta) needs."""
+
+import torch
+import triton
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+
+
+@gluon.jit
+def attention_bwd_preprocess(
+    o_ptr, do_ptr, delta_ptr, rows, BLOCK: gl.constexpr, HEAD_DIM: gl.constexpr
+):
+    """delta = rowsum(dO * O) in fp32 for BLOCK rows of the [rows, HEAD_DIM] O and dO."""
+    columns_per_thread: gl.constexpr = 8
+    threads_along_d: gl.constexpr = HEAD_DIM // columns_per_thread
+    layout: gl.constexpr = gl.BlockedLayout(
+        [1, columns_per_thread],
+        [32 // threads_along_d, threads_along_d],
+        [gl.num_warps(), 1],
+        [1, 0],
+    )
+    row = gl.program_id(0) * BLOCK + gl.arange(0, BLOCK, gl.SliceLayout(1, layout))
+    column = gl.arange(0, HEAD_DIM, gl.SliceLayout(0, layout))
+    offsets = row[:, None].to(gl.int64) * HEAD_DIM + column[None, :]
+    mask = (row[:, None] < rows) & (column[None, :] < HEAD_DIM)
+    o = gl.load(o_ptr + offsets, mask=mask, other=0.0).to(gl.float32)
+    do = gl.load(do_ptr + offsets, mask=mask, other=0.0).to(gl.float32)
+    gl.store(delta_ptr + row, gl.sum(o * do, axis=1), mask=row < rows)
+
+
+def delta(o, do):
+    """delta = rowsum(dO * O), fp32, for [rows, head_dim] contiguous O and dO."""
+    rows, head_dim = o.shape
+    out = torch.empty(rows, device=o.device, dtype=torch.float32)
+    block = 64
+    attention_bwd_preprocess[(triton.cdiv(rows, block),)](
+        o, do, out, rows, BLOCK=block, HEAD_DIM=head_dim, num_warps=4
+    )
+    return out
