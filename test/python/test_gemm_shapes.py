@@ -310,9 +310,14 @@ def test_every_new_configuration_fits_or_is_pruned_with_the_planners_reason(gemm
 )
 def test_new_configurations_compile_for_sm90a(gemm, config_fields):
     config = gemm.Config(block_k=64, **config_fields)
-    if tlx.compat.NEEDS_WHOLE_VIEWS and config_fields.get("persistent"):
+    if (
+        tlx.compat.NEEDS_WHOLE_VIEWS
+        and config.persistent
+        and config.block_m * config.block_n == 128 * 256
+    ):
         # Triton 3.8's views each cover the whole region, so the region is a multiple of
-        # C's 64 KiB: 208 KiB of buffers take 256 KiB, and the tuner prunes the configuration.
+        # C's 64 KiB: 208 KiB of buffers take 256 KiB, and the tuner prunes the configuration
+        # (128 x 128 tiles' C is 32 KiB: five stages take 192 KiB and fit).
         with pytest.raises(CompilationError, match="needs 262144 bytes"):
             gemm.smem_plan(config)
         return
