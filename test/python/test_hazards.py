@@ -490,10 +490,10 @@ def test_a_branch_on_an_atomics_result_is_executed_both_ways():
 def test_gemm_last_wave_split_units_check_clean(splits, program):
     """A persistent CTA of the last-wave schedule on a grid of three over four 128 x 128 tiles
     (M = N = 256; tiles that fit Triton 3.8's whole views too): three tiles make its whole
-    wave, the fourth is split into units the
-    CTAs share (gemm_state.split_unit), so the CTA's ring and barrier phases run on from a
-    whole tile into split units of other K ranges, each reduced as split-K's (both branches on
-    the atomic's result executed), and must check clean."""
+    wave, the fourth is split into units the CTAs share (gemm_state.split_unit), so the CTA's
+    ring and barrier phases run on from a whole tile into split units of other K ranges, each
+    reduced as split-K's (both branches on the atomic's result executed), and must check
+    clean."""
     gemm = corpus.kernel_module("hopper_gemm")
     config = gemm.Config(128, 128, 64, 3, alias_c=False, persistent=True, last_wave_split=splits)
     values = {"M": 256, "N": 256, "K": 512, "GROUP_M": config.group_m}
