@@ -3,7 +3,7 @@ phases, separate rings, rings laid over each other by phases) and torch; with ``
 gated (SwiGLU) MLP against torch.
 
     python bench/fused_mlp.py [--runs 50] [--full | --small] [--activation gelu|relu]
-                              [--split-hidden]
+                              [--no-split-hidden]
     python bench/fused_mlp.py --gated [--full] [--d-model 4096|2048] [--runs 50]
 
 Y = act(X @ W1) @ W2 with X [tokens, d_model], hidden = 4 x d_model, on fresh random inputs per
@@ -24,10 +24,9 @@ the hidden block again for each tile of Y's columns, see the tutorial's doc). GP
 (bench/gpu_timing.py); called: as a user calls it (``triton.testing.do_bench``, launch
 included); host us: the host's microseconds per call. The error is max |out - fp32 reference|
 / max |reference| over the three fused layouts; chosen: each layout's tuned configuration.
-``--split-hidden``: the tuners' spaces hold the splits of each tile's hidden dimension among
-several CTAs too (``autotuned_fused_mlp(..., split_hidden=True)``, timed where the row blocks
-leave SMs idle; chosen shows ``hidden_splits=S``), which the default leaves out: their kernels
-have not yet run on a GPU (issue 49).
+The tuners' spaces hold the splits of each tile's hidden dimension among several CTAs
+(``autotuned_fused_mlp``'s default, timed where the row blocks leave SMs idle; chosen shows
+``hidden_splits=S``); ``--no-split-hidden`` leaves them out (``split_hidden=False``).
 
 Default rows (fp16): tokens x d_model = 4096 x 1024, 16384 x 2048, 8192 x 4096; ``--full``: tokens
 4096, 8192, 16384 x d_model 1024, 2048, 4096, fp16 and bf16; ``--small``: where fusion pays,
@@ -101,9 +100,9 @@ def main():
     )
     parser.add_argument("--activation", choices=mlp.ACTIVATIONS, default="gelu")
     parser.add_argument(
-        "--split-hidden",
+        "--no-split-hidden",
         action="store_true",
-        help="tune over the splits of the hidden dimension too (not yet verified on a GPU)",
+        help="leave the splits of the hidden dimension out of the tuners' spaces",
     )
     parser.add_argument(
         "--gated", action="store_true", help="the gated (SwiGLU) MLP at LLM shapes against torch"
@@ -121,8 +120,8 @@ def main():
         parser.error("--small is a shape set of the ungated kernel: not with --gated")
     if args.d_model is not None and not args.gated:
         parser.error("--d-model selects a layer of --gated")
-    if args.gated and args.split_hidden:
-        parser.error("--split-hidden is a space of the ungated kernel: not with --gated")
+    if args.gated and args.no_split_hidden:
+        parser.error("--no-split-hidden is a space of the ungated kernel: not with --gated")
     if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] != 9:
         sys.exit(
             "bench/fused_mlp.py needs a Hopper GPU (compute capability 9.x) and found none: the "
@@ -141,7 +140,7 @@ def run_layouts(args):
         f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
         f"triton {mlp.triton.__version__}, activation {args.activation}, median of {args.runs} "
         "runs; TFLOP/s of 4 * tokens * d_model * hidden"
-        + ("; the spaces with splits of the hidden dimension" if args.split_hidden else "")
+        + ("; the spaces without splits of the hidden dimension" if args.no_split_hidden else "")
     )
     names = f"{'shared':>6} {'separ.':>6} {'phases':>6} {'torch':>6}"
     header = (
@@ -157,7 +156,7 @@ def run_layouts(args):
         x, w1, w2 = mlp.random_inputs(tokens, d_model, hidden, dtype)
         calls = [
             functools.partial(
-                mlp.autotuned_fused_mlp, x, w1, w2, layout, activation, args.split_hidden
+                mlp.autotuned_fused_mlp, x, w1, w2, layout, activation, not args.no_split_hidden
             )
             for layout in mlp.LAYOUTS
         ]

@@ -302,7 +302,7 @@ def launch_cost():
             "  C's allocation": functools.partial(torch.empty, (M, N), device="cuda", dtype=dtype),
             "  the launch, arguments kept": functools.partial(launch, (a, b, c), (M, N, K)),
             "    of which Triton's C launch function": functools.partial(
-                launch.expanded_launch.launch, (launch.grid, 1, 1), stream, expanded
+                launch.expanded_launch.launch, launch.grid, stream, expanded
             ),
             "  new tensors: descriptors and arguments": functools.partial(
                 launch.arguments, (a, b, c), (M, N, K)

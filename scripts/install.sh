@@ -21,7 +21,7 @@ fi
 
 PYTHON=${PYTHON:-python3}
 TRITON_VERSION=${TRITON_VERSION:-3.9.0}
-COMMON_PKGS=(torch==2.13.0 pybind11 setuptools wheel pytest hypothesis lit numpy)
+COMMON_PKGS=(torch==2.13.0 pybind11 setuptools wheel pytest pytest-xdist hypothesis lit numpy)
 # The lint gates of scripts/test.sh (and .pre-commit-config.yaml), pinned so
 # that every machine formats alike.
 LINT_PKGS=(ruff==0.17.6 clang-format==19.1.7)

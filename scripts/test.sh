@@ -17,9 +17,10 @@ find dialect planner python -name '*.cpp' -o -name '*.h' | xargs .venv/bin/clang
 echo "== lit (MLIR half)"
 .venv/bin/lit -sv build/test
 
+# One pytest worker a core (pytest-xdist): the suites are Triton's compiles, a core each.
 for venv in .venv .venv-triton36 .venv-triton37 .venv-triton38; do
   echo "== pytest (Triton $("$venv/bin/python" -c 'import triton; print(triton.__version__)'))"
-  "$venv/bin/python" -m pytest -q
+  "$venv/bin/python" -m pytest -q -n auto
 done
 
 # tlx_mlir refuses to share a process with Triton (docs/mlir.md): its tests

@@ -53,7 +53,8 @@ class DirectLaunch:
 
     config: object
     kernel: object
-    grid: int
+    # (x, y, z) CTAs
+    grid: tuple
     templates: tuple
     config_arguments: tuple
     # (the call's scalars, then each tensor's (address, shape, strides)) -> expanded arguments
@@ -83,7 +84,7 @@ class DirectLaunch:
         return cls(
             config,
             kernel,
-            grid[0],
+            (*grid, *(1,) * (3 - len(grid))),
             tuple(_descriptor_template(descriptor) for descriptor in descriptors),
             tuple(config_arguments[name] for name in names),
         )
@@ -108,7 +109,7 @@ class DirectLaunch:
                 expanded = launch.expand(self.arguments(tensors, call_arguments))
                 self.expanded[key] = expanded
             stream = driver.active.get_current_stream(device_index)
-            if launch.launch((self.grid, 1, 1), stream, expanded):
+            if launch.launch(self.grid, stream, expanded):
                 return
         self.run(device_index, self.arguments(tensors, call_arguments))
 
@@ -128,7 +129,7 @@ class DirectLaunch:
         kernel = self.kernel
         stream = driver.active.get_current_stream(device_index)
         kernel.run(
-            self.grid, 1, 1, stream, kernel.function, kernel.packed_metadata,
-            kernel.launch_metadata((self.grid, 1, 1), stream, *arguments),
+            *self.grid, stream, kernel.function, kernel.packed_metadata,
+            kernel.launch_metadata(self.grid, stream, *arguments),
             knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook, *arguments,
         )  # fmt: skip

@@ -185,8 +185,8 @@ def test_more_splits_than_chunks_are_refused():
 @pytest.mark.parametrize(("tokens", "d_model"), [(4096, 128), (4096, 256), (1000, 256)], ids=str)
 def test_the_tuner_at_few_row_blocks(dtype, tokens, d_model):
     """autotuned_fused_mlp where the row blocks leave most SMs idle, with the splits of the
-    hidden dimension in its space (``split_hidden=True``): whatever it takes, the result is
-    right in every layout."""
+    hidden dimension in its space (its default): whatever it takes, the result is right in
+    every layout."""
     from tlx_kernels._host import sm_count
     from tlx_kernels.hopper import fused_mlp as mlp
 
@@ -197,6 +197,41 @@ def test_the_tuner_at_few_row_blocks(dtype, tokens, d_model):
             tokens, d_model, 4 * d_model, sm_count(x.device), mlp.autotune_space(layout, True)
         )
         assert any(config.hidden_splits > 1 for config in space)
-        out = mlp.autotuned_fused_mlp(x, w1, w2, layout, split_hidden=True)
+        out = mlp.autotuned_fused_mlp(x, w1, w2, layout)
         assert_matches_reference(out, x, w1, w2)
         assert mlp.chosen_config(dtype, layout).layout == layout
+
+
+@pytest.mark.parametrize("split_hidden", [True, False], ids=["splits", "no_splits"])
+@pytest.mark.parametrize(("tokens", "d_model"), [(4096, 256), (300, 100)], ids=str)
+def test_later_calls_launch_the_tuned_kernel_directly(split_hidden, tokens, d_model):
+    """After the first call of a key tunes it, autotuned_fused_mlp launches the chosen kernel
+    directly (tlx_kernels.launch.DirectLaunch): right on fresh inputs again and again, on the
+    tensors of the first call again (its expanded arguments kept), with a split's counters
+    left zero for the next launch, and with rows of 200 bytes (d_model 100: Y in padded rows,
+    returned contiguous)."""
+    from tlx_kernels.hopper import fused_mlp as mlp
+    from tlx_kernels.hopper import split_reduction
+
+    torch.manual_seed(tokens + d_model)
+    first = mlp.random_inputs(tokens, d_model, 4 * d_model, torch.float16)
+    for layout in LAYOUTS:
+        for inputs in (
+            first,
+            mlp.random_inputs(tokens, d_model, 4 * d_model, torch.float16),
+            first,
+        ):
+            out = mlp.autotuned_fused_mlp(*inputs, layout, split_hidden=split_hidden)
+            assert_matches_reference(out, *inputs)
+        key = (
+            first[0].device,
+            torch.float16,
+            (tokens, d_model, 4 * d_model),
+            layout,
+            "gelu",
+            split_hidden,
+        )
+        assert mlp._launches[key].config == mlp.chosen_config(torch.float16, layout)
+        assert split_hidden or mlp.chosen_config(torch.float16, layout).hidden_splits == 1
+    _, counters = split_reduction._device_buffers[first[0].device]
+    assert not counters.any()

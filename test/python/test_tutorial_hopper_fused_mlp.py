@@ -298,31 +298,32 @@ def test_split_partials_size_the_largest_launch(mlp):
 SMS = 132  # an H100 SXM's or H200's
 
 
-def test_the_default_space_holds_no_splits(mlp):
-    """The split kernels have not yet run on a GPU (issue 49): the tuner's default space has
-    none, the opt-in space (``split_hidden=True``) adds each base's splits to it, and the
-    default tuner's configurations are the default space's."""
+def test_the_tuner_takes_the_splits_by_default(mlp):
+    """The base space (``autotune_space(layout)``) has no splits; ``split_hidden=True`` adds
+    each base's splits to it, and that is what ``autotuned_fused_mlp``'s tuner searches
+    unless told ``split_hidden=False``. Where a wave of the row blocks keeps the SMs busy, the
+    prune keeps no split."""
     for layout in mlp.LAYOUTS:
-        default = mlp.autotune_space(layout)
-        assert all(config.hidden_splits == 1 for config in default)
-        opted = mlp.autotune_space(layout, split_hidden=True)
-        assert opted[: len(default)] == default
-        assert opted[len(default) :] == [
-            base.replace(hidden_splits=splits)
-            for base in mlp.SPLIT_BASES[layout]
+        base = mlp.autotune_space(layout)
+        assert all(config.hidden_splits == 1 for config in base)
+        split = mlp.autotune_space(layout, split_hidden=True)
+        assert split[: len(base)] == base
+        assert split[len(base) :] == [
+            config.replace(hidden_splits=splits)
+            for config in mlp.SPLIT_BASES[layout]
             for splits in mlp.HIDDEN_SPLIT_FACTORS
         ]
         tuned = [mlp.config_of(config) for config in mlp.autotuned_kernel("fp16", layout).configs]
-        assert tuned == default
-        tuned = mlp.autotuned_kernel("fp16", layout, True).configs
-        assert [mlp.config_of(config) for config in tuned] == opted
-        # Where the row blocks leave most SMs idle, the default space's prune keeps no split.
-        kept = mlp.shape_configs(4096, 128, 512, SMS, default)
-        assert kept == default
+        assert tuned == split
+        tuned = mlp.autotuned_kernel("fp16", layout, False).configs
+        assert [mlp.config_of(config) for config in tuned] == base
+        assert mlp.shape_configs(4096, 128, 512, SMS, base) == base
+        # 512 row blocks of 128 rows: four waves on 132 SMs, 97% of them busy.
+        assert mlp.shape_configs(65536, 128, 512, SMS, split) == base
 
 
 def kept_splits(mlp, tokens, d_model, layout):
-    """{(BLOCK_N, BLOCK_H): [splits the opt-in tuner times]} at tokens x d_model, hidden 4 x
+    """{(BLOCK_N, BLOCK_H): [splits the tuner times]} at tokens x d_model, hidden 4 x
     d_model."""
     space = mlp.autotune_space(layout, split_hidden=True)
     kept = mlp.shape_configs(tokens, d_model, 4 * d_model, SMS, space)

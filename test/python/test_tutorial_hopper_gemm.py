@@ -142,7 +142,7 @@ def test_compiled_launch_takes_the_configurations_tiles_and_arguments(gemm):
     b = torch.zeros(512, 320, dtype=torch.float16)
     launch = gemm.compiled_launch("compiled", a, b, config)
     assert launch.kernel == "compiled" and launch.config == config
-    assert launch.grid == 2 * 5
+    assert launch.grid == (2 * 5, 1, 1)
     assert [template.block_shape for template in launch.templates] == [
         [128, 64],
         [64, 64],

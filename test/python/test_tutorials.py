@@ -379,7 +379,7 @@ def test_direct_launch_copies_descriptors_and_orders_the_configuration_arguments
     launch = common.DirectLaunch.compile(
         Compiling(), config, (132,), (descriptor,) * 4, (0.18, 100, 6), arguments
     )
-    assert launch.kernel[0] == "compiled" and launch.grid == 132
+    assert launch.kernel[0] == "compiled" and launch.grid == (132, 1, 1)
     assert all(template.base is None for template in launch.templates)
     names = [param.name for param in fa.attention_fwd_kernel.params][7:]
     assert launch.config_arguments == tuple(arguments[name] for name in names)

@@ -27,6 +27,7 @@ from tlx_kernels.hopper.split_reduction import (
     splits_to_try,
     tile_partials,
 )
+from tlx_kernels.launch import DirectLaunch
 
 ACTIVATIONS = ("gelu", "relu")
 LAYOUTS = ("shared", "separate", "phases")
@@ -299,7 +300,7 @@ def reference_mlp(x, w1, w2, activation="gelu"):
 
 
 # The space's tiles with the most stages that fit, each layout's: the bases of its splits of
-# the hidden dimension (in the space only with split_hidden=True: autotune_space says why).
+# the hidden dimension (with split_hidden=True).
 SPLIT_BASES = {
     "shared": (Config(256, 64, 5, 5, "shared"), Config(128, 128, 6, 6, "shared")),
     "separate": (Config(256, 64, 4, 2, "separate"), Config(128, 128, 4, 2, "separate")),
@@ -317,8 +318,8 @@ def autotune_space(layout="shared", split_hidden=False):
     products twice as wide), each with the most stages that fit, one fewer and one more (which
     the planner drops before compiling). With ``split_hidden``, also each tile's most stages
     that fit (``SPLIT_BASES``) with its hidden dimension split among
-    ``HIDDEN_SPLIT_FACTORS`` CTAs: only on request, because the split kernels have not yet
-    run on a GPU (issue 49), so a default tuner must not pick one. A BLOCK_M of 64 is no
+    ``HIDDEN_SPLIT_FACTORS`` CTAs (``autotuned_fused_mlp``'s default; ``shape_configs``
+    keeps them only where the row blocks leave SMs idle). A BLOCK_M of 64 is no
     option: the two consumers take 64 rows each, a warpgroup's MMA rows."""
     if layout == "shared":
         configs = [Config(256, 64, s, s, "shared") for s in (4, 5, 6)]
@@ -390,7 +391,7 @@ def prune_by_shape(configs, named_args, **kwargs):
 
 
 @functools.cache
-def autotuned_kernel(dtype, layout, split_hidden=False):
+def autotuned_kernel(dtype, layout, split_hidden=True):
     """The kernel under ``tlx.autotune`` for one dtype and layout, with or without the splits
     of the hidden dimension (a tuner each), keyed on the shape and the activation."""
     triton_dtype(dtype)
@@ -401,34 +402,62 @@ def autotuned_kernel(dtype, layout, split_hidden=False):
     )(fused_mlp_kernel)
 
 
-# (dtype, layout) -> the configuration last run.
+# (device, dtype, shape, layout, activation, split_hidden) -> tlx_kernels.launch.DirectLaunch,
+# and (dtype, layout) -> the configuration last run.
+_launches = {}
 _last_config = {}
 
 
-def autotuned_fused_mlp(x, w1, w2, layout="shared", activation="gelu", split_hidden=False):
-    """``fused_mlp`` with the configuration of ``layout``'s space that tlx.autotune finds
-    fastest for the shape, dtype and activation (the first call of a shape times every
-    configuration that ``shape_configs`` keeps and the planner fits). ``split_hidden=True``
-    adds to the space the splits of each tile's hidden dimension among several CTAs
-    (``Config.hidden_splits``), timed where the row blocks leave SMs idle (few tokens). They
-    are off by default: their kernels compile and check clean on the CPU but have not yet run
-    on a GPU (issue 49), whereas the default space's have been verified against the
-    reference."""
-    _check_activation(activation)
-    x, w1, w2, y, (tokens, d_model, hidden) = _operands(x, w1, w2)
-    if y is None:
-        return torch.zeros(tokens, d_model, device=x.device, dtype=x.dtype)
-    dtype = triton_dtype(x.dtype)
+def _tune(x, w1, w2, y, shape, layout, activation, split_hidden):
+    """Runs ``layout``'s tuner on the call (it writes y) and returns the ``DirectLaunch`` of the
+    configuration it chose, for the later calls of the key."""
+    tokens, d_model, hidden = shape
     # The configuration's pre_hook sets each descriptor's block shape.
     descriptors = tma_descriptors((x, w1, w2, y), block_shapes(default_config(layout)))
     space = autotune_space(layout, split_hidden)
     configs = shape_configs(tokens, d_model, hidden, sm_count(x.device), space)
     workspace, counters = split_partials(x.device, tokens, d_model, configs)
-    tuner = autotuned_kernel(dtype, layout, split_hidden)
+    tuner = autotuned_kernel(triton_dtype(x.dtype), layout, split_hidden)
     tuner[lambda meta: _grid(tokens, d_model, config_of(meta))](
         *descriptors, tokens, d_model, hidden, workspace, counters, ACTIVATION=activation
     )
-    _last_config[dtype, layout] = config_of(tuner.best_config)
+    config = config_of(tuner.best_config)
+    # The launch keeps the buffers of its own configuration: a device's grow to later keys'
+    # without moving these.
+    workspace, counters = split_partials(x.device, tokens, d_model, [config])
+    return DirectLaunch.compile(
+        fused_mlp_kernel,
+        config,
+        _grid(tokens, d_model, config),
+        tma_descriptors((x, w1, w2, y), block_shapes(config)),
+        shape,
+        {
+            "workspace": workspace,
+            "counters": counters,
+            **constexprs(config, activation),
+            **config.compile_options,
+        },
+    )
+
+
+def autotuned_fused_mlp(x, w1, w2, layout="shared", activation="gelu", split_hidden=True):
+    """``fused_mlp`` with the configuration of ``layout``'s space that tlx.autotune finds
+    fastest for the shape, dtype and activation (the first call of a shape times every
+    configuration that ``shape_configs`` keeps and the planner fits; later ones launch the
+    chosen kernel directly). The space holds the splits of each tile's hidden dimension among
+    several CTAs (``Config.hidden_splits``), timed where the row blocks leave SMs idle (few
+    tokens); ``split_hidden=False`` leaves them out."""
+    _check_activation(activation)
+    x, w1, w2, y, shape = _operands(x, w1, w2)
+    if y is None:
+        return torch.zeros(shape[:2], device=x.device, dtype=x.dtype)
+    key = (x.device, x.dtype, shape, layout, activation, split_hidden)
+    launch = _launches.get(key)
+    if launch is None:
+        launch = _launches[key] = _tune(x, w1, w2, y, shape, layout, activation, split_hidden)
+    else:
+        launch((x, w1, w2, y), shape)
+    _last_config[triton_dtype(x.dtype), layout] = launch.config
     return y if y.is_contiguous() else y.contiguous()
 
 
