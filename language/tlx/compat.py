@@ -54,6 +54,10 @@ NEEDS_WHOLE_VIEWS = planner.needs_whole_views(*TRITON_VERSION)
 # to [groups, stride / 128, 128] x i8, memdesc_index by group, memdesc_subslice, then
 # memdesc_reinterpret. The planner writes "runtime_row" where a free stride ends the region
 # earlier (planner.group_stride_view_form: 3.6 and 3.7); "group_rows" no release accepts.
+# "selected_rows": each group's view at its constant start in the release's form of a view at
+# a byte offset (above), one chosen at run time by scf.if on the group: 3.6, 3.7 and 3.9
+# compile it, 3.8 has no view at a byte offset; no planner writes it yet (issue 46: it would
+# free the group stride on 3.9).
 VIEW_FORMS = {
     "sliced_rows": {
         (3, 6): "asserts (subslice of the rank-1 backing)",
@@ -83,6 +87,12 @@ VIEW_FORMS = {
     "group_rows": {
         version: "refused: a stride of stride / 128 rows that is no power of two"
         for version in ((3, 6), (3, 7), (3, 8), (3, 9))
+    },
+    "selected_rows": {
+        (3, 6): "ok",
+        (3, 7): "ok",
+        (3, 8): "refused: no view at a byte offset",
+        (3, 9): "ok",
     },
 }
 # The form the planner gives a view at a byte offset here ("slots": none, every SMEM

@@ -1,7 +1,8 @@
-"""The two forms that would free a view's group stride from the buffer's size
-(``tlx.compat.VIEW_FORMS`` "runtime_row" and "group_rows"; docs/planner.md, "What stays above
-the ideal"), compiled by the installed Triton as written: buffer k of group g of 4 KiB f16
-tiles at 2048 + 18432 g + 4096 k bytes of a [432, 128] x i8 backing (18432 is 4.5 tiles)."""
+"""The forms that would free a view's group stride from the buffer's size
+(``tlx.compat.VIEW_FORMS`` "runtime_row", "group_rows" and "selected_rows"; docs/planner.md,
+"What stays above the ideal"), compiled by the installed Triton as written: buffer k of group
+g of 4 KiB f16 tiles at 2048 + 18432 g + 4096 k bytes of a [432, 128] x i8 backing (18432 is
+4.5 tiles)."""
 
 # ruff: noqa: E501
 import re
@@ -45,6 +46,42 @@ FORMS = {
     %tiles = ttg.memdesc_reinterpret %rows : !ttg.memdesc<128x128xi8, #rank2, #smem, mutable, 3x144x128> -> !ttg.memdesc<4x16x128xf16, #rank2, #smem, mutable>
 """,
 }
+# "selected_rows": each of the three groups' views at its constant start row 16 + 144 g, in
+# the form of a view at a byte offset that the release writes ("sliced_rows" or
+# "indexed_row"), the group's chosen at run time by scf.if on g.
+GROUP_VIEW = {
+    "sliced_rows": """
+    %rows{g} = ttg.memdesc_subslice %backing[{row}, 0] : !ttg.memdesc<432x128xi8, #rank1, #smem, mutable> -> !ttg.memdesc<128x128xi8, #rank1, #smem, mutable, 432x128>
+    %tiles{g} = ttg.memdesc_reinterpret %rows{g} : !ttg.memdesc<128x128xi8, #rank1, #smem, mutable, 432x128> -> !ttg.memdesc<4x16x128xf16, #rank2, #smem, mutable>
+""",
+    "indexed_row": """
+    %row{g} = arith.constant {row} : i32
+    %bytes{g} = ttg.memdesc_index %backing[%row{g}] : !ttg.memdesc<432x128xi8, #rank1, #smem, mutable> -> !ttg.memdesc<128xi8, #rank1, #smem, mutable>
+    %tiles{g} = ttg.memdesc_reinterpret %bytes{g} : !ttg.memdesc<128xi8, #rank1, #smem, mutable> -> !ttg.memdesc<4x16x128xf16, #rank2, #smem, mutable>
+""",
+}
+SELECT_GROUP = """
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %is0 = arith.cmpi eq, %g, %c0 : i32
+    %is1 = arith.cmpi eq, %g, %c1 : i32
+    %tiles = scf.if %is0 -> (!ttg.memdesc<4x16x128xf16, #rank2, #smem, mutable>) {
+      scf.yield %tiles0 : !ttg.memdesc<4x16x128xf16, #rank2, #smem, mutable>
+    } else {
+      %rest = scf.if %is1 -> (!ttg.memdesc<4x16x128xf16, #rank2, #smem, mutable>) {
+        scf.yield %tiles1 : !ttg.memdesc<4x16x128xf16, #rank2, #smem, mutable>
+      } else {
+        scf.yield %tiles2 : !ttg.memdesc<4x16x128xf16, #rank2, #smem, mutable>
+      }
+      scf.yield %rest : !ttg.memdesc<4x16x128xf16, #rank2, #smem, mutable>
+    }
+"""
+
+
+def selected_rows(group_view_form):
+    """The "selected_rows" form with each group's view in ``group_view_form``."""
+    views = "".join(GROUP_VIEW[group_view_form].format(g=g, row=16 + 144 * g) for g in range(3))
+    return views + SELECT_GROUP
 
 
 # What the verifier of a release that refuses a form says (VIEW_FORMS gives the reason).
@@ -52,6 +89,7 @@ REFUSALS = {
     "refused: reinterpret keeps the byte size": "same logical storage size",
     "refused: a result larger than its source": "exceeds the source view",
     "refused: a stride of stride / 128 rows that is no power of two": "power-of-2",
+    "refused: no view at a byte offset": "The split offset may not touch the tile",
 }
 
 
@@ -69,4 +107,29 @@ def test_a_free_group_stride_compiles_where_the_table_says(form, tmp_path, monke
     ptx = triton.compile(str(source), target=GPUTarget("cuda", 90, 32)).asm["ptx"]
     # The group stride multiplies g, the tile's size k, and the stores start 2048 bytes in.
     assert re.search(r"mad\.lo\.s32\s+%r\d+, %r\d+, 18432,", ptx), ptx
+    assert re.search(r"shl\.b32\s+%r\d+, %r\d+, 12;", ptx), ptx
+
+
+def test_a_group_view_selected_at_run_time_compiles_where_the_table_says(
+    tmp_path, monkeypatch, capfd
+):
+    """ "selected_rows": the groups' views in the form of a view at a byte offset that the
+    release writes (3.8 writes none: there the 3.9 form's refusal), one chosen at run time."""
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
+    group_view_form = (
+        "sliced_rows" if compat.OFFSET_VIEW_FORM == "slots" else compat.OFFSET_VIEW_FORM
+    )
+    source = tmp_path / "selected_rows.ttgir"
+    source.write_text(HEADER + selected_rows(group_view_form) + FOOTER)
+    expected = compat.VIEW_FORMS["selected_rows"][compat.TRITON_VERSION]
+    if expected != "ok":
+        with pytest.raises(RuntimeError):
+            triton.compile(str(source), target=GPUTarget("cuda", 90, 32))
+        assert REFUSALS[expected] in capfd.readouterr().err
+        return
+    ptx = triton.compile(str(source), target=GPUTarget("cuda", 90, 32)).asm["ptx"]
+    # Each group's start, 2048 + 18432 g, added to the backing's address on its branch, then
+    # the tile's size times k.
+    for start in (2048, 20480, 38912):
+        assert re.search(rf"add\.s32\s+%r\d+, %r\d+, {start};", ptx), (start, ptx)
     assert re.search(r"shl\.b32\s+%r\d+, %r\d+, 12;", ptx), ptx
