@@ -175,7 +175,7 @@ def _direct_launch(compiled):
     _, descriptors = _descriptors(128)
     templates = tuple(kernel_launch._descriptor_template(d) for d in descriptors)
     return kernel_launch, kernel_launch.DirectLaunch(
-        None, _kernel(compiled), GRID[0], templates, ()
+        None, _kernel(compiled), GRID, templates, ()
     )
 
 
@@ -218,4 +218,4 @@ def test_a_direct_launch_with_hooks_goes_through_tritons_launcher(compiled, reco
     # Encoded again by Triton's launcher, which the recording launch function stands for
     # (it would call the hook).
     assert recording.encoded == 4 and len(recording.launches) == 2
-    assert recording.launches[1][:3] == (GRID[0], 1, 1)
+    assert recording.launches[1][:3] == GRID
