@@ -174,9 +174,7 @@ def test_it_declines_a_kernel_with_scratch_and_a_launch_with_hooks(
 def _direct_launch(compiled):
     _, descriptors = _descriptors(128)
     templates = tuple(kernel_launch._descriptor_template(d) for d in descriptors)
-    return kernel_launch, kernel_launch.DirectLaunch(
-        None, _kernel(compiled), GRID, templates, ()
-    )
+    return kernel_launch, kernel_launch.DirectLaunch(None, _kernel(compiled), GRID, templates, ())
 
 
 def test_a_direct_launch_encodes_a_call_of_the_same_tensors_once(compiled, recording):
