@@ -4,7 +4,7 @@
         [--head-dim 64|128 ...] [--mask causal|none ...] [--seq-len N ...] [--runs 50]
     PYTHONPATH=language python bench/attention_backward.py --aliasing [--runs 50]
     PYTHONPATH=language python bench/attention_backward.py --dq atomics vector summed \
-        separate auto [--dtype ... --head-dim ... --mask ... --seq-len ...]
+        separate auto any [--dtype ... --head-dim ... --mask ... --seq-len ...]
 
 The grid: N in 512 ... 16384 at B x N = 32768 tokens, H = 16, D in {64, 128}, causal and not,
 fp16 and bf16, then the grouped-query rows (H = 32, H_kv = 8, D = 128, N = 2048 and 8192), on
@@ -29,8 +29,9 @@ the same run.
 ``--dq PASS ...`` times, on each row of the grid the other flags select, the backward tuned
 with dQ summed each way named (``attention_backward.DQ_PASSES``: fp32 atomics, the same two
 columns an instruction, summed over a CTA's consumers first, a dQ kernel of its own; ``auto``:
-the tuner's choice among them all) and cuDNN's, in GPU time, in the same run, with the
-configurations chosen and each pass's first-call (tuning) cost.
+the tuner's default, ``attention_backward_config.TUNED_DQ_PASSES``; ``any``: the tuner's
+choice among them all) and cuDNN's, in GPU time, in the same run, with the configurations
+chosen and each pass's first-call (tuning) cost.
 """
 
 import argparse
@@ -145,8 +146,8 @@ def describe(choice):
 
 
 def dq_passes(runs, passes, dtype_names, head_dims, masks, seq_lens):
-    """Each way of summing dQ (tuned among its configurations; ``auto``: among all) and
-    cuDNN, round-robin in GPU time, on each row."""
+    """Each way of summing dQ (tuned among its configurations; ``auto``: the default ways;
+    ``any``: among all) and cuDNN, round-robin in GPU time, on each row."""
     print_header(
         f"{'dtype':>5} {'B':>3} {'H':>3} {'Hkv':>3} {'N':>5} {'D':>4} {'causal':>6} | bwd GPU "
         f"TFLOP/s: " + " ".join(f"{name:>8}" for name in passes) + f" {'cuDNN':>6} | chosen"
@@ -244,7 +245,7 @@ def main():
     parser.add_argument(
         "--dq",
         nargs="+",
-        choices=[*bwd.DQ_PASSES, "auto"],
+        choices=[*bwd.DQ_PASSES, "auto", "any"],
         help="time the backward tuned with dQ summed each of these ways, and cuDNN",
     )
     args = parser.parse_args()

@@ -20,7 +20,7 @@ import tlx
 import torch
 import triton
 from tlx_kernels.hopper import attention_backward as bwd
-from tlx_kernels.hopper import attention_dq
+from tlx_kernels.hopper import attention_backward_config, attention_dq
 from tlx_kernels.hopper.attention_common import tile_layout
 from triton.compiler.errors import CompilationError
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
@@ -156,6 +156,23 @@ def test_the_space_has_every_way_to_sum_dq():
         bwd.Config(64, 128, 4, dq_pass="tma")
     with pytest.raises(ValueError, match="sums the dQ shares of two consumers"):
         bwd.Config(64, 64, 4, consumers=1, dq_pass="summed")
+
+
+def test_the_tuner_tries_the_separate_pass_unless_asked_for_more():
+    """``backward``'s dq_pass None tunes the default ways (the separate pass, which won on
+    every row timed), "any" every way, a name that way alone; another name is refused, with
+    the ways named. The default ways' space is the separate pass's configurations."""
+    assert bwd.dq_passes_of(None) == attention_backward_config.TUNED_DQ_PASSES == ("separate",)
+    assert bwd.dq_passes_of("any") == bwd.DQ_PASSES
+    for dq_pass in bwd.DQ_PASSES:
+        assert bwd.dq_passes_of(dq_pass) == (dq_pass,)
+    with pytest.raises(ValueError, match=r"dq_pass='tma': the ways to sum dQ are atomics, vec"):
+        bwd.dq_passes_of("tma")
+    for head_dim in bwd.HEAD_DIMS:
+        default = bwd.autotune_configs(head_dim, bwd.dq_passes_of(None))
+        every = bwd.autotune_configs(head_dim, bwd.dq_passes_of("any"))
+        assert {bwd.config_of(config).dq_pass for config in default} == {"separate"}
+        assert 3 * len(default) < len(every) == len(bwd.autotune_space(head_dim))
 
 
 @pytest.mark.parametrize(

@@ -29,7 +29,8 @@ only dS goes through SMEM, for dQ = dS K, whose A operand is the transpose of th
 consumer writes.
 
 dQ: dQ of a Q block is a sum over every key block, which other CTAs own. How it is summed is
-the configuration's ``dq_pass`` (``DQ_PASSES``), which the tuner chooses: fp32 atomics of
+the configuration's ``dq_pass`` (attention_backward_config.py's ``DQ_PASSES``; the tuner
+takes the second pass unless asked for the others, ``TUNED_DQ_PASSES``): fp32 atomics of
 each consumer's share straight from the accumulator's registers (``red.global.add.f32``, no
 SMEM), the same two columns an instruction, the two consumers' shares summed by the tensor
 cores first (each reads the other's dS and K, and adds half of the columns), or no dQ here
@@ -58,7 +59,6 @@ their own (``distinct`` in the spec; K and V still under dK and dV): at HEAD_DIM
 stages take 224 KiB.
 """
 
-import dataclasses
 import functools
 
 import tlx
@@ -73,8 +73,9 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     tma,
 )
 
-from tlx_kernels._host import KernelConfig, KernelHost
+from tlx_kernels._host import KernelHost
 from tlx_kernels.hopper import attention_backward_delta, attention_dq
+from tlx_kernels.hopper.attention_backward_config import DQ_PASSES, Config, dq_passes_of
 from tlx_kernels.hopper.attention_backward_step import (
     LOG2E,
     drain_pipeline,
@@ -87,7 +88,6 @@ from tlx_kernels.hopper.attention_common import tile_layout
 from tlx_kernels.hopper.common import (
     LOADER_REGISTERS,
     SM90A,
-    partition_registers,
     ring_barriers,
 )
 
@@ -418,114 +418,6 @@ def attention_bwd_kernel(
 # Host side ---------------------------------------------------------------------------------
 
 HEAD_DIMS = (64, 128)
-# How dQ, a sum over every key block, is summed (attention_backward_step._dq_and_release):
-# "atomics", each consumer's share added with scalar fp32 atomics; "vector", the same two
-# columns an instruction; "summed", the CTA's two consumers' shares summed by the tensor
-# cores first, each consumer adding half of the columns, two an instruction; "separate", no
-# dQ here but in a kernel of its own (attention_dq.py), without atomics.
-DQ_PASSES = ("atomics", "vector", "summed", "separate")
-
-
-@dataclasses.dataclass(frozen=True)
-class Config(KernelConfig):
-    """Tile sizes and schedule of one compiled backward kernel: BLOCK_N keys a CTA, split
-    among ``consumers`` warpgroups (1 or 2), Q blocks of BLOCK_M rows streaming through
-    ``num_stages`` Q/dO stages; ``p_in_smem``: P^T goes through SMEM for dV (sharing dS^T's
-    buffer with ``alias``) rather than from registers; ``alias``: the dK/dV staging tiles
-    over K and V (and P^T with dS^T), else every tile in bytes of its own;
-    ``scores_by_query`` (with ``p_in_smem``): S and dP with queries as rows rather than keys
-    (attention_backward_step.py: fewer registers a consumer thread); ``dq_pass``, how dQ is
-    summed over the key blocks (``DQ_PASSES``); ``pipelined`` (with dq_pass "separate" and
-    ``p_in_smem``): a step's dV and dK stay in flight into the next step, P and dS each in a
-    buffer of its own, and the step's Q/dO stage is released in the next step.
-
-    The ring with ``pipelined``: the consumers hold two stages at a time, the step's and the
-    previous one, released only once the step's wait for S has retired the previous step's
-    dV and dK. A stage is refilled a step later than without ``pipelined``, so NUM_STAGES
-    stages run as far ahead as NUM_STAGES - 1 do unpipelined: with two, the next Q block's Q
-    and dO load during the current step (from its wait for S on), with four, three steps
-    ahead. Fewer than two would deadlock: the release of stage i waits for step i + 1's Q and
-    dO, which, in the same stage, wait for that release."""
-
-    ARGUMENTS = {
-        "block_m": "BLOCK_M",
-        "block_n": "BLOCK_N",
-        "num_stages": "NUM_STAGES",
-        "alias": "ALIAS",
-        "consumers": "CONSUMERS",
-        "p_in_smem": "P_IN_SMEM",
-        "scores_by_query": "SCORES_BY_QUERY",
-        "dq_pass": "DQ_PASS",
-        "pipelined": "PIPELINED",
-    }
-
-    block_m: int
-    block_n: int
-    num_stages: int
-    alias: bool = True
-    consumers: int = 2
-    p_in_smem: bool = False
-    scores_by_query: bool = False
-    dq_pass: str = "atomics"
-    pipelined: bool = False
-
-    def __post_init__(self):
-        if self.dq_pass not in DQ_PASSES:
-            raise ValueError(f"dq_pass must be one of {', '.join(DQ_PASSES)}, got {self.dq_pass!r}")
-        if self.dq_pass == "summed" and self.consumers != 2:
-            raise ValueError("dq_pass='summed' sums the dQ shares of two consumers: consumers=2")
-        if self.consumers not in (1, 2):
-            raise ValueError(f"consumers must be 1 or 2, got {self.consumers}")
-        if self.block_n != 64 * self.consumers:
-            raise ValueError(
-                f"each consumer warpgroup owns 64 keys: block_n must be {64 * self.consumers} "
-                f"with {self.consumers} consumers, got {self.block_n}"
-            )
-        if self.scores_by_query and not self.p_in_smem:
-            raise ValueError(
-                "scores_by_query writes P to SMEM, where dV = P^T dO reads its transpose: it "
-                "needs p_in_smem=True"
-            )
-        if self.pipelined:
-            self._check_pipelined()
-
-    def _check_pipelined(self):
-        """``pipelined`` leaves dV and dK in flight into the next step (attention_backward_step
-        ``_wait_for_scores``): no dQ product may wait for them in between, P^T must be in SMEM
-        of its own while dV reads it, and the ring must hold the step's stage and the previous
-        one, still unreleased."""
-        if self.dq_pass != "separate":
-            raise ValueError(
-                "pipelined leaves dV and dK in flight into the next step, which dQ's products "
-                f"in the kernel would wait for: it needs dq_pass='separate', got {self.dq_pass!r}"
-            )
-        if not self.p_in_smem:
-            raise ValueError(
-                "pipelined writes P^T to an SMEM buffer of its own, which dV reads while dS^T "
-                "is written: it needs p_in_smem=True"
-            )
-        if self.num_stages < 2:
-            raise ValueError(
-                "pipelined releases a Q/dO stage one step late, so the consumers hold two: it "
-                f"needs num_stages >= 2, got {self.num_stages}"
-            )
-
-    def kernel_arguments(self):
-        """The fields' arguments, then a worker consumer thread's registers after setmaxnreg
-        (``partition_registers``; the kernel passes them with two consumers only)."""
-        registers = partition_registers(self.consumers)[1]
-        return {**super().kernel_arguments(), "CONSUMER_REGISTERS": registers}
-
-    def __repr__(self):
-        p_in_smem = " p_in_smem" if self.p_in_smem else ""
-        by_query = " scores_by_query" if self.scores_by_query else ""
-        consumers = "" if self.consumers == 2 else f" consumers={self.consumers}"
-        dq_pass = "" if self.dq_pass == "atomics" else f" dq={self.dq_pass}"
-        pipelined = " pipelined" if self.pipelined else ""
-        return (
-            f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} stages={self.num_stages} "
-            f"alias={self.alias}{consumers}{p_in_smem}{by_query}{dq_pass}{pipelined}"
-        )
 
 
 def block_shapes(config, arguments):
@@ -671,7 +563,8 @@ def backward(do, q, k, v, o, lse, causal, sm_scale=None, config=None, dq_config=
     tensors: q, o, do with H heads, k and v with H_kv (dividing H); ``lse`` the forward's
     natural-log LSE, fp32 (batch * heads, seq_len). With ``config`` None, the configuration
     the tuner finds fastest for the shape, dtype, mask and grouping (the first call of a key
-    times them all) among those that sum dQ the way ``dq_pass`` says (None: any,
+    times them all) among those that sum dQ the ways ``dq_pass`` says (``dq_passes_of``:
+    None, the default ``attention_backward_config.TUNED_DQ_PASSES``; "any"; or one of
     ``DQ_PASSES``); a configuration with dq_pass "separate" runs the dQ kernel with
     ``dq_config`` (None: tuned with it, or its default where ``config`` is given)."""
     batch, heads, seq_len, head_dim = q.shape
@@ -682,9 +575,10 @@ def backward(do, q, k, v, o, lse, causal, sm_scale=None, config=None, dq_config=
     delta = attention_backward_delta.delta(o3.view(-1, head_dim), do3.view(-1, head_dim))
     tensors = (do3, q3, k3, v3, lse, delta, sm_scale, causal)
     if config is None:
+        dq_passes = dq_passes_of(dq_pass)
         shape_key = (q.device, q.dtype, tuple(q.shape), kv_heads, causal, dq_pass)
         if shape_key not in _tuned:
-            _tuned[shape_key] = _tune(tensors, dq_pass)
+            _tuned[shape_key] = _tune(tensors, dq_passes)
         config, dq_config = _tuned[shape_key]
     elif config.dq_pass == "separate" and dq_config is None:
         dq_config = attention_dq.default_config(head_dim)
@@ -758,17 +652,18 @@ def _tune_kernel(tensors, dq_passes):
     return config_of(tuner.best_config)
 
 
-def _tune(tensors, dq_pass):
-    """(configuration, dQ kernel's configuration or None) for ``backward``'s ``tensors``:
-    the best of those that sum dQ in the kernel (the tuner's), and the best with dQ in a pass
-    of its own (the two kernels tuned apart, each alone on the GPU); where ``dq_pass`` leaves
-    both, the faster of the two as whole backward passes (``triton.testing.do_bench``)."""
+def _tune(tensors, dq_passes):
+    """(configuration, dQ kernel's configuration or None) for ``backward``'s ``tensors``,
+    among the ways to sum dQ ``dq_passes`` names: the best of those that sum dQ in the
+    kernel (the tuner's), and the best with dQ in a pass of its own (the two kernels tuned
+    apart, each alone on the GPU); where both are asked for, the faster of the two as whole
+    backward passes (``triton.testing.do_bench``)."""
     do3, q3, k3, v3, lse, delta, sm_scale, causal = tensors
     candidates = []
-    in_kernel = tuple(p for p in DQ_PASSES[:-1] if dq_pass in (None, p))
+    in_kernel = tuple(p for p in dq_passes if p != "separate")
     if in_kernel:
         candidates.append((_tune_kernel(tensors, in_kernel), None))
-    if dq_pass in (None, "separate"):
+    if "separate" in dq_passes:
         config = _tune_kernel(tensors, ("separate",))
         _, dq_config = attention_dq.compute_dq(q3, k3, v3, do3, lse, delta, sm_scale, causal)
         candidates.append((config, dq_config))

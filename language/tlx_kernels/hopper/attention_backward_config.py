@@ -1,0 +1,138 @@
+"""The Hopper attention backward's configurations (``Config``: tiles, stages, aliasing and
+schedule of one compiled kernel) and the ways it sums dQ (``DQ_PASSES``, the tuner's default
+``TUNED_DQ_PASSES``, ``dq_passes_of``). The kernel and its host code:
+tlx_kernels.hopper.attention_backward."""
+
+import dataclasses
+
+from tlx_kernels._host import KernelConfig
+from tlx_kernels.hopper.common import partition_registers
+
+# How dQ, a sum over every key block, is summed (attention_backward_step._dq_and_release):
+# "atomics", each consumer's share added with scalar fp32 atomics; "vector", the same two
+# columns an instruction; "summed", the CTA's two consumers' shares summed by the tensor
+# cores first, each consumer adding half of the columns, two an instruction; "separate", no
+# dQ here but in a kernel of its own (attention_dq.py), without atomics.
+DQ_PASSES = ("atomics", "vector", "summed", "separate")
+# The ways ``backward`` tunes by default (dq_pass None): the separate pass won on every row
+# timed on the H200 (docs/performance.md: D 64 and 128, grouped heads, causal or not), 9-27%
+# ahead of the best in-kernel sum at D = 64, so the in-kernel sums, a space three times its
+# size, are tuned only when asked for (a dq_pass of theirs, or "any" for every way).
+TUNED_DQ_PASSES = ("separate",)
+
+
+def dq_passes_of(dq_pass):
+    """The ways to sum dQ that ``backward``'s ``dq_pass`` asks the tuner to try: None, the
+    default ones (``TUNED_DQ_PASSES``); "any", every one (``DQ_PASSES``); else that one."""
+    if dq_pass is None:
+        return TUNED_DQ_PASSES
+    if dq_pass == "any":
+        return DQ_PASSES
+    if dq_pass not in DQ_PASSES:
+        raise ValueError(
+            f"dq_pass={dq_pass!r}: the ways to sum dQ are {', '.join(DQ_PASSES)}, 'any' (the "
+            "tuner tries every one) or None (the default ones)"
+        )
+    return (dq_pass,)
+
+
+@dataclasses.dataclass(frozen=True)
+class Config(KernelConfig):
+    """Tile sizes and schedule of one compiled backward kernel: BLOCK_N keys a CTA, split
+    among ``consumers`` warpgroups (1 or 2), Q blocks of BLOCK_M rows streaming through
+    ``num_stages`` Q/dO stages; ``p_in_smem``: P^T goes through SMEM for dV (sharing dS^T's
+    buffer with ``alias``) rather than from registers; ``alias``: the dK/dV staging tiles
+    over K and V (and P^T with dS^T), else every tile in bytes of its own;
+    ``scores_by_query`` (with ``p_in_smem``): S and dP with queries as rows rather than keys
+    (attention_backward_step.py: fewer registers a consumer thread); ``dq_pass``, how dQ is
+    summed over the key blocks (``DQ_PASSES``); ``pipelined`` (with dq_pass "separate" and
+    ``p_in_smem``): a step's dV and dK stay in flight into the next step, P and dS each in a
+    buffer of its own, and the step's Q/dO stage is released in the next step.
+
+    The ring with ``pipelined``: the consumers hold two stages at a time, the step's and the
+    previous one, released only once the step's wait for S has retired the previous step's
+    dV and dK. A stage is refilled a step later than without ``pipelined``, so NUM_STAGES
+    stages run as far ahead as NUM_STAGES - 1 do unpipelined: with two, the next Q block's Q
+    and dO load during the current step (from its wait for S on), with four, three steps
+    ahead. Fewer than two would deadlock: the release of stage i waits for step i + 1's Q and
+    dO, which, in the same stage, wait for that release."""
+
+    ARGUMENTS = {
+        "block_m": "BLOCK_M",
+        "block_n": "BLOCK_N",
+        "num_stages": "NUM_STAGES",
+        "alias": "ALIAS",
+        "consumers": "CONSUMERS",
+        "p_in_smem": "P_IN_SMEM",
+        "scores_by_query": "SCORES_BY_QUERY",
+        "dq_pass": "DQ_PASS",
+        "pipelined": "PIPELINED",
+    }
+
+    block_m: int
+    block_n: int
+    num_stages: int
+    alias: bool = True
+    consumers: int = 2
+    p_in_smem: bool = False
+    scores_by_query: bool = False
+    dq_pass: str = "atomics"
+    pipelined: bool = False
+
+    def __post_init__(self):
+        if self.dq_pass not in DQ_PASSES:
+            raise ValueError(f"dq_pass must be one of {', '.join(DQ_PASSES)}, got {self.dq_pass!r}")
+        if self.dq_pass == "summed" and self.consumers != 2:
+            raise ValueError("dq_pass='summed' sums the dQ shares of two consumers: consumers=2")
+        if self.consumers not in (1, 2):
+            raise ValueError(f"consumers must be 1 or 2, got {self.consumers}")
+        if self.block_n != 64 * self.consumers:
+            raise ValueError(
+                f"each consumer warpgroup owns 64 keys: block_n must be {64 * self.consumers} "
+                f"with {self.consumers} consumers, got {self.block_n}"
+            )
+        if self.scores_by_query and not self.p_in_smem:
+            raise ValueError(
+                "scores_by_query writes P to SMEM, where dV = P^T dO reads its transpose: it "
+                "needs p_in_smem=True"
+            )
+        if self.pipelined:
+            self._check_pipelined()
+
+    def _check_pipelined(self):
+        """``pipelined`` leaves dV and dK in flight into the next step (attention_backward_step
+        ``_wait_for_scores``): no dQ product may wait for them in between, P^T must be in SMEM
+        of its own while dV reads it, and the ring must hold the step's stage and the previous
+        one, still unreleased."""
+        if self.dq_pass != "separate":
+            raise ValueError(
+                "pipelined leaves dV and dK in flight into the next step, which dQ's products "
+                f"in the kernel would wait for: it needs dq_pass='separate', got {self.dq_pass!r}"
+            )
+        if not self.p_in_smem:
+            raise ValueError(
+                "pipelined writes P^T to an SMEM buffer of its own, which dV reads while dS^T "
+                "is written: it needs p_in_smem=True"
+            )
+        if self.num_stages < 2:
+            raise ValueError(
+                "pipelined releases a Q/dO stage one step late, so the consumers hold two: it "
+                f"needs num_stages >= 2, got {self.num_stages}"
+            )
+
+    def kernel_arguments(self):
+        """The fields' arguments, then a worker consumer thread's registers after setmaxnreg
+        (``partition_registers``; the kernel passes them with two consumers only)."""
+        registers = partition_registers(self.consumers)[1]
+        return {**super().kernel_arguments(), "CONSUMER_REGISTERS": registers}
+
+    def __repr__(self):
+        p_in_smem = " p_in_smem" if self.p_in_smem else ""
+        by_query = " scores_by_query" if self.scores_by_query else ""
+        consumers = "" if self.consumers == 2 else f" consumers={self.consumers}"
+        dq_pass = "" if self.dq_pass == "atomics" else f" dq={self.dq_pass}"
+        pipelined = " pipelined" if self.pipelined else ""
+        return (
+            f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} stages={self.num_stages} "
+            f"alias={self.alias}{consumers}{p_in_smem}{by_query}{dq_pass}{pipelined}"
+        )
