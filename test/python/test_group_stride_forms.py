@@ -93,18 +93,27 @@ REFUSALS = {
 }
 
 
-@pytest.mark.parametrize("form", sorted(FORMS))
-def test_a_free_group_stride_compiles_where_the_table_says(form, tmp_path, monkeypatch, capfd):
+def ptx_where_the_table_says(form, body, tmp_path, monkeypatch, capfd):
+    """The PTX of ``body`` (the form ``form`` between HEADER and FOOTER) compiled by the
+    installed Triton where ``compat.VIEW_FORMS`` says it accepts ``form``; None where it
+    refuses it, after checking that its verifier says why."""
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
     source = tmp_path / f"{form}.ttgir"
-    source.write_text(HEADER + FORMS[form] + FOOTER)
+    source.write_text(HEADER + body + FOOTER)
     expected = compat.VIEW_FORMS[form][compat.TRITON_VERSION]
     if expected != "ok":
         with pytest.raises(RuntimeError):
             triton.compile(str(source), target=GPUTarget("cuda", 90, 32))
         assert REFUSALS[expected] in capfd.readouterr().err
+        return None
+    return triton.compile(str(source), target=GPUTarget("cuda", 90, 32)).asm["ptx"]
+
+
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_a_free_group_stride_compiles_where_the_table_says(form, tmp_path, monkeypatch, capfd):
+    ptx = ptx_where_the_table_says(form, FORMS[form], tmp_path, monkeypatch, capfd)
+    if ptx is None:
         return
-    ptx = triton.compile(str(source), target=GPUTarget("cuda", 90, 32)).asm["ptx"]
     # The group stride multiplies g, the tile's size k, and the stores start 2048 bytes in.
     assert re.search(r"mad\.lo\.s32\s+%r\d+, %r\d+, 18432,", ptx), ptx
     assert re.search(r"shl\.b32\s+%r\d+, %r\d+, 12;", ptx), ptx
@@ -115,19 +124,13 @@ def test_a_group_view_selected_at_run_time_compiles_where_the_table_says(
 ):
     """ "selected_rows": the groups' views in the form of a view at a byte offset that the
     release writes (3.8 writes none: there the 3.9 form's refusal), one chosen at run time."""
-    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
     group_view_form = (
         "sliced_rows" if compat.OFFSET_VIEW_FORM == "slots" else compat.OFFSET_VIEW_FORM
     )
-    source = tmp_path / "selected_rows.ttgir"
-    source.write_text(HEADER + selected_rows(group_view_form) + FOOTER)
-    expected = compat.VIEW_FORMS["selected_rows"][compat.TRITON_VERSION]
-    if expected != "ok":
-        with pytest.raises(RuntimeError):
-            triton.compile(str(source), target=GPUTarget("cuda", 90, 32))
-        assert REFUSALS[expected] in capfd.readouterr().err
+    body = selected_rows(group_view_form)
+    ptx = ptx_where_the_table_says("selected_rows", body, tmp_path, monkeypatch, capfd)
+    if ptx is None:
         return
-    ptx = triton.compile(str(source), target=GPUTarget("cuda", 90, 32)).asm["ptx"]
     # Each group's start, 2048 + 18432 g, added to the backing's address on its branch, then
     # the tile's size times k.
     for start in (2048, 20480, 38912):
