@@ -152,6 +152,10 @@ def case(key):
     return _fused_mlp_case(key)
 
 
+# Timed rounds of each tree, alternating.
+ROUNDS = 5
+
+
 @pytest.mark.parametrize("key", KERNELS)
 def test_the_inferred_tree_is_correct_and_timed_beside_the_hand_written(key, monkeypatch):
     _, _, _, found = suggestion(key)
@@ -163,16 +167,20 @@ def test_the_inferred_tree_is_correct_and_timed_beside_the_hand_written(key, mon
     }
     run, check = case(key)
     milliseconds = {label: [] for label in kernels}
-    # Twice each, alternating, so that a clock that drifts during the run favours neither.
-    for label in (*kernels, *kernels):
+    # ROUNDS each, alternating, so that a clock that drifts during the run favours neither;
+    # the best of each (two rounds left 10% between the same kernel's runs on the H200).
+    for label in (*kernels,) * ROUNDS:
         with monkeypatch.context() as patched:
             patched.setattr(module, kernel_name, kernels[label])
-            check(run())
+            if len(milliseconds[label]) == 0:
+                check(run())
             milliseconds[label].append(triton.testing.do_bench(run, return_mode="median"))
     own, inferred = (min(milliseconds[label]) for label in kernels)
+    own_slowest, inferred_slowest = (max(milliseconds[label]) for label in kernels)
     (smem,) = (spec for spec in found.specs if spec.name == "smem")
     print(
-        f"\n{key}: hand-written tree {smem.own_plan.region_size} bytes {own:.3f} ms, inferred "
-        f"tree {smem.search.inferred.region_size} bytes {inferred:.3f} ms "
-        f"({own / inferred:.2f}x)"
+        f"\n{key}: hand-written tree {smem.own_plan.region_size} bytes {own:.3f} ms "
+        f"(slowest round {own_slowest:.3f}), inferred tree "
+        f"{smem.search.inferred.region_size} bytes {inferred:.3f} ms (slowest round "
+        f"{inferred_slowest:.3f}) ({own / inferred:.2f}x)"
     )
