@@ -385,11 +385,14 @@ class IndexOperation:
 class IndexProgram:
     """A view's slot arithmetic with every identity step dropped (``View.index_program``):
     the ``operations`` in order, the operand that is the slot (``result``) and, for a
-    ``"runtime_row"`` view, the backing's row where the buffer's group starts (``row``)."""
+    ``"runtime_row"`` view, the backing's row where the buffer's group starts (``row``), for
+    a ``"selected_rows"`` view the buffer's group, whose view the front doors choose
+    (``group``: a position in ``View.group_view_starts``)."""
 
     operations: tuple[IndexOperation, ...]
     result: IndexOperand
     row: IndexOperand | None = None
+    group: IndexOperand | None = None
 
     def evaluate(self, index: int) -> int:
         """The slot this program computes for buffer ``index``."""
@@ -399,6 +402,10 @@ class IndexProgram:
         """The backing row ``row`` gives for buffer ``index`` (0 without one)."""
         return _native.evaluate_index_program_row(_to_native(self), index)
 
+    def evaluate_group(self, index: int) -> int:
+        """The buffer group ``group`` gives for buffer ``index`` (0 without one)."""
+        return _native.evaluate_index_program_group(_to_native(self), index)
+
 
 @_value_type(_native.View)
 class View:
@@ -406,7 +413,8 @@ class View:
     ``shape`` (``[slots, *one buffer]``) of the user's own element type and layout,
     starting ``base`` units into the region and written in ``form`` (``"slots"``: a view
     of the whole region, ``base`` 0; ``"sliced_rows"``, ``"indexed_row"``: from a byte
-    offset, docs/planner.md; ``"runtime_row"``: a view per group, ``group_stride`` apart),
+    offset, docs/planner.md; ``"runtime_row"``, ``"selected_rows"``: a view per buffer
+    group, ``group_stride`` apart),
     and ``period``, ``scale``, ``offset_slots`` and
     ``step`` give buffer ``i``'s slot (docs/planner.md, "The slot of a buffer"; ``slot_of``,
     ``index_program``). ``indexed`` is False for a user that is one
@@ -436,8 +444,21 @@ class View:
         return _native.slot_of(_to_native(self), index)
 
     def view_start_of(self, index: int) -> int:
-        """Where the view of buffer ``index`` starts (``"runtime_row"``: its group's)."""
+        """Where the view of buffer ``index`` starts (a view per buffer group: its
+        group's)."""
         return _native.view_start(_to_native(self), index)
+
+    @property
+    def per_group(self) -> bool:
+        """Whether each buffer group is a view of its own (``"runtime_row"``,
+        ``"selected_rows"``; ``View::perGroup``)."""
+        return _to_native(self).per_group()
+
+    def group_view_starts(self, count: int) -> tuple[int, ...]:
+        """Where the view of each buffer group of a user of ``count`` buffers starts (a
+        view per buffer group; else ``(base,)``): a ``"selected_rows"`` view is one view
+        per entry, chosen by the index program's ``group``."""
+        return tuple(_native.group_view_starts(_to_native(self), count))
 
     def start_of(self, index: int) -> int:
         """Where buffer ``index`` starts: ``view_start_of(index) + buffer_size * slot_of``."""
