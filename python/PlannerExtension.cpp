@@ -328,9 +328,6 @@ void bindFunctions(py::module_ &m) {
   m.def("evaluate_index_program_row", &evaluateIndexProgramRow,
         py::arg("program"), py::arg("index"),
         "The backing row an index program's `row` gives for an index.");
-  m.def("evaluate_index_program_group", &evaluateIndexProgramGroup,
-        py::arg("program"), py::arg("index"),
-        "The buffer group an index program's `group` gives for an index.");
   m.def("placement_of", &placementOf, py::arg("view"),
         "The slot coefficients of a view.");
   m.def("view_of", &viewOf, py::arg("buffer"), py::arg("placement"),

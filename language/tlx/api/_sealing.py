@@ -289,34 +289,36 @@ def group_view(user: AllocationState, backing, row, builder):
     return _named(handle, builder, user.name, "tlx.buffer")
 
 
+def group_view_at(user: AllocationState, backing, start: int, builder):
+    """The view of the buffer group of ``user`` (``"selected_rows"``) that starts at byte
+    ``start``: the backing's rows from there (``"sliced_rows"``), reinterpreted to the
+    group's slots."""
+    view = user.view
+    rows = _sliced_rows(view, start, backing, user.spec.plan.backing_shape, builder)
+    group_type = view_type(user.element_ty, user.layout, user.storage, view)
+    handle = builder.create_memdesc_reinterpret(group_type.to_ir(builder), rows)
+    return _named(handle, builder, user.name, "tlx.buffer")
+
+
 def selected_group_view(user: AllocationState, backing, group, builder):
     """The view of one buffer group of ``user``, whose view is one per group
-    (``"selected_rows"``): each group's view at its start (``View.group_view_starts``), the
-    backing's rows from there (``"sliced_rows"``) reinterpreted to the group's slots;
-    ``group`` (an int, or the index program's int32 ``group``) chooses one, at run time by
-    ``scf.if`` on it, each view built in its own branch (Triton 3.9 refuses
+    (``"selected_rows"``): each group's view at its start (``View.group_view_starts``,
+    ``group_view_at``), one chosen at run time by ``scf.if`` on ``group`` (the index
+    program's int32 ``group``), each built in its own branch: built outside, Triton's
+    canonicalization would make the chain an ``arith.select`` of views (Triton 3.9 refuses
     ``"runtime_row"``: ``compat.VIEW_FORMS``)."""
     view = user.view
-    backing_shape = user.spec.plan.backing_shape
     starts = view.group_view_starts(user.shape[0])
     group_type = view_type(user.element_ty, user.layout, user.storage, view).to_ir(builder)
-
-    def group_view(start):
-        rows = _sliced_rows(view, start, backing, backing_shape, builder)
-        handle = builder.create_memdesc_reinterpret(group_type, rows)
-        return _named(handle, builder, user.name, "tlx.buffer")
-
-    if isinstance(group, int):
-        return group_view(starts[group])
     after = builder.get_insertion_point()
     chosen = None
     parent = None  # the else block of the last scf.if, where the next one goes
     for position, start in enumerate(starts):
         if position == len(starts) - 1:
             if parent is None:
-                return group_view(start)
+                return group_view_at(user, backing, start, builder)
             builder.set_insertion_point_to_end(parent)
-            builder.create_yield_op([group_view(start)])
+            builder.create_yield_op([group_view_at(user, backing, start, builder)])
             break
         if parent is not None:
             builder.set_insertion_point_to_end(parent)
@@ -327,7 +329,7 @@ def selected_group_view(user: AllocationState, backing, group, builder):
         else:
             builder.create_yield_op([choice.get_result(0)])
         builder.set_insertion_point_to_end(choice.get_then_block())
-        builder.create_yield_op([group_view(start)])
+        builder.create_yield_op([group_view_at(user, backing, start, builder)])
         parent = choice.get_else_block()
     builder.restore_insertion_point(after)
     return chosen

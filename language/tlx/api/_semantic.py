@@ -19,7 +19,14 @@ from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma
 from .. import compat, planner
 from .._errors import location_of_call
 from ._descriptors import descriptor, descriptor_type, dtype_text
-from ._sealing import group_view, join_sealed, seal, selected_group_view, set_overlap
+from ._sealing import (
+    group_view,
+    group_view_at,
+    join_sealed,
+    seal,
+    selected_group_view,
+    set_overlap,
+)
 from ._state import AllocationState, SpecState, active_trace, assigned_name, new_spec_state
 
 
@@ -121,13 +128,14 @@ def index(buffer, index, generator, builder):
         program = view.index_program
         slot = builder.get_int32(view.slot_of(index))
         row = None if program.row is None else builder.get_int32(program.evaluate_row(index))
-        group = None if program.group is None else program.evaluate_group(index)
+        if program.group is not None:
+            source = group_view_at(allocation, source, view.view_start_of(index), builder)
     else:
         slot, row, group = _slot_arithmetic(builder, index.handle, view)
+        if group is not None:
+            source = selected_group_view(allocation, source, group, builder)
     if row is not None:
-        source = group_view(buffer.allocation, source, row, builder)
-    if group is not None:
-        source = selected_group_view(buffer.allocation, source, group, builder)
+        source = group_view(allocation, source, row, builder)
     shape = buffer_type.shape[1:]
     result_type = descriptor_type(element_ty, shape, layout, storage)
     handle = builder.create_memdesc_index(result_type.to_ir(builder), source, slot)
