@@ -3,6 +3,7 @@
 // RUN: triton-opt %s --split-input-file --tlx-storage-alias-size-definition="whole-views=false offset-form=indexed_row" --tlx-buffer-offset-calculation="whole-views=false offset-form=indexed_row" --tlx-storage-alias-allocation --tlx-rewrite-local-alias | FileCheck %s --check-prefix=ROW
 // RUN: triton-opt %s --split-input-file --test-print-tlx-plan="whole-views=false offset-form=indexed_row" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PRINT
 // RUN: triton-opt %s --split-input-file --tlx-storage-alias-lowering="whole-views=false offset-form=sliced_rows" --tlx-rewrite-local-alias | FileCheck %s --check-prefix=SELECTED
+// RUN: triton-opt %s --split-input-file --tlx-storage-alias-size-definition="whole-views=false offset-form=sliced_rows" --tlx-buffer-offset-calculation="whole-views=false offset-form=sliced_rows" --tlx-storage-alias-allocation --tlx-rewrite-local-alias | FileCheck %s --check-prefix=SELECTED
 // RUN: triton-opt %s --split-input-file --tlx-buffer-offset-calculation="whole-views=false offset-form=sliced_rows" | FileCheck %s --check-prefix=SELECTED-PLACED
 // RUN: triton-opt %s --split-input-file --test-print-tlx-plan="whole-views=false offset-form=sliced_rows" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SELECTED-PRINT
 
