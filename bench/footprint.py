@@ -18,13 +18,14 @@ groups, some group sizes of 2 or 4; "equal counts" gives every user the same num
 of buffer groups, "index-aligned counts" gives each user 1 .. all of them. Regions
 are shown under each release's rules (``RULES``): whole views from the region's
 start (Triton 3.8, and triton-opt's default), views from the region's start that may
-stop short of its end, and views that may also start at any aligned byte offset
-(Triton 3.6, 3.7 and 3.9: docs/planner.md, "Views at a byte offset"). "unshared" is
-the same buffers each in bytes of their own, one after the other at their alignment,
-which no plan may exceed; under views at byte offsets, "a free group stride" is what the
-planner reaches where a user's buffer groups may sit any aligned distance apart, each group
-a view of its own (``GROUP_STRIDE_RULES``: Triton 3.6 and 3.7 write it, ``runtime_row``;
-docs/planner.md, "What stays above the ideal"). The kernels are
+stop short of its end, and views that may also start at any aligned byte offset, a user's
+buffer groups any aligned distance apart where that is smaller, each group a view of its
+own (a free group stride: Triton 3.9 writes it ``selected_rows``; 3.6 and 3.7,
+``GROUP_STRIDE_RULES``, ``runtime_row``, with the same regions: docs/planner.md, "Views at
+a byte offset" and "What stays above the ideal"). "unshared" is the same buffers each in
+bytes of their own, one after the other at their alignment, which no plan may exceed;
+under views at byte offsets, "without a free group stride" is what the planner reaches
+where a user's buffer groups sit whole slots apart. The kernels are
 the plans of the tutorials (as ``tlx.kernel_plans`` makes them with the Triton installed)
 and the A/B ring of a 4-stage 128x256x64 bf16 GEMM. No GPU is needed.
 """
@@ -50,12 +51,16 @@ TUTORIALS = Path(__file__).resolve().parents[1] / "tutorials"
 RULES = (
     ("whole views (Triton 3.8, triton-opt default)", True, "slots"),
     ("views from the region's start", False, "slots"),
-    ("views at byte offsets (Triton 3.9; 3.6, 3.7 without a free stride)", False, "sliced_rows"),
+    (
+        "views at byte offsets and per buffer group (Triton 3.9, selected_rows)",
+        False,
+        "sliced_rows",
+    ),
 )
-#: Views at byte offsets and a view per buffer group where that is smaller (Triton 3.6 and
-#: 3.7): the "free group stride" line of the random trees.
+#: The same with the offset form of Triton 3.6 and 3.7, whose view per buffer group is
+#: runtime_row.
 GROUP_STRIDE_RULES = (
-    "views at byte offsets and per buffer group (Triton 3.6, 3.7)",
+    "views at byte offsets and per buffer group (Triton 3.6, 3.7, runtime_row)",
     False,
     "indexed_row",
 )
@@ -244,11 +249,10 @@ def group_products(case: Case) -> list[int]:
     return products
 
 
-def free_stride_bytes(case: Case) -> int:
-    """The region the planner gives ``case`` under ``GROUP_STRIDE_RULES`` (a user's buffer
-    groups any multiple of its alignment apart, each a view of its own where that is
-    smaller: ``runtime_row``)."""
-    spec = rules_spec(case.spec, GROUP_STRIDE_RULES)
+def fixed_stride_bytes(case: Case) -> int:
+    """The region the planner gives ``case`` without a view per buffer group (a user's
+    buffer groups whole slots apart: ``Spec.group_stride_form`` ``"slots"``)."""
+    spec = replace(case.spec, group_stride_form="slots")
     return planner.plan(spec, case.buffers, case.tree).size_bytes
 
 
@@ -267,7 +271,7 @@ def regions(case: Case) -> tuple[int, dict[str, int]]:
 def summary(cases: list[Case]) -> list[str]:
     rows = {name: [] for name, _ in FAMILIES}
     aligned = []
-    free_stride = []
+    fixed_stride = []
     smaller = 0
     over_unshared = 0
     for case in cases:
@@ -277,7 +281,7 @@ def summary(cases: list[Case]) -> list[str]:
         bound = max(ideal, aligned_ideal_bytes(case))
         aligned.append(sizes["ours"] / bound)
         if case.spec.offset_form != "slots":
-            free_stride.append(free_stride_bytes(case) / bound)
+            fixed_stride.append(fixed_stride_bytes(case) / bound)
         smaller += sizes["ours"] < sizes["group-major"]
         over_unshared += sizes["ours"] > unshared_bytes(case)
     lines = []
@@ -292,11 +296,11 @@ def summary(cases: list[Case]) -> list[str]:
         f"  ours at the ideal with alignment counted {100 * at_aligned:5.1f}%"
         f"   mean {statistics.mean(max(r, 1) for r in aligned):.3f}x"
     )
-    if free_stride:
+    if fixed_stride:
         lines.append(
-            f"  with a free group stride (runtime_row, Triton 3.6, 3.7) "
-            f"{100 * sum(r <= 1 + 1e-9 for r in free_stride) / len(free_stride):5.1f}%"
-            f"   mean {statistics.mean(max(r, 1) for r in free_stride):.3f}x"
+            f"  without a free group stride, with alignment counted "
+            f"{100 * sum(r <= 1 + 1e-9 for r in fixed_stride) / len(fixed_stride):5.1f}%"
+            f"   mean {statistics.mean(max(r, 1) for r in fixed_stride):.3f}x"
         )
     lines.append(f"  ours smaller than group-major on {100 * smaller / len(cases):.1f}% of trees")
     lines.append(f"  ours larger than unshared on {over_unshared} of {len(cases)} trees")

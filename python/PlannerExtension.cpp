@@ -58,7 +58,8 @@ void bindEnums(py::module_ &m) {
       .value("SLOTS", ViewForm::Slots)
       .value("SLICED_ROWS", ViewForm::SlicedRows)
       .value("INDEXED_ROW", ViewForm::IndexedRow)
-      .value("RUNTIME_ROW", ViewForm::RuntimeRow);
+      .value("RUNTIME_ROW", ViewForm::RuntimeRow)
+      .value("SELECTED_ROWS", ViewForm::SelectedRows);
   py::enum_<BackingKind>(m, "BackingKind")
       .value("SHARED_BYTES", BackingKind::SharedBytes)
       .value("TENSOR_MEMORY_WORDS", BackingKind::TensorMemoryWords);
@@ -153,7 +154,9 @@ void bindOutputs(py::module_ &m) {
       .def_readwrite("step", &View::step)
       .def_readwrite("shape", &View::shape)
       .def_readwrite("indexed", &View::indexed)
-      .def_readwrite("group_stride", &View::groupStride);
+      .def_readwrite("group_stride", &View::groupStride)
+      .def("per_group", &View::perGroup,
+           "Whether each buffer group is a view of its own.");
   py::class_<IndexOperand>(m, "IndexOperand")
       .def(py::init<>())
       .def_readwrite("kind", &IndexOperand::kind)
@@ -167,7 +170,8 @@ void bindOutputs(py::module_ &m) {
       .def(py::init<>())
       .def_readwrite("operations", &IndexProgram::operations)
       .def_readwrite("result", &IndexProgram::result)
-      .def_readwrite("row", &IndexProgram::row);
+      .def_readwrite("row", &IndexProgram::row)
+      .def_readwrite("group", &IndexProgram::group);
   py::class_<Placement>(m, "Placement")
       .def(py::init<>())
       .def_readwrite("slots", &Placement::slots)
@@ -286,6 +290,10 @@ void bindFunctions(py::module_ &m) {
         "offset_form (what triton-opt's passes plan with).");
   m.def("view_start", &viewStart, py::arg("view"), py::arg("index"),
         "Where the view that holds buffer index starts in the region.");
+  m.def("group_view_starts", &groupViewStarts, py::arg("view"),
+        py::arg("count"),
+        "Where the view of each buffer group of a user of count buffers "
+        "starts (a view per buffer group; else its base).");
   m.def("buffer_start", &bufferStart, py::arg("view"), py::arg("index"),
         "Where buffer index of the view starts in the region, in units.");
   m.def("has_tensor_memory", &hasTensorMemory, py::arg("capability"),

@@ -64,9 +64,9 @@ NB_MODULE(_tlxDialects, m) {
                              "Where the view starts in the region (bytes).")
       .def_property_readonly(
           "form", [](MlirAttribute self) { return tlxPlacementGetForm(self); },
-          "How the view is written: slots, sliced_rows, indexed_row or "
-          "runtime_row.")
+          "How the view is written: slots, sliced_rows, indexed_row, "
+          "runtime_row or selected_rows.")
       .def_property_readonly("group_stride", tlxPlacementGetGroupStride,
-                             "runtime_row: bytes between the starts of two "
-                             "buffer groups' views.");
+                             "runtime_row, selected_rows: bytes between the "
+                             "starts of two buffer groups' views.");
 }

@@ -52,12 +52,12 @@ NEEDS_WHOLE_VIEWS = planner.needs_whole_views(*TRITON_VERSION)
 # "runtime_row": memdesc_index of the backing's row at a runtime index (a group's start /
 # 128), then memdesc_reinterpret to the buffer's slots; "group_rows": memdesc_reinterpret
 # to [groups, stride / 128, 128] x i8, memdesc_index by group, memdesc_subslice, then
-# memdesc_reinterpret. The planner writes "runtime_row" where a free stride ends the region
-# earlier (planner.group_stride_view_form: 3.6 and 3.7); "group_rows" no release accepts.
-# "selected_rows": each group's view at its constant start in the release's form of a view at
-# a byte offset (above), one chosen at run time by scf.if on the group: 3.6, 3.7 and 3.9
-# compile it, 3.8 has no view at a byte offset; no planner writes it yet (issue 46: it would
-# free the group stride on 3.9).
+# memdesc_reinterpret; "group_rows" no release accepts. "selected_rows": each group's view at
+# its constant start in the release's form of a view at a byte offset (above), one chosen at
+# run time by scf.if on the group: 3.6, 3.7 and 3.9 compile it, 3.8 has no view at a byte
+# offset. Where a free stride ends the region earlier the planner writes "runtime_row" on 3.6
+# and 3.7 and "selected_rows" with "sliced_rows" group views on 3.9
+# (planner.group_stride_view_form).
 VIEW_FORMS = {
     "sliced_rows": {
         (3, 6): "asserts (subslice of the rank-1 backing)",
@@ -99,8 +99,8 @@ VIEW_FORMS = {
 # buffer starts at a multiple of its size).
 OFFSET_VIEW_FORM = planner.offset_view_form(*TRITON_VERSION)
 # The form the planner gives a view per buffer group, whose groups sit any multiple of the
-# alignment apart ("runtime_row" on 3.6 and 3.7; "slots": none, a user's groups sit whole
-# slots apart).
+# alignment apart ("runtime_row" on 3.6 and 3.7, "selected_rows" on 3.9; "slots" on 3.8:
+# none, a user's groups sit whole slots apart).
 GROUP_STRIDE_VIEW_FORM = planner.group_stride_view_form(*TRITON_VERSION)
 
 

@@ -32,19 +32,10 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-try:
-    from . import _planner as _native
-except ImportError as error:
-    raise ImportError(
-        "the planner extension tlx._planner is not built or does not match this Python "
-        f"({error}). Build it with `pip install --no-build-isolation -e .` from the "
-        "repository root, or without MLIR: `cmake -S . -B build -DTLX_BUILD_MLIR=OFF "
-        "-Dpybind11_DIR=$(python -m pybind11 --cmakedir) && cmake --build build`, "
-        "then put the repository's language/ directory on PYTHONPATH."
-    ) from error
-
-# The planner's rules per Triton release and CUDA target.
-from ._rules import (  # noqa: E402
+# The extension (_rules says how to build it when it is missing) and the planner's rules.
+from ._rules import (
+    _native,
+    checked_ctas_per_sm,
     group_stride_form_of,
     group_stride_view_form,
     has_tensor_memory,
@@ -384,12 +375,14 @@ class IndexOperation:
 @_value_type(_native.IndexProgram)
 class IndexProgram:
     """A view's slot arithmetic with every identity step dropped (``View.index_program``):
-    the ``operations`` in order, the operand that is the slot (``result``) and, for a
-    ``"runtime_row"`` view, the backing's row where the buffer's group starts (``row``)."""
+    the ``operations`` in order, the operand that is the slot (``result``), the backing's
+    row where the buffer's group starts (``row``: ``"runtime_row"``) and the buffer's group
+    (``group``, a position in ``View.group_view_starts``: ``"selected_rows"``)."""
 
     operations: tuple[IndexOperation, ...]
     result: IndexOperand
     row: IndexOperand | None = None
+    group: IndexOperand | None = None
 
     def evaluate(self, index: int) -> int:
         """The slot this program computes for buffer ``index``."""
@@ -406,13 +399,13 @@ class View:
     ``shape`` (``[slots, *one buffer]``) of the user's own element type and layout,
     starting ``base`` units into the region and written in ``form`` (``"slots"``: a view
     of the whole region, ``base`` 0; ``"sliced_rows"``, ``"indexed_row"``: from a byte
-    offset, docs/planner.md; ``"runtime_row"``: a view per group, ``group_stride`` apart),
-    and ``period``, ``scale``, ``offset_slots`` and
-    ``step`` give buffer ``i``'s slot (docs/planner.md, "The slot of a buffer"; ``slot_of``,
-    ``index_program``). ``indexed`` is False for a user that is one
-    buffer without a buffer dimension (a TMEM ``[M, N]`` tile): it is slot
-    ``slot_of(0)``. ``offset`` (units) is where buffer 0 starts; ``group_size`` is K;
-    ``buffer_size`` and ``alignment`` are in units."""
+    offset, docs/planner.md; ``"runtime_row"``, ``"selected_rows"``: one per buffer group,
+    ``group_stride`` apart), and ``period``, ``scale``, ``offset_slots`` and ``step`` give
+    buffer ``i``'s slot (docs/planner.md, "The slot of a buffer"; ``slot_of``,
+    ``index_program``). ``indexed`` is False for a user that is one buffer without a buffer
+    dimension (a TMEM ``[M, N]`` tile): it is slot ``slot_of(0)``. ``offset`` (units) is
+    where buffer 0 starts; ``group_size`` is K; ``buffer_size`` and ``alignment`` are in
+    units."""
 
     buffer_size: int
     alignment: int
@@ -436,8 +429,18 @@ class View:
         return _native.slot_of(_to_native(self), index)
 
     def view_start_of(self, index: int) -> int:
-        """Where the view of buffer ``index`` starts (``"runtime_row"``: its group's)."""
+        """Where the view of buffer ``index`` starts (a view per group: its group's)."""
         return _native.view_start(_to_native(self), index)
+
+    @property
+    def per_group(self) -> bool:
+        """Whether each buffer group is a view of its own (``View::perGroup``)."""
+        return _to_native(self).per_group()
+
+    def group_view_starts(self, count: int) -> tuple[int, ...]:
+        """Where each buffer group's view starts, of ``count`` buffers (a view per group;
+        else ``(base,)``): ``"selected_rows"`` chooses one by ``IndexProgram.group``."""
+        return tuple(_native.group_view_starts(_to_native(self), count))
 
     def start_of(self, index: int) -> int:
         """Where buffer ``index`` starts: ``view_start_of(index) + buffer_size * slot_of``."""
@@ -752,13 +755,6 @@ def sharing_segments(plan_: Plan, extents: Sequence[Extent]) -> tuple[Segment, .
     it change."""
     native = _native.sharing_segments(_to_native(plan_), _to_native(tuple(extents)))
     return _from_native(native)
-
-
-def checked_ctas_per_sm(ctas_per_sm) -> int:
-    """``ctas_per_sm`` when it is a positive int (CTAs to run on one SM at once)."""
-    if not isinstance(ctas_per_sm, int) or isinstance(ctas_per_sm, bool) or ctas_per_sm < 1:
-        raise ValueError(f"ctas_per_sm must be a positive int, got {ctas_per_sm!r}")
-    return ctas_per_sm
 
 
 def storage_budget(storage: Storage, capability: int, ctas_per_sm: int = 1) -> int:

@@ -298,16 +298,23 @@ ViewForm offsetViewForm(int major, int minor) {
 }
 
 // Measured on each wheel (tlx.compat.VIEW_FORMS "runtime_row",
-// test/python/test_group_stride_forms.py): 3.6 and 3.7 reinterpret a row
-// indexed at run time to a group's slots; 3.8 keeps the byte size and 3.9
-// refuses a result larger than its source.
+// "selected_rows", test/python/test_group_stride_forms.py): 3.6 and 3.7
+// reinterpret a row indexed at run time to a group's slots; 3.9 refuses a
+// result larger than its source but takes each group's sliced view chosen
+// by scf.if; 3.8 keeps the byte size and has no view at a byte offset.
 ViewForm groupStrideViewForm(int major, int minor) {
   return groupStrideFormOf(offsetViewForm(major, minor));
 }
 
 ViewForm groupStrideFormOf(ViewForm offsetForm) {
-  return offsetForm == ViewForm::IndexedRow ? ViewForm::RuntimeRow
-                                            : ViewForm::Slots;
+  switch (offsetForm) {
+  case ViewForm::IndexedRow:
+    return ViewForm::RuntimeRow;
+  case ViewForm::SlicedRows:
+    return ViewForm::SelectedRows;
+  default:
+    return ViewForm::Slots;
+  }
 }
 
 const char *viewFormName(ViewForm form) {
@@ -320,6 +327,8 @@ const char *viewFormName(ViewForm form) {
     return "indexed_row";
   case ViewForm::RuntimeRow:
     return "runtime_row";
+  case ViewForm::SelectedRows:
+    return "selected_rows";
   }
   return "slots";
 }

@@ -60,13 +60,21 @@ std::string strideText(const View &view) {
          " every " + number(stride.period);
 }
 
+/// The backing row where the view of buffer i's group starts, as a formula
+/// of i: the index program's `row` of a RuntimeRow view, which SelectedRows
+/// views share (each group's row is a constant there).
+std::string groupRowFormula(View view) {
+  view.form = ViewForm::RuntimeRow;
+  return indexRowFormula(indexProgramOf(view));
+}
+
 /// The memory map table, one line per buffer; with views at byte offsets,
 /// where each view starts and its form (docs/planner.md).
 std::string describeViews(const Plan &plan,
                           const std::vector<std::string> &names) {
   bool offsets =
       std::any_of(plan.views.begin(), plan.views.end(), [](const View &view) {
-        return view.base != 0 || view.form == ViewForm::RuntimeRow;
+        return view.base != 0 || view.perGroup();
       });
   std::vector<std::vector<std::string>> rows = {
       {"buffer", "offset", "size", "stride", "slot of buffer i", "slots"}};
@@ -77,10 +85,9 @@ std::string describeViews(const Plan &plan,
     rows.push_back({"\"" + names[i] + "\"", number(view.offset),
                     number(view.bufferSize), strideText(view),
                     indexFormula(indexProgramOf(view)), number(view.slots())});
-    if (view.form == ViewForm::RuntimeRow)
-      rows.back().push_back("per group from row " +
-                            indexRowFormula(indexProgramOf(view)) + " (" +
-                            viewFormName(view.form) + ")");
+    if (view.perGroup())
+      rows.back().push_back("per group from row " + groupRowFormula(view) +
+                            " (" + viewFormName(view.form) + ")");
     else if (offsets)
       rows.back().push_back(view.base == 0
                                 ? "whole region"
@@ -175,7 +182,7 @@ Stride bufferStride(const View &view) {
   stride.afterPeriod =
       satMul(view.scale - view.step * (view.period - 1), view.bufferSize);
   // A view per buffer group: the next group's view is groupStride further.
-  if (view.form == ViewForm::RuntimeRow) {
+  if (view.perGroup()) {
     stride.withinPeriod = view.period == 1 ? view.groupStride
                                            : satMul(view.step, view.bufferSize);
     stride.afterPeriod =

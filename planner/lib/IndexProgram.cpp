@@ -33,7 +33,7 @@ IndexProgram indexProgramOf(const View &view) {
   IndexOperand index{IndexOperand::Kind::BufferIndex, 0};
   program.result = index;
   bool runtimeRow = view.form == ViewForm::RuntimeRow;
-  if (view.identityIndex() && !runtimeRow)
+  if (view.identityIndex() && !view.perGroup())
     return program;
   IndexOperand major = index;
   std::optional<IndexOperand> minor;
@@ -54,6 +54,9 @@ IndexProgram indexProgramOf(const View &view) {
                    constant(view.base / kSmemRowBytes));
     program.row = row;
   }
+  // The group whose view the front doors choose (SelectedRows).
+  if (view.form == ViewForm::SelectedRows)
+    program.group = major;
   std::optional<IndexOperand> slot;
   if (view.scale == 1)
     slot = major;
@@ -120,6 +123,10 @@ int64_t evaluateIndexProgram(const IndexProgram &program, int64_t index) {
 
 int64_t evaluateIndexProgramRow(const IndexProgram &program, int64_t index) {
   return program.row ? evaluate(program, *program.row, index) : 0;
+}
+
+int64_t evaluateIndexProgramGroup(const IndexProgram &program, int64_t index) {
+  return program.group ? evaluate(program, *program.group, index) : 0;
 }
 
 namespace {

@@ -125,10 +125,10 @@ struct Tree {
   /// Whether a view may start at a byte offset (Spec::offsetForm is not
   /// Slots and the storage is SMEM).
   bool offsetViews = false;
-  /// Whether a user's buffer groups may be any multiple of its alignment
-  /// apart, each group a view of its own (Spec::groupStrideForm RuntimeRow,
-  /// with views at byte offsets).
-  bool groupStrides = false;
+  /// How a view per buffer group is written, whose groups may be any
+  /// multiple of its alignment apart (Spec::groupStrideForm, with views at
+  /// byte offsets); Slots where the Triton writes none.
+  ViewForm groupStrideForm = ViewForm::Slots;
   /// Whether every view spans the whole region (Spec::wholeViews): the
   /// region is then a multiple of every buffer's size.
   bool wholeViews = false;

@@ -171,11 +171,12 @@ public:
   /// alone, every other group at its places, `stride` further per group,
   /// the stride group 0's end rounded to every leaf's start quantum (its
   /// alignment and 128 bytes). A user whose starts are the slots of one view
-  /// keeps one; any other gets a view per buffer group (RuntimeRow). Taken
-  /// when it passes the checks and ends before `bound`.
+  /// keeps one; any other gets a view per buffer group (Tree::
+  /// groupStrideForm). Taken when it passes the checks and ends before
+  /// `bound`.
   std::optional<Arrangement> freeGroupStride(int64_t bound) const {
-    if (!tree.groupStrides || !offsets || tree.groups < 2 ||
-        totalBuffers > kMaxCheckedBuffers)
+    if (tree.groupStrideForm == ViewForm::Slots || !offsets ||
+        tree.groups < 2 || totalBuffers > kMaxCheckedBuffers)
       return std::nullopt;
     Starts starts(tree.leaves.size());
     int64_t pitch = unit;
@@ -212,10 +213,10 @@ public:
   }
 
 private:
-  /// The view per buffer group (RuntimeRow) of `leaf`, whose group 0 starts
-  /// at `first` and whose groups are `stride` apart, its K buffers of a
-  /// group a quantum apart; nullopt where the first start is no row of the
-  /// backing.
+  /// The view per buffer group (Tree::groupStrideForm) of `leaf`, whose
+  /// group 0 starts at `first` and whose groups are `stride` apart, its K
+  /// buffers of a group a quantum apart; nullopt where the first start is no
+  /// row of the backing.
   std::optional<View> groupView(int leaf, int64_t first, int64_t stride) const {
     const LeafInfo &info = tree.leaves[leaf];
     if (info.size <= 0 || info.quantum % info.size != 0 ||
@@ -227,7 +228,7 @@ private:
     view.groupSize = tree.nodes[info.node].groupSize;
     view.offset = first;
     view.base = first;
-    view.form = ViewForm::RuntimeRow;
+    view.form = tree.groupStrideForm;
     view.groupStride = stride;
     view.period = view.groupSize;
     view.scale = 0;
@@ -452,11 +453,11 @@ private:
   /// group: the last group's view, whose slots are those of the first).
   static int64_t viewEnd(const View &view, int64_t count) {
     return satAdd(
-        satAdd(viewStart(view, std::max<int64_t>(count - 1, 0)),
-               satMul(lastSlot(view, view.form == ViewForm::RuntimeRow
-                                         ? std::min(count, view.period)
-                                         : count),
-                      view.bufferSize)),
+        satAdd(
+            viewStart(view, std::max<int64_t>(count - 1, 0)),
+            satMul(lastSlot(view, view.perGroup() ? std::min(count, view.period)
+                                                  : count),
+                   view.bufferSize)),
         view.bufferSize);
   }
 
@@ -814,7 +815,8 @@ Arrangement withFreeGroupStride(const Tree &tree, Storage storage,
                                 Arrangement today, int64_t endGoal) {
   int64_t region =
       minimalRegion(storage, tree.wholeViews, today.views, today.end);
-  if (!tree.groupStrides || today.views.empty() || region <= endGoal)
+  if (tree.groupStrideForm == ViewForm::Slots || today.views.empty() ||
+      region <= endGoal)
     return today;
   std::optional<Arrangement> candidate =
       Search(tree, storage, true).freeGroupStride(today.end);

@@ -348,10 +348,20 @@ int64_t slotOf(const View &view, int64_t index) {
 }
 
 int64_t viewStart(const View &view, int64_t index) {
-  if (view.form != ViewForm::RuntimeRow)
+  if (!view.perGroup())
     return view.base;
   int64_t period = std::max<int64_t>(view.period, 1);
   return satAdd(view.base, satMul(view.groupStride, index / period));
+}
+
+std::vector<int64_t> groupViewStarts(const View &view, int64_t count) {
+  if (!view.perGroup())
+    return {view.base};
+  int64_t period = std::max<int64_t>(view.period, 1);
+  std::vector<int64_t> starts;
+  for (int64_t first = 0; first < count; first += period)
+    starts.push_back(viewStart(view, first));
+  return starts;
 }
 
 int64_t bufferStart(const View &view, int64_t index) {
@@ -440,26 +450,26 @@ std::vector<Diagnostic> checkView(const View &view, const Buffer &buffer,
   }
   // A view per buffer group: SMEM groups a positive multiple of 128 bytes
   // apart (whole rows of the backing), from a row, their slots one group's.
-  bool runtimeRow = view.form == ViewForm::RuntimeRow;
-  if (runtimeRow != (view.groupStride != 0) ||
-      (runtimeRow && (storage != Storage::Smem || view.groupStride < 0 ||
-                      view.groupStride % kSmemRowBytes != 0 || view.base < 0 ||
-                      view.base % kSmemRowBytes != 0 || view.scale != 0))) {
+  bool perGroup = view.perGroup();
+  if (perGroup != (view.groupStride != 0) ||
+      (perGroup && (storage != Storage::Smem || view.groupStride < 0 ||
+                    view.groupStride % kSmemRowBytes != 0 || view.base < 0 ||
+                    view.base % kSmemRowBytes != 0 || view.scale != 0))) {
     report({view.base, view.groupStride, view.scale},
            "the view of " + label() + " starts at " +
                amount(view.base, storage) + " with groups " +
                amount(view.groupStride, storage) + " apart and scale " +
                std::to_string(view.scale) + " in the form " +
                viewFormName(view.form) +
-               "; a view per buffer group (runtime_row, and only it) starts "
-               "at a multiple of 128 bytes of SMEM, its groups a positive "
-               "multiple of 128 bytes apart, scale 0");
+               "; a view per buffer group (runtime_row or selected_rows, and "
+               "only they) starts at a multiple of 128 bytes of SMEM, its "
+               "groups a positive multiple of 128 bytes apart, scale 0");
     return problems;
   }
   // A view from a byte offset: SMEM bytes from a multiple of 128 (a row of
   // the backing), written in a form other than a whole-region view.
   bool offsetView =
-      !runtimeRow && (view.base != 0 || view.form != ViewForm::Slots);
+      !perGroup && (view.base != 0 || view.form != ViewForm::Slots);
   if (offsetView &&
       (storage != Storage::Smem || view.base <= 0 ||
        view.base % kSmemRowBytes != 0 || view.form == ViewForm::Slots)) {
@@ -472,7 +482,7 @@ std::vector<Diagnostic> checkView(const View &view, const Buffer &buffer,
     return problems;
   }
   int64_t count = bufferCount(buffer);
-  if (runtimeRow && count > view.period &&
+  if (perGroup && count > view.period &&
       view.groupStride < satMul(view.slots(), size)) {
     report({view.groupStride, view.slots(), size},
            "the views of " + label() + "'s buffer groups are " +
@@ -521,7 +531,7 @@ std::vector<Diagnostic> checkView(const View &view, const Buffer &buffer,
       return problems;
     }
     // Distinct slots of one view; a view per group: distinct starts.
-    if (!used.insert(runtimeRow ? bufferStart(view, index) : slot).second) {
+    if (!used.insert(perGroup ? bufferStart(view, index) : slot).second) {
       report({index, slot},
              label() + " index " + std::to_string(index) + " maps to slot " +
                  std::to_string(slot) +
@@ -605,12 +615,12 @@ void finishPlan(const Spec &spec, const std::vector<Buffer> &buffers,
     view.shape = buffers[i].shape;
     // A view per buffer group holds one group's slots; any other view
     // reaches the region's end.
-    bool runtimeRow = view.groupStride != 0;
+    bool perGroup = view.groupStride != 0;
     int64_t slots = view.bufferSize <= 0 ? 0
-                    : runtimeRow
+                    : perGroup
                         ? satAdd(satMul(view.step, view.period - 1), 1)
                         : (result.regionSize - view.base) / view.bufferSize;
-    view.form = runtimeRow       ? spec.groupStrideForm
+    view.form = perGroup         ? spec.groupStrideForm
                 : view.base != 0 ? spec.offsetForm
                                  : ViewForm::Slots;
     if (view.indexed)
@@ -804,11 +814,13 @@ int64_t offsetViewsRegion(const Spec &spec, const Tree &flat,
   Spec offsets = spec;
   offsets.wholeViews = false;
   offsets.offsetForm = ViewForm::SlicedRows;
+  offsets.groupStrideForm = groupStrideFormOf(offsets.offsetForm);
   int64_t other = minimalRegion(offsets.storage, offsets.wholeViews,
                                 arrangement.views, arrangement.end);
   if (other > ideal) {
     Tree offsetTree = flat;
     offsetTree.offsetViews = true;
+    offsetTree.groupStrideForm = offsets.groupStrideForm;
     Arrangement search =
         searchLayout(offsetTree, Storage::Smem, LayoutFamily::Best, ideal);
     other = std::min(other, minimalRegion(offsets.storage, offsets.wholeViews,

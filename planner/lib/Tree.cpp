@@ -22,8 +22,8 @@ public:
     tree.offsetViews =
         spec.offsetForm != ViewForm::Slots && spec.storage == Storage::Smem;
     tree.wholeViews = spec.wholeViews;
-    tree.groupStrides =
-        tree.offsetViews && spec.groupStrideForm == ViewForm::RuntimeRow;
+    tree.groupStrideForm =
+        tree.offsetViews ? spec.groupStrideForm : ViewForm::Slots;
   }
 
   bool build(const Group &root) {

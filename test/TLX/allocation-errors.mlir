@@ -196,7 +196,7 @@ module {
 module {
   tt.func @group_stride_without_its_form() {
     %s = tlx.storage_alias_spec storage = smem, size = 32768 {backing = #tlx.backing<shape = [256, 128], block = [256, 128], elementBits = 8, alignment = 128, regionSize = 32768>} : !tlx.storage_alias_spec<smem, 32768>
-    // expected-error @below {{starts at 0 bytes with groups 8192 bytes apart and scale 0 in the form slots; a view per buffer group (runtime_row, and only it) starts at a multiple of 128 bytes of SMEM, its groups a positive multiple of 128 bytes apart, scale 0}}
+    // expected-error @below {{starts at 0 bytes with groups 8192 bytes apart and scale 0 in the form slots; a view per buffer group (runtime_row or selected_rows, and only they) starts at a multiple of 128 bytes of SMEM, its groups a positive multiple of 128 bytes apart, scale 0}}
     %a = tlx.storage_alias_local_alloc %s {placement = #tlx.placement<slots = 1, period = 1, scale = 0, offset = 0, step = 1, groupStride = 8192>} : !tlx.storage_alias_spec<smem, 32768> -> !ttg.memdesc<4x64x64xf16, #shared, #smem, mutable>
     tt.return
   }

@@ -2,7 +2,10 @@
 // RUN: triton-opt %s --split-input-file --tlx-buffer-offset-calculation="whole-views=false offset-form=indexed_row" | FileCheck %s --check-prefix=PLACED
 // RUN: triton-opt %s --split-input-file --tlx-storage-alias-size-definition="whole-views=false offset-form=indexed_row" --tlx-buffer-offset-calculation="whole-views=false offset-form=indexed_row" --tlx-storage-alias-allocation --tlx-rewrite-local-alias | FileCheck %s --check-prefix=ROW
 // RUN: triton-opt %s --split-input-file --test-print-tlx-plan="whole-views=false offset-form=indexed_row" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PRINT
-// RUN: triton-opt %s --split-input-file --tlx-storage-alias-lowering="whole-views=false offset-form=sliced_rows" --tlx-rewrite-local-alias | FileCheck %s --check-prefix=SLICED
+// RUN: triton-opt %s --split-input-file --tlx-storage-alias-lowering="whole-views=false offset-form=sliced_rows" --tlx-rewrite-local-alias | FileCheck %s --check-prefix=SELECTED
+// RUN: triton-opt %s --split-input-file --tlx-storage-alias-size-definition="whole-views=false offset-form=sliced_rows" --tlx-buffer-offset-calculation="whole-views=false offset-form=sliced_rows" --tlx-storage-alias-allocation --tlx-rewrite-local-alias | FileCheck %s --check-prefix=SELECTED
+// RUN: triton-opt %s --split-input-file --tlx-buffer-offset-calculation="whole-views=false offset-form=sliced_rows" | FileCheck %s --check-prefix=SELECTED-PLACED
+// RUN: triton-opt %s --split-input-file --test-print-tlx-plan="whole-views=false offset-form=sliced_rows" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SELECTED-PRINT
 
 // A free group stride (docs/planner.md, "Views at a byte offset"): where a
 // buffer group ends at no multiple of a user's buffer size, the Triton that
@@ -11,8 +14,11 @@
 // from i, reinterpreted to the group's slots, then the slot, as the Python
 // door emits it. shared(w: f16 32x32, distinct(a: i8 32x32, b: f16 16x128)),
 // 3 buffers each: 5 KiB groups (2.5 of w's buffers, 1.25 of b's), 15 KiB in
-// all; with sliced_rows (3.9) the groups sit whole slots apart. Then the same
-// user captured by ttg.warp_specialize.
+// all. The Triton that writes sliced_rows (3.9) writes the same plan as a view
+// per buffer group chosen at run time (selected_rows): each group's rows from
+// its start, reinterpreted to the group's slots, in its own branch of an
+// scf.if chain on the group (the index itself: period 1); a constant index
+// takes its group's view. Then the same user captured by ttg.warp_specialize.
 
 #shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
 !w = !ttg.memdesc<3x32x32xf16, #shared, #ttg.shared_memory, mutable>
@@ -64,9 +70,41 @@ module {
 // PRINT: buffer "w": offset 0, size 2048, stride 5120 bytes, slot 0 of 1 slots, form runtime_row, groups 5120 bytes apart
 // PRINT: buffer "b": offset 1024, size 4096, stride 5120 bytes, slot 0 of 1 slots, form runtime_row from 1024, groups 5120 bytes apart
 
-// SLICED-LABEL: tt.func @free_stride
-// SLICED: ttg.local_alloc {alignment = 128 : i32} : () -> !ttg.memdesc<{{[0-9]+}}x128xi8
-// SLICED-NOT: ttg.memdesc_index %{{.*}}[%{{.*}}] : !ttg.memdesc<{{[0-9]+}}x128xi8
+// SELECTED-LABEL: tt.func @free_stride
+// SELECTED-DAG: %[[C0:.*]] = arith.constant 0 : i32
+// SELECTED-DAG: %[[C1:.*]] = arith.constant 1 : i32
+// SELECTED-DAG: %[[C5:.*]] = arith.constant 5 : i32
+// SELECTED-DAG: %[[SLOT:.*]] = arith.muli %arg0, %[[C5]] : i32
+// SELECTED: %[[BACKING:.*]] = ttg.local_alloc {alignment = 128 : i32} : () -> !ttg.memdesc<120x128xi8
+// SELECTED-NOT: ttg.memdesc_reinterpret %[[BACKING]] : {{.*}} -> !ttg.memdesc<{{.*}}xf16
+// SELECTED: %[[A:.*]] = ttg.memdesc_reinterpret %[[BACKING]] : !ttg.memdesc<120x128xi8, #shared, #smem, mutable> -> !ttg.memdesc<15x32x32xi8
+// SELECTED: %[[IS0:.*]] = arith.cmpi eq, %arg0, %[[C0]] : i32
+// SELECTED-NEXT: %[[B:.*]] = scf.if %[[IS0]] -> (!ttg.memdesc<1x16x128xf16, #shared1, #smem, mutable>) {
+// SELECTED-NEXT: %[[ROWS0:.*]] = ttg.memdesc_subslice %[[BACKING]][8, 0] : !ttg.memdesc<120x128xi8, #shared, #smem, mutable> -> !ttg.memdesc<32x128xi8, #shared, #smem, mutable, 120x128>
+// SELECTED-NEXT: %[[VIEW0:.*]] = ttg.memdesc_reinterpret %[[ROWS0]] : {{.*}} -> !ttg.memdesc<1x16x128xf16
+// SELECTED-NEXT: scf.yield %[[VIEW0]]
+// SELECTED-NEXT: } else {
+// SELECTED-NEXT: %[[IS1:.*]] = arith.cmpi eq, %arg0, %[[C1]] : i32
+// SELECTED-NEXT: %[[REST:.*]] = scf.if %[[IS1]]
+// SELECTED-NEXT: ttg.memdesc_subslice %[[BACKING]][48, 0]
+// SELECTED: } else {
+// SELECTED-NEXT: ttg.memdesc_subslice %[[BACKING]][88, 0]
+// SELECTED: scf.yield %[[REST]]
+// SELECTED-NEXT: }
+// SELECTED-NEXT: ttg.memdesc_index %[[B]][%[[C0]]] : !ttg.memdesc<1x16x128xf16, #shared1, #smem, mutable> -> !ttg.memdesc<16x128xf16
+// SELECTED-NEXT: %[[WROWS:.*]] = ttg.memdesc_subslice %[[BACKING]][80, 0] : !ttg.memdesc<120x128xi8, #shared, #smem, mutable> -> !ttg.memdesc<16x128xi8, #shared, #smem, mutable, 120x128>
+// SELECTED-NEXT: %[[W:.*]] = ttg.memdesc_reinterpret %[[WROWS]] : {{.*}} -> !ttg.memdesc<1x32x32xf16
+// SELECTED-NEXT: ttg.memdesc_index %[[W]][%[[C0]]]
+// SELECTED-NEXT: ttg.memdesc_index %[[A]][%[[SLOT]]]
+
+// SELECTED-PLACED-LABEL: tt.func @free_stride
+// SELECTED-PLACED: {placement = #tlx.placement<slots = 1, period = 1, scale = 0, offset = 0, step = 1, form = selected_rows, groupStride = 5120>}
+// SELECTED-PLACED: {placement = #tlx.placement<slots = 15, period = 1, scale = 5, offset = 0, step = 1>}
+// SELECTED-PLACED: {placement = #tlx.placement<slots = 1, period = 1, scale = 0, offset = 0, step = 1, base = 1024, form = selected_rows, groupStride = 5120>}
+
+// SELECTED-PRINT: storage_alias_spec "stride": smem region 15360 bytes, ideal 15360 bytes, padding 0 bytes, buffer group 0 repeated every 5120 bytes
+// SELECTED-PRINT: buffer "w": offset 0, size 2048, stride 5120 bytes, slot 0 of 1 slots, form selected_rows, groups 5120 bytes apart
+// SELECTED-PRINT: buffer "b": offset 1024, size 4096, stride 5120 bytes, slot 0 of 1 slots, form selected_rows from 1024, groups 5120 bytes apart
 
 // -----
 
@@ -114,4 +152,14 @@ module {
 // ROW: ttg.memdesc_index %[[GROUP]][%[[C0]]]
 // ROW: } : (!ttg.memdesc<120x128xi8, #shared, #smem, mutable>, i32) -> ()
 
-// SLICED-LABEL: tt.func @captured
+// SELECTED-LABEL: tt.func @captured
+// SELECTED: %[[BACKING:.*]] = ttg.local_alloc {alignment = 128 : i32} : () -> !ttg.memdesc<120x128xi8, #shared, #smem, mutable>
+// SELECTED: ttg.warp_specialize(%[[BACKING]], %arg0)
+// SELECTED: partition0(%[[ARG:.*]]: !ttg.memdesc<120x128xi8, #shared, #smem, mutable>, %[[J:.*]]: i32) num_warps(4) {
+// SELECTED: %[[IS0:.*]] = arith.cmpi eq, %[[J]], %{{.*}} : i32
+// SELECTED-NEXT: %[[B:.*]] = scf.if %[[IS0]]
+// SELECTED-NEXT: ttg.memdesc_subslice %[[ARG]][8, 0]
+// SELECTED: ttg.memdesc_subslice %[[ARG]][48, 0]
+// SELECTED: ttg.memdesc_subslice %[[ARG]][88, 0]
+// SELECTED: ttg.memdesc_index %[[B]][%{{.*}}] : !ttg.memdesc<1x16x128xf16
+// SELECTED: } : (!ttg.memdesc<120x128xi8, #shared, #smem, mutable>, i32) -> ()

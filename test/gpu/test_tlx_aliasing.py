@@ -15,8 +15,9 @@ users (shapes, element types, NVMMA or row-major layouts, counts, group sizes) w
 plans put views at byte offsets, launches each and checks that every buffer no later
 write overlaps reads back exact, read at runtime indices; without a GPU its kernels
 are compiled for sm_90a instead. ``test_random_trees_with_a_view_per_buffer_group`` does
-the same with trees whose plans have a view per buffer group (runtime_row, Triton 3.6 and
-3.7)."""
+the same with trees whose plans have a view per buffer group (runtime_row on Triton 3.6 and
+3.7, selected_rows on 3.9: the form is the installed Triton's, and 3.6 and 3.7 cannot take
+3.9's, whose group views subslice the backing's rows)."""
 
 from dataclasses import dataclass
 
@@ -511,11 +512,11 @@ def has_offset_view(plan) -> bool:
 
 
 def has_group_view(plan) -> bool:
-    """A view per buffer group (runtime_row), or any plan with a view at a byte offset
-    where the Triton writes none (3.8, 3.9)."""
+    """A view per buffer group (runtime_row, selected_rows), or any plan with a view at a
+    byte offset where the Triton writes none (3.8)."""
     if compat.GROUP_STRIDE_VIEW_FORM == "slots":
         return has_offset_view(plan)
-    return any(v.form == "runtime_row" for v in plan.views)
+    return any(v.per_group for v in plan.views)
 
 
 def fuzz_case(seed, wanted=has_offset_view):
@@ -568,7 +569,8 @@ def test_random_trees_with_views_at_byte_offsets(seed):
 def test_random_trees_with_a_view_per_buffer_group(seed):
     """Trees whose buffer groups end at no multiple of a user's size: on Triton 3.6 and
     3.7 that user's buffers are a view per group (runtime_row), each read back at a
-    runtime index through the group's row computed at run time."""
+    runtime index through the group's row computed at run time; on 3.9 (selected_rows)
+    through the view of its group an scf.if on the group chooses."""
     launch_and_compare(seed, *fuzz_case(seed, has_group_view))
 
 

@@ -166,16 +166,19 @@ def test_a_placement_at_a_byte_offset_reads_back_its_base_and_form():
         ]
 
 
-def test_a_placement_per_buffer_group_reads_back_its_stride():
-    """test/TLX/group-stride.mlir's first module with indexed_row (Triton 3.6, 3.7): w and
-    b are a view per buffer group, 5120 bytes apart."""
+@pytest.mark.parametrize(
+    ("offset_form", "form"), [("indexed_row", "runtime_row"), ("sliced_rows", "selected_rows")]
+)
+def test_a_placement_per_buffer_group_reads_back_its_stride(offset_form, form):
+    """test/TLX/group-stride.mlir's first module with indexed_row (Triton 3.6, 3.7) and
+    sliced_rows (3.9): w and b are a view per buffer group, 5120 bytes apart."""
     text = (REPOSITORY / "test" / "TLX" / "group-stride.mlir").read_text()
     text = re.split(r"^// -----$", text, flags=re.MULTILINE)[0]
     with ir.Context():
         module = ir.Module.parse(text)
         run_pipeline(
             "builtin.module(tlx-buffer-offset-calculation{whole-views=false "
-            "offset-form=indexed_row})",
+            f"offset-form={offset_form}}})",
             module,
         )
         placements = [
@@ -183,9 +186,9 @@ def test_a_placement_per_buffer_group_reads_back_its_stride():
             for op in ops(module, "tlx.storage_alias_local_alloc")
         ]
         assert [(p.slots, p.base, p.form, p.group_stride) for p in placements] == [
-            (1, 0, "runtime_row", 5120),
+            (1, 0, form, 5120),
             (15, 0, "slots", 0),
-            (1, 1024, "runtime_row", 5120),
+            (1, 1024, form, 5120),
         ]
 
 

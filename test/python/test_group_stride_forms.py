@@ -1,6 +1,7 @@
 """The forms that would free a view's group stride from the buffer's size
 (``tlx.compat.VIEW_FORMS`` "runtime_row", "group_rows" and "selected_rows"; docs/planner.md,
-"What stays above the ideal"), compiled by the installed Triton as written: buffer k of group
+"What stays above the ideal": the planner writes runtime_row on 3.6 and 3.7, selected_rows
+on 3.9), compiled by the installed Triton as written: buffer k of group
 g of 4 KiB f16 tiles at 2048 + 18432 g + 4096 k bytes of a [432, 128] x i8 backing (18432 is
 4.5 tiles)."""
 

@@ -6,8 +6,10 @@ On random reuse trees (test_planner_properties.scenarios), a module with one
 byte offsets in both forms); the arith the pass emitted is then evaluated for every
 buffer index of every user and must give the planner's slot (``View.slot_of``), which
 ``View.index_program`` computes too, and the byte where the pass cut the backing for
-the view plus that slot must be the buffer's start (``View.start_of``). The Python door's
-counterpart is test_index_program_properties.py.
+the view plus that slot must be the buffer's start (``View.start_of``): a view per buffer
+group at the row the pass computed (runtime_row) or on the branch of the ``scf.if`` chain
+the index takes (selected_rows). The Python door's counterpart is
+test_index_program_properties.py.
 """
 
 from __future__ import annotations
@@ -101,7 +103,7 @@ def module_text(scenario) -> str:
     )
 
 
-_ARITH = re.compile(r"(%[\w.]+) = arith\.(constant|divui|remui|muli|addi) (.*?) : i32")
+_ARITH = re.compile(r"(%[\w.]+) = arith\.(constant|divui|remui|muli|addi|cmpi eq,) (.*?) : i32")
 _INDEX = re.compile(r"ttg\.memdesc_index (%[\w.]+)\[(%[\w.]+)\]")
 _BACKING = re.compile(r"(%[\w.]+) = (?:ttg\.local_alloc|ttng\.tmem_alloc) ")
 _ALIAS_OF = re.compile(r"(%[\w.]+) = tlx\.local_alias (%[\w.]+) ")
@@ -112,7 +114,31 @@ _OPERATIONS = {
     "remui": lambda a, b: a % b,
     "muli": lambda a, b: a * b,
     "addi": lambda a, b: a + b,
+    "cmpi eq,": lambda a, b: int(a == b),
 }
+_IF = re.compile(r"(%[\w.]+) = scf\.if (%[\w.]+) -> ")
+_YIELD = re.compile(r"scf\.yield (%[\w.]+)")
+
+
+def choices(lowered: str) -> dict[str, tuple[str, list]]:
+    """Each ``scf.if`` result of ``lowered``: (its condition, [what its then block yields,
+    what its else block yields])."""
+    found = {}
+    regions = []  # per open region: the scf.if it is a branch of, or None
+    for line in lowered.splitlines():
+        text = line.strip()
+        closed = regions.pop() if text.startswith("}") else None
+        if (match := _YIELD.match(text)) and regions and regions[-1] is not None:
+            found[regions[-1]][1].append(match.group(1))
+        if text.endswith("{"):
+            if match := _IF.match(text):
+                found[match.group(1)] = (match.group(2), [])
+                regions.append(match.group(1))
+            else:
+                regions.append(closed if text.startswith("} else") else None)
+    return found
+
+
 ROW_BYTES = 128
 
 
@@ -121,13 +147,15 @@ def emitted_views(lowered: str, count: int):
     buffer index that evaluates the slot arithmetic the pass emitted for it, a function of
     the buffer index that gives the byte of the backing its view starts at, as the pass cut
     it: the backing itself 0; memdesc_subslice from row r or memdesc_index of row r, r a
-    constant or computed from the index for a view per buffer group, 128 r)."""
+    constant or computed from the index for a view per buffer group, 128 r, or the view an
+    scf.if chain chooses by the index)."""
     argument = re.search(r"tt\.func @indices\((%[\w.]+): i32\)", lowered).group(1)
     definitions = {name: (op, operands) for name, op, operands in _ARITH.findall(lowered)}
     backings = set(_BACKING.findall(lowered))
     subslices = {name: int(row) for name, source, row in _SUBSLICE.findall(lowered)}
     rows = {name: row for name, source, row in _ROW.findall(lowered) if source in backings}
     aliases = dict(_ALIAS_OF.findall(lowered))
+    chosen = choices(lowered)
 
     def evaluate(value: str, index: int) -> int:
         if value == argument:
@@ -139,6 +167,9 @@ def emitted_views(lowered: str, count: int):
         return _OPERATIONS[op](evaluate(lhs, index), evaluate(rhs, index))
 
     def view_start(view: str, index: int) -> int:
+        if view in chosen:
+            condition, (then_view, else_view) = chosen[view]
+            return view_start(then_view if evaluate(condition, index) else else_view, index)
         source = aliases[view]
         if source in backings:
             return 0
@@ -180,6 +211,7 @@ def assert_lowered_as_planned(scenario, whole_views: bool, offset_form: str) -> 
             str(TRITON_OPT),
             f"--tlx-storage-alias-lowering=whole-views={str(whole_views).lower()} "
             f"offset-form={offset_form}",
+            "--mlir-print-unique-ssa-ids",
             "-",
         ],
         input=module_text(scenario),
@@ -232,9 +264,11 @@ def free_stride_trees(count: int) -> list:
     return found
 
 
+@pytest.mark.parametrize("offset_form", ["indexed_row", "sliced_rows"])
 @pytest.mark.parametrize("case", free_stride_trees(24), ids=lambda case: case.name)
-def test_the_mlir_door_emits_a_view_per_buffer_group_as_planned(case):
+def test_the_mlir_door_emits_a_view_per_buffer_group_as_planned(case, offset_form):
     """Trees whose groups end at no multiple of a user's size: with indexed_row the pass
     takes each buffer at its group's row, computed from the index as the planner's
-    program says (``IndexProgram.row``), then at its slot."""
-    assert_lowered_as_planned(case, whole_views=False, offset_form="indexed_row")
+    program says (``IndexProgram.row``), with sliced_rows at the view of its group that
+    an scf.if chain on the group (``IndexProgram.group``) chooses; then at its slot."""
+    assert_lowered_as_planned(case, whole_views=False, offset_form=offset_form)

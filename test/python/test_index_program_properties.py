@@ -4,12 +4,15 @@ On random reuse trees (the strategies of ``test_planner_properties``), for every
 buffer of every view, the slot that ``_semantic._slot_arithmetic`` (the emitter
 the lowering uses for a runtime buffer index) computes, run on a builder that
 evaluates integers instead of building IR, is the planner's ``View.slot_of``; so
-is ``IndexProgram.evaluate``; for a view per buffer group (``runtime_row``) the row it
-computes is where the buffer's group starts. An identity view emits no operation at all.
+is ``IndexProgram.evaluate``; for a view per buffer group the row it computes is where the
+buffer's group starts (``runtime_row``), or the group it computes chooses the view that
+starts there (``selected_rows``: ``View.group_view_starts``). An identity view emits no
+operation at all.
 """
 
 from dataclasses import replace
 
+import pytest
 from hypothesis import event, given, settings
 from test_planner_properties import SMEM_ROW_BYTES, scenarios
 from tlx.api import _semantic
@@ -56,7 +59,9 @@ def assert_emits_the_planners_program(result, scenario) -> None:
         for index in buffer_indices(buffer, view):
             builder = EvaluatingBuilder()
             slot = view.slot_of(index)
-            emitted_slot, emitted_row = _semantic._slot_arithmetic(builder, index, view)
+            emitted_slot, emitted_row, emitted_group = _semantic._slot_arithmetic(
+                builder, index, view
+            )
             assert emitted_slot == slot
             assert program.evaluate(index) == slot
             # A view per buffer group: the backing row where the buffer's group starts.
@@ -65,9 +70,19 @@ def assert_emits_the_planners_program(result, scenario) -> None:
                 assert emitted_row == program.evaluate_row(index)
             else:
                 assert emitted_row is None and program.row is None
+            # Or the group whose view starts there, among the views of every group.
+            if view.form == "selected_rows":
+                starts = view.group_view_starts(buffer.shape[0])
+                assert emitted_group == index // view.period
+                assert starts[emitted_group] == view.view_start_of(index)
+                assert starts[emitted_group] % SMEM_ROW_BYTES == 0
+            else:
+                assert emitted_group is None and program.group is None
             # One operation per step of the program; each constant once.
             assert builder.operations == len(program.operations)
-            results = [program.result] + ([program.row] if program.row is not None else [])
+            results = [program.result] + [
+                operand for operand in (program.row, program.group) if operand is not None
+            ]
             constants = {
                 operand.value
                 for operation in program.operations
@@ -86,14 +101,24 @@ def test_the_emitted_index_is_the_planners_slot(scenario):
     assert_emits_the_planners_program(result, scenario)
 
 
+@pytest.mark.parametrize(
+    ("offset_form", "group_stride_form"),
+    [("indexed_row", "runtime_row"), ("sliced_rows", "selected_rows")],
+)
 @settings(max_examples=500, deadline=None)
 @given(scenarios(Storage.SMEM))
-def test_the_emitted_row_of_a_view_per_group_is_the_planners(scenario):
-    """Under Triton 3.6's rules (views at byte offsets, a view per buffer group where that
-    is smaller): the row the emitter computes is where the buffer's group starts."""
+def test_the_emitted_row_or_group_of_a_view_per_group_is_the_planners(
+    offset_form, group_stride_form, scenario
+):
+    """Under Triton 3.6's and 3.9's rules (views at byte offsets, a view per buffer group
+    where that is smaller): the row the emitter computes is where the buffer's group starts,
+    or the group it computes chooses the view that starts there."""
     spec = replace(
-        scenario.spec, whole_views=False, offset_form="indexed_row", group_stride_form="runtime_row"
+        scenario.spec,
+        whole_views=False,
+        offset_form=offset_form,
+        group_stride_form=group_stride_form,
     )
     result = plan(spec, scenario.buffers, scenario.tree)
-    event("a view per group" if "runtime_row" in {v.form for v in result.views} else "none")
+    event("a view per group" if group_stride_form in {v.form for v in result.views} else "none")
     assert_emits_the_planners_program(result, scenario)

@@ -273,7 +273,8 @@ def test_tmem_single_buffer_lowering_compiles_with_stock_triton(tmp_path, monkey
 
 # test/TLX/group-stride.mlir's tree, shared(w: f16 32x32, distinct(a: i8 32x32, b: f16
 # 16x128)) of 3 buffers, in a kernel that writes b[idx] and w[idx] and reads them back: with
-# offset-form indexed_row, b and w are a view per buffer group (runtime_row).
+# offset-form indexed_row, b and w are a view per buffer group (runtime_row); with sliced_rows
+# too (selected_rows).
 GROUP_STRIDE_KERNEL = """\
 #blocked = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>
 #shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
@@ -316,22 +317,32 @@ module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.targ
 """
 
 
-def test_a_view_per_buffer_group_compiles_with_the_triton_that_writes_it(tmp_path, monkeypatch):
-    """A free group stride (runtime_row: the backing's row at a runtime index, reinterpreted
-    to the group's slots) lowered with indexed_row's offset form parses, verifies and
-    compiles on the Triton that writes it (3.6, 3.7: tlx.compat.VIEW_FORMS)."""
+def installed_group_stride_forms():
+    """(the offset form, the group stride form) the installed Triton writes; skips where
+    it writes no view per buffer group (3.8)."""
     from tlx import planner
 
     version = tuple(int(part) for part in triton.__version__.split(".")[:2])
-    if planner.group_stride_view_form(*version) != "runtime_row":
-        pytest.skip(f"Triton {triton.__version__} does not write runtime_row")
+    form = planner.group_stride_view_form(*version)
+    if form == "slots":
+        pytest.skip(f"Triton {triton.__version__} writes no view per buffer group")
+    return planner.offset_view_form(*version), form
+
+
+def test_a_view_per_buffer_group_compiles_with_the_triton_that_writes_it(tmp_path, monkeypatch):
+    """A free group stride lowered with the installed Triton's offset form parses, verifies
+    and compiles on it (tlx.compat.VIEW_FORMS): runtime_row (3.6, 3.7), the backing's row at
+    a runtime index reinterpreted to the group's slots, its PTX multiplying the index by the
+    5120-byte stride; selected_rows (3.9), each group's rows chosen by scf.if, its PTX adding
+    each group's start on its branch (b from 1024, w from 0)."""
+    offset_form, form = installed_group_stride_forms()
     source = tmp_path / "group_stride.mlir"
     source.write_text(GROUP_STRIDE_KERNEL)
     result = subprocess.run(
         [
             str(TRITON_OPT),
             str(source),
-            "--tlx-storage-alias-lowering=whole-views=false offset-form=indexed_row",
+            f"--tlx-storage-alias-lowering=whole-views=false offset-form={offset_form}",
             "--tlx-rewrite-local-alias",
         ],
         capture_output=True,
@@ -341,27 +352,28 @@ def test_a_view_per_buffer_group_compiles_with_the_triton_that_writes_it(tmp_pat
     lowered = tmp_path / "group_stride.ttgir"
     lowered.write_text(result.stdout)
     rows = re.findall(r"ttg\.memdesc_index %\w+\[%\w+\] : !ttg\.memdesc<120x128xi8", result.stdout)
-    assert len(rows) == 2, result.stdout
+    choices = re.findall(r"scf\.if %\w+ -> \(!ttg\.memdesc", result.stdout)
+    assert (len(rows), len(choices)) == ((2, 0) if form == "runtime_row" else (0, 4)), result.stdout
     parse_with_stock_triton(lowered)
     ptx = compile_to_cubin(lowered, 90, monkeypatch, tmp_path).asm["ptx"]
-    assert re.search(r"mad\.lo\.s32\s+%r\d+, %r\d+, 5120,", ptx), ptx
+    if form == "runtime_row":
+        assert re.search(r"mad\.lo\.s32\s+%r\d+, %r\d+, 5120,", ptx), ptx
+        return
+    for start in (1024, 6144, 11264, 5120, 10240):
+        assert re.search(rf"add\.s32\s+%r\d+, %r\d+, {start};", ptx), (start, ptx)
 
 
 def test_the_group_stride_lit_examples_parse_with_the_triton_that_writes_them(tmp_path):
     """test/TLX/group-stride.mlir (indices at run time and constant, a warp_specialize
-    capture) lowered with indexed_row: the Triton that writes runtime_row parses and
-    verifies each module."""
-    from tlx import planner
-
-    version = tuple(int(part) for part in triton.__version__.split(".")[:2])
-    if planner.group_stride_view_form(*version) != "runtime_row":
-        pytest.skip(f"Triton {triton.__version__} does not write runtime_row")
+    capture) lowered with the installed Triton's offset form: it parses and verifies each
+    module with its view per buffer group."""
+    offset_form, form = installed_group_stride_forms()
     result = subprocess.run(
         [
             str(TRITON_OPT),
             str(REPOSITORY / "test" / "TLX" / "group-stride.mlir"),
             "--split-input-file",
-            "--tlx-storage-alias-lowering=whole-views=false offset-form=indexed_row",
+            f"--tlx-storage-alias-lowering=whole-views=false offset-form={offset_form}",
             "--tlx-rewrite-local-alias",
         ],
         capture_output=True,
@@ -370,8 +382,9 @@ def test_the_group_stride_lit_examples_parse_with_the_triton_that_writes_them(tm
     )
     modules = [module for module in result.stdout.split("// -----") if module.strip()]
     assert len(modules) == 2
+    per_group = "memdesc<128xi8" if form == "runtime_row" else "scf.if"
     for number, module in enumerate(modules):
-        assert "memdesc<128xi8" in module and "tlx." not in module
+        assert per_group in module and "tlx." not in module
         lowered = tmp_path / f"group_stride{number}.ttgir"
         lowered.write_text(module)
         parse_with_stock_triton(lowered)

@@ -1,10 +1,11 @@
 """The free group stride (issue 46; docs/planner.md, "Views at a byte offset" and "What
 stays above the ideal"): where the Triton writes a view per buffer group (``runtime_row``,
-Triton 3.6 and 3.7: ``Spec.group_stride_form``), buffer group 0 is laid out alone and
+Triton 3.6 and 3.7; ``selected_rows``, 3.9: ``Spec.group_stride_form``), buffer group 0 is
+laid out alone and
 repeated at its end rounded to every alignment, and a user whose buffer groups are then no
 whole number of its slots apart gets a view per group: buffer i's view starts at
 ``base + group_stride * (i // period)``. Checked here with the tests' own reading of such a
-view: soundness over random trees, the index program's row, never larger than the plan
+view: soundness over random trees, the index program's row or group, never larger than the plan
 without it or than the buffers unshared, the ideal on the issue's examples and on every
 equal-count tree of the bench, and no change where the plan was at its ideal.
 """
@@ -37,7 +38,11 @@ from tlx.planner import (
 )
 
 KIB = 1024
-RUNTIME_ROW = {"offset_form": "indexed_row", "group_stride_form": "runtime_row"}
+# Each form of a view per buffer group, with the offset form of the releases that write it.
+PER_GROUP = {
+    "runtime_row": {"offset_form": "indexed_row", "group_stride_form": "runtime_row"},
+    "selected_rows": {"offset_form": "sliced_rows", "group_stride_form": "selected_rows"},
+}
 
 
 def start(view, index: int) -> tuple[int, int, int]:
@@ -48,29 +53,33 @@ def start(view, index: int) -> tuple[int, int, int]:
         view.scale * (index // view.period) + view.offset_slots + view.step * (index % view.period)
     )
     view_start = view.base
-    if view.form == "runtime_row":
+    if view.form in PER_GROUP:
         view_start += view.group_stride * (index // view.period)
     return view_start + slot * view.buffer_size, view_start, slot
 
 
 def assert_sound(result, scenario: Scenario):
     """Every buffer inside the region at its alignment, every view inside the region, a
-    view per group only as runtime_row (groups whole rows apart, one group's slots), the
-    index program's row where the group's view starts, and no two buffers of the tree
+    view per group only in a per-group form (groups whole rows apart, one group's slots),
+    the index program's row where the group's view starts (runtime_row) or its group, whose
+    view starts there (selected_rows), and no two buffers of the tree
     sharing a byte unless a ``shared`` node lets them in one buffer group."""
     region = result.region_size
     sizes = group_sizes(scenario.tree)
     placed = []
     for user, (buffer, view) in enumerate(zip(scenario.buffers, result.views, strict=True)):
         size = buffer_size(buffer)
-        per_group = view.form == "runtime_row"
-        assert per_group == (view.group_stride != 0)
+        per_group = view.form in PER_GROUP
+        assert per_group == (view.group_stride != 0) == view.per_group
         if per_group:
             assert view.group_stride % SMEM_ROW_BYTES == 0 and view.scale == 0
             assert view.slots == view.step * (view.period - 1) + 1
             assert view.group_stride >= view.slots * size
         program = view.index_program
-        assert (program.row is not None) == per_group
+        assert (program.row is not None) == (view.form == "runtime_row")
+        assert (program.group is not None) == (view.form == "selected_rows")
+        group_starts = view.group_view_starts(buffer.shape[0])
+        assert len(group_starts) == (-(-buffer.shape[0] // view.period) if per_group else 1)
         for index in range(buffer.shape[0]):
             begin, view_start, slot = start(view, index)
             assert begin == view.start_of(index) and view_start == view.view_start_of(index)
@@ -79,8 +88,10 @@ def assert_sound(result, scenario: Scenario):
             assert view_start + view.slots * size <= region
             assert begin % view.alignment == 0 and begin + size <= region
             assert program.evaluate(index) == slot
-            if per_group:
+            if view.form == "runtime_row":
                 assert program.evaluate_row(index) * SMEM_ROW_BYTES == view_start
+            if view.form == "selected_rows":
+                assert group_starts[index // view.period] == view_start
             if user in sizes:  # a buffer outside the tree sits at offset 0 (a warning)
                 placed.append((begin, begin + size, user, index // sizes[user]))
     placed.sort()
@@ -93,12 +104,18 @@ def assert_sound(result, scenario: Scenario):
             assert lowest_common_ancestor(scenario.tree, first[2], second[2]).kind == "shared"
 
 
-def test_the_rule_follows_the_releases_that_write_runtime_row():
-    forms = {version: group_stride_view_form(*version) for version in ((3, 6), (3, 7), (3, 8))}
-    assert forms == {(3, 6): "runtime_row", (3, 7): "runtime_row", (3, 8): "slots"}
-    assert group_stride_view_form(3, 9) == "slots"
-    assert group_stride_form_of("indexed_row") == "runtime_row"
-    assert {group_stride_form_of(form) for form in ("slots", "sliced_rows")} == {"slots"}
+def test_the_rule_follows_the_releases_that_write_a_view_per_group():
+    versions = ((3, 6), (3, 7), (3, 8), (3, 9))
+    forms = {version: group_stride_view_form(*version) for version in versions}
+    assert forms == {
+        (3, 6): "runtime_row",
+        (3, 7): "runtime_row",
+        (3, 8): "slots",
+        (3, 9): "selected_rows",
+    }
+    for form, rules in PER_GROUP.items():
+        assert group_stride_form_of(rules["offset_form"]) == form
+    assert group_stride_form_of("slots") == "slots"
 
 
 def tile(name: str, count: int, size: int) -> Buffer:
@@ -123,35 +140,34 @@ EXAMPLES = (
 )
 
 
+@pytest.mark.parametrize("form", sorted(PER_GROUP))
 @pytest.mark.parametrize(("buffers", "tree", "stride"), EXAMPLES)
-def test_the_examples_reach_their_ideal_with_a_view_per_group(buffers, tree, stride):
-    spec = replace(_spec(), **RUNTIME_ROW)
+def test_the_examples_reach_their_ideal_with_a_view_per_group(buffers, tree, stride, form):
+    spec = Spec("spec", whole_views=False, **PER_GROUP[form])
     result = plan(spec, buffers, tree)
     groups = buffers[0].shape[0]
     assert result.ok and result.size_bytes == result.ideal_bytes == groups * stride
     assert result.layout == f"buffer group 0 repeated every {stride} bytes"
-    assert "runtime_row" in {view.form for view in result.views}
-    assert {view.group_stride for view in result.views if view.form == "runtime_row"} == {stride}
+    assert form in {view.form for view in result.views}
+    assert {view.group_stride for view in result.views if view.form == form} == {stride}
     assert_sound(result, Scenario(spec, buffers, tree))
     # Without the form the groups sit whole slots apart: larger.
-    assert plan(_spec(), buffers, tree).size_bytes > result.size_bytes
+    without = replace(spec, group_stride_form="slots")
+    assert plan(without, buffers, tree).size_bytes > result.size_bytes
 
 
-def _spec():
-    return Spec("spec", whole_views=False, offset_form="indexed_row")
-
-
-@settings(max_examples=1000, deadline=None)
+@pytest.mark.parametrize("form", sorted(PER_GROUP))
+@settings(max_examples=500, deadline=None)
 @given(scenarios(Storage.SMEM))
-def test_free_stride_plans_are_sound_and_never_larger(scenario: Scenario):
+def test_free_stride_plans_are_sound_and_never_larger(form, scenario: Scenario):
     """Over random trees (index-aligned counts, group sizes, buffers outside the tree):
     every plan with the form is sound by the tests' own reading, no larger than the plan
     without it (and the same plan where that one is at its ideal) nor than the buffers
     unshared."""
-    spec = replace(scenario.spec, whole_views=False, **RUNTIME_ROW)
+    spec = replace(scenario.spec, whole_views=False, **PER_GROUP[form])
     result = plan(spec, scenario.buffers, scenario.tree)
     without = plan(replace(spec, group_stride_form="slots"), scenario.buffers, scenario.tree)
-    per_group = any(view.form == "runtime_row" for view in result.views)
+    per_group = any(view.form == form for view in result.views)
     event("a view per group" if per_group else "no view per group")
     assert result.size_bytes <= without.size_bytes
     if not result.ok:
@@ -171,12 +187,16 @@ def test_free_stride_plans_are_sound_and_never_larger(scenario: Scenario):
         assert result.size_bytes < without.size_bytes
 
 
+# bench/footprint.py's rules with a view per buffer group: 3.9's and 3.6's.
+BENCH_RULES = (footprint.RULES[2], footprint.GROUP_STRIDE_RULES)
+
+
+@pytest.mark.parametrize("rules", BENCH_RULES, ids=("selected_rows", "runtime_row"))
 @pytest.mark.parametrize("index_aligned", (False, True))
-def test_the_bench_trees_reach_the_aligned_ideal_with_equal_counts(index_aligned):
-    """bench/footprint.py's trees under 3.6's rules: every equal-count tree at the ideal
-    with alignment counted (its "free group stride" line), none larger than without the
-    form, and more at the ideal than without it."""
-    rules = footprint.GROUP_STRIDE_RULES
+def test_the_bench_trees_reach_the_aligned_ideal_with_equal_counts(index_aligned, rules):
+    """bench/footprint.py's trees under 3.9's and 3.6's rules: every equal-count tree at
+    the ideal with alignment counted, none larger than without the form (its "without a
+    free group stride" line), and more at the ideal than without it."""
     rng = random.Random(1)
     cases = [footprint.random_tree(rng, index_aligned, rules) for _ in range(300)]
     at_ideal = at_ideal_before = 0
@@ -194,10 +214,10 @@ def test_the_bench_trees_reach_the_aligned_ideal_with_equal_counts(index_aligned
     assert at_ideal > at_ideal_before
 
 
-def test_every_kernel_of_the_bench_keeps_its_plan():
+@pytest.mark.parametrize("rules", BENCH_RULES, ids=("selected_rows", "runtime_row"))
+def test_every_kernel_of_the_bench_keeps_its_plan(rules):
     """The GEMM ring and every tutorial kernel's spec (bench/footprint.py lists them) are at
     their ideal already: the form changes none of their plans."""
-    rules = footprint.GROUP_STRIDE_RULES
     for case in [footprint.gemm_ring(rules), *footprint.tutorial_cases(rules)]:
         result = plan(case.spec, case.buffers, case.tree)
         without = plan(replace(case.spec, group_stride_form="slots"), case.buffers, case.tree)

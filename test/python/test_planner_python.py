@@ -212,7 +212,10 @@ def _bound_fields(native) -> list[str]:
 
 # Optional native fields whose value is no int: a default-constructed struct holds None,
 # which does not say the type.
-OPTIONAL_STRUCT_FIELDS = {("IndexProgram", "row"): planner.IndexOperand | None}
+OPTIONAL_STRUCT_FIELDS = {
+    ("IndexProgram", "row"): planner.IndexOperand | None,
+    ("IndexProgram", "group"): planner.IndexOperand | None,
+}
 
 
 def _declared_type(like):

@@ -84,9 +84,9 @@ def check_placement(buffer, region, **coefficients):
             32768,
             dict(form="runtime_row"),
             'the view of buffer "a" starts at 0 bytes with groups 0 bytes apart and scale 1 in '
-            "the form runtime_row; a view per buffer group (runtime_row, and only it) starts at "
-            "a multiple of 128 bytes of SMEM, its groups a positive multiple of 128 bytes apart, "
-            "scale 0",
+            "the form runtime_row; a view per buffer group (runtime_row or selected_rows, and "
+            "only they) starts at a multiple of 128 bytes of SMEM, its groups a positive "
+            "multiple of 128 bytes apart, scale 0",
         ),
         (
             32768,

@@ -39,8 +39,9 @@ MLIR_CAPI_EXPORTED int64_t tlxBackingGetRegionSize(MlirAttribute attr);
 /// `#tlx.placement` (on a placed tlx.storage_alias_local_alloc): the view's
 /// buffer count and the coefficients of buffer i's slot (docs/planner.md),
 /// where the view starts (bytes), its form ("slots", "sliced_rows",
-/// "indexed_row", "runtime_row": a null-terminated static string) and, for
-/// a view per buffer group (runtime_row), how far apart its groups start.
+/// "indexed_row", "runtime_row", "selected_rows": a null-terminated static
+/// string) and, for a view per buffer group (runtime_row, selected_rows),
+/// how far apart its groups start.
 MLIR_CAPI_EXPORTED bool tlxAttributeIsAPlacement(MlirAttribute attr);
 MLIR_CAPI_EXPORTED int64_t tlxPlacementGetSlots(MlirAttribute attr);
 MLIR_CAPI_EXPORTED int64_t tlxPlacementGetPeriod(MlirAttribute attr);

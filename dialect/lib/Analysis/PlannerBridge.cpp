@@ -451,7 +451,9 @@ static_assert(static_cast<int>(ViewForm::sliced_rows) ==
               static_cast<int>(ViewForm::indexed_row) ==
                   static_cast<int>(planner::ViewForm::IndexedRow) &&
               static_cast<int>(ViewForm::runtime_row) ==
-                  static_cast<int>(planner::ViewForm::RuntimeRow));
+                  static_cast<int>(planner::ViewForm::RuntimeRow) &&
+              static_cast<int>(ViewForm::selected_rows) ==
+                  static_cast<int>(planner::ViewForm::SelectedRows));
 
 PlacementAttr mlir::tlx::placementAttrOf(MLIRContext *context,
                                          const planner::View &view) {

@@ -14,6 +14,7 @@
 #include "tlx/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/Support/Regex.h"
@@ -68,6 +69,22 @@ Value createBacking(OpBuilder &builder, StorageAliasSpecOp spec,
   return alloc.getResult();
 }
 
+/// The backing's rows that `viewBytes` span from byte `start`
+/// (ViewForm::SlicedRows, Triton 3.9; each group's view of SelectedRows).
+Value slicedRows(OpBuilder &builder, Location loc, int64_t start,
+                 int64_t viewBytes, Value backing, MemDescType backingType) {
+  ArrayRef<int64_t> shape = backingType.getShape();
+  int64_t rowBytes = shape.back();
+  int64_t rows = (viewBytes + rowBytes - 1) / rowBytes;
+  auto rowsType = MemDescType::get(
+      {rows, rowBytes}, backingType.getElementType(), backingType.getEncoding(),
+      backingType.getMemorySpace(), backingType.getMutableMemory(), shape);
+  return triton::gpu::MemDescSubsliceOp::create(
+      builder, loc, rowsType, backing,
+      builder.getDenseI32ArrayAttr(
+          {static_cast<int32_t>(start / rowBytes), 0}));
+}
+
 /// Builds the slot that replaces a ttg.memdesc_index's buffer index, sharing
 /// what it builds: a kernel that indexes many aliased buffers with one loop
 /// counter computes each distinct slot once. Constants go to the start of
@@ -78,24 +95,29 @@ Value createBacking(OpBuilder &builder, StorageAliasSpecOp spec,
 class SlotBuilder {
 public:
   /// Makes `op` index slot(i) of `view` instead of buffer i. A view per
-  /// buffer group (ViewForm::RuntimeRow: `op` indexes the backing) is first
-  /// taken at the backing's row where buffer i's group starts and
-  /// reinterpreted to the group's slots, as the Python door's
-  /// api/_sealing.py group_view writes it.
-  void rewrite(triton::gpu::MemDescIndexOp op, const planner::View &view) {
-    bool perGroup = view.form == planner::ViewForm::RuntimeRow;
+  /// buffer group (View::perGroup: `op` indexes the backing) is first taken
+  /// at the backing's row where buffer i's group starts and reinterpreted to
+  /// the group's slots (RuntimeRow), or chosen among its `count` buffers'
+  /// group views by buffer i's group (SelectedRows), as the Python door's
+  /// api/_sealing.py group_view and selected_group_view write them.
+  void rewrite(triton::gpu::MemDescIndexOp op, const planner::View &view,
+               int64_t count) {
+    bool perGroup = view.perGroup();
     if (view.identityIndex() && !perGroup)
       return;
     Value index = op.getIndex();
     APInt constant;
     Emitted emitted;
+    std::optional<int64_t> constantGroup;
     if (matchPattern(index, m_ConstantInt(&constant))) {
       int64_t buffer = constant.getSExtValue();
+      planner::IndexProgram program = planner::indexProgramOf(view);
       emitted.slot = constantFor(index, planner::slotOf(view, buffer));
-      if (perGroup)
-        emitted.row =
-            constantFor(index, planner::evaluateIndexProgramRow(
-                                   planner::indexProgramOf(view), buffer));
+      if (program.row)
+        emitted.row = constantFor(
+            index, planner::evaluateIndexProgramRow(program, buffer));
+      if (program.group)
+        constantGroup = planner::evaluateIndexProgramGroup(program, buffer);
     } else {
       // Views that differ only where they start share the slot arithmetic;
       // the row of a view per group depends on its start and stride too.
@@ -110,16 +132,28 @@ public:
       OpBuilder builder(op);
       auto backingType = cast<MemDescType>(op.getSrc().getType());
       auto resultType = cast<MemDescType>(op.getType());
-      auto rowType = MemDescType::get(
-          {backingType.getShape().back()}, backingType.getElementType(),
-          backingType.getEncoding(), backingType.getMemorySpace(),
-          backingType.getMutableMemory());
       auto groupType = MemDescType::get(
           view.shape, resultType.getElementType(), resultType.getEncoding(),
           resultType.getMemorySpace(), resultType.getMutableMemory());
-      Value row = triton::gpu::MemDescIndexOp::create(
-          builder, op.getLoc(), rowType, op.getSrc(), emitted.row);
-      Value group = LocalAliasOp::create(builder, op.getLoc(), groupType, row);
+      Value group;
+      if (view.form == planner::ViewForm::RuntimeRow) {
+        auto rowType = MemDescType::get(
+            {backingType.getShape().back()}, backingType.getElementType(),
+            backingType.getEncoding(), backingType.getMemorySpace(),
+            backingType.getMutableMemory());
+        Value row = triton::gpu::MemDescIndexOp::create(
+            builder, op.getLoc(), rowType, op.getSrc(), emitted.row);
+        group = LocalAliasOp::create(builder, op.getLoc(), groupType, row);
+      } else {
+        SelectedGroup selected{op.getLoc(),
+                               op.getSrc(),
+                               backingType,
+                               groupType,
+                               planner::groupViewStarts(view, count),
+                               view.slots() * view.bufferSize};
+        group = constantGroup ? selected.view(builder, *constantGroup)
+                              : selectGroup(builder, selected, emitted.group);
+      }
       op.getSrcMutable().assign(group);
     }
     op.getIndexMutable().assign(emitted.slot);
@@ -132,16 +166,57 @@ public:
   }
 
 private:
+  /// The views of a SelectedRows user's buffer groups over `backing`: each
+  /// the backing's rows from its start, reinterpreted to the group's slots.
+  struct SelectedGroup {
+    Location loc;
+    Value backing;
+    MemDescType backingType;
+    MemDescType groupType;
+    std::vector<int64_t> starts;
+    int64_t viewBytes;
+
+    Value view(OpBuilder &builder, int64_t group) const {
+      Value rows = slicedRows(builder, loc, starts[group], viewBytes, backing,
+                              backingType);
+      return LocalAliasOp::create(builder, loc, groupType, rows);
+    }
+  };
+
+  /// The view of the group `group` (an i32 value) chooses: `scf.if` on
+  /// group == 0, 1, ..., each view built in its own branch (a view built
+  /// outside would let canonicalization turn the chain into arith.select).
+  Value selectGroup(OpBuilder &builder, const SelectedGroup &selected,
+                    Value group, int64_t first = 0) {
+    if (first + 1 >= static_cast<int64_t>(selected.starts.size()))
+      return selected.view(builder, first);
+    Value isFirst =
+        arith::CmpIOp::create(builder, selected.loc, arith::CmpIPredicate::eq,
+                              group, constantFor(group, first));
+    auto choice = scf::IfOp::create(builder, selected.loc,
+                                    TypeRange{selected.groupType}, isFirst,
+                                    /*withElseRegion=*/true);
+    OpBuilder thenBuilder = choice.getThenBodyBuilder();
+    scf::YieldOp::create(thenBuilder, selected.loc,
+                         ValueRange{selected.view(thenBuilder, first)});
+    OpBuilder elseBuilder = choice.getElseBodyBuilder();
+    scf::YieldOp::create(
+        elseBuilder, selected.loc,
+        ValueRange{selectGroup(elseBuilder, selected, group, first + 1)});
+    return choice.getResult(0);
+  }
+
   using ConstantKey = std::tuple<Block *, Type, int64_t>;
   /// (index, period, scale, offset, step, base of a view per group, group
   /// stride).
   using SlotKey =
       std::tuple<Value, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
-  /// What an index program built: the slot, and the row of a view per
-  /// buffer group (null otherwise).
+  /// What an index program built: the slot, the row of a RuntimeRow view
+  /// and the group of a SelectedRows view (null otherwise).
   struct Emitted {
     Value slot;
     Value row;
+    Value group;
   };
 
   /// The entry block of the nearest region around `region` that no value
@@ -219,7 +294,8 @@ private:
       results.push_back(build(index, operation.opcode, read(operation.lhs),
                               read(operation.rhs)));
     }
-    return {read(program.result), program.row ? read(*program.row) : Value()};
+    return {read(program.result), program.row ? read(*program.row) : Value(),
+            program.group ? read(*program.group) : Value()};
   }
 
   Value build(Value index, planner::IndexOpcode opcode, Value lhs, Value rhs) {
@@ -252,8 +328,7 @@ Value viewSource(OpBuilder &builder, StorageAliasLocalAllocOp alloc,
                  Value backing, MemDescType backingType, SlotBuilder &slots) {
   if (form == planner::ViewForm::Slots)
     return backing;
-  ArrayRef<int64_t> shape = backingType.getShape();
-  int64_t rowBytes = shape.back();
+  int64_t rowBytes = backingType.getShape().back();
   int64_t row = base / rowBytes;
   Location loc = alloc.getLoc();
   if (form == planner::ViewForm::IndexedRow) {
@@ -266,13 +341,7 @@ Value viewSource(OpBuilder &builder, StorageAliasLocalAllocOp alloc,
                                                slots.constantSlot(alloc, row));
   }
   // The rows the view spans from its start (Triton 3.9).
-  int64_t rows = (viewBytes + rowBytes - 1) / rowBytes;
-  auto rowsType = MemDescType::get(
-      {rows, rowBytes}, backingType.getElementType(), backingType.getEncoding(),
-      backingType.getMemorySpace(), backingType.getMutableMemory(), shape);
-  return triton::gpu::MemDescSubsliceOp::create(
-      builder, loc, rowsType, backing,
-      builder.getDenseI32ArrayAttr({static_cast<int32_t>(row), 0}));
+  return slicedRows(builder, loc, base, viewBytes, backing, backingType);
 }
 
 } // namespace
@@ -413,19 +482,21 @@ LogicalResult AllocationAnalysis::followUses(Carrier root, int64_t region,
       if (erasedUsers.contains(user))
         continue;
       if (auto index = dyn_cast<triton::gpu::MemDescIndexOp>(user)) {
-        indexRewrites.push_back(IndexRewrite{index, carrier.view});
+        indexRewrites.push_back(IndexRewrite{
+            index, carrier.view, carrier.user.getType().getShape().front()});
         continue;
       }
       if (isa<triton::gpu::MemDescReinterpretOp, LocalAliasOp>(user) &&
-          views[carrier.view].form == planner::ViewForm::RuntimeRow) {
+          views[carrier.view].perGroup()) {
         user->emitOpError()
             << "views the aliased buffer \""
             << userName(carrier.user, bufferIndex)
             << "\" as a whole, but its buffer groups are "
             << views[carrier.view].groupStride
             << " bytes apart, no multiple of its buffer size: each group is a "
-               "view of its own (runtime_row); index the buffer before "
-               "viewing it";
+               "view of its own ("
+            << planner::viewFormName(views[carrier.view].form)
+            << "); index the buffer before viewing it";
         valid = false;
         continue;
       }
@@ -483,9 +554,8 @@ LogicalResult AllocationAnalysis::analyzeSpec(
     views.push_back(*view);
     // A view per buffer group: the user becomes the backing, which each
     // ttg.memdesc_index takes at its group's row (SlotBuilder::rewrite).
-    MemDescType type = view->form == planner::ViewForm::RuntimeRow
-                           ? *backingMemDesc
-                           : viewType(alloc.getType(), *view);
+    MemDescType type =
+        view->perGroup() ? *backingMemDesc : viewType(alloc.getType(), *view);
     int64_t viewBytes = view->slots() * view->bufferSize;
     // A user that is one buffer keeps its type: its uses need no rewrite.
     if (!view->indexed) {
@@ -525,7 +595,8 @@ void AllocationAnalysis::apply(ArrayRef<Operation *> obsolete) {
     Value backing = createBacking(builder, rewrite.spec, rewrite.backingType,
                                   rewrite.alignment);
     for (UserRewrite &user : rewrite.users) {
-      if (user.form == planner::ViewForm::RuntimeRow) {
+      if (user.form == planner::ViewForm::RuntimeRow ||
+          user.form == planner::ViewForm::SelectedRows) {
         user.alloc.getResult().replaceAllUsesWith(backing);
         continue;
       }
@@ -550,7 +621,7 @@ void AllocationAnalysis::apply(ArrayRef<Operation *> obsolete) {
          ArrayRef(indexRewrites)
              .slice(indexRewritesBegin,
                     rewrite.indexRewritesEnd - indexRewritesBegin))
-      slots.rewrite(index.op, views[index.view]);
+      slots.rewrite(index.op, views[index.view], index.count);
     retypedValuesBegin = rewrite.retypedValuesEnd;
     indexRewritesBegin = rewrite.indexRewritesEnd;
   }

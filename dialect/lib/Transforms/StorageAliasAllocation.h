@@ -77,6 +77,9 @@ private:
     triton::gpu::MemDescIndexOp op;
     /// Index into `views`.
     size_t view;
+    /// The user's buffers: a SelectedRows view has a view per buffer group
+    /// of them (planner::groupViewStarts).
+    int64_t count;
   };
 
   /// A value that carries a user's buffers: its type once re-viewed, the

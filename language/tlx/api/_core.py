@@ -498,7 +498,7 @@ class buffered_tensor_type(base_type):
     def to_ir(self, builder):
         if self.view is None:
             raise TLXError(self._unsealed_argument())
-        if self.view.form == "runtime_row":
+        if self.view.per_group:
             # A view per buffer group: the value is the spec's backing (api/_sealing.py).
             return smem_backing_type(self.allocation.spec.plan.backing_shape).to_ir(builder)
         return view_type(self.element_ty, self.layout, self.storage, self.view).to_ir(builder)

@@ -16,8 +16,9 @@ the builder's insertion point:
   element type and layout: of the whole backing (``View.form`` ``"slots"``), of the
   backing's rows from ``View.base`` (``"sliced_rows"``: ``ttg.memdesc_subslice``) or of
   its row at ``View.base`` (``"indexed_row"``: ``ttg.memdesc_index``); a view per buffer
-  group (``"runtime_row"``) is the backing itself, which each use indexes at its group's
-  row (``_semantic.index``).
+  group (``"runtime_row"``, ``"selected_rows"``) is the backing itself, which each use
+  takes at its group's row (``group_view``) or rows (``selected_group_view``:
+  ``_semantic.index``).
 
 ``join_sealed`` places a legacy ``reuse=buffered_tensor`` user in a region that is
 already allocated, and ``check_unsealed`` plans a spec never sealed, only for its
@@ -245,16 +246,25 @@ def _view_source(view: planner.View, backing, backing_shape, builder):
         return builder.create_memdesc_index(
             smem_backing_type([row_bytes]).to_ir(builder), backing, builder.get_int32(row)
         )
+    return _sliced_rows(view, view.base, backing, backing_shape, builder)
+
+
+def _sliced_rows(view: planner.View, start: int, backing, backing_shape, builder):
+    """``ttg.memdesc_subslice`` of the backing's rows that ``view``'s slots span from byte
+    ``start`` (``"sliced_rows"``, and each group's view of ``"selected_rows"``)."""
+    row_bytes = backing_shape[1]
     rows = [-(-view.slots * view.buffer_size // row_bytes), row_bytes]
     rows_type = ttgl.shared_memory_descriptor_type(
         ttgl.int8, rows, BACKING_SMEM_LAYOUT, list(backing_shape)
     )
-    return builder.create_memdesc_subslice(rows_type.to_ir(builder), backing, [row, 0])
+    return builder.create_memdesc_subslice(
+        rows_type.to_ir(builder), backing, [start // row_bytes, 0]
+    )
 
 
 def _emit_view(user: AllocationState, view: planner.View, backing, builder) -> None:
     user.view = view
-    if view.form == "runtime_row":
+    if view.per_group:
         # A view per buffer group: each use indexes the backing (_semantic.index).
         user.view_handle = backing
         return
@@ -277,3 +287,49 @@ def group_view(user: AllocationState, backing, row, builder):
     group_type = view_type(user.element_ty, user.layout, user.storage, user.view)
     handle = builder.create_memdesc_reinterpret(group_type.to_ir(builder), group_row)
     return _named(handle, builder, user.name, "tlx.buffer")
+
+
+def group_view_at(user: AllocationState, backing, start: int, builder):
+    """The view of the buffer group of ``user`` (``"selected_rows"``) that starts at byte
+    ``start``: the backing's rows from there (``"sliced_rows"``), reinterpreted to the
+    group's slots."""
+    view = user.view
+    rows = _sliced_rows(view, start, backing, user.spec.plan.backing_shape, builder)
+    group_type = view_type(user.element_ty, user.layout, user.storage, view)
+    handle = builder.create_memdesc_reinterpret(group_type.to_ir(builder), rows)
+    return _named(handle, builder, user.name, "tlx.buffer")
+
+
+def selected_group_view(user: AllocationState, backing, group, builder):
+    """The view of one buffer group of ``user``, whose view is one per group
+    (``"selected_rows"``): each group's view at its start (``View.group_view_starts``,
+    ``group_view_at``), one chosen at run time by ``scf.if`` on ``group`` (the index
+    program's int32 ``group``), each built in its own branch: built outside, Triton's
+    canonicalization would make the chain an ``arith.select`` of views (Triton 3.9 refuses
+    ``"runtime_row"``: ``compat.VIEW_FORMS``)."""
+    view = user.view
+    starts = view.group_view_starts(user.shape[0])
+    group_type = view_type(user.element_ty, user.layout, user.storage, view).to_ir(builder)
+    after = builder.get_insertion_point()
+    chosen = None
+    parent = None  # the else block of the last scf.if, where the next one goes
+    for position, start in enumerate(starts):
+        if position == len(starts) - 1:
+            if parent is None:
+                return group_view_at(user, backing, start, builder)
+            builder.set_insertion_point_to_end(parent)
+            builder.create_yield_op([group_view_at(user, backing, start, builder)])
+            break
+        if parent is not None:
+            builder.set_insertion_point_to_end(parent)
+        is_group = builder.create_icmpEQ(group, builder.get_int32(position))
+        choice = builder.create_if_op([group_type], is_group, True)
+        if parent is None:
+            chosen = choice.get_result(0)
+        else:
+            builder.create_yield_op([choice.get_result(0)])
+        builder.set_insertion_point_to_end(choice.get_then_block())
+        builder.create_yield_op([group_view_at(user, backing, start, builder)])
+        parent = choice.get_else_block()
+    builder.restore_insertion_point(after)
+    return chosen

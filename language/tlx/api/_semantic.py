@@ -19,7 +19,14 @@ from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma
 from .. import compat, planner
 from .._errors import location_of_call
 from ._descriptors import descriptor, descriptor_type, dtype_text
-from ._sealing import group_view, join_sealed, seal, set_overlap
+from ._sealing import (
+    group_view,
+    group_view_at,
+    join_sealed,
+    seal,
+    selected_group_view,
+    set_overlap,
+)
 from ._state import AllocationState, SpecState, active_trace, assigned_name, new_spec_state
 
 
@@ -105,8 +112,10 @@ def index(buffer, index, generator, builder):
     ``ttg.memdesc_index`` of its view at the planned slot, sealing its spec first
     when this is the first use of any of the spec's buffers. A constant index
     folds to its slot; a runtime one gets the slot arithmetic without its
-    identities. A view per buffer group (``"runtime_row"``) is first taken at the
-    group's backing row (``_sealing.group_view``), constant or computed alike."""
+    identities. A view per buffer group is first taken at the group's backing row
+    (``"runtime_row"``: ``_sealing.group_view``) or chosen among the groups' views by the
+    group (``"selected_rows"``: ``_sealing.selected_group_view``), constant or computed
+    alike."""
     allocation = buffer.allocation
     location = location_of_call(generator)
     if allocation is not None and not allocation.spec.sealed:
@@ -115,14 +124,18 @@ def index(buffer, index, generator, builder):
     view = buffer_type.view
     element_ty, layout, storage = buffer_type.element_ty, buffer_type.layout, buffer_type.storage
     source = buffer.handle
-    per_group = view.form == "runtime_row"
     if isinstance(index, int):
+        program = view.index_program
         slot = builder.get_int32(view.slot_of(index))
-        row = builder.get_int32(view.index_program.evaluate_row(index)) if per_group else None
+        row = None if program.row is None else builder.get_int32(program.evaluate_row(index))
+        if program.group is not None:
+            source = group_view_at(allocation, source, view.view_start_of(index), builder)
     else:
-        slot, row = _slot_arithmetic(builder, index.handle, view)
-    if per_group:
-        source = group_view(buffer.allocation, source, row, builder)
+        slot, row, group = _slot_arithmetic(builder, index.handle, view)
+        if group is not None:
+            source = selected_group_view(allocation, source, group, builder)
+    if row is not None:
+        source = group_view(allocation, source, row, builder)
     shape = buffer_type.shape[1:]
     result_type = descriptor_type(element_ty, shape, layout, storage)
     handle = builder.create_memdesc_index(result_type.to_ir(builder), source, slot)
@@ -143,7 +156,8 @@ _INDEX_OPCODES = {
 def _slot_arithmetic(builder, index, view: planner.View):
     """The view's index program (``View.index_program``: the planner's slot
     arithmetic, identities dropped), emitted operation by operation: (the slot, the
-    backing row of the buffer's group, or None where the view has no ``row``)."""
+    backing row of the buffer's group, the buffer's group; None where the view has no
+    ``row``, no ``group``)."""
     program = view.index_program
     results = []
     constants = {}
@@ -160,7 +174,12 @@ def _slot_arithmetic(builder, index, view: planner.View):
     for operation in program.operations:
         create = getattr(builder, _INDEX_OPCODES[operation.opcode])
         results.append(create(read(operation.lhs), read(operation.rhs)))
-    return read(program.result), None if program.row is None else read(program.row)
+    row, group = program.row, program.group
+    return (
+        read(program.result),
+        None if row is None else read(row),
+        None if group is None else read(group),
+    )
 
 
 # --- the reference's names (_reference): one Gluon operation each ---------------

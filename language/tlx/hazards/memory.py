@@ -107,8 +107,8 @@ def overlap(first, second) -> tuple[int, int] | None:
 
 def _index_of_slot(view, slot: int, view_start: int, count: int) -> int | None:
     """The buffer index at ``slot`` of the view that starts at ``view_start`` (a view per
-    buffer group, ``runtime_row``, repeats its slots in every group)."""
-    per_group = view.form == "runtime_row"
+    buffer group, ``runtime_row`` or ``selected_rows``, repeats its slots in every group)."""
+    per_group = view.per_group
     for index in range(count if per_group else view.slots):
         if view.slot_of(index) != slot:
             continue
@@ -213,8 +213,9 @@ class Memories:
                 if not view.indexed:
                     start, end = region.extents[(user, 0)]
                     return Memory(region, result_type, start, ((start, end),), buffer_name, 0)
-                # A view per buffer group starts at its group's row (the source).
-                origin = source.origin if view.form == "runtime_row" else 0
+                # A view per buffer group starts where its source does: the group's
+                # row (runtime_row) or its rows (selected_rows).
+                origin = source.intervals[0][0] if view.per_group else 0
                 return Memory(region, result_type, origin, source.intervals, view=(user, view))
         size = units(region, result_type, result_type.shape)
         return Memory(

@@ -167,8 +167,8 @@ def plan_svg(spec_plan) -> str:
         view = plan.views[user]
         # A view from a byte offset: a dashed tick where it starts, and its start and
         # form in every tooltip of its buffers (docs/planner.md); a view per buffer group
-        # (runtime_row): a tick where each group's view starts.
-        per_group = view.form == "runtime_row"
+        # (runtime_row, selected_rows): a tick where each group's view starts.
+        per_group = view.per_group
         user_extents = [extent for extent in extents if extent.user == user]
         starts = {extent.index: view.view_start_of(extent.index) for extent in user_extents}
 

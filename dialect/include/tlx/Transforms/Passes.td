@@ -36,10 +36,11 @@ def OffsetFormOption
              /*default=*/"::mlir::tlx::defaultOffsetForm()",
              "How a view that starts at a byte offset is written "
              "(docs/planner.md, \"Views at a byte offset\"): sliced_rows "
-             "(Triton 3.9), indexed_row (Triton 3.6, 3.7; a user's buffer "
-             "groups may then also be any multiple of its alignment apart, "
-             "a view per group: runtime_row) or slots (none: "
-             "every buffer at a multiple of its size). Ignored under "
+             "(Triton 3.9), indexed_row (Triton 3.6, 3.7) or slots (none: "
+             "every buffer at a multiple of its size). With sliced_rows or "
+             "indexed_row a user's buffer groups may also be any multiple "
+             "of its alignment apart, a view per group: selected_rows or "
+             "runtime_row (planner::groupStrideFormOf). Ignored under "
              "whole-views. Default: what the Triton of the environment "
              "writes, found as for whole-views; slots where none is found",
              [{::llvm::cl::values(
@@ -119,9 +120,12 @@ def TLXStorageAliasAllocation
     other use of a user's buffers, a view that changes their memory space,
     or one that changes their buffer size while they are not contiguous from
     the region's start, is an error. Every problem is reported before the IR
-    changes.
+    changes. A user with a view per buffer group becomes the backing, and
+    each index takes its group's view: at the group's row computed from the
+    index (runtime_row), or chosen by scf.if on the group among the groups'
+    views (selected_rows).
   }];
-  let dependentDialects = ["mlir::arith::ArithDialect"];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::scf::SCFDialect"];
 }
 
 def TLXStorageAliasLowering
@@ -142,7 +146,7 @@ def TLXStorageAliasLowering
               "Bytes of the planned regions beyond their ideal footprint">
   ];
   let options = [WholeViewsOption, OffsetFormOption];
-  let dependentDialects = ["mlir::arith::ArithDialect"];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::scf::SCFDialect"];
 }
 
 def TLXRewriteLocalAlias : Pass<"tlx-rewrite-local-alias", "mlir::ModuleOp"> {

@@ -46,10 +46,10 @@
 //    user u then sits at slot(i) (docs/planner.md, "The slot of a buffer") of
 //    a view of u's own buffer type that starts at the region's start (or,
 //    per Spec::offsetForm, at an aligned byte). Where Spec::groupStrideForm
-//    allows (Triton 3.6, 3.7) and the region gets smaller, buffer group 0
-//    laid out alone repeats at its end rounded to every alignment, and a user
-//    whose groups are then no whole slots apart gets a view per group
-//    (ViewForm::RuntimeRow).
+//    allows (Triton 3.6, 3.7, 3.9) and the region gets smaller, buffer group
+//    0 laid out alone repeats at its end rounded to every alignment, and a
+//    user whose groups are then no whole slots apart gets a view per group
+//    (ViewForm::RuntimeRow, ViewForm::SelectedRows).
 // 5. Region. The end of the last buffer, rounded up to 128 bytes (SMEM) and,
 //    when Spec::wholeViews (Triton 3.8 reinterprets only to equal sizes), to
 //    a multiple of every user's size. TMEM: the next power of two >= 32
@@ -165,6 +165,12 @@ enum class ViewForm {
   /// rowOf (the index program's `row`), `memdesc_reinterpret` to the group's
   /// slots, then `memdesc_index` at the slot (Triton 3.6 and 3.7).
   RuntimeRow,
+  /// A view per buffer group as RuntimeRow places them, each group's view
+  /// written at its constant start (groupViewStarts) as a SlicedRows view,
+  /// the buffer's chosen at run time by `scf.if` on its group (the index
+  /// program's `group`), then `memdesc_index` at the slot (Triton 3.9, which
+  /// refuses RuntimeRow's row reinterpreted larger than itself).
+  SelectedRows,
 };
 
 struct Spec {
@@ -188,9 +194,10 @@ struct Spec {
   /// Slots is valid on every release.
   ViewForm offsetForm = ViewForm::Slots;
   /// The form of a view whose buffer groups are a stride apart that is no
-  /// multiple of its buffer's size (groupStrideViewForm): RuntimeRow where
-  /// the Triton writes one (3.6, 3.7), else Slots (none: a user's groups sit
-  /// whole slots apart). Slots is valid on every release.
+  /// multiple of its buffer's size (groupStrideViewForm): RuntimeRow (3.6,
+  /// 3.7) or SelectedRows (3.9) where the Triton writes one, else Slots
+  /// (none: a user's groups sit whole slots apart). Slots is valid on every
+  /// release.
   ViewForm groupStrideForm = ViewForm::Slots;
 };
 
@@ -209,22 +216,24 @@ ViewForm offsetViewForm(int major, int minor);
 
 /// The form a view whose buffer groups are any multiple of its alignment
 /// apart takes on Triton `major`.`minor` (Spec::groupStrideForm):
-/// RuntimeRow on 3.6 and 3.7, Slots (none) elsewhere: 3.8 and 3.9 refuse a
-/// reinterpreted row larger than itself (tlx.compat.VIEW_FORMS
-/// "runtime_row"). Bound as tlx.planner.group_stride_view_form, which sets
+/// RuntimeRow on 3.6 and 3.7, SelectedRows from 3.9 on (it refuses a
+/// reinterpreted row larger than itself), Slots (none) on 3.8, which has no
+/// view at a byte offset (tlx.compat.VIEW_FORMS "runtime_row",
+/// "selected_rows"). Bound as tlx.planner.group_stride_view_form, which sets
 /// tlx.compat.GROUP_STRIDE_VIEW_FORM.
 ViewForm groupStrideViewForm(int major, int minor);
 
 /// The group stride form of the Triton whose offset form is `offsetForm`
 /// (Spec::groupStrideForm from Spec::offsetForm): RuntimeRow with
 /// IndexedRow, as the releases that index a row and reinterpret it larger
-/// (3.6, 3.7) are those that do so at a runtime row; Slots otherwise.
-/// triton-opt's passes take it from their offset-form option.
+/// (3.6, 3.7) are those that do so at a runtime row; SelectedRows with
+/// SlicedRows (3.9: the groups' SlicedRows views, one chosen at run time);
+/// Slots otherwise. triton-opt's passes take it from their offset-form
+/// option.
 ViewForm groupStrideFormOf(ViewForm offsetForm);
 
-/// "slots", "sliced_rows", "indexed_row" or "runtime_row": the form's name in
-/// tlx.planner,
-/// `#tlx.placement` and the reports.
+/// "slots", "sliced_rows", "indexed_row", "runtime_row" or "selected_rows":
+/// the form's name in tlx.planner, `#tlx.placement` and the reports.
 const char *viewFormName(ViewForm form);
 
 /// Which layouts plan() chooses among (rule 4). Best is what the passes and
@@ -332,10 +341,11 @@ struct View {
   /// How a front door writes the view (Spec::offsetForm when base != 0,
   /// Spec::groupStrideForm when groupStride != 0).
   ViewForm form = ViewForm::Slots;
-  /// ViewForm::RuntimeRow only: the units between the starts of two
-  /// consecutive groups of `period` buffers. Buffer i's view then starts at
-  /// viewStart(view, i) = base + groupStride * (i / period), and its slots
-  /// are one group's (scale 0). 0 for every other form.
+  /// A view per buffer group (perGroup: RuntimeRow, SelectedRows) only: the
+  /// units between the starts of two consecutive groups of `period` buffers.
+  /// Buffer i's view then starts at viewStart(view, i) = base + groupStride
+  /// * (i / period), and its slots are one group's (scale 0). 0 for every
+  /// other form.
   int64_t groupStride = 0;
   /// The coefficients of slot(i), the slot buffer i occupies in the view
   /// (docs/planner.md, "The slot of a buffer").
@@ -354,6 +364,11 @@ struct View {
   /// True when slot(i) == i for every index: no index arithmetic.
   bool identityIndex() const {
     return offsetSlots == 0 && step == 1 && scale == period;
+  }
+  /// True for a view per buffer group (RuntimeRow, SelectedRows): each
+  /// group of `period` buffers is a view of its own, `groupStride` apart.
+  bool perGroup() const {
+    return form == ViewForm::RuntimeRow || form == ViewForm::SelectedRows;
   }
 };
 
@@ -533,8 +548,16 @@ checkPhaseLifetimes(const Plan &plan, const std::vector<Buffer> &buffers,
 int64_t slotOf(const View &view, int64_t index);
 
 /// Where the view that holds buffer `index` starts in the region, in units:
-/// View::base, plus groupStride * (index / period) for a RuntimeRow view.
+/// View::base, plus groupStride * (index / period) for a view per buffer
+/// group (View::perGroup).
 int64_t viewStart(const View &view, int64_t index);
+
+/// Where the view of each buffer group of a user of `count` buffers starts,
+/// in units: viewStart(view, g * period) for g = 0 .. ceil(count / period)
+/// - 1 of a view per buffer group (View::perGroup), {base} for any other.
+/// The front doors write a SelectedRows view per entry and choose the
+/// buffer's by the index program's `group`.
+std::vector<int64_t> groupViewStarts(const View &view, int64_t count);
 
 /// Where buffer `index` of `view` starts in the region, in units:
 /// viewStart(view, index) + bufferSize * slotOf(view, index).
@@ -570,6 +593,9 @@ struct IndexProgram {
   /// view of the buffer's group starts, viewStart / 128, which the front
   /// doors `memdesc_index` before they reinterpret it to the group's slots.
   std::optional<IndexOperand> row;
+  /// ViewForm::SelectedRows only: the buffer's group, i / period: the
+  /// position in groupViewStarts of the view the front doors choose.
+  std::optional<IndexOperand> group;
 };
 
 /// The index program of `view`: evaluateIndexProgram(indexProgramOf(view), i)
@@ -577,9 +603,11 @@ struct IndexProgram {
 IndexProgram indexProgramOf(const View &view);
 
 /// What `program` computes for buffer index `index`: its slot (its `row`
-/// with evaluateIndexProgramRow).
+/// with evaluateIndexProgramRow, its `group` with
+/// evaluateIndexProgramGroup; 0 without one).
 int64_t evaluateIndexProgram(const IndexProgram &program, int64_t index);
 int64_t evaluateIndexProgramRow(const IndexProgram &program, int64_t index);
+int64_t evaluateIndexProgramGroup(const IndexProgram &program, int64_t index);
 
 /// The program as a formula of the buffer index `i` ("2 (i / 4) + 64 + (i %
 /// 4)"), as describe() writes it.
@@ -601,7 +629,7 @@ struct Placement {
   /// written.
   int64_t base = 0;
   ViewForm form = ViewForm::Slots;
-  /// View::groupStride (RuntimeRow).
+  /// View::groupStride (a view per buffer group).
   int64_t groupStride = 0;
 };
 

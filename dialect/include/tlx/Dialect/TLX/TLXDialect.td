@@ -58,7 +58,8 @@ def TLX_ViewForm : I32EnumAttr<"ViewForm",
     I32EnumAttrCase<"slots", 0>,
     I32EnumAttrCase<"sliced_rows", 1>,
     I32EnumAttrCase<"indexed_row", 2>,
-    I32EnumAttrCase<"runtime_row", 3>
+    I32EnumAttrCase<"runtime_row", 3>,
+    I32EnumAttrCase<"selected_rows", 4>
   ]> {
   let cppNamespace = "::mlir::tlx";
   let genSpecializedAttr = 0;
@@ -130,7 +131,7 @@ def TLX_PlacementAttr : AttrDef<TLX_Dialect, "Placement"> {
     where it starts and how it is written: `base = 512, form = sliced_rows`
     (docs/planner.md, "Views at a byte offset"); a view per buffer group
     adds how far apart its groups are: `base = 1024, form = runtime_row,
-    groupStride = 5120`. Recorded by --tlx-buffer-offset-calculation, read by
+    groupStride = 5120` (or `form = selected_rows`). Recorded by --tlx-buffer-offset-calculation, read by
     --tlx-storage-alias-allocation.
   }];
   let parameters = (ins
