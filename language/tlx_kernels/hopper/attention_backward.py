@@ -269,8 +269,8 @@ def _smem_tiles(
     PIPELINED (whose dV, reading P^T, is still in flight when dS^T is written); without, every
     tile has bytes of its own. P^T is dS^T's buffer (unused) without P_IN_SMEM. dQ's staging
     tiles have bytes of their own either way: a TMA reduce-add reads one into the next step,
-    while K, V, the ring and the next P and dS are live (and a P/dS buffer is a quarter of a
-    staging tile's 64 fp32 columns at HEAD_DIM 128)."""
+    while K, V, the ring and the next P and dS are live (and a P/dS buffer is half a staging
+    tile)."""
     layout: gl.constexpr = gl.NVMMASharedLayout(
         swizzle_byte_width=128, element_bitwidth=dtype.primitive_bitwidth, rank=2
     )
