@@ -16,8 +16,10 @@ from collections.abc import Callable, Mapping, Sequence
 
 import triton
 from triton import knobs
+from triton._C.libtriton import ir as _ir
 from triton.experimental.gluon import constexpr_function
 from triton.experimental.gluon import language as _gl
+from triton.experimental.gluon.language._core import builtin as _gluon_builtin
 from triton.experimental.gluon.language.nvidia import blackwell as _blackwell
 from triton.experimental.gluon.language.nvidia.hopper import tma as _hopper_tma
 from triton.runtime import _async_compile
@@ -134,8 +136,30 @@ cta_barrier = getattr(_gl, "barrier", None) or _gl.thread_barrier
 
 def tma_reduce(kind: str):
     """The TMA store that reduces into global memory (``kind``: add, min, max, and, or,
-    xor): ``tma.async_atomic_<kind>`` from 3.8 on; None in 3.6 and 3.7, which have none."""
-    return getattr(_hopper_tma, f"async_atomic_{kind}", None)
+    xor), a Gluon builtin ``(desc, coord, src)``: ``tma.async_atomic_<kind>`` from 3.8 on;
+    3.6 and 3.7 have no Python wrapper, but their Gluon builder makes the same
+    ``ttng.async_tma_reduce`` (``create_async_tma_reduce``), which ``_tma_reduction`` calls."""
+    return getattr(_hopper_tma, f"async_atomic_{kind}", None) or _tma_reduction(kind)
+
+
+def _tma_reduction(kind: str):
+    """A builtin that emits ``ttng.async_tma_reduce`` of ``kind`` from ``src`` (SMEM) into
+    the block of ``desc`` at ``coord``, as 3.8's ``tma.async_atomic_<kind>`` does."""
+    reduce_kind = getattr(_ir.DESCRIPTOR_REDUCE_KIND, kind.upper())
+
+    @_gluon_builtin
+    def reduction(desc, coord, src, _semantic=None):
+        coord = _semantic._convert_to_ir_values(coord, require_i64=False)
+        _semantic.builder.create_async_tma_reduce(reduce_kind, desc.handle, coord, src.handle)
+
+    reduction.__name__ = f"async_atomic_{kind}"
+    return reduction
+
+
+# ``tma_atomic_add(desc, coord, src)``: adds an SMEM tile into the block of ``desc`` at
+# ``coord`` (``cp.reduce.async.bulk.tensor ... .add``), asynchronously: ``src`` is read until a
+# ``tma.store_wait`` retires it, as with a TMA store. A name kernels can call.
+tma_atomic_add = tma_reduce("add")
 
 
 def memdesc_reinterpret(descriptor, dtype, shape, layout, semantic):

@@ -57,11 +57,18 @@ class KernelConfig:
         return cls(**{field: arguments[parameter] for field, parameter in cls.ARGUMENTS.items()})
 
 
+# The element bits of the dtypes a descriptor may have: the inputs', or an fp32 accumulator's
+# (``KernelHost.descriptor_dtypes``).
+DESCRIPTOR_DTYPE_BITS = {**TRITON_DTYPE_BITS, "fp32": 32}
+
+
 def descriptor_type(dtype, block_shape):
-    """The signature entry of a TMA descriptor of ``dtype`` ("fp16" or "bf16") whose block is
-    ``block_shape``, in the 128-byte-swizzled layout every tile of these kernels has."""
+    """The signature entry of a TMA descriptor of ``dtype`` ("fp16", "bf16" or "fp32") whose
+    block is ``block_shape``, in the 128-byte-swizzled layout every tile of these kernels has."""
     layout = gl.NVMMASharedLayout(
-        swizzle_byte_width=128, element_bitwidth=TRITON_DTYPE_BITS[dtype], rank=len(block_shape)
+        swizzle_byte_width=128,
+        element_bitwidth=DESCRIPTOR_DTYPE_BITS[dtype],
+        rank=len(block_shape),
     )
     return f"tensordesc<{dtype}[{','.join(str(size) for size in block_shape)}],{layout!r}>"
 
@@ -78,7 +85,9 @@ class KernelHost:
     TMA descriptor parameters (its first); ``scalars``, {name: signature type} of the
     parameters after them that are no constexprs; ``block_shapes(config, arguments)``, the
     descriptors' block shapes (``arguments``: the call's constexprs, or every argument of a
-    launch); ``target``, what it compiles for on the CPU."""
+    launch); ``target``, what it compiles for on the CPU; ``descriptor_dtypes``, {name:
+    dtype} of the descriptors whose dtype is their own (an fp32 accumulator's), not the
+    inputs'."""
 
     kernel: object
     config_type: type
@@ -86,6 +95,7 @@ class KernelHost:
     scalars: dict
     block_shapes: Callable
     target: GPUTarget
+    descriptor_dtypes: dict = dataclasses.field(default_factory=dict)
 
     def constexprs(self, config, **call_constexprs):
         """The kernel's constexpr arguments: ``config``'s, then the call's, then the default
@@ -109,7 +119,7 @@ class KernelHost:
         shapes = self.block_shapes(config, constexprs)
         signature = {
             **{
-                name: descriptor_type(dtype, shape)
+                name: descriptor_type(self.descriptor_dtypes.get(name, dtype), shape)
                 for name, shape in zip(self.descriptors, shapes, strict=True)
             },
             **self.scalars,

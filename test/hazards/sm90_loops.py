@@ -22,13 +22,17 @@ Without its flag:
   predicated TMA load (``pred=``); the refill's ``expect`` and load are predicated on the
   product being retired (RIGHT_PRED: by ``warpgroup_mma_wait(0)``; else after
   ``warpgroup_mma_wait(1)``, which leaves it in flight).
+* ``double_buffered_reduce_add``: a loop adds tiles into global memory by TMA reduce-adds
+  (``compat.tma_atomic_add``, the Hopper attention backward's dQ) from two staging tiles in
+  turn; ``tma.store_wait(1)`` before rewriting one retires the reduction that read it
+  (RIGHT_WAIT), ``store_wait(2)`` does not.
 """
 
 from __future__ import annotations
 
 import tlx
 from kernels import ACC_REGS, OUT_REGS, SM90A, TILE, TILE_LAYOUT, _line
-from tlx.compat import tma_load, tma_store
+from tlx.compat import tma_atomic_add, tma_load, tma_store
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import (
@@ -265,6 +269,18 @@ def predicated_refill(desc, out_ptr, TILE: gl.constexpr, RIGHT_PRED: gl.constexp
     _store_out(out_ptr, gl.convert_layout(acc, OUT_REGS).to(gl.float16))
 
 
+@tlx.jit
+def double_buffered_reduce_add(desc, TILE: gl.constexpr, RIGHT_WAIT: gl.constexpr):
+    staging = _ring(2, TILE)
+    for t in range(STEPS):
+        tile = staging.index(t % 2)
+        tma.store_wait(1 if RIGHT_WAIT else 2)  # the reduction of step t - 2 read this tile
+        tile.store(gl.full([TILE, TILE], t, gl.float16, OUT_REGS))
+        fence_async_shared()
+        tma_atomic_add(desc, [t * TILE, 0], tile)
+    tma.store_wait(0)
+
+
 def _source(function, flag: str, value: bool, out=True, tiles=False):
     signature = {"desc": DESCRIPTOR}
     if out:
@@ -335,5 +351,15 @@ def seeds():
                 (predicated_refill, "acc = warpgroup_mma(ring"),
                 (predicated_refill, "tma_load(desc, [(i + 2) * TILE"),
             ],
+        ),
+        pair(
+            "a staging tile rewritten after tma.store_wait(2) while its reduce-add reads it",
+            double_buffered_reduce_add,
+            "RIGHT_WAIT",
+            [
+                (double_buffered_reduce_add, "tile.store("),
+                (double_buffered_reduce_add, "tma_atomic_add(desc,"),
+            ],
+            out=False,
         ),
     )

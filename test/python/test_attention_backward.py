@@ -2,7 +2,8 @@
 attention_dq.py) on the CPU: every configuration of their tuning spaces compiles for sm_90a or
 is pruned by its plan with the planner's reason; the SMEM plans put the epilogues over K and V
 (over Q in the dQ kernel); the hazard check finds every configuration clean, causal or not, on
-ragged and grouped shapes; each way of summing dQ emits the reductions it says; the pipelined
+ragged and grouped shapes; each way of summing dQ emits the reductions it says (the TMA
+reduce-add's from staging tiles with bytes of their own); the pipelined
 steps wait twice a step, give P and dS bytes of their own, and ptxas keeps their wgmmas
 asynchronous. The forward
 saves the LSE only when asked and reads grouped K/V heads in place (``kv_group``);
@@ -44,12 +45,17 @@ def descriptors(names, head_dim, seq_len):
 
 
 def kernel_arguments(head_dim, seq_len=4096):
-    """The backward kernel's arguments, typed as a call types them."""
+    """The backward kernel's arguments, typed as a call types them (dQ's accumulator fp32)."""
     names = ("desc_q", "desc_k", "desc_v", "desc_do", "desc_dk", "desc_dv")
     pointers = {name: torch.empty(4) for name in ("lse_ptr", "delta_ptr", "dq_ptr")}
     scalars = {"sm_scale": 0.125, "qk_scale": 0.18, "seq_len": seq_len, "group": 4}
+    dq_sum = TensorDescriptor(
+        torch.empty(4, 4, 4), [64, seq_len, head_dim], [seq_len * head_dim, head_dim, 1],
+        [1, 64, 64], tile_layout(32),
+    )  # fmt: skip
     return {
         **descriptors(names, head_dim, seq_len),
+        "desc_dq": dq_sum,
         **pointers,
         **scalars,
         "batch_kv_heads": 16,
@@ -68,11 +74,15 @@ def error_messages(error):
 
 
 def verdicts(head_dim, causal):
+    return verdicts_of(bwd.autotune_space(head_dim), head_dim, causal)
+
+
+def verdicts_of(configs, head_dim, causal=False):
+    """(configuration, the plan pruner's verdict) of each of ``configs``."""
     pruner = tlx.PlanPruner(bwd.attention_bwd_kernel, target=bwd.SM90A)
     arguments = {**kernel_arguments(head_dim), "CAUSAL": causal}
     return [
-        (bwd.config_of(triton_config), pruner.verdict(triton_config, arguments))
-        for triton_config in bwd.autotune_configs(head_dim)
+        (config, pruner.verdict(bwd.HOST.triton_config(config), arguments)) for config in configs
     ]
 
 
@@ -193,6 +203,61 @@ def test_each_dq_pass_emits_its_reductions(dq_pass, reductions):
     ptx = bwd.compile_for_hopper(config, 128, causal=True).asm["ptx"]
     found = re.findall(r"(?:red|atom)\.global\.[\w.]+", ptx)
     assert collections.Counter(m.replace("atom.", "red.", 1) for m in found) == reductions
+
+
+def tma_add_configs(head_dim):
+    return [config for config in bwd.autotune_space(head_dim) if config.dq_pass == "tma_add"]
+
+
+@pytest.mark.parametrize("head_dim", bwd.HEAD_DIMS)
+def test_the_tma_add_pass_reduces_through_smem(head_dim):
+    """dq_pass "tma_add": each consumer's step adds its share of dQ with one TMA reduce-add
+    (``ttng.async_tma_reduce add``) a chunk of 64 columns into the fp32 accumulator's
+    descriptor, no atomics from registers: in the PTX one reduce-add of a 3-D tensor a chunk,
+    consumer and step (masked and not), each after ``cp.async.bulk.wait_group.read 1`` (the
+    other staging tile's reduction left in flight), and the epilogue's wait for none. In
+    every configuration of the space, on Triton 3.6 and 3.7 as on 3.8 and 3.9."""
+    chunks = head_dim // 64
+    for config in tma_add_configs(head_dim):
+        compiled = bwd.compile_for_hopper(config, head_dim, causal=True)
+        reduces = 2 * chunks * config.consumers
+        assert compiled.asm["ttgir"].count("ttng.async_tma_reduce add,") == reduces, config
+        ptx = compiled.asm["ptx"]
+        assert not re.search(r"(?:red|atom)\.global", ptx), config
+        bulk = "cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.bulk_group"
+        assert ptx.count(bulk) == reduces, config
+        assert ptx.count("cp.async.bulk.wait_group.read \t1;") == reduces, config
+        assert compiled.metadata.shared <= SMEM_LIMIT, config
+
+
+@pytest.mark.parametrize("head_dim", bwd.HEAD_DIMS)
+def test_the_tma_add_staging_tiles_have_bytes_of_their_own(head_dim):
+    """The spec gives dQ's staging tiles (two 64 x 64 fp32 a consumer: 64 KiB) bytes no other
+    buffer has, beside dK and dV over K and V: at HEAD_DIM 128 two stages fit (208 KiB) and
+    four do not, as the planner says before anything is compiled; at 64 four fit (176 KiB)."""
+    for config in tma_add_configs(head_dim):
+        smem = bwd.smem_plan(config, head_dim)
+        spans = {
+            buffer.name: {byte for i in range(buffer.shape[0]) for byte in _span(view, i)}
+            for buffer, view in zip(smem.buffers, smem.plan.views, strict=True)
+        }
+        views = dict(zip([buffer.name for buffer in smem.buffers], smem.plan.views, strict=True))
+        staging = views["dq_tiles"]
+        assert staging.buffer_size == 64 * 64 * 4
+        dq_bytes = spans.pop("dq_tiles")
+        others = set().union(*spans.values())
+        assert len(dq_bytes) == 2 * config.consumers * staging.buffer_size
+        assert not dq_bytes & others, config
+        assert views["dk_tiles"].offset == views["k_tiles"].offset
+    two_stages = bwd.Config(64, 128, 2, dq_pass="tma_add")
+    if head_dim == 128:
+        assert bwd.smem_plan(two_stages, 128).plan.size_bytes == 208 * 1024
+        four = dict(verdicts_of([two_stages.replace(num_stages=4)], 128))
+        (reason,) = four[two_stages.replace(num_stages=4)].reasons
+        assert "bytes of shared memory, more than the target's limit" in reason
+    else:
+        four_stages = two_stages.replace(num_stages=4)
+        assert bwd.smem_plan(four_stages, 64).plan.size_bytes == 176 * 1024
 
 
 def pipelined_configs(head_dim):

@@ -1,6 +1,7 @@
 """The Triton internals ``tlx.compat`` relies on are still there, on the Triton this runs
 on: the autotuner's private state, the asynchronous compile mode, the JIT's argument
-types and the benchmark's L2 flush and sleep. Run it with each supported Triton (3.6 ...
+types, the benchmark's L2 flush and sleep, and the TMA reduce-add (a Gluon wrapper from 3.8
+on, compat's builtin over Gluon's builder before). Run it with each supported Triton (3.6 ...
 3.9): a release that renames one fails here, not deep inside ``tlx.autotune``. CPU only."""
 
 import inspect
@@ -10,9 +11,13 @@ from functools import cached_property
 import pytest
 import torch
 import triton
+from _helpers import SM90, compile_kernel
 from tlx import compat
 from triton import language as tl
 from triton.backends.nvidia.driver import CudaDriver
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, tma
 from triton.runtime.autotuner import Autotuner
 
 
@@ -116,3 +121,44 @@ def test_the_driver_and_device_have_the_benchmarks_l2_flush_events_and_sleep():
     assert callable(CudaDriver.clear_cache)
     assert callable(CudaDriver.get_device_interface)
     assert callable(torch.cuda._sleep) and callable(torch.cuda.Event)
+
+
+ACCUMULATOR = gl.constexpr(
+    gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16])
+)
+STAGING = gl.constexpr(gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=32, rank=2))
+
+
+@gluon.jit
+def double_buffered_reduce_add(desc, blocks):
+    """Adds a tile of ones to each of ``blocks`` blocks of ``desc`` through two staging tiles
+    taken in turn, each rewritten once the reduction that read it is retired."""
+    staging = gl.allocate_shared_memory(gl.float32, [2, 64, 64], STAGING)
+    for block in range(blocks):
+        tile = staging.index(block % 2)
+        tma.store_wait(1)
+        tile.store(gl.full([64, 64], 1.0, gl.float32, ACCUMULATOR))
+        fence_async_shared()
+        compat.tma_atomic_add(desc, [block, 0, 0], tile.reshape([1, 64, 64]))
+    tma.store_wait(0)
+
+
+def test_the_tma_reduce_add_compiles_on_every_release():
+    """``compat.tma_atomic_add`` is one ``ttng.async_tma_reduce add`` on 3.6 ... 3.9, a bulk
+    tensor reduce-add in the sm_90a PTX (the 64 fp32 columns, two 128-byte swizzle widths, as
+    two boxes that two warps issue); ``tma.store_wait(n)`` waits for the reads of the source
+    tiles only on every release (3.8's ``read_only`` defaults to it, 3.6 and 3.7 have no
+    other). Each kind of ``compat.tma_reduce`` is a Gluon builtin of its name."""
+    layout = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=32, rank=3)
+    signature = {"desc": f"tensordesc<fp32[1,64,64],{layout!r}>", "blocks": "i32"}
+    compiled = compile_kernel(double_buffered_reduce_add, signature, SM90)
+    assert compiled.asm["ttgir"].count("ttng.async_tma_reduce add,") == 1
+    ptx = compiled.asm["ptx"]
+    assert ptx.count("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.bulk_group") == 1
+    assert "cp.async.bulk.wait_group.read \t1;" in ptx
+    assert "cp.async.bulk.wait_group.read \t0;" in ptx
+    (meta,) = compiled.metadata.tensordesc_meta
+    assert meta["block_size"] == [1, 64, 32]
+    for kind in ("add", "min", "max", "and", "or", "xor"):
+        reduce = compat.tma_reduce(kind)
+        assert reduce.__name__ == f"async_atomic_{kind}" and reduce.__triton_builtin__

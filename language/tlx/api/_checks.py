@@ -425,13 +425,7 @@ def store_reduce(kind):
             f"tlx.async_descriptor_store: store_reduce must be None or one of "
             f"{', '.join(_STORE_REDUCTIONS)}, got {kind!r}"
         )
-    reduce = compat.tma_reduce(kind)
-    if reduce is None:
-        raise TLXError(
-            f'tlx.async_descriptor_store(store_reduce="{kind}"): this Triton '
-            f"({'.'.join(map(str, compat.TRITON_VERSION))}) has no TMA reduction; 3.8 and later do"
-        )
-    return reduce
+    return compat.tma_reduce(kind)
 
 
 def count(op: str, what: str, value) -> int:

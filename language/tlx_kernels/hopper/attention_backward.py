@@ -33,11 +33,12 @@ the configuration's ``dq_pass`` (attention_backward_config.py's ``DQ_PASSES``; t
 takes the second pass unless asked for the others, ``TUNED_DQ_PASSES``): fp32 atomics of
 each consumer's share straight from the accumulator's registers (``red.global.add.f32``, no
 SMEM), the same two columns an instruction, the two consumers' shares summed by the tensor
-cores first (each reads the other's dS and K, and adds half of the columns), or no dQ here
+cores first (each reads the other's dS and K, and adds half of the columns), no dQ here
 but a second pass over Q blocks (attention_dq.py), which computes S and dP again (seven
-matrix products a block pair rather than five) and writes dQ once, without atomics. A TMA
-reduce-add from an SMEM staging tile is what stock Gluon offers only from Triton 3.8 on
-(``tma.async_atomic_add``). docs/attention-backward.md says why each.
+matrix products a block pair rather than five) and writes dQ once, without atomics, or each
+consumer's share through fp32 SMEM staging tiles, each added by one asynchronous TMA
+reduce-add (``desc_dq``; ``tlx.compat.tma_atomic_add`` on Triton 3.6 to 3.9).
+docs/attention-backward.md says why each.
 
 Where aliasing buys room
 ------------------------
@@ -77,6 +78,7 @@ from tlx_kernels._host import KernelHost
 from tlx_kernels.hopper import attention_backward_delta, attention_dq
 from tlx_kernels.hopper.attention_backward_config import DQ_PASSES, Config, dq_passes_of
 from tlx_kernels.hopper.attention_backward_step import (
+    DQ_COLUMNS,
     LOG2E,
     drain_pipeline,
     start_pipeline,
@@ -258,12 +260,17 @@ def _smem_tiles(
     ALIAS: gl.constexpr,
     SCORES_BY_QUERY: gl.constexpr,
     PIPELINED: gl.constexpr,
+    DQ_PASS: gl.constexpr,
 ):
     """The kernel's SMEM, one spec: (q, dO, K, V, dS^T, P^T, dK, dV tiles; dS and P, queries
-    by rows, with SCORES_BY_QUERY). With ALIAS, consumer c's dK and dV staging tiles take its
-    K and V buffers' bytes and, with P_IN_SMEM, P^T and dS^T share a buffer unless PIPELINED
-    (whose dV, reading P^T, is still in flight when dS^T is written); without, every tile has
-    bytes of its own. P^T is dS^T's buffer (unused) without P_IN_SMEM."""
+    by rows, with SCORES_BY_QUERY; dQ's fp32 staging tiles, two a consumer, with DQ_PASS
+    "tma_add", else dS^T's buffer, unused). With ALIAS, consumer c's dK and dV staging tiles
+    take its K and V buffers' bytes and, with P_IN_SMEM, P^T and dS^T share a buffer unless
+    PIPELINED (whose dV, reading P^T, is still in flight when dS^T is written); without, every
+    tile has bytes of its own. P^T is dS^T's buffer (unused) without P_IN_SMEM. dQ's staging
+    tiles have bytes of their own either way: a TMA reduce-add reads one into the next step,
+    while K, V, the ring and the next P and dS are live (and a P/dS buffer is half a staging
+    tile)."""
     layout: gl.constexpr = gl.NVMMASharedLayout(
         swizzle_byte_width=128, element_bitwidth=dtype.primitive_bitwidth, rank=2
     )
@@ -293,18 +300,29 @@ def _smem_tiles(
     else:
         p_tiles = ds_tiles
         scores = tlx.reuse_group(ds_tiles, group_size=CONSUMERS)
-    smem.set_buffer_overlap(
-        tlx.reuse_group(
-            tlx.reuse_group(k_tiles, dk_tiles, group_type=over, group_size=CONSUMERS),
-            tlx.reuse_group(v_tiles, dv_tiles, group_type=over, group_size=CONSUMERS),
-            tlx.reuse_group(
-                q_tiles, do_tiles, group_type=tlx.reuse_group_type.distinct, group_size=NUM_STAGES
-            ),
-            scores,
-            group_type=tlx.reuse_group_type.distinct,
-        )
+    keys = tlx.reuse_group(k_tiles, dk_tiles, group_type=over, group_size=CONSUMERS)
+    values = tlx.reuse_group(v_tiles, dv_tiles, group_type=over, group_size=CONSUMERS)
+    ring = tlx.reuse_group(
+        q_tiles, do_tiles, group_type=tlx.reuse_group_type.distinct, group_size=NUM_STAGES
     )
-    return q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles, p_tiles, dk_tiles, dv_tiles
+    if DQ_PASS == "tma_add":
+        dq_layout: gl.constexpr = gl.NVMMASharedLayout(
+            swizzle_byte_width=128, element_bitwidth=32, rank=2
+        )
+        dq_tiles = tlx.local_alloc(
+            (BLOCK_M, DQ_COLUMNS), gl.float32, 2 * CONSUMERS, reuse=smem, layout=dq_layout
+        )
+        smem.set_buffer_overlap(
+            tlx.reuse_group(
+                keys, values, ring, scores, dq_tiles, group_type=tlx.reuse_group_type.distinct
+            )
+        )
+    else:
+        dq_tiles = ds_tiles
+        smem.set_buffer_overlap(
+            tlx.reuse_group(keys, values, ring, scores, group_type=tlx.reuse_group_type.distinct)
+        )
+    return q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles, p_tiles, dk_tiles, dv_tiles, dq_tiles
 
 
 # The shapes vary from call to call and the TMA clips at the edges: specializing on them
@@ -317,6 +335,7 @@ def attention_bwd_kernel(
     desc_do,
     desc_dk,
     desc_dv,
+    desc_dq,
     lse_ptr,
     delta_ptr,
     dq_ptr,
@@ -340,7 +359,9 @@ def attention_bwd_kernel(
 ):
     """Grid (key blocks, batch * KV heads): dK and dV of BLOCK_N keys of a KV head, summed
     over the ``group`` query heads that share it, and their share of each of those heads' dQ
-    (atomics into ``dq_ptr``, fp32, as DQ_PASS says; none with "separate"). ``qk_scale`` is
+    (into the fp32 accumulator ``dq_ptr``, as DQ_PASS says: atomics, or TMA reduce-adds
+    through ``desc_dq``, its [batch * heads, seq_len, head_dim] descriptor; none with
+    "separate"). ``qk_scale`` is
     sm_scale * log2(e); ``lse_ptr`` holds the forward's natural-log LSE a row, ``delta_ptr``
     rowsum(dO * O); ``batch_kv_heads`` (the grid's second axis) is for the tuner's key."""
     SUB_N: gl.constexpr = BLOCK_N // CONSUMERS
@@ -355,6 +376,7 @@ def attention_bwd_kernel(
         ALIAS,
         SCORES_BY_QUERY,
         PIPELINED,
+        DQ_PASS,
     )
     bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
     kv_ready = gl.allocate_shared_memory(gl.int64, [1, 1], bar_layout)
@@ -393,6 +415,8 @@ def attention_bwd_kernel(
     )
     if DQ_PASS == "summed":
         state = state + (ds_ready, ds_free)
+    if DQ_PASS == "tma_add":
+        state = state + (tiles[8], desc_dq)
     SCHEDULE: gl.constexpr = (CAUSAL, P_IN_SMEM, SCORES_BY_QUERY, DQ_PASS, PIPELINED)
     if CONSUMERS == 2:
         gl.warp_specialize(
@@ -421,19 +445,21 @@ HEAD_DIMS = (64, 128)
 
 
 def block_shapes(config, arguments):
-    """Block shapes of the Q, K, V, dO, dK and dV descriptors, which address [batch * heads,
-    seq_len, head_dim] (``arguments``: HEAD_DIM among them): a Q block of Q and dO, a
-    consumer's keys of K, V, dK and dV."""
+    """Block shapes of the Q, K, V, dO, dK, dV and fp32 dQ accumulator descriptors, which
+    address [batch * heads, seq_len, head_dim] (``arguments``: HEAD_DIM among them): a Q block
+    of Q and dO, a consumer's keys of K, V, dK and dV, DQ_COLUMNS columns of a Q block of dQ
+    (a TMA reduce-add's, dq_pass "tma_add")."""
     head_dim = arguments["HEAD_DIM"]
     q_block = [1, config.block_m, head_dim]
     kv_block = [1, config.block_n // config.consumers, head_dim]
-    return (q_block, kv_block, kv_block, q_block, kv_block, kv_block)
+    dq_block = [1, config.block_m, DQ_COLUMNS.value]
+    return (q_block, kv_block, kv_block, q_block, kv_block, kv_block, dq_block)
 
 
 HOST = KernelHost(
     attention_bwd_kernel,
     Config,
-    descriptors=("desc_q", "desc_k", "desc_v", "desc_do", "desc_dk", "desc_dv"),
+    descriptors=("desc_q", "desc_k", "desc_v", "desc_do", "desc_dk", "desc_dv", "desc_dq"),
     scalars={
         "lse_ptr": "*fp32",
         "delta_ptr": "*fp32",
@@ -446,6 +472,7 @@ HOST = KernelHost(
     },
     block_shapes=block_shapes,
     target=SM90A,
+    descriptor_dtypes={"desc_dq": "fp32"},
 )
 
 
@@ -477,8 +504,9 @@ def autotune_space(head_dim):
     with two or four Q/dO stages, P^T from registers or through SMEM, aliased or not (at
     HEAD_DIM 128 the planner drops four stages without aliasing: 272 KiB), 128-row Q blocks
     at HEAD_DIM 64, and one consumer over 64 keys (twice the CTAs, each half the work); then
-    the other ways to sum dQ (``DQ_PASSES``) on the configurations chosen most, and the
-    pipelined steps (with dQ in its pass of its own)."""
+    the other ways to sum dQ (``DQ_PASSES``) on the configurations chosen most (the TMA
+    reduce-add's with the stages that fit beside its staging tiles), and the pipelined steps
+    (with dQ in its pass of its own)."""
     configs = [
         Config(64, 128, stages, alias, p_in_smem=p_in_smem)
         for p_in_smem in (False, True)
@@ -507,7 +535,19 @@ def autotune_space(head_dim):
         Config(64, 128, 4, p_in_smem=True),
         Config(64, 128, 4, **by_query),
     )
-    configs += [config.replace(dq_pass=dq) for dq in DQ_PASSES[1:] for config in chosen]
+    configs += [
+        config.replace(dq_pass=dq) for dq in ("vector", "summed", "separate") for config in chosen
+    ]
+    # dQ by TMA reduce-adds from fp32 staging tiles, two a consumer (64 KiB at BLOCK_M 64):
+    # at HEAD_DIM 128 the ring has room for two stages (208 KiB), at 64 for four (176 KiB);
+    # P^T from registers or SMEM, S^T or S, and one consumer.
+    tma_stages = (2,) if head_dim == 128 else (2, 4)
+    configs += [
+        Config(64, 128, stages, dq_pass="tma_add", **steps)
+        for steps in ({}, dict(p_in_smem=True), by_query)
+        for stages in tma_stages
+    ]
+    configs.append(Config(64, 64, 4, consumers=1, dq_pass="tma_add"))
     # dV and dK left in flight into the next step (``pipelined``: P and dS in buffers of their
     # own, dQ in its pass), S^T or S; at HEAD_DIM 128 four stages take 224 KiB.
     configs += [
@@ -546,11 +586,18 @@ def autotuned_kernel(dtype, head_dim, dq_passes=DQ_PASSES):
     )(attention_bwd_kernel)
 
 
-def _descriptor(tensor, rows):
+def _descriptor(tensor, rows, columns=None):
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
     layout = tile_layout(tensor.element_size() * 8)
-    return TensorDescriptor.from_tensor(tensor, [1, rows, tensor.shape[2]], layout)
+    return TensorDescriptor.from_tensor(tensor, [1, rows, columns or tensor.shape[2]], layout)
+
+
+def _dq_descriptor(dq_sum, rows):
+    """The descriptor of the fp32 dQ accumulator [batch * heads, seq_len, head_dim] that
+    dq_pass "tma_add" reduces into, DQ_COLUMNS columns of ``rows`` rows a block (the kernel
+    takes it whatever its dq_pass)."""
+    return _descriptor(dq_sum, rows, DQ_COLUMNS.value)
 
 
 # (device, dtype, q's shape, k's heads, mask, dq_pass) -> (the configuration tuned for it,
@@ -595,8 +642,9 @@ def _run(tensors, config, dq_config):
     dk = torch.empty_like(k3)
     dv = torch.empty_like(v3)
     if config.dq_pass == "separate":
-        # The kernel adds nothing to dQ: any fp32 tensor stands for the accumulator.
-        dq_sum = torch.empty(1, device=q3.device, dtype=torch.float32)
+        # The kernel adds nothing to dQ: any fp32 tensor a TMA descriptor can address stands
+        # for the accumulator.
+        dq_sum = torch.empty(1, 1, head_dim, device=q3.device, dtype=torch.float32)
     else:
         dq_sum = torch.zeros(q3.shape, device=q3.device, dtype=torch.float32)
     group = q3.shape[0] // k3.shape[0]
@@ -609,6 +657,7 @@ def _run(tensors, config, dq_config):
         _descriptor(do3, config.block_m),
         _descriptor(dk, rows),
         _descriptor(dv, rows),
+        _dq_descriptor(dq_sum, config.block_m),
     )
     grid = (triton.cdiv(seq_len, config.block_n), k3.shape[0])
     constexprs = {
@@ -642,6 +691,7 @@ def _tune_kernel(tensors, dq_passes):
         _descriptor(torch.empty_like(v3), rows),
     )
     scratch_dq = torch.empty(q3.shape, device=q3.device, dtype=torch.float32)
+    descs += (_dq_descriptor(scratch_dq, base.block_m),)
     group = q3.shape[0] // k3.shape[0]
     scalars = (sm_scale, sm_scale * LOG2E.value, seq_len, group, k3.shape[0])
 

@@ -12,8 +12,11 @@ from tlx_kernels.hopper.common import partition_registers
 # "atomics", each consumer's share added with scalar fp32 atomics; "vector", the same two
 # columns an instruction; "summed", the CTA's two consumers' shares summed by the tensor
 # cores first, each consumer adding half of the columns, two an instruction; "separate", no
-# dQ here but in a kernel of its own (attention_dq.py), without atomics.
-DQ_PASSES = ("atomics", "vector", "summed", "separate")
+# dQ here but in a kernel of its own (attention_dq.py), without atomics; "tma_add", each
+# consumer's share written to an fp32 SMEM staging tile and added by one TMA reduce-add a
+# chunk of columns (``cp.reduce.async.bulk.tensor``), asynchronous: the consumer goes on while
+# the TMA reads the tile.
+DQ_PASSES = ("atomics", "vector", "summed", "separate", "tma_add")
 # The ways ``backward`` tunes by default (dq_pass None): the separate pass won on every row
 # timed on the H200 (docs/performance.md: D 64 and 128, grouped heads, causal or not), 9-27%
 # ahead of the best in-kernel sum at D = 64, so the in-kernel sums, a space three times its

@@ -14,8 +14,9 @@
 Both end in ``_dq_and_release``, which sums dQ the way the configuration's ``dq_pass`` says:
 a consumer's share added to an fp32 accumulator in global memory with atomics (``_add_dq``),
 64 columns at a time so that one chunk's accumulator is live at once, scalar or two columns
-an instruction; the two consumers' shares summed first, each consumer adding half of the
-columns; or nothing (a kernel of its own, attention_dq.py, computes dQ).
+an instruction; the same chunks through fp32 SMEM staging tiles, each added by one TMA
+reduce-add (``_reduce_dq``); the two consumers' shares summed first, each consumer adding
+half of the columns; or nothing (a kernel of its own, attention_dq.py, computes dQ).
 
 With PIPELINED (dQ in its kernel of its own, P in SMEM) a step ends once dK's product is
 issued: dV's and dK's products stay in flight, as the ``warpgroup_mma`` results the loop
@@ -23,11 +24,13 @@ carries (``start_pipeline``), until the next step's wait for S retires them and 
 their stage (``_wait_for_scores``); after the last step ``drain_pipeline`` retires them.
 """
 
+from tlx.compat import tma_atomic_add
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import (
     fence_async_shared,
     mbarrier,
+    tma,
     warpgroup_mma,
     warpgroup_mma_init,
     warpgroup_mma_wait,
@@ -100,6 +103,26 @@ def _add_dq(state, dq, bh_q, off_m, first_column, VECTOR: gl.constexpr):
         _red_add_pairs(dq_ptr + offsets, dq * sm_scale, mask)
     else:
         gl.atomic_add(dq_ptr + offsets, dq * sm_scale, mask=mask, sem="relaxed")
+
+
+@gluon.jit
+def _reduce_dq(state, dq, bh_q, off_m, sequence, first_column, consumer: gl.constexpr):
+    """Adds sm_scale * ``dq`` (this consumer's share, columns ``first_column`` on) to the fp32
+    dQ accumulator by a TMA reduce-add from one of the consumer's two fp32 staging tiles (rows
+    past the sequence's end lie outside the descriptor's [batch * heads, seq_len, head_dim]:
+    the TMA drops them). ``sequence`` numbers the consumer's reductions, which take the two
+    tiles in turn: before a tile is rewritten ``tma.store_wait(1)`` retires the reduction that
+    read it, two ago, and leaves the one issued since in flight. The epilogue's
+    ``tma.store_wait(0)`` (``_store_dk_dv``) retires the last ones."""
+    (dq_tiles, desc_dq) = state[20:22]
+    sm_scale = state[14]
+    BLOCK_M: gl.constexpr = dq.shape[0]
+    COLUMNS: gl.constexpr = dq.shape[1]
+    staging = dq_tiles.index(2 * consumer + sequence % 2)
+    tma.store_wait(1)
+    staging.store(dq * sm_scale)
+    fence_async_shared()
+    tma_atomic_add(desc_dq, [bh_q, off_m, first_column], staging.reshape([1, BLOCK_M, COLUMNS]))
 
 
 @gluon.jit
@@ -180,8 +203,9 @@ def _dq_and_release(
     its K buffer), by
     DQ_PASS:
 
-    * "atomics" / "vector": this consumer's share dS K, DQ_COLUMNS columns at a time, added
-      with atomics (scalar, or two columns an instruction: ``_red_add_pairs``);
+    * "atomics" / "vector" / "tma_add": this consumer's share dS K, DQ_COLUMNS columns at a
+      time, added with atomics (scalar, or two columns an instruction: ``_red_add_pairs``),
+      or by a TMA reduce-add from SMEM (``_reduce_dq``);
     * "summed": the CTA's dQ, both consumers' dS against their K, each consumer computing
       and adding half of the columns (``ds_ready``: the other's dS is written; ``ds_free``:
       this consumer has read it), so that a CTA adds each element once, not once a consumer;
@@ -230,7 +254,8 @@ def _dq_and_release(
             version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, DQ_COLUMNS, 16]
         )
         dq_zeros = gl.zeros([BLOCK_M, DQ_COLUMNS], gl.float32, dq_layout)
-        for chunk in gl.static_range(HEAD_DIM // DQ_COLUMNS):
+        CHUNKS: gl.constexpr = HEAD_DIM // DQ_COLUMNS
+        for chunk in gl.static_range(CHUNKS):
             dq = warpgroup_mma(
                 ds_operand,
                 k.slice(chunk * DQ_COLUMNS, DQ_COLUMNS, dim=1),
@@ -243,7 +268,11 @@ def _dq_and_release(
                 mbarrier.arrive(empty.index(stage))
             else:
                 dq = warpgroup_mma_wait(0, deps=[dq])
-            _add_dq(state, dq, bh_q, off_m, chunk * DQ_COLUMNS, DQ_PASS == "vector")
+            if DQ_PASS == "tma_add":
+                sequence = index * CHUNKS + chunk
+                _reduce_dq(state, dq, bh_q, off_m, sequence, chunk * DQ_COLUMNS, consumer)
+            else:
+                _add_dq(state, dq, bh_q, off_m, chunk * DQ_COLUMNS, DQ_PASS == "vector")
     return dk, dv
 
 
