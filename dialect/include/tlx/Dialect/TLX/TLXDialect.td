@@ -132,8 +132,8 @@ def TLX_PlacementAttr : AttrDef<TLX_Dialect, "Placement"> {
     (docs/planner.md, "Views at a byte offset"); a view per buffer group
     adds how far apart its groups are: `base = 1024, form = runtime_row,
     groupStride = 5120` (or `form = selected_rows`), or where each group's
-    view starts when they are a common stride apart (`form = selected_rows,
-    groupStarts = array<i64: 0, 8192, 3072>`). Recorded by
+    view starts when they are no common stride apart (`form = selected_rows,
+    groupStarts = [0, 8192, 3072]`). Recorded by
     --tlx-buffer-offset-calculation, read by --tlx-storage-alias-allocation.
   }];
   let parameters = (ins
