@@ -21,8 +21,9 @@ start (Triton 3.8, and triton-opt's default), views from the region's start that
 stop short of its end, and views that may also start at any aligned byte offset, a user's
 buffer groups any aligned distance apart where that is smaller, each group a view of its
 own (a free group stride: Triton 3.9 writes it ``selected_rows``; 3.6 and 3.7,
-``GROUP_STRIDE_RULES``, ``runtime_row``, with the same regions: docs/planner.md, "Views at
-a byte offset" and "What stays above the ideal"). "unshared" is the same buffers each in
+``GROUP_STRIDE_RULES``, ``runtime_row``), and on 3.9 a user's buffer groups at starts of
+their own where no one view's slots hold them (docs/planner.md, "Views at a byte offset"
+and "What stays above the ideal"). "unshared" is the same buffers each in
 bytes of their own, one after the other at their alignment, which no plan may exceed;
 under views at byte offsets, "without a free group stride" is what the planner reaches
 where a user's buffer groups sit whole slots apart. The kernels are
@@ -313,7 +314,7 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
 
-    for rules in RULES:
+    for rules in (*RULES, GROUP_STRIDE_RULES):
         views = rules[0]
         for index_aligned in (False, True):
             rng = random.Random(args.seed)

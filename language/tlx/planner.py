@@ -340,7 +340,7 @@ class Spec:
 class Placement:
     """The slot coefficients of a view (what the MLIR passes record between steps):
     ``slots``, ``period``, ``scale``, ``offset_slots``, ``step``, ``base``, ``form``,
-    ``group_stride``."""
+    ``group_stride``, ``group_starts``."""
 
     slots: int
     period: int
@@ -350,6 +350,7 @@ class Placement:
     base: int = 0
     form: str = "slots"
     group_stride: int = 0
+    group_starts: tuple[int, ...] = ()
 
 
 @_value_type(_native.IndexOperand)
@@ -400,10 +401,11 @@ class View:
     starting ``base`` units into the region and written in ``form`` (``"slots"``: a view
     of the whole region, ``base`` 0; ``"sliced_rows"``, ``"indexed_row"``: from a byte
     offset, docs/planner.md; ``"runtime_row"``, ``"selected_rows"``: one per buffer group,
-    ``group_stride`` apart), and ``period``, ``scale``, ``offset_slots`` and ``step`` give
-    buffer ``i``'s slot (docs/planner.md, "The slot of a buffer"; ``slot_of``,
-    ``index_program``). ``indexed`` is False for a user that is one buffer without a buffer
-    dimension (a TMEM ``[M, N]`` tile): it is slot ``slot_of(0)``. ``offset`` (units) is
+    ``group_stride`` apart or, ``"selected_rows"`` only, at ``group_starts``), and
+    ``period``, ``scale``, ``offset_slots`` and ``step`` give buffer ``i``'s slot
+    (docs/planner.md, "The slot of a buffer"; ``slot_of``, ``index_program``). ``indexed``
+    is False for a user that is one buffer without a buffer dimension (a TMEM ``[M, N]``
+    tile): it is slot ``slot_of(0)``. ``offset`` (units) is
     where buffer 0 starts; ``group_size`` is K; ``buffer_size`` and ``alignment`` are in
     units."""
 
@@ -420,6 +422,7 @@ class View:
     shape: tuple[int, ...]
     indexed: bool = True
     group_stride: int = 0
+    group_starts: tuple[int, ...] = ()
 
     @property
     def slots(self) -> int:

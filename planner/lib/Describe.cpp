@@ -53,6 +53,12 @@ std::string columns(const std::vector<std::vector<std::string>> &rows) {
 }
 
 std::string strideText(const View &view) {
+  // Groups at starts of their own (View::groupStarts): the view column
+  // lists them; buffers of one group sit the within-group stride apart.
+  if (!view.groupStarts.empty())
+    return view.period == 1
+               ? "-"
+               : number(satMul(view.step, view.bufferSize)) + " in a group";
   Stride stride = bufferStride(view);
   if (stride.even())
     return number(stride.withinPeriod);
@@ -66,6 +72,14 @@ std::string strideText(const View &view) {
 std::string groupRowFormula(View view) {
   view.form = ViewForm::RuntimeRow;
   return indexRowFormula(indexProgramOf(view));
+}
+
+/// The backing rows where views start: "0, 144, 32".
+std::string rowList(const std::vector<int64_t> &starts) {
+  std::string text;
+  for (int64_t start : starts)
+    text += (text.empty() ? "" : ", ") + number(start / kSmemRowBytes);
+  return text;
 }
 
 /// The memory map table, one line per buffer; with views at byte offsets,
@@ -85,7 +99,12 @@ std::string describeViews(const Plan &plan,
     rows.push_back({"\"" + names[i] + "\"", number(view.offset),
                     number(view.bufferSize), strideText(view),
                     indexFormula(indexProgramOf(view)), number(view.slots())});
-    if (view.perGroup())
+    if (!view.groupStarts.empty())
+      rows.back().push_back(
+          std::string(view.period == 1 ? "per buffer" : "per group") +
+          " from rows " + rowList(view.groupStarts) + " (" +
+          viewFormName(view.form) + ")");
+    else if (view.perGroup())
       rows.back().push_back("per group from row " + groupRowFormula(view) +
                             " (" + viewFormName(view.form) + ")");
     else if (offsets)
@@ -181,8 +200,12 @@ Stride bufferStride(const View &view) {
       satMul(view.period == 1 ? view.scale : view.step, view.bufferSize);
   stride.afterPeriod =
       satMul(view.scale - view.step * (view.period - 1), view.bufferSize);
-  // A view per buffer group: the next group's view is groupStride further.
-  if (view.perGroup()) {
+  // A view per buffer group: the next group's view is groupStride further
+  // (groups at starts of their own: within a group only).
+  if (!view.groupStarts.empty()) {
+    stride.withinPeriod = satMul(view.step, view.bufferSize);
+    stride.afterPeriod = stride.withinPeriod;
+  } else if (view.perGroup()) {
     stride.withinPeriod = view.period == 1 ? view.groupStride
                                            : satMul(view.step, view.bufferSize);
     stride.afterPeriod =

@@ -150,7 +150,10 @@ public:
   /// The group-by-group candidate that ends first, before `bound`: every
   /// order of groups 1..n-1 (group 0 first, so that each user's buffer 0 is
   /// its lowest) up to kMaxReorderedGroups groups, else the order written.
-  std::optional<Arrangement> groupByGroup(int64_t bound) const {
+  /// With `ownStarts`, a user whose starts no one view's slots hold gets a
+  /// view per buffer group at the starts of its own (ownStartsView).
+  std::optional<Arrangement> groupByGroup(int64_t bound,
+                                          bool ownStarts = false) const {
     if (tree.groups < 1 || totalBuffers > kMaxCheckedBuffers)
       return std::nullopt;
     std::vector<int64_t> order(tree.groups);
@@ -158,7 +161,7 @@ public:
     std::optional<Arrangement> best;
     do {
       if (std::optional<Arrangement> candidate =
-              groupByGroupInOrder(order, bound)) {
+              groupByGroupInOrder(order, bound, ownStarts)) {
         bound = candidate->end;
         best = std::move(candidate);
       }
@@ -452,9 +455,12 @@ private:
   /// Where the last of `count` buffers of `view` ends (a view per buffer
   /// group: the last group's view, whose slots are those of the first).
   static int64_t viewEnd(const View &view, int64_t count) {
+    int64_t lastStart = viewStart(view, std::max<int64_t>(count - 1, 0));
+    for (int64_t start : view.groupStarts)
+      lastStart = std::max(lastStart, start);
     return satAdd(
         satAdd(
-            viewStart(view, std::max<int64_t>(count - 1, 0)),
+            lastStart,
             satMul(lastSlot(view, view.perGroup() ? std::min(count, view.period)
                                                   : count),
                    view.bufferSize)),
@@ -465,7 +471,8 @@ private:
   /// every user's starts are the slots of one view, the layout passes the
   /// checks and ends before `bound`.
   std::optional<Arrangement>
-  groupByGroupInOrder(const std::vector<int64_t> &order, int64_t bound) const {
+  groupByGroupInOrder(const std::vector<int64_t> &order, int64_t bound,
+                      bool ownStarts) const {
     Starts starts(tree.leaves.size());
     for (const Node &node : tree.nodes)
       if (node.leaf)
@@ -479,6 +486,8 @@ private:
       if (!node.leaf)
         continue;
       std::optional<View> view = fittedView(node.buffer, starts[node.buffer]);
+      if (!view && ownStarts)
+        view = ownStartsView(node.buffer, starts[node.buffer]);
       if (!view)
         return std::nullopt;
       arrangement.views[node.buffer] = *view;
@@ -488,6 +497,8 @@ private:
     if (arrangement.end >= bound || !isValid(arrangement.views))
       return std::nullopt;
     arrangement.name = "each buffer group at its own width";
+    if (ownStarts)
+      arrangement.name += ", a view per buffer group where no one view fits";
     if (!std::is_sorted(order.begin(), order.end())) {
       arrangement.name += ", in the order";
       for (size_t position = 0; position < order.size(); ++position)
@@ -573,6 +584,44 @@ private:
     view.period = coefficients->period;
     view.scale = coefficients->scale;
     view.step = coefficients->step;
+    return view;
+  }
+
+  /// A view per buffer group of `leaf` whose groups start where `starts`
+  /// puts them (View::groupStarts, written SelectedRows: Triton 3.9), its K
+  /// buffers of a group a quantum apart: for starts no one view's slots hold
+  /// (a view per buffer where K is 1). Nullopt where the Triton writes no
+  /// SelectedRows view, a group starts at no row of the backing or its
+  /// buffers are not a quantum apart.
+  std::optional<View> ownStartsView(int leaf,
+                                    const std::vector<int64_t> &starts) const {
+    const LeafInfo &info = tree.leaves[leaf];
+    int64_t groupSize = tree.nodes[info.node].groupSize;
+    if (!offsets || tree.groupStrideForm != ViewForm::SelectedRows ||
+        info.size <= 0 || info.quantum % info.size != 0 || starts.empty() ||
+        static_cast<int64_t>(starts.size()) % groupSize != 0)
+      return std::nullopt;
+    View view;
+    for (size_t index = 0; index < starts.size(); ++index) {
+      int64_t first = starts[index - index % groupSize];
+      if (first % kSmemRowBytes != 0 || first % startQuantum(info) != 0 ||
+          starts[index] !=
+              satAdd(first, satMul(static_cast<int64_t>(index) % groupSize,
+                                   info.quantum)))
+        return std::nullopt;
+      if (index % groupSize == 0)
+        view.groupStarts.push_back(first);
+    }
+    view.bufferSize = info.size;
+    view.alignment = info.alignment;
+    view.groupSize = groupSize;
+    view.offset = starts.front();
+    view.base = starts.front();
+    view.form = ViewForm::SelectedRows;
+    view.period = groupSize;
+    view.scale = 0;
+    view.offsetSlots = 0;
+    view.step = info.quantum / info.size;
     return view;
   }
 
@@ -782,10 +831,12 @@ namespace {
 
 /// `today` (the search's layout, or every buffer in bytes of its own), or
 /// the group-by-group candidate (whole-region views, or views at byte
-/// offsets where the Triton writes them) where its region is smaller: on a
-/// tie the plans of today's kernels keep their IR.
+/// offsets where the Triton writes them; with `ownStarts`, views per buffer
+/// group at starts of their own where no one view fits) where its region
+/// is smaller: on a tie the plans of today's kernels keep their IR.
 Arrangement withGroupByGroup(const Tree &tree, Storage storage,
-                             Arrangement today, int64_t endGoal) {
+                             Arrangement today, int64_t endGoal,
+                             bool ownStarts = false) {
   int64_t region =
       minimalRegion(storage, tree.wholeViews, today.views, today.end);
   if (today.views.empty() || region <= endGoal)
@@ -794,8 +845,11 @@ Arrangement withGroupByGroup(const Tree &tree, Storage storage,
   for (bool offsets : {false, true}) {
     if (offsets && !tree.offsetViews)
       continue;
+    if (ownStarts &&
+        (!offsets || tree.groupStrideForm != ViewForm::SelectedRows))
+      continue;
     std::optional<Arrangement> candidate =
-        Search(tree, storage, offsets).groupByGroup(today.end);
+        Search(tree, storage, offsets).groupByGroup(today.end, ownStarts);
     if (!candidate || minimalRegion(storage, tree.wholeViews, candidate->views,
                                     candidate->end) >= region)
       continue;
@@ -835,15 +889,23 @@ Arrangement searchLayout(const Tree &tree, Storage storage, LayoutFamily family,
     return shared;
   int64_t unit = storage == Storage::Smem ? kSmemRowBytes : 1;
   Arrangement unshared = unsharedLayout(tree, storage);
+  // Last, where all that misses the ideal: the group-by-group layout with
+  // views per buffer group at starts of their own (Triton 3.9), so that a
+  // plan one view per user (or a common group stride) reaches keeps it.
+  auto candidates = [&](Arrangement today) {
+    return withGroupByGroup(
+        tree, storage,
+        withFreeGroupStride(
+            tree, storage,
+            withGroupByGroup(tree, storage, std::move(today), endGoal),
+            endGoal),
+        endGoal, true);
+  };
   if (!shared.views.empty() &&
       roundUp(unshared.end, unit) >= roundUp(shared.end, unit))
-    return withFreeGroupStride(
-        tree, storage,
-        withGroupByGroup(tree, storage, std::move(shared), endGoal), endGoal);
+    return candidates(std::move(shared));
   unshared.sharedEnd = shared.end;
-  return withFreeGroupStride(
-      tree, storage,
-      withGroupByGroup(tree, storage, std::move(unshared), endGoal), endGoal);
+  return candidates(std::move(unshared));
 }
 
 } // namespace tlx::planner::detail

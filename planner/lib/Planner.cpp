@@ -351,6 +351,9 @@ int64_t viewStart(const View &view, int64_t index) {
   if (!view.perGroup())
     return view.base;
   int64_t period = std::max<int64_t>(view.period, 1);
+  if (!view.groupStarts.empty())
+    return view.groupStarts[std::min<int64_t>(
+        index / period, static_cast<int64_t>(view.groupStarts.size()) - 1)];
   return satAdd(view.base, satMul(view.groupStride, index / period));
 }
 
@@ -370,8 +373,9 @@ int64_t bufferStart(const View &view, int64_t index) {
 }
 
 Placement placementOf(const View &view) {
-  return {view.slots(), view.period, view.scale, view.offsetSlots,
-          view.step,    view.base,   view.form,  view.groupStride};
+  return {view.slots(),     view.period,      view.scale,
+          view.offsetSlots, view.step,        view.base,
+          view.form,        view.groupStride, view.groupStarts};
 }
 
 View viewOf(const Buffer &buffer, const Placement &placement) {
@@ -385,6 +389,7 @@ View viewOf(const Buffer &buffer, const Placement &placement) {
   view.base = placement.base;
   view.form = placement.form;
   view.groupStride = placement.groupStride;
+  view.groupStarts = placement.groupStarts;
   view.offset =
       satAdd(placement.base, satMul(placement.offsetSlots, view.bufferSize));
   view.indexed = hasBufferDimension(buffer);
@@ -411,7 +416,9 @@ std::optional<View> reinterpretedView(const View &source, const Buffer &buffer,
                           0,
                           1,
                           source.base,
-                          source.form};
+                          source.form,
+                          0,
+                          {}};
   }
   View view = viewOf(buffer, placement);
   view.groupSize = size == source.bufferSize ? source.groupSize : 1;
@@ -449,9 +456,20 @@ std::vector<Diagnostic> checkView(const View &view, const Buffer &buffer,
     return problems;
   }
   // A view per buffer group: SMEM groups a positive multiple of 128 bytes
-  // apart (whole rows of the backing), from a row, their slots one group's.
+  // apart (whole rows of the backing), from a row, their slots one group's;
+  // or groups at starts of their own (SelectedRows only), each at a row,
+  // the first at the base.
   bool perGroup = view.perGroup();
-  if (perGroup != (view.groupStride != 0) ||
+  bool ownStarts = !view.groupStarts.empty();
+  bool startsOnRows =
+      std::all_of(view.groupStarts.begin(), view.groupStarts.end(),
+                  [](int64_t start) {
+                    return start >= 0 && start % kSmemRowBytes == 0;
+                  }) &&
+      (!ownStarts || view.groupStarts.front() == view.base);
+  if (perGroup != (view.groupStride != 0 || ownStarts) ||
+      (ownStarts && (view.groupStride != 0 ||
+                     view.form != ViewForm::SelectedRows || !startsOnRows)) ||
       (perGroup && (storage != Storage::Smem || view.groupStride < 0 ||
                     view.groupStride % kSmemRowBytes != 0 || view.base < 0 ||
                     view.base % kSmemRowBytes != 0 || view.scale != 0))) {
@@ -461,9 +479,12 @@ std::vector<Diagnostic> checkView(const View &view, const Buffer &buffer,
                amount(view.groupStride, storage) + " apart and scale " +
                std::to_string(view.scale) + " in the form " +
                viewFormName(view.form) +
+               (ownStarts ? " and groups of their own" : "") +
                "; a view per buffer group (runtime_row or selected_rows, and "
                "only they) starts at a multiple of 128 bytes of SMEM, its "
-               "groups a positive multiple of 128 bytes apart, scale 0");
+               "groups a positive multiple of 128 bytes apart (selected_rows: "
+               "or each at a multiple of 128 bytes of its own, the first at "
+               "the view's start), scale 0");
     return problems;
   }
   // A view from a byte offset: SMEM bytes from a multiple of 128 (a row of
@@ -482,7 +503,16 @@ std::vector<Diagnostic> checkView(const View &view, const Buffer &buffer,
     return problems;
   }
   int64_t count = bufferCount(buffer);
-  if (perGroup && count > view.period &&
+  if (ownStarts && static_cast<int64_t>(view.groupStarts.size()) !=
+                       (count + view.period - 1) / view.period) {
+    report({static_cast<int64_t>(view.groupStarts.size()), count, view.period},
+           "the view of " + label() + " has " +
+               std::to_string(view.groupStarts.size()) + " group starts for " +
+               std::to_string(count) + " buffers in groups of " +
+               std::to_string(view.period));
+    return problems;
+  }
+  if (perGroup && !ownStarts && count > view.period &&
       view.groupStride < satMul(view.slots(), size)) {
     report({view.groupStride, view.slots(), size},
            "the views of " + label() + "'s buffer groups are " +
@@ -492,8 +522,10 @@ std::vector<Diagnostic> checkView(const View &view, const Buffer &buffer,
                amount(size, storage) + ")");
     return problems;
   }
-  // The view of the last buffer's group (the only one for other forms).
+  // The view of the group that starts last (the only one for other forms).
   int64_t lastStart = viewStart(view, std::max<int64_t>(count - 1, 0));
+  for (int64_t start : view.groupStarts)
+    lastStart = std::max(lastStart, start);
   if (satAdd(lastStart, satMul(view.slots(), size)) > regionSize)
     report({view.slots(), size, regionSize, lastStart},
            "the view of " + label() + " has " + std::to_string(view.slots()) +
@@ -615,14 +647,15 @@ void finishPlan(const Spec &spec, const std::vector<Buffer> &buffers,
     view.shape = buffers[i].shape;
     // A view per buffer group holds one group's slots; any other view
     // reaches the region's end.
-    bool perGroup = view.groupStride != 0;
+    bool perGroup = view.groupStride != 0 || !view.groupStarts.empty();
     int64_t slots = view.bufferSize <= 0 ? 0
                     : perGroup
                         ? satAdd(satMul(view.step, view.period - 1), 1)
                         : (result.regionSize - view.base) / view.bufferSize;
-    view.form = perGroup         ? spec.groupStrideForm
-                : view.base != 0 ? spec.offsetForm
-                                 : ViewForm::Slots;
+    view.form = !view.groupStarts.empty() ? ViewForm::SelectedRows
+                : perGroup                ? spec.groupStrideForm
+                : view.base != 0          ? spec.offsetForm
+                                          : ViewForm::Slots;
     if (view.indexed)
       view.shape.front() = slots;
     else
@@ -648,8 +681,9 @@ struct PhaseLayout {
 bool samePlace(const View &a, const View &b) {
   return a.bufferSize == b.bufferSize && a.offset == b.offset &&
          a.base == b.base && a.groupStride == b.groupStride &&
-         a.period == b.period && a.scale == b.scale &&
-         a.offsetSlots == b.offsetSlots && a.step == b.step;
+         a.groupStarts == b.groupStarts && a.period == b.period &&
+         a.scale == b.scale && a.offsetSlots == b.offsetSlots &&
+         a.step == b.step;
 }
 
 /// True when the leaf of `buffer` in `tree` shares bytes with no other

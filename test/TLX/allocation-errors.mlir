@@ -196,8 +196,49 @@ module {
 module {
   tt.func @group_stride_without_its_form() {
     %s = tlx.storage_alias_spec storage = smem, size = 32768 {backing = #tlx.backing<shape = [256, 128], block = [256, 128], elementBits = 8, alignment = 128, regionSize = 32768>} : !tlx.storage_alias_spec<smem, 32768>
-    // expected-error @below {{starts at 0 bytes with groups 8192 bytes apart and scale 0 in the form slots; a view per buffer group (runtime_row or selected_rows, and only they) starts at a multiple of 128 bytes of SMEM, its groups a positive multiple of 128 bytes apart, scale 0}}
+    // expected-error @below {{starts at 0 bytes with groups 8192 bytes apart and scale 0 in the form slots; a view per buffer group (runtime_row or selected_rows, and only they) starts at a multiple of 128 bytes of SMEM, its groups a positive multiple of 128 bytes apart (selected_rows: or each at a multiple of 128 bytes of its own, the first at the view's start), scale 0}}
     %a = tlx.storage_alias_local_alloc %s {placement = #tlx.placement<slots = 1, period = 1, scale = 0, offset = 0, step = 1, groupStride = 8192>} : !tlx.storage_alias_spec<smem, 32768> -> !ttg.memdesc<4x64x64xf16, #shared, #smem, mutable>
+    tt.return
+  }
+}
+
+// -----
+
+// Groups at starts of their own are written selected_rows only, each at a row.
+
+#shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+#smem = #ttg.shared_memory
+module {
+  tt.func @group_starts_without_selected_rows() {
+    %s = tlx.storage_alias_spec storage = smem, size = 32768 {backing = #tlx.backing<shape = [256, 128], block = [256, 128], elementBits = 8, alignment = 128, regionSize = 32768>} : !tlx.storage_alias_spec<smem, 32768>
+    // expected-error @below {{starts at 0 bytes with groups 0 bytes apart and scale 0 in the form runtime_row and groups of their own; a view per buffer group}}
+    %a = tlx.storage_alias_local_alloc %s {placement = #tlx.placement<slots = 1, period = 1, scale = 0, offset = 0, step = 1, form = runtime_row, groupStarts = [0, 16384, 8192, 24576]>} : !tlx.storage_alias_spec<smem, 32768> -> !ttg.memdesc<4x64x64xf16, #shared, #smem, mutable>
+    tt.return
+  }
+}
+
+// -----
+
+#shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+#smem = #ttg.shared_memory
+module {
+  tt.func @group_starts_off_a_row() {
+    %s = tlx.storage_alias_spec storage = smem, size = 32768 {backing = #tlx.backing<shape = [256, 128], block = [256, 128], elementBits = 8, alignment = 128, regionSize = 32768>} : !tlx.storage_alias_spec<smem, 32768>
+    // expected-error @below {{in the form selected_rows and groups of their own; a view per buffer group}}
+    %a = tlx.storage_alias_local_alloc %s {placement = #tlx.placement<slots = 1, period = 1, scale = 0, offset = 0, step = 1, form = selected_rows, groupStarts = [0, 16384, 8200, 24576]>} : !tlx.storage_alias_spec<smem, 32768> -> !ttg.memdesc<4x64x64xf16, #shared, #smem, mutable>
+    tt.return
+  }
+}
+
+// -----
+
+#shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+#smem = #ttg.shared_memory
+module {
+  tt.func @group_starts_for_other_groups() {
+    %s = tlx.storage_alias_spec storage = smem, size = 32768 {backing = #tlx.backing<shape = [256, 128], block = [256, 128], elementBits = 8, alignment = 128, regionSize = 32768>} : !tlx.storage_alias_spec<smem, 32768>
+    // expected-error @below {{has 3 group starts for 4 buffers in groups of 1}}
+    %a = tlx.storage_alias_local_alloc %s {placement = #tlx.placement<slots = 1, period = 1, scale = 0, offset = 0, step = 1, form = selected_rows, groupStarts = [0, 16384, 8192]>} : !tlx.storage_alias_spec<smem, 32768> -> !ttg.memdesc<4x64x64xf16, #shared, #smem, mutable>
     tt.return
   }
 }

@@ -14,9 +14,9 @@ from dataclasses import replace
 
 import pytest
 from hypothesis import event, given, settings
-from test_planner_properties import SMEM_ROW_BYTES, scenarios
+from test_planner_properties import SMEM_ROW_BYTES, Scenario, scenarios
 from tlx.api import _semantic
-from tlx.planner import Storage, plan
+from tlx.planner import Buffer, Group, Spec, Storage, plan
 
 
 class EvaluatingBuilder:
@@ -121,4 +121,23 @@ def test_the_emitted_row_or_group_of_a_view_per_group_is_the_planners(
     )
     result = plan(spec, scenario.buffers, scenario.tree)
     event("a view per group" if group_stride_form in {v.form for v in result.views} else "none")
+    event("groups at starts of their own" if any(v.group_starts for v in result.views) else "-")
     assert_emits_the_planners_program(result, scenario)
+
+
+def test_the_emitted_group_of_a_view_per_buffer_chooses_its_own_start():
+    """shared(u2: 256 B, u0: 8 KiB, u1: 4 x 2 KiB) under 3.9's rules: u1's buffers at
+    starts no one view writes, each a view of its own (docs/planner.md, "What stays above
+    the ideal"); the group emitted for each index chooses the view at its start."""
+    buffers = (
+        Buffer("u0", (1, 64, 128), 8),
+        Buffer("u1", (4, 16, 128), 8),
+        Buffer("u2", (1, 2, 128), 8),
+    )
+    tree = Group("shared", (2, 0, 1))
+    spec = Spec(
+        "spec", whole_views=False, offset_form="sliced_rows", group_stride_form="selected_rows"
+    )
+    result = plan(spec, buffers, tree)
+    assert result.views[1].group_starts == (0, 8192, 10240, 12288)
+    assert_emits_the_planners_program(result, Scenario(spec, buffers, tree))

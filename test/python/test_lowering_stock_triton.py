@@ -388,3 +388,30 @@ def test_the_group_stride_lit_examples_parse_with_the_triton_that_writes_them(tm
         lowered = tmp_path / f"group_stride{number}.ttgir"
         lowered.write_text(module)
         parse_with_stock_triton(lowered)
+
+
+def test_the_group_starts_lit_example_parses_with_the_triton_that_writes_it(tmp_path):
+    """test/TLX/group-starts.mlir lowered with the installed Triton's offset form: on 3.9 u1
+    is a view per buffer, each at its own start, chosen by scf.if (docs/planner.md, "What
+    stays above the ideal"); it parses and verifies. 3.6 and 3.7 keep one view per user."""
+    offset_form, form = installed_group_stride_forms()
+    result = subprocess.run(
+        [
+            str(TRITON_OPT),
+            str(REPOSITORY / "test" / "TLX" / "group-starts.mlir"),
+            f"--tlx-storage-alias-lowering=whole-views=false offset-form={offset_form}",
+            "--tlx-rewrite-local-alias",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "tlx." not in result.stdout
+    subslices = re.findall(r"ttg\.memdesc_subslice %\w+\[(\d+), 0\]", result.stdout)
+    if form == "selected_rows":
+        assert subslices == ["0", "64", "80", "96", "80"], result.stdout
+    else:
+        assert "scf.if" not in result.stdout, result.stdout
+    lowered = tmp_path / "group_starts.ttgir"
+    lowered.write_text(result.stdout)
+    parse_with_stock_triton(lowered)

@@ -53,7 +53,9 @@ def start(view, index: int) -> tuple[int, int, int]:
         view.scale * (index // view.period) + view.offset_slots + view.step * (index % view.period)
     )
     view_start = view.base
-    if view.form in PER_GROUP:
+    if view.group_starts:  # groups at starts of their own (selected_rows)
+        view_start = view.group_starts[index // view.period]
+    elif view.form in PER_GROUP:
         view_start += view.group_stride * (index // view.period)
     return view_start + slot * view.buffer_size, view_start, slot
 
@@ -70,11 +72,16 @@ def assert_sound(result, scenario: Scenario):
     for user, (buffer, view) in enumerate(zip(scenario.buffers, result.views, strict=True)):
         size = buffer_size(buffer)
         per_group = view.form in PER_GROUP
-        assert per_group == (view.group_stride != 0) == view.per_group
+        own_starts = bool(view.group_starts)
+        assert per_group == (view.group_stride != 0 or own_starts) == view.per_group
+        if own_starts:  # only selected_rows, which writes each group's view at its start
+            assert view.form == "selected_rows" and view.group_stride == 0
+            assert view.group_starts[0] == view.base
+            assert len(view.group_starts) == -(-buffer.shape[0] // view.period)
         if per_group:
             assert view.group_stride % SMEM_ROW_BYTES == 0 and view.scale == 0
             assert view.slots == view.step * (view.period - 1) + 1
-            assert view.group_stride >= view.slots * size
+            assert own_starts or view.group_stride >= view.slots * size
         program = view.index_program
         assert (program.row is not None) == (view.form == "runtime_row")
         assert (program.group is not None) == (view.form == "selected_rows")
@@ -223,3 +230,56 @@ def test_every_kernel_of_the_bench_keeps_its_plan(rules):
         without = plan(replace(case.spec, group_stride_form="slots"), case.buffers, case.tree)
         assert result == without, case.name
         assert result.size_bytes == result.ideal_bytes, case.name
+
+
+# Groups at starts of their own (View.group_starts; docs/planner.md, "What stays above the
+# ideal"): where the group-by-group layout puts a user's buffers at starts no one view's slots
+# hold, Triton 3.9 gives it a view per buffer group (a view per buffer with group size 1),
+# each at its own start. shared(u2: 256 B, u0: 8 KiB, u1: 4 x 2 KiB): ideal 14 KiB, u1 at
+# 0, 8, 10 and 12 KiB (slots 0, 4, 5, 6 of 2 KiB, which no view writes: 16.25 KiB without).
+OWN_STARTS = (
+    (tile("u0", 1, 8 * KIB), tile("u1", 4, 2 * KIB), tile("u2", 1, 256)),
+    Group("shared", (2, 0, 1)),
+)
+
+
+@pytest.mark.parametrize("form", sorted(PER_GROUP))
+def test_starts_no_view_writes_get_a_view_per_buffer_on_3_9(form):
+    buffers, tree = OWN_STARTS
+    spec = Spec("spec", whole_views=False, **PER_GROUP[form])
+    result = plan(spec, buffers, tree)
+    assert result.ok and result.ideal_bytes == 14 * KIB
+    if form == "runtime_row":  # 3.6 and 3.7: no view per buffer (docs/planner.md)
+        assert result.size_bytes == 16 * KIB + 256
+        assert not any(view.group_starts for view in result.views)
+        return
+    assert result.size_bytes == 14 * KIB
+    assert "a view per buffer group where no one view fits" in result.layout
+    view = result.views[1]
+    assert view.form == "selected_rows" and view.period == 1 and view.slots == 1
+    assert view.group_starts == (0, 8 * KIB, 10 * KIB, 12 * KIB)
+    assert [view.start_of(index) for index in range(4)] == list(view.group_starts)
+    assert view.index_program.group is not None and view.index_program.row is None
+    assert [view.index_program.evaluate(index) for index in range(4)] == [0] * 4
+    assert_sound(result, Scenario(spec, buffers, tree))
+    # Without the form, and with it for a stride only (3.6's rules), larger.
+    without = replace(spec, group_stride_form="slots")
+    assert plan(without, buffers, tree).size_bytes == 16 * KIB + 256
+
+
+def test_the_bench_trees_with_index_aligned_counts_take_views_per_buffer():
+    """bench/footprint.py's index-aligned trees under 3.9's rules: views at starts of their
+    own place more of them at the aligned ideal than 3.6's rules (a common stride only),
+    and none is larger."""
+    rng = random.Random(1)
+    rules = BENCH_RULES[0]
+    cases = [footprint.random_tree(rng, True, rules) for _ in range(300)]
+    own = stride_only = 0
+    for case in cases:
+        result = plan(case.spec, case.buffers, case.tree)
+        runtime = plan(replace(case.spec, **PER_GROUP["runtime_row"]), case.buffers, case.tree)
+        bound = max(result.ideal_bytes, footprint.aligned_ideal_bytes(case))
+        assert result.size_bytes <= runtime.size_bytes, case
+        own += result.size_bytes <= bound
+        stride_only += runtime.size_bytes <= bound
+    assert own > stride_only

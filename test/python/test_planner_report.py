@@ -86,7 +86,13 @@ def check_placement(buffer, region, **coefficients):
             'the view of buffer "a" starts at 0 bytes with groups 0 bytes apart and scale 1 in '
             "the form runtime_row; a view per buffer group (runtime_row or selected_rows, and "
             "only they) starts at a multiple of 128 bytes of SMEM, its groups a positive "
-            "multiple of 128 bytes apart, scale 0",
+            "multiple of 128 bytes apart (selected_rows: or each at a multiple of 128 bytes of "
+            "its own, the first at the view's start), scale 0",
+        ),
+        (
+            32768,
+            dict(slots=1, scale=0, form="selected_rows", group_starts=(0, 8192, 16384)),
+            'the view of buffer "a" has 3 group starts for 2 buffers in groups of 1',
         ),
         (
             32768,

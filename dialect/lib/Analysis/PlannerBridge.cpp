@@ -461,18 +461,26 @@ PlacementAttr mlir::tlx::placementAttrOf(MLIRContext *context,
   return PlacementAttr::get(
       context, placement.slots, placement.period, placement.scale,
       placement.offsetSlots, placement.step, placement.base,
-      static_cast<ViewForm>(placement.form), placement.groupStride);
+      static_cast<ViewForm>(placement.form), placement.groupStride,
+      placement.groupStarts.empty()
+          ? DenseI64ArrayAttr()
+          : DenseI64ArrayAttr::get(context, placement.groupStarts));
 }
 
 planner::Placement mlir::tlx::placementOf(PlacementAttr attr) {
-  return planner::Placement{attr.getSlots(),
-                            attr.getPeriod(),
-                            attr.getScale(),
-                            attr.getOffset(),
-                            attr.getStep(),
-                            attr.getBase(),
-                            static_cast<planner::ViewForm>(attr.getForm()),
-                            attr.getGroupStride()};
+  return planner::Placement{
+      attr.getSlots(),
+      attr.getPeriod(),
+      attr.getScale(),
+      attr.getOffset(),
+      attr.getStep(),
+      attr.getBase(),
+      static_cast<planner::ViewForm>(attr.getForm()),
+      attr.getGroupStride(),
+      attr.getGroupStarts()
+          ? std::vector<int64_t>(attr.getGroupStarts().asArrayRef().begin(),
+                                 attr.getGroupStarts().asArrayRef().end())
+          : std::vector<int64_t>()};
 }
 
 SmallVector<StorageAliasSpecOp>

@@ -492,9 +492,11 @@ LogicalResult AllocationAnalysis::followUses(Carrier root, int64_t region,
             << "views the aliased buffer \""
             << userName(carrier.user, bufferIndex)
             << "\" as a whole, but its buffer groups are "
-            << views[carrier.view].groupStride
-            << " bytes apart, no multiple of its buffer size: each group is a "
-               "view of its own ("
+            << (views[carrier.view].groupStarts.empty()
+                    ? std::to_string(views[carrier.view].groupStride) +
+                          " bytes apart, no multiple of its buffer size"
+                    : std::string("at starts of their own"))
+            << ": each group is a view of its own ("
             << planner::viewFormName(views[carrier.view].form)
             << "); index the buffer before viewing it";
         valid = false;

@@ -113,7 +113,16 @@ struct TestPrintPlanPass
           << (view.groupStride != 0
                   ? ", groups " + std::to_string(view.groupStride) + " " +
                         units + " apart"
-                  : "");
+                  : "")
+          << (view.groupStarts.empty()
+                  ? ""
+                  : ", groups at " +
+                        llvm::join(llvm::map_range(view.groupStarts,
+                                                   [](int64_t start) {
+                                                     return llvm::itostr(start);
+                                                   }),
+                                   ", ") +
+                        " " + units);
   }
 };
 

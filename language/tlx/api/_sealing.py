@@ -234,19 +234,20 @@ def _emit_backing(spec: SpecState, plan: planner.Plan, builder):
     return _named(handle, builder, spec.name, "tlx.spec")
 
 
-def _view_source(view: planner.View, backing, backing_shape, builder):
+def _view_source(view: planner.View, form: str, start: int, backing, backing_shape, builder):
     """What the view reinterprets: the SMEM backing (``[rows, row_bytes]`` x i8), or its
-    bytes from ``view.base`` in the form the planner chose for this Triton
+    bytes from byte ``start`` in ``form``, the form the planner chose for this Triton
     (``compat.VIEW_FORMS``)."""
-    if view.form == "slots":
+    if form == "slots":
         return backing
     row_bytes = backing_shape[1]
-    row = view.base // row_bytes
-    if view.form == "indexed_row":
+    if form == "indexed_row":
         return builder.create_memdesc_index(
-            smem_backing_type([row_bytes]).to_ir(builder), backing, builder.get_int32(row)
+            smem_backing_type([row_bytes]).to_ir(builder),
+            backing,
+            builder.get_int32(start // row_bytes),
         )
-    return _sliced_rows(view, view.base, backing, backing_shape, builder)
+    return _sliced_rows(view, start, backing, backing_shape, builder)
 
 
 def _sliced_rows(view: planner.View, start: int, backing, backing_shape, builder):
@@ -269,7 +270,9 @@ def _emit_view(user: AllocationState, view: planner.View, backing, builder) -> N
         user.view_handle = backing
         return
     user_view_type = view_type(user.element_ty, user.layout, user.storage, view)
-    source = _view_source(view, backing, user.spec.plan.backing_shape, builder)
+    source = _view_source(
+        view, view.form, view.base, backing, user.spec.plan.backing_shape, builder
+    )
     handle = builder.create_memdesc_reinterpret(user_view_type.to_ir(builder), source)
     user.view_handle = _named(handle, builder, user.name, "tlx.buffer")
 
@@ -291,10 +294,13 @@ def group_view(user: AllocationState, backing, row, builder):
 
 def group_view_at(user: AllocationState, backing, start: int, builder):
     """The view of the buffer group of ``user`` (``"selected_rows"``) that starts at byte
-    ``start``: the backing's rows from there (``"sliced_rows"``), reinterpreted to the
-    group's slots."""
+    ``start``: the backing's bytes from there in the form of a view at a byte offset the
+    planner was given (``Spec.offset_form``: ``"sliced_rows"`` on 3.9, ``"indexed_row"``
+    on 3.6 and 3.7), reinterpreted to the group's slots."""
     view = user.view
-    rows = _sliced_rows(view, start, backing, user.spec.plan.backing_shape, builder)
+    rows = _view_source(
+        view, compat.OFFSET_VIEW_FORM, start, backing, user.spec.plan.backing_shape, builder
+    )
     group_type = view_type(user.element_ty, user.layout, user.storage, view)
     handle = builder.create_memdesc_reinterpret(group_type.to_ir(builder), rows)
     return _named(handle, builder, user.name, "tlx.buffer")

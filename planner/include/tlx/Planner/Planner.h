@@ -165,11 +165,14 @@ enum class ViewForm {
   /// rowOf (the index program's `row`), `memdesc_reinterpret` to the group's
   /// slots, then `memdesc_index` at the slot (Triton 3.6 and 3.7).
   RuntimeRow,
-  /// A view per buffer group as RuntimeRow places them, each group's view
-  /// written at its constant start (groupViewStarts) as a SlicedRows view,
-  /// the buffer's chosen at run time by `scf.if` on its group (the index
-  /// program's `group`), then `memdesc_index` at the slot (Triton 3.9, which
-  /// refuses RuntimeRow's row reinterpreted larger than itself).
+  /// A view per buffer group, each group's view written at its constant
+  /// start (groupViewStarts) in the Triton's form of a view at a byte offset
+  /// (Spec::offsetForm: SlicedRows on 3.9, IndexedRow on 3.6 and 3.7), the
+  /// buffer's chosen at run time by `scf.if` on its group (the index
+  /// program's `group`), then `memdesc_index` at the slot. Groups a common
+  /// stride apart (View::groupStride) take it on 3.9, which refuses
+  /// RuntimeRow's row reinterpreted larger than itself; groups at starts of
+  /// their own (View::groupStarts) on 3.6, 3.7 and 3.9.
   SelectedRows,
 };
 
@@ -347,6 +350,12 @@ struct View {
   /// * (i / period), and its slots are one group's (scale 0). 0 for every
   /// other form.
   int64_t groupStride = 0;
+  /// A view per buffer group whose groups sit at no common stride
+  /// (SelectedRows only): where each group's view starts, in units, group g
+  /// at groupStarts[g] (a group of one buffer each where period is 1: a view
+  /// per buffer). Empty for every other view, whose group starts
+  /// groupStride gives.
+  std::vector<int64_t> groupStarts;
   /// The coefficients of slot(i), the slot buffer i occupies in the view
   /// (docs/planner.md, "The slot of a buffer").
   int64_t period = 1;
@@ -549,7 +558,7 @@ int64_t slotOf(const View &view, int64_t index);
 
 /// Where the view that holds buffer `index` starts in the region, in units:
 /// View::base, plus groupStride * (index / period) for a view per buffer
-/// group (View::perGroup).
+/// group (View::perGroup), or groupStarts[index / period] where it has them.
 int64_t viewStart(const View &view, int64_t index);
 
 /// Where the view of each buffer group of a user of `count` buffers starts,
@@ -629,8 +638,9 @@ struct Placement {
   /// written.
   int64_t base = 0;
   ViewForm form = ViewForm::Slots;
-  /// View::groupStride (a view per buffer group).
+  /// View::groupStride and View::groupStarts (a view per buffer group).
   int64_t groupStride = 0;
+  std::vector<int64_t> groupStarts;
 };
 
 /// The placement of `view`, and the view of `buffer` a placement gives.

@@ -131,8 +131,10 @@ def TLX_PlacementAttr : AttrDef<TLX_Dialect, "Placement"> {
     where it starts and how it is written: `base = 512, form = sliced_rows`
     (docs/planner.md, "Views at a byte offset"); a view per buffer group
     adds how far apart its groups are: `base = 1024, form = runtime_row,
-    groupStride = 5120` (or `form = selected_rows`). Recorded by --tlx-buffer-offset-calculation, read by
-    --tlx-storage-alias-allocation.
+    groupStride = 5120` (or `form = selected_rows`), or where each group's
+    view starts when they are no common stride apart (`form = selected_rows,
+    groupStarts = [0, 8192, 3072]`). Recorded by
+    --tlx-buffer-offset-calculation, read by --tlx-storage-alias-allocation.
   }];
   let parameters = (ins
     "int64_t":$slots,
@@ -142,7 +144,8 @@ def TLX_PlacementAttr : AttrDef<TLX_Dialect, "Placement"> {
     "int64_t":$step,
     DefaultValuedParameter<"int64_t", "0">:$base,
     DefaultValuedParameter<"ViewForm", "ViewForm::slots">:$form,
-    DefaultValuedParameter<"int64_t", "0">:$groupStride
+    DefaultValuedParameter<"int64_t", "0">:$groupStride,
+    OptionalParameter<"::mlir::DenseI64ArrayAttr">:$groupStarts
   );
   let assemblyFormat = "`<` struct(params) `>`";
 }
