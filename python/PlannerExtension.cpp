@@ -156,6 +156,7 @@ void bindOutputs(py::module_ &m) {
       .def_readwrite("indexed", &View::indexed)
       .def_readwrite("group_stride", &View::groupStride)
       .def_readwrite("group_starts", &View::groupStarts)
+      .def_readwrite("group_form", &View::groupForm)
       .def("per_group", &View::perGroup,
            "Whether each buffer group is a view of its own.");
   py::class_<IndexOperand>(m, "IndexOperand")
@@ -183,7 +184,8 @@ void bindOutputs(py::module_ &m) {
       .def_readwrite("base", &Placement::base)
       .def_readwrite("form", &Placement::form)
       .def_readwrite("group_stride", &Placement::groupStride)
-      .def_readwrite("group_starts", &Placement::groupStarts);
+      .def_readwrite("group_starts", &Placement::groupStarts)
+      .def_readwrite("group_form", &Placement::groupForm);
   py::class_<Padding>(m, "Padding")
       .def(py::init<>())
       .def_readwrite("kind", &Padding::kind)

@@ -340,7 +340,7 @@ class Spec:
 class Placement:
     """The slot coefficients of a view (what the MLIR passes record between steps):
     ``slots``, ``period``, ``scale``, ``offset_slots``, ``step``, ``base``, ``form``,
-    ``group_stride``, ``group_starts``."""
+    ``group_stride``, ``group_starts``, ``group_form``."""
 
     slots: int
     period: int
@@ -351,6 +351,7 @@ class Placement:
     form: str = "slots"
     group_stride: int = 0
     group_starts: tuple[int, ...] = ()
+    group_form: str = "slots"
 
 
 @_value_type(_native.IndexOperand)
@@ -401,7 +402,9 @@ class View:
     starting ``base`` units into the region and written in ``form`` (``"slots"``: a view
     of the whole region, ``base`` 0; ``"sliced_rows"``, ``"indexed_row"``: from a byte
     offset, docs/planner.md; ``"runtime_row"``, ``"selected_rows"``: one per buffer group,
-    ``group_stride`` apart or, ``"selected_rows"`` only, at ``group_starts``), and
+    ``group_stride`` apart or, ``"selected_rows"`` only, at ``group_starts``, each group's
+    view of ``"selected_rows"`` written ``group_form``: ``"sliced_rows"`` on 3.9,
+    ``"indexed_row"`` on 3.6 and 3.7), and
     ``period``, ``scale``, ``offset_slots`` and ``step`` give buffer ``i``'s slot
     (docs/planner.md, "The slot of a buffer"; ``slot_of``, ``index_program``). ``indexed``
     is False for a user that is one buffer without a buffer dimension (a TMEM ``[M, N]``
@@ -423,6 +426,7 @@ class View:
     indexed: bool = True
     group_stride: int = 0
     group_starts: tuple[int, ...] = ()
+    group_form: str = "slots"
 
     @property
     def slots(self) -> int:

@@ -588,17 +588,18 @@ private:
   }
 
   /// A view per buffer group of `leaf` whose groups start where `starts`
-  /// puts them (View::groupStarts, written SelectedRows: Triton 3.9), its K
-  /// buffers of a group a quantum apart: for starts no one view's slots hold
-  /// (a view per buffer where K is 1). Nullopt where the Triton writes no
-  /// SelectedRows view, a group starts at no row of the backing or its
-  /// buffers are not a quantum apart.
+  /// puts them (View::groupStarts, written SelectedRows, each group's view in
+  /// the Triton's offset form: Triton 3.6, 3.7 and 3.9), its K buffers of a
+  /// group a quantum apart: for starts no one view's slots hold (a view per
+  /// buffer where K is 1). Nullopt where the Triton writes no view per buffer
+  /// group (3.8), a group starts at no row of the backing or its buffers are
+  /// not a quantum apart.
   std::optional<View> ownStartsView(int leaf,
                                     const std::vector<int64_t> &starts) const {
     const LeafInfo &info = tree.leaves[leaf];
     int64_t groupSize = tree.nodes[info.node].groupSize;
-    if (!offsets || tree.groupStrideForm != ViewForm::SelectedRows ||
-        info.size <= 0 || info.quantum % info.size != 0 || starts.empty() ||
+    if (!offsets || tree.groupStrideForm == ViewForm::Slots || info.size <= 0 ||
+        info.quantum % info.size != 0 || starts.empty() ||
         static_cast<int64_t>(starts.size()) % groupSize != 0)
       return std::nullopt;
     View view;
@@ -845,8 +846,7 @@ Arrangement withGroupByGroup(const Tree &tree, Storage storage,
   for (bool offsets : {false, true}) {
     if (offsets && !tree.offsetViews)
       continue;
-    if (ownStarts &&
-        (!offsets || tree.groupStrideForm != ViewForm::SelectedRows))
+    if (ownStarts && (!offsets || tree.groupStrideForm == ViewForm::Slots))
       continue;
     std::optional<Arrangement> candidate =
         Search(tree, storage, offsets).groupByGroup(today.end, ownStarts);
@@ -890,8 +890,8 @@ Arrangement searchLayout(const Tree &tree, Storage storage, LayoutFamily family,
   int64_t unit = storage == Storage::Smem ? kSmemRowBytes : 1;
   Arrangement unshared = unsharedLayout(tree, storage);
   // Last, where all that misses the ideal: the group-by-group layout with
-  // views per buffer group at starts of their own (Triton 3.9), so that a
-  // plan one view per user (or a common group stride) reaches keeps it.
+  // views per buffer group at starts of their own (Triton 3.6, 3.7, 3.9), so
+  // that a plan one view per user (or a common group stride) reaches keeps it.
   auto candidates = [&](Arrangement today) {
     return withGroupByGroup(
         tree, storage,

@@ -373,9 +373,9 @@ int64_t bufferStart(const View &view, int64_t index) {
 }
 
 Placement placementOf(const View &view) {
-  return {view.slots(),     view.period,      view.scale,
-          view.offsetSlots, view.step,        view.base,
-          view.form,        view.groupStride, view.groupStarts};
+  return {view.slots(),     view.period,   view.scale, view.offsetSlots,
+          view.step,        view.base,     view.form,  view.groupStride,
+          view.groupStarts, view.groupForm};
 }
 
 View viewOf(const Buffer &buffer, const Placement &placement) {
@@ -390,6 +390,7 @@ View viewOf(const Buffer &buffer, const Placement &placement) {
   view.form = placement.form;
   view.groupStride = placement.groupStride;
   view.groupStarts = placement.groupStarts;
+  view.groupForm = placement.groupForm;
   view.offset =
       satAdd(placement.base, satMul(placement.offsetSlots, view.bufferSize));
   view.indexed = hasBufferDimension(buffer);
@@ -485,6 +486,21 @@ std::vector<Diagnostic> checkView(const View &view, const Buffer &buffer,
                "groups a positive multiple of 128 bytes apart (selected_rows: "
                "or each at a multiple of 128 bytes of its own, the first at "
                "the view's start), scale 0");
+    return problems;
+  }
+  // Each group's view of a SelectedRows view is written as a view at a byte
+  // offset is (sliced_rows on 3.9, indexed_row on 3.6 and 3.7); no other
+  // view has group views of that kind.
+  bool selected = view.form == ViewForm::SelectedRows;
+  bool groupFormValid = selected ? view.groupForm == ViewForm::SlicedRows ||
+                                       view.groupForm == ViewForm::IndexedRow
+                                 : view.groupForm == ViewForm::Slots;
+  if (!groupFormValid) {
+    report({}, "the view of " + label() + " in the form " +
+                   viewFormName(view.form) + " has group views in the form " +
+                   viewFormName(view.groupForm) +
+                   "; selected_rows writes each group's view sliced_rows or "
+                   "indexed_row, every other form none (slots)");
     return problems;
   }
   // A view from a byte offset: SMEM bytes from a multiple of 128 (a row of
@@ -656,6 +672,8 @@ void finishPlan(const Spec &spec, const std::vector<Buffer> &buffers,
                 : perGroup                ? spec.groupStrideForm
                 : view.base != 0          ? spec.offsetForm
                                           : ViewForm::Slots;
+    view.groupForm =
+        view.form == ViewForm::SelectedRows ? spec.offsetForm : ViewForm::Slots;
     if (view.indexed)
       view.shape.front() = slots;
     else

@@ -232,13 +232,42 @@ module {
 
 // -----
 
+// Each group's view of selected_rows is written as a view at a byte offset
+// (groupForm sliced_rows or indexed_row); no other form has group views.
+
+#shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+#smem = #ttg.shared_memory
+module {
+  tt.func @selected_rows_without_group_form() {
+    %s = tlx.storage_alias_spec storage = smem, size = 32768 {backing = #tlx.backing<shape = [256, 128], block = [256, 128], elementBits = 8, alignment = 128, regionSize = 32768>} : !tlx.storage_alias_spec<smem, 32768>
+    // expected-error @below {{in the form selected_rows has group views in the form slots; selected_rows writes each group's view sliced_rows or indexed_row, every other form none (slots)}}
+    %a = tlx.storage_alias_local_alloc %s {placement = #tlx.placement<slots = 1, period = 1, scale = 0, offset = 0, step = 1, form = selected_rows, groupStarts = [0, 16384, 8192, 24576]>} : !tlx.storage_alias_spec<smem, 32768> -> !ttg.memdesc<4x64x64xf16, #shared, #smem, mutable>
+    tt.return
+  }
+}
+
+// -----
+
+#shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+#smem = #ttg.shared_memory
+module {
+  tt.func @group_form_of_runtime_row() {
+    %s = tlx.storage_alias_spec storage = smem, size = 32768 {backing = #tlx.backing<shape = [256, 128], block = [256, 128], elementBits = 8, alignment = 128, regionSize = 32768>} : !tlx.storage_alias_spec<smem, 32768>
+    // expected-error @below {{in the form runtime_row has group views in the form indexed_row; selected_rows writes}}
+    %a = tlx.storage_alias_local_alloc %s {placement = #tlx.placement<slots = 1, period = 1, scale = 0, offset = 0, step = 1, form = runtime_row, groupStride = 8192, groupForm = indexed_row>} : !tlx.storage_alias_spec<smem, 32768> -> !ttg.memdesc<4x64x64xf16, #shared, #smem, mutable>
+    tt.return
+  }
+}
+
+// -----
+
 #shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
 #smem = #ttg.shared_memory
 module {
   tt.func @group_starts_for_other_groups() {
     %s = tlx.storage_alias_spec storage = smem, size = 32768 {backing = #tlx.backing<shape = [256, 128], block = [256, 128], elementBits = 8, alignment = 128, regionSize = 32768>} : !tlx.storage_alias_spec<smem, 32768>
     // expected-error @below {{has 3 group starts for 4 buffers in groups of 1}}
-    %a = tlx.storage_alias_local_alloc %s {placement = #tlx.placement<slots = 1, period = 1, scale = 0, offset = 0, step = 1, form = selected_rows, groupStarts = [0, 16384, 8192]>} : !tlx.storage_alias_spec<smem, 32768> -> !ttg.memdesc<4x64x64xf16, #shared, #smem, mutable>
+    %a = tlx.storage_alias_local_alloc %s {placement = #tlx.placement<slots = 1, period = 1, scale = 0, offset = 0, step = 1, form = selected_rows, groupStarts = [0, 16384, 8192], groupForm = sliced_rows>} : !tlx.storage_alias_spec<smem, 32768> -> !ttg.memdesc<4x64x64xf16, #shared, #smem, mutable>
     tt.return
   }
 }

@@ -98,13 +98,13 @@ module {
 // SELECTED-NEXT: ttg.memdesc_index %[[A]][%[[SLOT]]]
 
 // SELECTED-PLACED-LABEL: tt.func @free_stride
-// SELECTED-PLACED: {placement = #tlx.placement<slots = 1, period = 1, scale = 0, offset = 0, step = 1, form = selected_rows, groupStride = 5120>}
+// SELECTED-PLACED: {placement = #tlx.placement<slots = 1, period = 1, scale = 0, offset = 0, step = 1, form = selected_rows, groupStride = 5120, groupForm = sliced_rows>}
 // SELECTED-PLACED: {placement = #tlx.placement<slots = 15, period = 1, scale = 5, offset = 0, step = 1>}
-// SELECTED-PLACED: {placement = #tlx.placement<slots = 1, period = 1, scale = 0, offset = 0, step = 1, base = 1024, form = selected_rows, groupStride = 5120>}
+// SELECTED-PLACED: {placement = #tlx.placement<slots = 1, period = 1, scale = 0, offset = 0, step = 1, base = 1024, form = selected_rows, groupStride = 5120, groupForm = sliced_rows>}
 
 // SELECTED-PRINT: storage_alias_spec "stride": smem region 15360 bytes, ideal 15360 bytes, padding 0 bytes, buffer group 0 repeated every 5120 bytes
-// SELECTED-PRINT: buffer "w": offset 0, size 2048, stride 5120 bytes, slot 0 of 1 slots, form selected_rows, groups 5120 bytes apart
-// SELECTED-PRINT: buffer "b": offset 1024, size 4096, stride 5120 bytes, slot 0 of 1 slots, form selected_rows from 1024, groups 5120 bytes apart
+// SELECTED-PRINT: buffer "w": offset 0, size 2048, stride 5120 bytes, slot 0 of 1 slots, form selected_rows, groups 5120 bytes apart, group views sliced_rows
+// SELECTED-PRINT: buffer "b": offset 1024, size 4096, stride 5120 bytes, slot 0 of 1 slots, form selected_rows from 1024, groups 5120 bytes apart, group views sliced_rows
 
 // -----
 

@@ -15,9 +15,12 @@ users (shapes, element types, NVMMA or row-major layouts, counts, group sizes) w
 plans put views at byte offsets, launches each and checks that every buffer no later
 write overlaps reads back exact, read at runtime indices; without a GPU its kernels
 are compiled for sm_90a instead. ``test_random_trees_with_a_view_per_buffer_group`` does
-the same with trees whose plans have a view per buffer group (runtime_row on Triton 3.6 and
-3.7, selected_rows on 3.9: the form is the installed Triton's, and 3.6 and 3.7 cannot take
-3.9's, whose group views subslice the backing's rows)."""
+the same with trees whose plans have a view per buffer group at a common stride (runtime_row
+on Triton 3.6 and 3.7, selected_rows on 3.9: the form is the installed Triton's, and 3.6 and
+3.7 cannot take 3.9's, whose group views subslice the backing's rows), and
+``test_random_trees_with_groups_at_starts_of_their_own`` with trees whose plans have a view
+per buffer group at starts of its own (selected_rows on 3.6, 3.7 and 3.9, each group's view
+the backing's row at its start on 3.6 and 3.7, its rows from there on 3.9)."""
 
 from dataclasses import dataclass
 
@@ -512,11 +515,19 @@ def has_offset_view(plan) -> bool:
 
 
 def has_group_view(plan) -> bool:
-    """A view per buffer group (runtime_row, selected_rows), or any plan with a view at a
-    byte offset where the Triton writes none (3.8)."""
+    """A view per buffer group at a common stride (runtime_row, selected_rows), or any plan
+    with a view at a byte offset where the Triton writes none (3.8)."""
     if compat.GROUP_STRIDE_VIEW_FORM == "slots":
         return has_offset_view(plan)
-    return any(v.per_group for v in plan.views)
+    return any(v.group_stride for v in plan.views)
+
+
+def has_group_starts(plan) -> bool:
+    """A view per buffer group at starts of its own (selected_rows with group_starts), or
+    any plan with a view at a byte offset where the Triton writes none (3.8)."""
+    if compat.GROUP_STRIDE_VIEW_FORM == "slots":
+        return has_offset_view(plan)
+    return any(v.group_starts for v in plan.views)
 
 
 def fuzz_case(seed, wanted=has_offset_view):
@@ -572,6 +583,20 @@ def test_random_trees_with_a_view_per_buffer_group(seed):
     runtime index through the group's row computed at run time; on 3.9 (selected_rows)
     through the view of its group an scf.if on the group chooses."""
     launch_and_compare(seed, *fuzz_case(seed, has_group_view))
+
+
+@pytest.mark.parametrize("seed", range(FUZZ_CASES))
+def test_random_trees_with_groups_at_starts_of_their_own(seed):
+    """Trees whose group-by-group layout puts a user's buffer groups at starts no one view
+    or common stride holds (docs/planner.md, "What stays above the ideal"): that user is a
+    view per group (selected_rows, ``View.group_starts``), each read back at a runtime index
+    through the view of its group an scf.if on the group chooses, written on 3.6 and 3.7 as
+    the backing's row at the group's start (``View.group_form`` indexed_row)."""
+    constexprs, signature, plan = fuzz_case(seed, has_group_starts)
+    if compat.GROUP_STRIDE_VIEW_FORM != "slots":
+        user = next(view for view in plan.views if view.group_starts)
+        assert user.form == "selected_rows" and user.group_form == compat.OFFSET_VIEW_FORM
+    launch_and_compare(seed, constexprs, signature, plan)
 
 
 def launch_and_compare(seed, constexprs, signature, plan):

@@ -391,9 +391,10 @@ def test_the_group_stride_lit_examples_parse_with_the_triton_that_writes_them(tm
 
 
 def test_the_group_starts_lit_example_parses_with_the_triton_that_writes_it(tmp_path):
-    """test/TLX/group-starts.mlir lowered with the installed Triton's offset form: on 3.9 u1
-    is a view per buffer, each at its own start, chosen by scf.if (docs/planner.md, "What
-    stays above the ideal"); it parses and verifies. 3.6 and 3.7 keep one view per user."""
+    """test/TLX/group-starts.mlir lowered with the installed Triton's offset form: u1 is a
+    view per buffer, each at its own start, chosen by scf.if (docs/planner.md, "What stays
+    above the ideal"): the backing's rows from there on 3.9 (sliced_rows), its row there
+    on 3.6 and 3.7 (indexed_row); it parses and verifies."""
     offset_form, form = installed_group_stride_forms()
     result = subprocess.run(
         [
@@ -408,10 +409,14 @@ def test_the_group_starts_lit_example_parses_with_the_triton_that_writes_it(tmp_
     )
     assert "tlx." not in result.stdout
     subslices = re.findall(r"ttg\.memdesc_subslice %\w+\[(\d+), 0\]", result.stdout)
-    if form == "selected_rows":
-        assert subslices == ["0", "64", "80", "96", "80"], result.stdout
+    rows = re.findall(
+        r"ttg\.memdesc_index %\w+\[%c(\d+)_i32\] : !ttg\.memdesc<112x128xi8", result.stdout
+    )
+    assert "scf.if" in result.stdout, result.stdout
+    if offset_form == "sliced_rows":
+        assert subslices == ["0", "64", "80", "96", "80"] and rows == [], result.stdout
     else:
-        assert "scf.if" not in result.stdout, result.stdout
+        assert subslices == [] and rows == ["0", "64", "80", "96", "80"], result.stdout
     lowered = tmp_path / "group_starts.ttgir"
     lowered.write_text(result.stdout)
     parse_with_stock_triton(lowered)

@@ -234,9 +234,11 @@ def test_every_kernel_of_the_bench_keeps_its_plan(rules):
 
 # Groups at starts of their own (View.group_starts; docs/planner.md, "What stays above the
 # ideal"): where the group-by-group layout puts a user's buffers at starts no one view's slots
-# hold, Triton 3.9 gives it a view per buffer group (a view per buffer with group size 1),
-# each at its own start. shared(u2: 256 B, u0: 8 KiB, u1: 4 x 2 KiB): ideal 14 KiB, u1 at
-# 0, 8, 10 and 12 KiB (slots 0, 4, 5, 6 of 2 KiB, which no view writes: 16.25 KiB without).
+# hold, Triton 3.6, 3.7 and 3.9 give it a view per buffer group (a view per buffer with group
+# size 1), each at its own start, written as a view at a byte offset (View.group_form: 3.9's
+# sliced_rows, 3.6 and 3.7's indexed_row). shared(u2: 256 B, u0: 8 KiB, u1: 4 x 2 KiB): ideal
+# 14 KiB, u1 at 0, 8, 10 and 12 KiB (slots 0, 4, 5, 6 of 2 KiB, which no view writes:
+# 16.25 KiB without).
 OWN_STARTS = (
     (tile("u0", 1, 8 * KIB), tile("u1", 4, 2 * KIB), tile("u2", 1, 256)),
     Group("shared", (2, 0, 1)),
@@ -244,42 +246,45 @@ OWN_STARTS = (
 
 
 @pytest.mark.parametrize("form", sorted(PER_GROUP))
-def test_starts_no_view_writes_get_a_view_per_buffer_on_3_9(form):
+def test_starts_no_view_writes_get_a_view_per_buffer(form):
     buffers, tree = OWN_STARTS
     spec = Spec("spec", whole_views=False, **PER_GROUP[form])
     result = plan(spec, buffers, tree)
     assert result.ok and result.ideal_bytes == 14 * KIB
-    if form == "runtime_row":  # 3.6 and 3.7: no view per buffer (docs/planner.md)
-        assert result.size_bytes == 16 * KIB + 256
-        assert not any(view.group_starts for view in result.views)
-        return
     assert result.size_bytes == 14 * KIB
     assert "a view per buffer group where no one view fits" in result.layout
     view = result.views[1]
     assert view.form == "selected_rows" and view.period == 1 and view.slots == 1
+    assert view.group_form == spec.offset_form
+    assert all(other.group_form == "slots" for other in (result.views[0], result.views[2]))
     assert view.group_starts == (0, 8 * KIB, 10 * KIB, 12 * KIB)
     assert [view.start_of(index) for index in range(4)] == list(view.group_starts)
     assert view.index_program.group is not None and view.index_program.row is None
     assert [view.index_program.evaluate(index) for index in range(4)] == [0] * 4
     assert_sound(result, Scenario(spec, buffers, tree))
-    # Without the form, and with it for a stride only (3.6's rules), larger.
+    # Without a view per buffer group, larger.
     without = replace(spec, group_stride_form="slots")
     assert plan(without, buffers, tree).size_bytes == 16 * KIB + 256
 
 
 def test_the_bench_trees_with_index_aligned_counts_take_views_per_buffer():
-    """bench/footprint.py's index-aligned trees under 3.9's rules: views at starts of their
-    own place more of them at the aligned ideal than 3.6's rules (a common stride only),
-    and none is larger."""
+    """bench/footprint.py's index-aligned trees under 3.9's and 3.6's rules: views at starts
+    of their own place every one at the aligned ideal, the same region under both (only the
+    group views' form differs), and more than without a view per buffer group."""
     rng = random.Random(1)
     rules = BENCH_RULES[0]
     cases = [footprint.random_tree(rng, True, rules) for _ in range(300)]
-    own = stride_only = 0
+    gained = 0
     for case in cases:
         result = plan(case.spec, case.buffers, case.tree)
         runtime = plan(replace(case.spec, **PER_GROUP["runtime_row"]), case.buffers, case.tree)
+        without = plan(replace(case.spec, group_stride_form="slots"), case.buffers, case.tree)
         bound = max(result.ideal_bytes, footprint.aligned_ideal_bytes(case))
-        assert result.size_bytes <= runtime.size_bytes, case
-        own += result.size_bytes <= bound
-        stride_only += runtime.size_bytes <= bound
-    assert own > stride_only
+        assert result.size_bytes == runtime.size_bytes <= bound, case
+        assert result.size_bytes <= without.size_bytes, case
+        gained += without.size_bytes > bound
+        for view, other in zip(result.views, runtime.views, strict=True):
+            assert view.group_starts == other.group_starts, case
+            if view.group_starts:
+                assert (view.group_form, other.group_form) == ("sliced_rows", "indexed_row")
+    assert gained > 0

@@ -91,8 +91,28 @@ def check_placement(buffer, region, **coefficients):
         ),
         (
             32768,
-            dict(slots=1, scale=0, form="selected_rows", group_starts=(0, 8192, 16384)),
+            dict(
+                slots=1,
+                scale=0,
+                form="selected_rows",
+                group_starts=(0, 8192, 16384),
+                group_form="indexed_row",
+            ),
             'the view of buffer "a" has 3 group starts for 2 buffers in groups of 1',
+        ),
+        (
+            32768,
+            dict(slots=1, scale=0, form="selected_rows", group_starts=(0, 8192)),
+            'the view of buffer "a" in the form selected_rows has group views in the form '
+            "slots; selected_rows writes each group's view sliced_rows or indexed_row, every "
+            "other form none (slots)",
+        ),
+        (
+            32768,
+            dict(slots=1, base=1024, form="sliced_rows", group_form="sliced_rows"),
+            'the view of buffer "a" in the form sliced_rows has group views in the form '
+            "sliced_rows; selected_rows writes each group's view sliced_rows or indexed_row, "
+            "every other form none (slots)",
         ),
         (
             32768,

@@ -1,8 +1,10 @@
 """Buffer groups at starts of their own through the JIT door (docs/planner.md, "What stays
 above the ideal"): where the group-by-group layout puts a user's buffers at starts no one
-view's slots hold, Triton 3.9 gives it a view per buffer group (here per buffer), each at
-its own start, one chosen at run time by ``scf.if`` on the index ("selected_rows" with
-``View.group_starts``); 3.6, 3.7 and 3.8 keep one view per user, a larger region."""
+view's slots hold, Triton 3.6, 3.7 and 3.9 give it a view per buffer group (here per
+buffer), each at its own start, one chosen at run time by ``scf.if`` on the index
+("selected_rows" with ``View.group_starts``; each group's view the backing's rows from its
+start on 3.9, ``View.group_form`` "sliced_rows", the backing's row there on 3.6 and 3.7,
+"indexed_row"); 3.8 keeps whole views, a larger region."""
 
 import re
 
@@ -15,7 +17,7 @@ from triton.experimental.gluon import language as ttgl
 SHARED = ttgl.constexpr(tlx.reuse_group_type.shared)
 ROWS = ttgl.constexpr(ttgl.BlockedLayout([1, 1], [1, 32], [4, 1], [1, 0]))
 SIGNATURE = {"out": "*fp32", "index": "i32"}
-OWN_STARTS = tlx.compat.GROUP_STRIDE_VIEW_FORM == "selected_rows"
+OWN_STARTS = tlx.compat.GROUP_STRIDE_VIEW_FORM != "slots"
 STARTS = (0, 8192, 10240, 12288)
 pytestmark = pytest.mark.usefixtures("always_compile")
 
@@ -60,16 +62,26 @@ def test_the_region_is_the_ideal_where_the_triton_writes_a_view_per_buffer():
         return
     assert plan.size_bytes == plan.ideal_bytes
     assert u1.form == "selected_rows" and u1.group_starts == STARTS
+    assert u1.group_form == tlx.compat.OFFSET_VIEW_FORM
     assert tuple(u1.start_of(i) for i in range(4)) == STARTS
     assert "per buffer from rows 0, 64, 80, 96 (selected_rows)" in spec_plan.describe()
 
 
 def test_each_use_chooses_its_buffers_view_at_run_time_and_the_kernel_compiles():
     """u1[i] in the loop and u1[index] choose among u1's four views (the backing's 16 rows
-    from rows 0, 64, 80 and 96) by scf.if; u1[2] folds to its own view; the PTX stores."""
+    from rows 0, 64, 80 and 96 on 3.9; the backing's row 0, 64, 80 or 96, a constant index,
+    on 3.6 and 3.7) by scf.if; u1[2] folds to its own view; the PTX stores."""
     compiled = compile_kernel(own_starts, signature=SIGNATURE, target=SM90)
     ttgir = compiled.asm["ttgir"]
-    starts = re.findall(r"ttg\.memdesc_subslice %\w+\[(\d+), 0\] : !ttg\.memdesc<112x128xi8", ttgir)
+    if tlx.compat.OFFSET_VIEW_FORM == "indexed_row":
+        starts = re.findall(
+            r"ttg\.memdesc_index %\w+\[%c(\d+)_i32\] : !ttg\.memdesc<112x128xi8", ttgir
+        )
+        assert "memdesc_subslice" not in ttgir, ttgir
+    else:
+        starts = re.findall(
+            r"ttg\.memdesc_subslice %\w+\[(\d+), 0\] : !ttg\.memdesc<112x128xi8", ttgir
+        )
     assert "st.shared" in compiled.asm["ptx"]
     if not OWN_STARTS:
         assert starts == [], ttgir
@@ -104,8 +116,8 @@ def _load_u0(u0, out):
 @tlx.jit
 def racing_buffers(out, index):
     """own_starts' tree: one partition writes u1[index] (a runtime index), the other reads
-    u0, with nothing between them. At the ideal (3.9) u1[0] shares u0's first 2 KiB; u1[1],
-    u1[2] and u1[3] lie after it."""
+    u0, with nothing between them. At the ideal (3.6, 3.7, 3.9) u1[0] shares u0's first
+    2 KiB; u1[1], u1[2] and u1[3] lie after it."""
     spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
     u0 = tlx.local_alloc((64, 128), ttgl.int8, 1, reuse=spec)
     u1 = tlx.local_alloc((16, 128), ttgl.int8, 4, reuse=spec)

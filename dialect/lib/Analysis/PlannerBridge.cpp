@@ -464,7 +464,8 @@ PlacementAttr mlir::tlx::placementAttrOf(MLIRContext *context,
       static_cast<ViewForm>(placement.form), placement.groupStride,
       placement.groupStarts.empty()
           ? DenseI64ArrayAttr()
-          : DenseI64ArrayAttr::get(context, placement.groupStarts));
+          : DenseI64ArrayAttr::get(context, placement.groupStarts),
+      static_cast<ViewForm>(placement.groupForm));
 }
 
 planner::Placement mlir::tlx::placementOf(PlacementAttr attr) {
@@ -480,7 +481,8 @@ planner::Placement mlir::tlx::placementOf(PlacementAttr attr) {
       attr.getGroupStarts()
           ? std::vector<int64_t>(attr.getGroupStarts().asArrayRef().begin(),
                                  attr.getGroupStarts().asArrayRef().end())
-          : std::vector<int64_t>()};
+          : std::vector<int64_t>(),
+      static_cast<planner::ViewForm>(attr.getGroupForm())};
 }
 
 SmallVector<StorageAliasSpecOp>

@@ -85,6 +85,19 @@ Value slicedRows(OpBuilder &builder, Location loc, int64_t start,
           {static_cast<int32_t>(start / rowBytes), 0}));
 }
 
+/// The backing's row `row` (an i32 value): ViewForm::IndexedRow's source,
+/// which Triton 3.6 and 3.7 reinterpret to a view larger than itself
+/// (tlx.compat.VIEW_FORMS), and RuntimeRow's at a row computed at run time.
+Value indexedRow(OpBuilder &builder, Location loc, Value row, Value backing,
+                 MemDescType backingType) {
+  auto rowType = MemDescType::get(
+      {backingType.getShape().back()}, backingType.getElementType(),
+      backingType.getEncoding(), backingType.getMemorySpace(),
+      backingType.getMutableMemory());
+  return triton::gpu::MemDescIndexOp::create(builder, loc, rowType, backing,
+                                             row);
+}
+
 /// Builds the slot that replaces a ttg.memdesc_index's buffer index, sharing
 /// what it builds: a kernel that indexes many aliased buffers with one loop
 /// counter computes each distinct slot once. Constants go to the start of
@@ -137,12 +150,8 @@ public:
           resultType.getMemorySpace(), resultType.getMutableMemory());
       Value group;
       if (view.form == planner::ViewForm::RuntimeRow) {
-        auto rowType = MemDescType::get(
-            {backingType.getShape().back()}, backingType.getElementType(),
-            backingType.getEncoding(), backingType.getMemorySpace(),
-            backingType.getMutableMemory());
-        Value row = triton::gpu::MemDescIndexOp::create(
-            builder, op.getLoc(), rowType, op.getSrc(), emitted.row);
+        Value row = indexedRow(builder, op.getLoc(), emitted.row, op.getSrc(),
+                               backingType);
         group = LocalAliasOp::create(builder, op.getLoc(), groupType, row);
       } else {
         SelectedGroup selected{op.getLoc(),
@@ -150,7 +159,19 @@ public:
                                backingType,
                                groupType,
                                planner::groupViewStarts(view, count),
-                               view.slots() * view.bufferSize};
+                               view.slots() * view.bufferSize,
+                               view.groupForm,
+                               {}};
+        // The row indices of the group views it builds: one for a constant
+        // index, every group's for a runtime one.
+        if (view.groupForm == planner::ViewForm::IndexedRow) {
+          int64_t rowBytes = backingType.getShape().back();
+          selected.rows.resize(selected.starts.size());
+          for (size_t group = 0; group < selected.starts.size(); ++group)
+            if (!constantGroup || *constantGroup == static_cast<int64_t>(group))
+              selected.rows[group] =
+                  constantFor(index, selected.starts[group] / rowBytes);
+        }
         group = constantGroup ? selected.view(builder, *constantGroup)
                               : selectGroup(builder, selected, emitted.group);
       }
@@ -167,7 +188,10 @@ public:
 
 private:
   /// The views of a SelectedRows user's buffer groups over `backing`: each
-  /// the backing's rows from its start, reinterpreted to the group's slots.
+  /// the backing at its start in the form the planner gives group views
+  /// (View::groupForm: the rows the view spans, SlicedRows; or the row there,
+  /// IndexedRow, whose constant indices `rows` holds), reinterpreted to the
+  /// group's slots.
   struct SelectedGroup {
     Location loc;
     Value backing;
@@ -175,11 +199,16 @@ private:
     MemDescType groupType;
     std::vector<int64_t> starts;
     int64_t viewBytes;
+    planner::ViewForm form;
+    std::vector<Value> rows;
 
     Value view(OpBuilder &builder, int64_t group) const {
-      Value rows = slicedRows(builder, loc, starts[group], viewBytes, backing,
-                              backingType);
-      return LocalAliasOp::create(builder, loc, groupType, rows);
+      Value source =
+          form == planner::ViewForm::IndexedRow
+              ? indexedRow(builder, loc, rows[group], backing, backingType)
+              : slicedRows(builder, loc, starts[group], viewBytes, backing,
+                           backingType);
+      return LocalAliasOp::create(builder, loc, groupType, source);
     }
   };
 
@@ -331,15 +360,9 @@ Value viewSource(OpBuilder &builder, StorageAliasLocalAllocOp alloc,
   int64_t rowBytes = backingType.getShape().back();
   int64_t row = base / rowBytes;
   Location loc = alloc.getLoc();
-  if (form == planner::ViewForm::IndexedRow) {
-    // The row at the view's start; Triton 3.6 and 3.7 reinterpret it to a
-    // view larger than itself (tlx.compat.VIEW_FORMS).
-    auto rowType = MemDescType::get(
-        {rowBytes}, backingType.getElementType(), backingType.getEncoding(),
-        backingType.getMemorySpace(), backingType.getMutableMemory());
-    return triton::gpu::MemDescIndexOp::create(builder, loc, rowType, backing,
-                                               slots.constantSlot(alloc, row));
-  }
+  if (form == planner::ViewForm::IndexedRow)
+    return indexedRow(builder, loc, slots.constantSlot(alloc, row), backing,
+                      backingType);
   // The rows the view spans from its start (Triton 3.9).
   return slicedRows(builder, loc, base, viewBytes, backing, backingType);
 }

@@ -122,7 +122,11 @@ struct TestPrintPlanPass
                                                      return llvm::itostr(start);
                                                    }),
                                    ", ") +
-                        " " + units);
+                        " " + units)
+          << (view.groupForm != ::tlx::planner::ViewForm::Slots
+                  ? std::string(", group views ") +
+                        ::tlx::planner::viewFormName(view.groupForm)
+                  : "");
   }
 };
 

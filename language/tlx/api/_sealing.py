@@ -294,12 +294,12 @@ def group_view(user: AllocationState, backing, row, builder):
 
 def group_view_at(user: AllocationState, backing, start: int, builder):
     """The view of the buffer group of ``user`` (``"selected_rows"``) that starts at byte
-    ``start``: the backing's bytes from there in the form of a view at a byte offset the
-    planner was given (``Spec.offset_form``: ``"sliced_rows"`` on 3.9, ``"indexed_row"``
-    on 3.6 and 3.7), reinterpreted to the group's slots."""
+    ``start``: the backing's bytes from there in the form the planner gives each group's
+    view (``View.group_form``: ``"sliced_rows"`` on 3.9, ``"indexed_row"`` on 3.6 and
+    3.7), reinterpreted to the group's slots."""
     view = user.view
     rows = _view_source(
-        view, compat.OFFSET_VIEW_FORM, start, backing, user.spec.plan.backing_shape, builder
+        view, view.group_form, start, backing, user.spec.plan.backing_shape, builder
     )
     group_type = view_type(user.element_ty, user.layout, user.storage, view)
     handle = builder.create_memdesc_reinterpret(group_type.to_ir(builder), rows)

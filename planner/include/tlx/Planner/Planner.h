@@ -356,6 +356,10 @@ struct View {
   /// per buffer). Empty for every other view, whose group starts
   /// groupStride gives.
   std::vector<int64_t> groupStarts;
+  /// How each group's view of a SelectedRows view is written: the form of a
+  /// view at a byte offset (Spec::offsetForm: SlicedRows on Triton 3.9,
+  /// IndexedRow on 3.6 and 3.7). Slots for every other form.
+  ViewForm groupForm = ViewForm::Slots;
   /// The coefficients of slot(i), the slot buffer i occupies in the view
   /// (docs/planner.md, "The slot of a buffer").
   int64_t period = 1;
@@ -638,9 +642,11 @@ struct Placement {
   /// written.
   int64_t base = 0;
   ViewForm form = ViewForm::Slots;
-  /// View::groupStride and View::groupStarts (a view per buffer group).
+  /// View::groupStride, View::groupStarts and View::groupForm (a view per
+  /// buffer group).
   int64_t groupStride = 0;
   std::vector<int64_t> groupStarts;
+  ViewForm groupForm = ViewForm::Slots;
 };
 
 /// The placement of `view`, and the view of `buffer` a placement gives.

@@ -133,7 +133,10 @@ def TLX_PlacementAttr : AttrDef<TLX_Dialect, "Placement"> {
     adds how far apart its groups are: `base = 1024, form = runtime_row,
     groupStride = 5120` (or `form = selected_rows`), or where each group's
     view starts when they are no common stride apart (`form = selected_rows,
-    groupStarts = [0, 8192, 3072]`). Recorded by
+    groupStarts = [0, 8192, 3072]`); a selected_rows view adds how each
+    group's view is written, as a view at a byte offset (`groupForm =
+    sliced_rows` on Triton 3.9, `groupForm = indexed_row` on 3.6 and 3.7).
+    Recorded by
     --tlx-buffer-offset-calculation, read by --tlx-storage-alias-allocation.
   }];
   let parameters = (ins
@@ -145,7 +148,8 @@ def TLX_PlacementAttr : AttrDef<TLX_Dialect, "Placement"> {
     DefaultValuedParameter<"int64_t", "0">:$base,
     DefaultValuedParameter<"ViewForm", "ViewForm::slots">:$form,
     DefaultValuedParameter<"int64_t", "0">:$groupStride,
-    OptionalParameter<"::mlir::DenseI64ArrayAttr">:$groupStarts
+    OptionalParameter<"::mlir::DenseI64ArrayAttr">:$groupStarts,
+    DefaultValuedParameter<"ViewForm", "ViewForm::slots">:$groupForm
   );
   let assemblyFormat = "`<` struct(params) `>`";
 }
