@@ -530,22 +530,29 @@ def has_group_starts(plan) -> bool:
     return any(v.group_starts for v in plan.views)
 
 
+def fuzz_kernel(rng):
+    """(constexprs, signature, tlx's SpecPlan) of one random draw of ``fuzz_tree``."""
+    tree, group = rng.randrange(len(FUZZ_TREES)), rng.choice((1, 1, 2))
+    users = [fuzz_user(rng, group if tree == 1 and i < 2 else 1) for i in range(3)]
+    constexprs = {"TREE": tree, "GROUP": group, "A": users[0], "B": users[1], "C": users[2]}
+    signature = {
+        f"{user}_{way}": FUZZ_POINTERS[users[i][3]]
+        for i, user in enumerate("abc")
+        for way in ("in", "out")
+    }
+    source = tlx.ASTSource(fn=fuzz_tree, signature=signature, constexprs=constexprs)
+    (spec_plan,) = tlx.kernel_plans(source, target=tlx_sm90())
+    return constexprs, signature, spec_plan
+
+
 def fuzz_case(seed, wanted=has_offset_view):
-    """(constexprs, plan) of the first draw from ``seed`` whose plan is ``wanted``."""
+    """(constexprs, signature, plan) of the first draw from ``seed`` whose plan is
+    ``wanted``."""
     import random
 
     rng = random.Random(seed)
     for _ in range(400):
-        tree, group = rng.randrange(len(FUZZ_TREES)), rng.choice((1, 1, 2))
-        users = [fuzz_user(rng, group if tree == 1 and i < 2 else 1) for i in range(3)]
-        constexprs = {"TREE": tree, "GROUP": group, "A": users[0], "B": users[1], "C": users[2]}
-        signature = {
-            f"{user}_{way}": FUZZ_POINTERS[users[i][3]]
-            for i, user in enumerate("abc")
-            for way in ("in", "out")
-        }
-        source = tlx.ASTSource(fn=fuzz_tree, signature=signature, constexprs=constexprs)
-        (spec_plan,) = tlx.kernel_plans(source, target=tlx_sm90())
+        constexprs, signature, spec_plan = fuzz_kernel(rng)
         if wanted(spec_plan.plan):
             return constexprs, signature, spec_plan.plan
     raise AssertionError(f"seed {seed}: no tree that {wanted.__name__}")
