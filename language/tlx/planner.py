@@ -338,9 +338,8 @@ class Spec:
 
 @_value_type(_native.Placement)
 class Placement:
-    """The slot coefficients of a view (what the MLIR passes record between steps):
-    ``slots``, ``period``, ``scale``, ``offset_slots``, ``step``, ``base``, ``form``,
-    ``group_stride``, ``group_starts``, ``group_form``."""
+    """The slot coefficients of a view (what the MLIR passes record between steps): its
+    fields, ``View``'s of the same names."""
 
     slots: int
     period: int
@@ -366,8 +365,8 @@ class IndexOperand:
 
 @_value_type(_native.IndexOperation)
 class IndexOperation:
-    """``lhs opcode rhs``: ``opcode`` is ``"divide_unsigned"``,
-    ``"remainder_unsigned"``, ``"multiply"`` or ``"add"``."""
+    """``lhs opcode rhs``: ``"divide_unsigned"``, ``"remainder_unsigned"``, ``"multiply"``
+    or ``"add"``."""
 
     opcode: str
     lhs: IndexOperand
@@ -403,14 +402,12 @@ class View:
     of the whole region, ``base`` 0; ``"sliced_rows"``, ``"indexed_row"``: from a byte
     offset, docs/planner.md; ``"runtime_row"``, ``"selected_rows"``: one per buffer group,
     ``group_stride`` apart or, ``"selected_rows"`` only, at ``group_starts``, each group's
-    view of ``"selected_rows"`` written ``group_form``: ``"sliced_rows"`` on 3.9,
-    ``"indexed_row"`` on 3.6 and 3.7), and
-    ``period``, ``scale``, ``offset_slots`` and ``step`` give buffer ``i``'s slot
+    view written ``group_form``, 3.9's ``"sliced_rows"`` or 3.6/3.7's ``"indexed_row"``),
+    and ``period``, ``scale``, ``offset_slots`` and ``step`` give buffer ``i``'s slot
     (docs/planner.md, "The slot of a buffer"; ``slot_of``, ``index_program``). ``indexed``
     is False for a user that is one buffer without a buffer dimension (a TMEM ``[M, N]``
-    tile): it is slot ``slot_of(0)``. ``offset`` (units) is
-    where buffer 0 starts; ``group_size`` is K; ``buffer_size`` and ``alignment`` are in
-    units."""
+    tile): it is slot ``slot_of(0)``. ``offset`` (units) is where buffer 0 starts;
+    ``group_size`` is K; ``buffer_size`` and ``alignment`` are in units."""
 
     buffer_size: int
     alignment: int
