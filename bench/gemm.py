@@ -9,6 +9,7 @@
     python bench/gemm.py --stagger [--runs 100]
     python bench/gemm.py --ceiling [--runs 100]
     python bench/gemm.py --spread [--runs 100]
+    python bench/gemm.py --splits [--rows quick|MxNxK,...] [--runs 100]
 
 For every shape (M, N, K) in fp16 and bf16, in one process on one GPU: the tutorial kernel with
 SMEM aliasing (its default configuration: 128 x 256 x 64 tiles, four stages, C over the ring),
@@ -74,6 +75,12 @@ each kernel runs.
 grid finds the two level (1024, 2048 and 4096 cubed): the tuned kernel and cuBLAS timed
 round-robin in GPU time, in both orders, on fresh random inputs five times over, fp16 and
 bf16; each row gives the range of either's median and the least, mean and greatest ratio.
+
+`--splits` says what split-K buys where the tiles are few (default rows: 128 x 1024 x 4096,
+128 x 4096 x 4096, 2048 x 512 x 8192; `--rows` as for `--grid`): split-K's tiles
+(``gemm.SPLIT_K_TILES``) split 1 (the 128 x 64 tiles also without warp specialization), 2, 4,
+8 and 16 ways where each split keeps 4 K steps, against cuBLAS, round-robin in GPU time, fp16;
+each row gives the CTAs launched (splits x tiles) and the error against an fp32 product.
 """
 
 import argparse
@@ -437,6 +444,47 @@ def stagger_gain(runs):
     )
 
 
+SPLIT_SHAPES = ((128, 1024, 4096), (128, 4096, 4096), (2048, 512, 8192))
+SPLIT_COUNTS = (1, 2, 4, 8, 16)
+
+
+def split_gain(runs, shapes):
+    """Split-K's tiles split 1 to 16 ways against cuBLAS (see the module's doc)."""
+    print_header(
+        f"{'M':>5} {'N':>5} {'K':>5} {'tile':>9} {'splits':>6} {'CTAs':>5} | GPU us | rel err"
+    )
+    for M, N, K in shapes:
+        torch.manual_seed(M + N + K)
+        a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+        b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+        expected = a.float() @ b.float()
+        rows, calls = [], []
+        for block_m, block_n, stages in gemm.SPLIT_K_TILES:
+            tiles = triton.cdiv(M, block_m) * triton.cdiv(N, block_n)
+            configs = [
+                gemm.Config(block_m, block_n, 64, stages, alias_c=True, split_k=splits)
+                for splits in SPLIT_COUNTS
+                if triton.cdiv(K, 64) >= gemm.SPLIT_K_MIN_STEPS * splits
+            ]
+            if block_n == 64:
+                configs.insert(0, gemm.Config(128, 64, 64, stages, True, warp_specialize=False))
+            for config in configs:
+                error = relative_error(gemm.matmul(a, b, config), expected)
+                rows.append((f"{block_m}x{block_n}", config, tiles * config.split_k, error))
+                calls.append(functools.partial(gemm.matmul, a, b, config))
+        calls.append(functools.partial(torch.matmul, a, b))
+        us = [ms * 1e3 for ms in median_ms(calls, runs)]
+        for (tile, config, ctas, error), time_us in zip(rows, us, strict=False):
+            pipelined = " pipelined" if not config.warp_specialize else ""
+            print(
+                f"{M:>5} {N:>5} {K:>5} {tile:>9} {config.split_k:>6} {ctas:>5} | {time_us:6.1f} | "
+                f"{error:7.1e}{pipelined}",
+                flush=True,
+            )
+        print(f"{M:>5} {N:>5} {K:>5} {'cuBLAS':>9} {'':>6} {'':>5} | {us[-1]:6.1f} |", flush=True)
+    print("GPU us: median of --runs round-robin calls, L2 warm (gpu_timing.py).")
+
+
 def filled_wave_shape(shape, block_m, block_n, sms):
     """``shape`` (M, N, K) grown by whole rows (M) or else columns (N) of block_m x block_n
     tiles until its tiles fill every wave of ``sms`` CTAs, or None where neither adds exactly
@@ -582,8 +630,9 @@ def main():
     parser.add_argument("--grid", action="store_true", help="the autotuned kernel, shape grid")
     parser.add_argument(
         "--rows",
-        default="all",
-        help="--grid's rows: groups square, layers, cubes, quick, all, or MxNxK, comma-separated",
+        default=None,
+        help="--grid's (default all) or --splits' rows: groups square, layers, cubes, quick, all, "
+        "or MxNxK, comma-separated",
     )
     parser.add_argument(
         "--dtype", choices=("fp16", "bf16", "both"), default="both", help="--grid's dtypes"
@@ -606,11 +655,14 @@ def main():
     parser.add_argument(
         "--spread", action="store_true", help="the level rows' ratio, timed again and again"
     )
+    parser.add_argument(
+        "--splits", action="store_true", help="split-K's tiles split 1 to 16 ways, few tiles"
+    )
     args = parser.parse_args()
     if args.runs < 50:
         parser.error("--runs must be at least 50")
     try:
-        rows = grid_rows(args.rows)
+        rows = grid_rows(args.rows or "all")
     except ValueError as error:
         parser.error(str(error))
     dtypes = list(DTYPES) if args.dtype == "both" else [args.dtype]
@@ -645,6 +697,9 @@ def main():
         return
     if args.spread:
         spread(args.runs)
+        return
+    if args.splits:
+        split_gain(args.runs, rows if args.rows else SPLIT_SHAPES)
         return
     header = (
         f"{'M':>6} {'N':>6} {'K':>6} {'dtype':>5} | {'ours':>6} {'no-alias':>8} {'cuBLAS':>6} | "

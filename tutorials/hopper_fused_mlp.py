@@ -76,12 +76,13 @@ walks the hidden chunks of its slice of the hidden dimension only, chunks
 [s * chunks // S, (s + 1) * chunks // S), and ends with a partial Y = act(X W1[:, slice])
 W2[slice, :]. The activation is per hidden unit, so the slices add up exactly to the whole.
 The partial Ys are summed as the GEMM's split-K sums its K splits, by the one reduction
-(``tlx_kernels.hopper.split_reduction``): each consumer writes its fp32 partial to the tile's
-slot of a workspace (S whole-tile partials a tile of Y, the GEMM's layout) and arrives at its
-half tile's counter; the last split to arrive adds the others' and stores Y. No CTA waits for
-another, and the SMEM plan is the unsplit kernel's (the partials go from registers to global
-memory). The price: S x tokens x d_model fp32 partials (rounded up to whole tiles) written
-and read through the L2, and the partials' sums in arrival order (not bitwise reproducible).
+(``tlx_kernels.hopper.split_reduction``): each consumer adds its fp32 partial into the tile's
+sum in a workspace (the L2 does the adds; a whole-tile sum a tile of Y, the GEMM's layout)
+and arrives at its half tile's counter; the last split to arrive reads the sum, stores Y and
+leaves the sum zero. No CTA waits for another, and the SMEM plan is the unsplit kernel's (the
+partials go from registers to global memory). The price: S x tokens x d_model fp32 adds in
+the L2 (rounded up to whole tiles), the sum read once, and the adds in arrival order (not
+bitwise reproducible).
 A split of no chunk would add nothing, so the launch refuses more splits than chunks.
 ``autotuned_fused_mlp`` times them (``split_hidden=False`` leaves them out; ``bench/
 fused_mlp.py --no-split-hidden``), and ``fused_mlp(..., config=Config(..., hidden_splits=S))``

@@ -67,9 +67,10 @@ epilogue and the ring's fill are a large share of its time, the autotuner picks 
 ``last_wave_split=S`` evens a ragged last wave: where the tiles make whole waves and then
 fewer tiles than CTAs (6144 x 3072 at 128 x 256: 576 tiles on 132 SMs, 48 in the last), the
 CTAs run the whole waves' tiles, then share S units a last-wave tile, each a balanced share
-of its K steps (``gemm_state.split_unit``), in the same launch; each unit's fp32 partial goes
-from registers to a workspace, and the last of a tile's units to arrive adds the others' and
-stores C, as split-K does (``split_reduction.py``). The ring runs on from the tiles into the
+of its K steps (``gemm_state.split_unit``), in the same launch; each unit adds its fp32
+partial from registers into the tile's sum in a workspace (the L2 does the adds), and the last
+of a tile's units to arrive reads the sum and stores C, as split-K does
+(``split_reduction.py``). The ring runs on from the tiles into the
 units, and nothing of it is added to SMEM.
 
 Staggered consumers

@@ -227,24 +227,24 @@ def test_split_k_buffers_grow_to_the_largest_need(gemm):
     plain = gemm.default_config()
     workspace, counters = gemm.split_k_buffers(device, [plain], 100, 100)
     assert workspace.numel() == 1 and counters.numel() == 1
-    # 3 x 3 tiles, each 4 partials of a whole tile.
+    # 3 x 3 tiles, the four splits of each adding into one whole-tile sum.
     workspace, counters = gemm.split_k_buffers(device, [plain, split], 300, 600)
-    assert workspace.numel() == 9 * 4 * 128 * 256
+    assert workspace.numel() == 9 * 128 * 256 and not workspace.any()
     assert counters.numel() == 2 * 3 * 3 and not counters.any()
     again = gemm.split_k_buffers(device, [split], 128, 256)
     assert again[0] is workspace and again[1] is counters
     with pytest.raises(ValueError, match="more than 32-bit offsets address"):
-        gemm.split_k_buffers(device, [split], 32768, 32768)
+        gemm.split_k_buffers(device, [split], 65536, 65536)
     # The last-wave schedule's buffers hold its ragged tiles' only: 576 tiles of 128 x 256 on
     # 132 SMs leave 48 in the last wave.
     last = gemm.Config(128, 256, 64, 3, alias_c=False, persistent=True, last_wave_split=8)
     assert gemm.split_tiles(last, 6144, 3072, SMS) == (48, 8)
-    assert gemm.split_k_partials(last, 6144, 3072, SMS) == 48 * 8 * 128 * 256
+    assert gemm.split_k_sums(last, 6144, 3072, SMS) == 48 * 128 * 256
     assert gemm.split_tiles(last, 6144, 3072, 576) == (0, 8)
     assert gemm.split_tiles(plain, 6144, 3072, SMS) == (0, 1)
     split_reduction._device_buffers.pop(device, None)
     workspace, counters = gemm.split_k_buffers(device, [plain, last], 6144, 3072, SMS)
-    assert workspace.numel() == 48 * 8 * 128 * 256 and counters.numel() == 2 * 48
+    assert workspace.numel() == 48 * 128 * 256 and counters.numel() == 2 * 48
 
 
 def new_configs(gemm):
@@ -327,7 +327,9 @@ def test_new_configurations_compile_for_sm90a(gemm, config_fields):
     assert smem.plan.size_bytes < compiled.metadata.shared <= 232448
     ptx = compiled.asm["ptx"]
     if config.split_k > 1 or config.last_wave_split > 1:
-        # One acquire-release arrival a consumer; the partials read through the L2.
+        # Each consumer's partial added by the L2, two columns an instruction; one
+        # acquire-release arrival a consumer; the sum read through the L2.
+        assert "red.global.gpu.relaxed.add.v2.f32" in ptx
         assert ptx.count("atom.global.gpu.acq_rel.add") == 2
         assert "ld.global.cg" in ptx
     else:

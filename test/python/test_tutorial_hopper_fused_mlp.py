@@ -257,7 +257,7 @@ def test_bench_needs_a_hopper_gpu(monkeypatch, capsys):
 
 def test_hidden_splits_are_refused_clearly(mlp):
     """A split count under one, or more splits than hidden chunks (a split of no chunk), and
-    partials past the reduction's 32-bit offsets are refused with what to change."""
+    sums past the reduction's 32-bit offsets are refused with what to change."""
     for splits in (0, -2, 2.0):
         with pytest.raises(ValueError, match=rf"hidden_splits={splits!r}: a number of CTAs"):
             mlp.Config(256, 64, 5, 5, "shared", hidden_splits=splits)
@@ -268,29 +268,29 @@ def test_hidden_splits_are_refused_clearly(mlp):
         match=r"hidden_splits=4 is more than the 3 hidden chunks of BLOCK_H=128 in hidden=384",
     ):
         mlp.check_hidden_splits(split, 384)
-    # 256 x 128 tiles of 128 x 128, four partials each: 2**31 fp32.
-    with pytest.raises(ValueError, match=r"need 2147483648 fp32 partials, more than 32-bit"):
-        mlp.split_partials(torch.device("cpu"), 32768, 16384, [split])
+    # 1024 x 128 tiles of 128 x 128, a whole-tile sum each: 2**31 fp32.
+    with pytest.raises(ValueError, match=r"need 2147483648 fp32 sums, more than 32-bit"):
+        mlp.split_sums(torch.device("cpu"), 131072, 16384, [split])
 
 
-def test_split_partials_size_the_largest_launch(mlp):
+def test_split_sums_size_the_largest_launch(mlp):
     """One home for the workspace and counters of both kernels' splits: the fused MLP's launches
     grow the same device buffers as the GEMM's split-K."""
     reduction = importlib.import_module("tlx_kernels.hopper.split_reduction")
     device = torch.device("cpu")
     reduction._device_buffers.pop(device, None)
     plain = mlp.default_config()
-    workspace, counters = mlp.split_partials(device, 4096, 256, [plain])
+    workspace, counters = mlp.split_sums(device, 4096, 256, [plain])
     assert workspace.numel() == 1 and counters.numel() == 1
     configs = [
         plain.replace(hidden_splits=8),
         mlp.Config(128, 128, 6, 6, "shared", hidden_splits=4),
     ]
-    workspace, counters = mlp.split_partials(device, 4133, 256, configs)
-    # The GEMM's tile-major slots: 33 row blocks of one 128 x 256 tile, eight whole-tile
-    # partials each (more than 66 tiles of 128 x 128 in four); the counters two a tile of the
-    # launch of most tiles, 33 row blocks x 2 column tiles of 128 columns.
-    assert workspace.numel() == 33 * 8 * 128 * 256
+    workspace, counters = mlp.split_sums(device, 4133, 256, configs)
+    # The GEMM's tile-major slots, a whole-tile sum each: 33 row blocks of one 128 x 256 tile
+    # (as many as 66 tiles of 128 x 128); the counters two a tile of the launch of most
+    # tiles, 33 row blocks x 2 column tiles of 128 columns.
+    assert workspace.numel() == 33 * 128 * 256 and not workspace.any()
     assert counters.numel() == 2 * 33 * 2 and not counters.any()
     assert reduction._device_buffers[device] == (workspace, counters)
 

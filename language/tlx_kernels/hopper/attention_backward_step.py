@@ -36,6 +36,8 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
+from tlx_kernels.hopper.common import red_add_pairs
+
 LOG2E = gl.constexpr(1.4426950408889634)
 # dQ = dS K is computed DQ_COLUMNS columns at a time.
 DQ_COLUMNS = gl.constexpr(64)
@@ -67,28 +69,10 @@ def _scores_to_gradients(s, dp, lse2, delta, queries, key_rows, qk_scale, MASKED
 
 
 @gluon.jit
-def _red_add_pairs(pointers, values, mask):
-    """``red.global.add.v2.f32``: adds each pair of ``values`` (two neighbouring columns a
-    thread, as the ``warpgroup_mma`` accumulator holds them) to the pair at its first pointer,
-    where ``mask`` holds; one 8-byte reduction where ``gl.atomic_add`` issues two 4-byte ones
-    (Triton 3.6 and 3.9 emit scalar ``atom``/``red ... add.f32`` only). The result is a dummy.
-    The addresses go in as integers: Triton 3.6 takes no pointers beside floats here."""
-    return gl.inline_asm_elementwise(
-        "{ .reg .pred use; setp.ne.b32 use, $6, 0; "
-        "@use red.global.gpu.relaxed.add.v2.f32 [$2], {$4, $5}; mov.b32 $0, 0; mov.b32 $1, 0; }",
-        "=r,=r,l,l,f,f,r,r",
-        [pointers.to(gl.int64, bitcast=True), values, mask.to(gl.int32)],
-        dtype=gl.int32,
-        is_pure=False,
-        pack=2,
-    )
-
-
-@gluon.jit
 def _add_dq(state, dq, bh_q, off_m, first_column, VECTOR: gl.constexpr):
     """Adds sm_scale * ``dq``, columns ``first_column`` on of the dQ of a Q block (this
     consumer's share, or the CTA's sum), to the fp32 dQ accumulator (rows past the
-    sequence's end left out); with VECTOR two columns an instruction (``_red_add_pairs``)."""
+    sequence's end left out); with VECTOR two columns an instruction (``red_add_pairs``)."""
     dq_ptr = state[13]
     sm_scale = state[14]
     seq_len = state[16]
@@ -100,7 +84,7 @@ def _add_dq(state, dq, bh_q, off_m, first_column, VECTOR: gl.constexpr):
     offsets = (bh_q * seq_len + rows)[:, None] * HEAD_DIM + columns[None, :]
     mask = (rows[:, None] < seq_len) & (columns[None, :] < HEAD_DIM)
     if VECTOR:
-        _red_add_pairs(dq_ptr + offsets, dq * sm_scale, mask)
+        red_add_pairs(dq_ptr + offsets, dq * sm_scale, mask)
     else:
         gl.atomic_add(dq_ptr + offsets, dq * sm_scale, mask=mask, sem="relaxed")
 
@@ -204,7 +188,7 @@ def _dq_and_release(
     DQ_PASS:
 
     * "atomics" / "vector" / "tma_add": this consumer's share dS K, DQ_COLUMNS columns at a
-      time, added with atomics (scalar, or two columns an instruction: ``_red_add_pairs``),
+      time, added with atomics (scalar, or two columns an instruction: ``red_add_pairs``),
       or by a TMA reduce-add from SMEM (``_reduce_dq``);
     * "summed": the CTA's dQ, both consumers' dS against their K, each consumer computing
       and adding half of the columns (``ds_ready``: the other's dS is written; ``ds_free``:

@@ -167,3 +167,21 @@ def print_spec_plan(title, smem):
             f"    {buffer.name:7s} {buffer.shape[0]} x {list(buffer.shape[1:])} "
             f"{buffer.element_bits}-bit: buffers at bytes {starts}"
         )
+
+
+@gluon.jit
+def red_add_pairs(pointers, values, mask):
+    """``red.global.add.v2.f32``: adds each pair of ``values`` (two neighbouring columns a
+    thread, as the ``warpgroup_mma`` accumulator holds them) to the pair at its first pointer,
+    where ``mask`` holds; one 8-byte reduction where ``gl.atomic_add`` issues two 4-byte ones
+    (Triton 3.6 and 3.9 emit scalar ``atom``/``red ... add.f32`` only). The result is a dummy.
+    The addresses go in as integers: Triton 3.6 takes no pointers beside floats here."""
+    return gl.inline_asm_elementwise(
+        "{ .reg .pred use; setp.ne.b32 use, $6, 0; "
+        "@use red.global.gpu.relaxed.add.v2.f32 [$2], {$4, $5}; mov.b32 $0, 0; mov.b32 $1, 0; }",
+        "=r,=r,l,l,f,f,r,r",
+        [pointers.to(gl.int64, bitcast=True), values, mask.to(gl.int32)],
+        dtype=gl.int32,
+        is_pure=False,
+        pack=2,
+    )

@@ -22,10 +22,10 @@ from tlx_kernels.hopper.common import (
 )
 from tlx_kernels.hopper.fused_mlp_kernel import fused_mlp_kernel
 from tlx_kernels.hopper.split_reduction import (
-    partials_addressable,
     split_buffers,
     splits_to_try,
-    tile_partials,
+    sums_addressable,
+    tile_sums,
 )
 from tlx_kernels.launch import DirectLaunch
 
@@ -234,7 +234,7 @@ def check_hidden_splits(config, hidden):
         )
 
 
-def split_partials(device, tokens, d_model, configs):
+def split_sums(device, tokens, d_model, configs):
     """(workspace, counters) for launches of ``configs`` at tokens x d_model: the
     ``split_reduction.split_buffers`` of their tiles of Y, each split ``hidden_splits`` ways
     (shared with the GEMM's)."""
@@ -260,7 +260,7 @@ def fused_mlp(x, w1, w2, config=None, activation="gelu"):
         return torch.zeros(tokens, d_model, device=x.device, dtype=x.dtype)
     config = config or default_config()
     check_hidden_splits(config, hidden)
-    workspace, counters = split_partials(x.device, tokens, d_model, [config])
+    workspace, counters = split_sums(x.device, tokens, d_model, [config])
     descriptors = tma_descriptors((x, w1, w2, y), block_shapes(config))
     fused_mlp_kernel[_grid(tokens, d_model, config)](
         *descriptors,
@@ -350,7 +350,7 @@ def autotune_configs(layout="shared", split_hidden=False):
 def shape_configs(tokens, d_model, hidden, sms, space):
     """The configurations of ``space`` the tuner times at tokens x d_model x hidden on ``sms``
     SMs: every one of one split; of each base's splits of the hidden dimension, those with
-    at least one hidden chunk a split and partials the reduction addresses, that
+    at least one hidden chunk a split and sums the reduction addresses, that
     ``split_reduction.splits_to_try`` keeps for the base's tiles: none where a wave of the
     tiles alone keeps 90% of the SMs busy, else the (at most two) whose waves keep the most
     busy, at least 90%."""
@@ -359,8 +359,8 @@ def shape_configs(tokens, d_model, hidden, sms, space):
         if config.hidden_splits == 1:
             kept.append(config)
         elif config.hidden_splits <= triton.cdiv(hidden, config.block_h) and (
-            partials_addressable(
-                tile_partials(
+            sums_addressable(
+                tile_sums(
                     _tiles(tokens, d_model, config),
                     config.hidden_splits,
                     config.block_m,
@@ -416,7 +416,7 @@ def _tune(x, w1, w2, y, shape, layout, activation, split_hidden):
     descriptors = tma_descriptors((x, w1, w2, y), block_shapes(default_config(layout)))
     space = autotune_space(layout, split_hidden)
     configs = shape_configs(tokens, d_model, hidden, sm_count(x.device), space)
-    workspace, counters = split_partials(x.device, tokens, d_model, configs)
+    workspace, counters = split_sums(x.device, tokens, d_model, configs)
     tuner = autotuned_kernel(triton_dtype(x.dtype), layout, split_hidden)
     tuner[lambda meta: _grid(tokens, d_model, config_of(meta))](
         *descriptors, tokens, d_model, hidden, workspace, counters, ACTIVATION=activation
@@ -424,7 +424,7 @@ def _tune(x, w1, w2, y, shape, layout, activation, split_hidden):
     config = config_of(tuner.best_config)
     # The launch keeps the buffers of its own configuration: a device's grow to later keys'
     # without moving these.
-    workspace, counters = split_partials(x.device, tokens, d_model, [config])
+    workspace, counters = split_sums(x.device, tokens, d_model, [config])
     return DirectLaunch.compile(
         fused_mlp_kernel,
         config,

@@ -173,9 +173,8 @@ def _mma_partition(state, consumer: gl.constexpr, schedule):
     off_m = state.off_m + consumer * SUB_M
     if schedule.HIDDEN_SPLITS > 1:
         acc_y, last = split_reduce(
-            acc_y, state.workspace, state.counters, consumer, state.slot, state.split,
-            schedule.HIDDEN_SPLITS,
-        )  # fmt: skip
+            acc_y, state.workspace, state.counters, consumer, state.slot, schedule.HIDDEN_SPLITS
+        )
         if last:
             _store_y(state.desc_y, y_tile, acc_y, off_m, state.off_n)
     else:
@@ -296,11 +295,10 @@ def fused_mlp_kernel(
         # slot = its index; the host launches no more splits than chunks, so none is empty.
         tiles = gl.num_programs(0) * gl.num_programs(1)
         tile = gl.program_id(1) * gl.num_programs(0) + gl.program_id(0)
-        _, split, slot, first_chunk, chunks = split_unit(
+        _, _, slot, first_chunk, chunks = split_unit(
             gl.program_id(2) * tiles + tile, 0, tiles, chunks, HIDDEN_SPLITS
         )
     else:
-        split = 0
         slot = 0
         first_chunk = 0
 
@@ -349,7 +347,6 @@ def fused_mlp_kernel(
         k_steps,
         first_chunk,
         chunks,
-        split,
         workspace,
         counters,
         slot,

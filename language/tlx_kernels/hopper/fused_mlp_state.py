@@ -15,10 +15,10 @@ class MlpState:
     consumers' H and Y tiles; each ring's barriers (``ready``: a stage landed; ``empty``: both
     consumers released it; one pair serves both rings when they are one); the CTA's tile of Y
     (``off_m``, ``off_n``), its d_model steps, its hidden chunks (``chunks`` of them from chunk
-    ``first_chunk``: split ``split`` of the tile's hidden dimension) and where its partial Y
+    ``first_chunk``: its split of the tile's hidden dimension) and where its partial Y
     meets the other splits' (tlx_kernels.hopper.split_reduction: the fp32 ``workspace``, the
     arrival ``counters`` and the tile's ``slot`` in them), which a kernel of one split does
-    not touch (``split``, ``slot`` and ``first_chunk`` the constexpr 0)."""
+    not touch (``slot`` and ``first_chunk`` the constexpr 0)."""
 
     desc_y: tma.tensor_descriptor
     x_ring: tlx.buffered_tensor
@@ -35,7 +35,6 @@ class MlpState:
     k_steps: gl.tensor
     first_chunk: gl.tensor | gl.constexpr
     chunks: gl.tensor
-    split: gl.tensor | gl.constexpr
     workspace: gl.tensor
     counters: gl.tensor
     slot: gl.tensor | gl.constexpr
@@ -58,7 +57,6 @@ class MlpState:
         k_steps,
         first_chunk,
         chunks,
-        split,
         workspace,
         counters,
         slot,
@@ -81,7 +79,6 @@ class MlpState:
             first_chunk if isinstance(first_chunk, gl.tensor) else gl.constexpr(first_chunk)
         )
         self.chunks = chunks
-        self.split = split if isinstance(split, gl.tensor) else gl.constexpr(split)
         self.workspace = workspace
         self.counters = counters
         self.slot = slot if isinstance(slot, gl.tensor) else gl.constexpr(slot)

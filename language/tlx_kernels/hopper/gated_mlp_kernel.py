@@ -244,13 +244,10 @@ def gated_mlp_kernel(
     first_tile = gl.program_id(0)
     if PERSISTENT:
         tiles = GemmTiles(
-            tokens, hidden, GROUP_M, k_steps, first_tile, tile_count, gl.num_programs(0), 0, 0, 0,
-            0,
-        )  # fmt: skip
-    else:
-        tiles = GemmTiles(
-            tokens, hidden, GROUP_M, k_steps, first_tile, first_tile + 1, 1, 0, 0, 0, 0
+            tokens, hidden, GROUP_M, k_steps, first_tile, tile_count, gl.num_programs(0), 0, 0, 0
         )
+    else:
+        tiles = GemmTiles(tokens, hidden, GROUP_M, k_steps, first_tile, first_tile + 1, 1, 0, 0, 0)
 
     x_ring, wg_ring, wu_ring, h_tile = _smem_buffers(
         (desc_x, desc_wg, desc_wu, desc_h), BLOCK_M, BLOCK_N, BLOCK_K, NUM_STAGES, PERSISTENT

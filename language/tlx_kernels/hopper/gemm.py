@@ -22,10 +22,10 @@ from tlx_kernels.hopper.gemm_kernel import gemm_kernel
 from tlx_kernels.hopper.gemm_state import last_wave
 from tlx_kernels.hopper.split_reduction import (
     last_wave_splits_to_try,
-    partials_addressable,
     split_buffers,
     splits_to_try,
-    tile_partials,
+    sums_addressable,
+    tile_sums,
 )
 from tlx_kernels.launch import DirectLaunch
 
@@ -285,18 +285,17 @@ def split_tiles(config, M, N, sms):
     return 0, 1
 
 
-def split_k_partials(config, M, N, sms):
-    """The fp32 partials ``config``'s split tiles at M x N on ``sms`` SMs write
-    (``split_tiles``; ``split_reduction.tile_partials``: a whole tile's for each split of
-    each)."""
-    return tile_partials(*split_tiles(config, M, N, sms), config.block_m, config.block_n)
+def split_k_sums(config, M, N, sms):
+    """The fp32 sums ``config``'s split tiles at M x N on ``sms`` SMs add into
+    (``split_tiles``; ``split_reduction.tile_sums``: a whole tile's for each split tile)."""
+    return tile_sums(*split_tiles(config, M, N, sms), config.block_m, config.block_n)
 
 
 def split_k_buffers(device, configs, M, N, sms=None):
     """(workspace, counters) for launches of ``configs`` at M x N on ``sms`` SMs (default:
     the device's, asked only of a last-wave schedule): ``split_reduction.split_buffers`` of
     their split tiles (``split_tiles``), shared with the fused MLP's. Refuses a product whose
-    partials the kernel's 32-bit offsets cannot address."""
+    sums the kernel's 32-bit offsets cannot address."""
     if sms is None and any(config.last_wave_split > 1 for config in configs):
         sms = sm_count(device)
     return split_buffers(
@@ -346,10 +345,10 @@ def autotune_space():
     before compiling, the 24 of these 87 whose SMEM does not fit: 256 columns fit 3 stages
     with C beside the ring and 4 with C over it (a tiles-times-stages formula would drop that
     one too); 64 and 128 columns fit all their stages. Then the mid tiles (``MID_TILES``:
-    256 x 128) and split-K (``SPLIT_K_TILES`` x ``SPLIT_K_FACTORS``), C over
-    the ring: its fp32 partials go from registers to the workspace and need no SMEM; and the
+    256 x 128) and split-K (``SPLIT_K_TILES`` x ``SPLIT_K_FACTORS``), C over the ring: its
+    fp32 partials are added from registers to the workspace and need no SMEM; and the
     persistent last-wave schedule (``LAST_WAVE_TILES`` x ``LAST_WAVE_FACTORS``, C beside the
-    ring: the split units' partials too go to the workspace)."""
+    ring: the split units' partials too are added to the workspace)."""
     configs = [
         Config(128, block_n, 64, stages, alias_c)
         for block_n in (64, 128, 256)
@@ -408,7 +407,7 @@ def shape_configs(M, N, K, sms, space=None):
     and a last wave that keeps less than 90% of the SMs busy, each split of at least
     ``SPLIT_K_MIN_STEPS`` K steps, the two splits whose units keep the most SMs busy, more
     than the last wave unsplit (``split_reduction.last_wave_splits_to_try``). Split tiles
-    whose partials 32-bit offsets cannot address are not tried."""
+    whose sums 32-bit offsets cannot address are not tried."""
     space = autotune_space() if space is None else space
     few_waves = triton.cdiv(M, 128) * triton.cdiv(N, 256) < 4 * sms
     kept, splits = [], {}
@@ -416,7 +415,7 @@ def shape_configs(M, N, K, sms, space=None):
         if config.block_m > 128 * triton.cdiv(M, 128):
             continue  # rows of a 256-row tile past M's 128-row multiple: work thrown away
         k_steps = triton.cdiv(K, config.block_k)
-        if not partials_addressable(split_k_partials(config, M, N, sms)):
+        if not sums_addressable(split_k_sums(config, M, N, sms)):
             continue
         if config.split_k > 1:
             if k_steps >= SPLIT_K_MIN_STEPS * config.split_k and (

@@ -145,11 +145,11 @@ def _load_partition(state, desc_a, desc_b, schedule):
 @gluon.jit
 def _mma_tile(
     state, consumer: gl.constexpr, off_m, off_n, first_index, k_steps, tile_phase, schedule,
-    slot, split, SPLITS: gl.constexpr,
+    slot, SPLITS: gl.constexpr,
 ):  # fmt: skip
     """One consumer's rows of one tile: its matrix products over the ``k_steps`` ring stages
     of indices ``first_index``, ``first_index + 1``, ..., then its half of the epilogue: C, or
-    (SPLITS > 1) the partial of split ``split`` of the tile of ``slot``, reduced by the last
+    (SPLITS > 1) its split's partial of the tile of ``slot``, reduced by the last
     of the tile's splits to arrive, which stores C (split_reduction.py). With STAGGER,
     the second consumer computes its last STAGGER K steps only once the first has finished
     the tile (``mma_done`` of phase ``tile_phase``), so that the first one's C store runs
@@ -198,9 +198,7 @@ def _mma_tile(
 
     if SPLITS > 1:
         # The store only the last of the tile's splits to arrive makes.
-        acc, last = split_reduce(
-            acc, state.workspace, state.counters, consumer, slot, split, SPLITS
-        )
+        acc, last = split_reduce(acc, state.workspace, state.counters, consumer, slot, SPLITS)
         if last:
             _store_c_half(state.desc_c, c_half, acc, off_m + consumer * SUB_M, off_n)
     else:
@@ -234,18 +232,18 @@ def _mma_partition(state, consumer: gl.constexpr, schedule):
         tile_phase = 0
         for tile in range(tiles.first_tile, tiles.end_tile, tiles.tile_step):
             off_m, off_n = _tile_offsets(tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
-            _mma_tile(state, consumer, off_m, off_n, step, k_steps, tile_phase, schedule, 0, 0, 1)
+            _mma_tile(state, consumer, off_m, off_n, step, k_steps, tile_phase, schedule, 0, 1)
             step += k_steps
             tile_phase ^= 1
         if schedule.LAST_WAVE_SPLIT > 1:
             for unit in range(tiles.first_tile, tiles.units, tiles.tile_step):
-                tile, split, slot, _, k_count = split_unit(
+                tile, _, slot, _, k_count = split_unit(
                     unit, tiles.end_tile, tiles.ragged, k_steps, schedule.LAST_WAVE_SPLIT
                 )
                 off_m, off_n = _tile_offsets(tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
                 _mma_tile(
                     state, consumer, off_m, off_n, step, k_count, tile_phase, schedule, slot,
-                    split, schedule.LAST_WAVE_SPLIT,
+                    schedule.LAST_WAVE_SPLIT,
                 )  # fmt: skip
                 step += k_count
                 tile_phase ^= 1
@@ -254,7 +252,7 @@ def _mma_partition(state, consumer: gl.constexpr, schedule):
         # Split-K: the tile's slot is the tile.
         _mma_tile(
             state, consumer, off_m, off_n, 0, k_steps, 0, schedule, tiles.first_tile,
-            tiles.split, schedule.SPLIT_K,
+            schedule.SPLIT_K,
         )  # fmt: skip
     tma.store_wait(0)
 
@@ -321,21 +319,20 @@ def _cta_tiles(
     first_tile = gl.program_id(0)
     tile_count = gl.cdiv(M, BLOCK_M) * gl.cdiv(N, BLOCK_N)
     if SPLIT_K > 1:
-        tile, split, _, k_first, k_steps = split_unit(first_tile, 0, tile_count, k_steps, SPLIT_K)
-        tiles = GemmTiles(M, N, GROUP_M, k_steps, tile, tile + 1, 1, k_first, split, 0, 0)
+        tile, _, _, k_first, k_steps = split_unit(first_tile, 0, tile_count, k_steps, SPLIT_K)
+        tiles = GemmTiles(M, N, GROUP_M, k_steps, tile, tile + 1, 1, k_first, 0, 0)
     elif LAST_WAVE_SPLIT > 1:
         ctas = gl.num_programs(0)
         whole, ragged = last_wave(tile_count, ctas)
         tiles = GemmTiles(
-            M, N, GROUP_M, k_steps, first_tile, whole, ctas, 0, 0, ragged,
-            ragged * LAST_WAVE_SPLIT,
-        )  # fmt: skip
+            M, N, GROUP_M, k_steps, first_tile, whole, ctas, 0, ragged, ragged * LAST_WAVE_SPLIT
+        )
     elif PERSISTENT:
         tiles = GemmTiles(
-            M, N, GROUP_M, k_steps, first_tile, tile_count, gl.num_programs(0), 0, 0, 0, 0
+            M, N, GROUP_M, k_steps, first_tile, tile_count, gl.num_programs(0), 0, 0, 0
         )
     else:
-        tiles = GemmTiles(M, N, GROUP_M, k_steps, first_tile, first_tile + 1, 1, 0, 0, 0, 0)
+        tiles = GemmTiles(M, N, GROUP_M, k_steps, first_tile, first_tile + 1, 1, 0, 0, 0)
     return tiles
 
 

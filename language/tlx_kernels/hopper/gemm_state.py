@@ -48,8 +48,8 @@ class GemmTiles:
     ``end_tile``, in the order of ``GROUP_M``-row groups (``_tile_offsets``), of a problem of
     ``M`` x ``N`` outputs, each over ``k_steps`` K steps from step ``k_first``. A kernel of one
     tile a CTA walks none of them: its ``tile_step`` is the constexpr 1. With split-K the CTA
-    computes split ``split`` of its tile's K steps; without, ``k_first`` and ``split`` are the
-    constexpr 0. A persistent CTA of the last-wave schedule then computes the work units
+    computes the K steps of one split of its tile, from ``k_first``; without, ``k_first`` is
+    the constexpr 0. A persistent CTA of the last-wave schedule then computes the work units
     ``first_tile``, ``first_tile + tile_step``, ... before ``units``: splits of the ``ragged``
     tiles from ``end_tile`` (``split_unit``); other kernels have none (both the constexpr
     0)."""
@@ -62,14 +62,12 @@ class GemmTiles:
     end_tile: gl.tensor
     tile_step: gl.tensor | gl.constexpr
     k_first: gl.tensor | gl.constexpr
-    split: gl.tensor | gl.constexpr
     ragged: gl.tensor | gl.constexpr
     units: gl.tensor | gl.constexpr
 
     @gluon.constexpr_function
     def __init__(
-        self, M, N, GROUP_M, k_steps, first_tile, end_tile, tile_step, k_first, split, ragged,
-        units,
+        self, M, N, GROUP_M, k_steps, first_tile, end_tile, tile_step, k_first, ragged, units
     ):  # fmt: skip
         self.M = M
         self.N = N
@@ -80,7 +78,6 @@ class GemmTiles:
         # A constexpr argument reaches a constexpr function as its Python value.
         self.tile_step = tile_step if isinstance(tile_step, gl.tensor) else gl.constexpr(tile_step)
         self.k_first = k_first if isinstance(k_first, gl.tensor) else gl.constexpr(k_first)
-        self.split = split if isinstance(split, gl.tensor) else gl.constexpr(split)
         self.ragged = ragged if isinstance(ragged, gl.tensor) else gl.constexpr(ragged)
         self.units = units if isinstance(units, gl.tensor) else gl.constexpr(units)
 
@@ -90,7 +87,7 @@ class GemmState:
     """What every partition takes: the C descriptor, the A/B ring and the C tile, the ring's
     barriers (``ready``: a stage landed; ``empty``: both consumers released it), ``mma_done``
     (where the consumers meet: C over the ring, or staggered consumers), the CTA's tiles, and
-    split-K's fp32 partials (``workspace``) and arrival counters (``counters``), which a
+    split-K's fp32 sums (``workspace``) and arrival counters (``counters``), which a
     kernel without split-K does not touch."""
 
     desc_c: tma.tensor_descriptor

@@ -1,18 +1,23 @@
 """The reduction of a tile's splits, which the Hopper GEMM (tlx_kernels.hopper.gemm_kernel:
 split-K's and the last-wave schedule's splits of K) and the fused MLP
 (tlx_kernels.hopper.fused_mlp_kernel: splits of the hidden dimension) share: the CTAs of one
-tile's splits each write their fp32 partial to a workspace, and the last of them to arrive
-adds the others' into its own and stores the tile. No CTA waits for another: the arrival
-order picks the one that reduces, so the kernel cannot deadlock whatever the SMs run. On the
-host: the workspace and counters a launch needs (``split_buffers``) and the split counts the
-tuners time (``splits_to_try``, ``last_wave_splits_to_try``).
+tile's splits each add their fp32 partial into the tile's sum in a workspace, and the last of
+them to arrive reads the sum and stores the tile. No CTA waits for another: the arrival order
+picks the one that stores, so the kernel cannot deadlock whatever the SMs run. On the host:
+the workspace and counters a launch needs (``split_buffers``) and the split counts the tuners
+time (``splits_to_try``, ``last_wave_splits_to_try``).
 
-The order is that of CUTLASS's generic barrier: every thread of a consumer stores its
-partial, the consumer's warps meet (``cta_barrier``: a named barrier of the partition), and
-one thread's atomic add on the half tile's counter, acquire-release at GPU scope, publishes
-them; the one that sees SPLITS - 1 arrivals before its own acquires every other split's
-partial, reads them through the L2 (``.cg``: an SM's L1 is not coherent with the others'),
-and resets the counter for the next launch."""
+The adds are the L2's (``red.global.add.v2.f32``, ``common.red_add_pairs``): a split sends its
+partial once and reads nothing, and the last reads one tile, where a partial a split in a slot
+of its own had the last read all the others' (S - 1 tiles through one SM: at 128 x 1024 x
+4096, eight splits of 128 x 64 tiles spent 1.2 us a partial, H200). The price is the order of
+the fp32 adds, which the arrivals decide: a tile's sum may differ in its last bits from launch
+to launch. The order of the arrival is that of CUTLASS's generic barrier: every thread of a
+consumer sends its adds, the consumer's warps meet (``cta_barrier``: a named barrier of the
+partition), and one thread's atomic add on the half tile's counter, acquire-release at GPU
+scope, publishes them; the one that sees SPLITS - 1 arrivals before its own acquires every
+other split's adds, reads the sum through the L2 (``.cg``: an SM's L1 is not coherent with
+the others'), and leaves the sum and the counter zero for the next launch."""
 
 import torch
 import triton
@@ -20,19 +25,18 @@ from tlx.compat import cta_barrier
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
+from tlx_kernels.hopper.common import red_add_pairs
+
 
 @gluon.jit
-def split_reduce(
-    acc, workspace, counters, consumer: gl.constexpr, slot, split, SPLITS: gl.constexpr
-):
+def split_reduce(acc, workspace, counters, consumer: gl.constexpr, slot, SPLITS: gl.constexpr):
     """(the sum of every split's partial for this consumer's rows of the tile, whether this
-    CTA is the last of the tile's splits to arrive and so stores the tile). ``acc`` is split
-    ``split``'s partial of this consumer's rows of the tile of ``slot``, one of the tile's two
-    consumers' halves; ``workspace`` holds a tile's SPLITS partials a slot, each the whole
-    tile's fp32 in rows (``tile_partials`` sizes it), and ``counters`` two a slot (one a
-    consumer), zero between launches. Whole tiles need no masks: the TMA fills the rows and
-    columns past the operands' with zeros, whose products are zeros, and the tile's store
-    clips them."""
+    CTA is the last of the tile's splits to arrive and so stores the tile). ``acc`` is this
+    split's partial of this consumer's rows of the tile of ``slot``, one of the tile's two
+    consumers' halves; ``workspace`` holds a tile's fp32 sum a slot (``tile_sums`` sizes
+    it) and ``counters`` two a slot (one a consumer), both zero between launches. Whole tiles
+    need no masks: the TMA fills the rows and columns past the operands' with zeros, whose
+    products are zeros, and the tile's store clips them."""
     ROWS: gl.constexpr = acc.shape[0]
     COLUMNS: gl.constexpr = acc.shape[1]
     TILE: gl.constexpr = 2 * ROWS * COLUMNS
@@ -40,30 +44,25 @@ def split_reduce(
     rows = consumer * ROWS + gl.arange(0, ROWS, layout=gl.SliceLayout(1, layout))
     columns = gl.arange(0, COLUMNS, layout=gl.SliceLayout(0, layout))
     offsets = gl.expand_dims(rows, 1) * COLUMNS + gl.expand_dims(columns, 0)
-    partials = workspace + slot * (SPLITS * TILE)
-    gl.store(partials + split * TILE + offsets, acc)
+    sums = workspace + slot * TILE + offsets
+    everywhere = gl.full([ROWS, COLUMNS], 1, gl.int1, layout)
+    red_add_pairs(sums, acc, everywhere)
     cta_barrier()
     counter = counters + slot * 2 + consumer
     arrived = gl.atomic_add(counter, 1, sem="acq_rel", scope="gpu")
     last = arrived == SPLITS - 1
     if last:
-        for other in gl.static_range(SPLITS):
-            # The predicate is the same for every thread: the loads of its own split are off.
-            partial = gl.load(
-                partials + other * TILE + offsets,
-                mask=gl.full([ROWS, COLUMNS], other, gl.int32, layout) != split,
-                other=0.0,
-                cache_modifier=".cg",
-            )
-            acc += partial
+        # Each thread reads back the elements it added to (the same layout), now the sum.
+        acc = gl.load(sums, cache_modifier=".cg")
+        gl.store(sums, gl.zeros_like(acc))
         gl.store(counter, 0)
     return acc, last
 
 
 # Host ----------------------------------------------------------------------------------------
 
-# Each device's buffers: (fp32 partials, int32 arrival counters), grown as launches need; the
-# kernels leave the counters zero. Launches on one stream share them, the GEMM's and the fused
+# Each device's buffers: (fp32 sums, int32 arrival counters), grown as launches need; the
+# kernels leave both zero. Launches on one stream share them, the GEMM's and the fused
 # MLP's; two split launches running at once on two streams would not.
 _device_buffers = {}
 
@@ -73,34 +72,33 @@ SPLIT_BELOW_OCCUPANCY = 0.9
 SPLITS_KEPT = 2
 
 
-def tile_partials(tiles, splits, block_m, block_n):
-    """The fp32 partials ``splits`` splits of each of ``tiles`` BLOCK_M x BLOCK_N tiles write
-    (``split_reduce``'s workspace: a whole tile's for each split of each), none unsplit."""
-    return tiles * splits * block_m * block_n if splits > 1 else 0
+def tile_sums(tiles, splits, block_m, block_n):
+    """The fp32 sums ``splits`` splits of each of ``tiles`` BLOCK_M x BLOCK_N tiles add into
+    (``split_reduce``'s workspace: a whole tile's for each tile), none unsplit."""
+    return tiles * block_m * block_n if splits > 1 else 0
 
 
-def partials_addressable(partials):
-    """Whether ``partials`` fp32 partials lie within the 32-bit offsets ``split_reduce``
-    computes."""
-    return partials < 2**31
+def sums_addressable(sums):
+    """Whether ``sums`` fp32 sums lie within the 32-bit offsets ``split_reduce`` computes."""
+    return sums < 2**31
 
 
 def split_buffers(device, launches):
     """(workspace, counters) for ``launches``, each (tiles, splits, BLOCK_M, BLOCK_N): the fp32
-    partials of the one that needs most (``tile_partials``) and two counters a split tile
-    (one a consumer) for the one of most split tiles, a device's buffers grown to them.
-    Refuses partials the kernels' 32-bit offsets cannot address."""
+    sums of the one that needs most (``tile_sums``) and two counters a split tile (one a
+    consumer) for the one of most split tiles, a device's buffers grown to them, zero (the
+    kernels leave them so). Refuses sums the kernels' 32-bit offsets cannot address."""
     launches = [launch for launch in launches if launch[1] > 1]
-    partials = max((tile_partials(*launch) for launch in launches), default=0)
+    sums = max((tile_sums(*launch) for launch in launches), default=0)
     counts = max((2 * tiles for tiles, *_ in launches), default=0)
-    if not partials_addressable(partials):
+    if not sums_addressable(sums):
         raise ValueError(
-            f"the split tiles need {partials} fp32 partials, more than 32-bit offsets "
-            "address: take fewer splits"
+            f"the split tiles need {sums} fp32 sums, more than 32-bit offsets address: take a "
+            "configuration without splits"
         )
     workspace, counters = _device_buffers.get(device, (None, None))
-    if workspace is None or workspace.numel() < partials:
-        workspace = torch.empty(max(partials, 1), device=device, dtype=torch.float32)
+    if workspace is None or workspace.numel() < sums:
+        workspace = torch.zeros(max(sums, 1), device=device, dtype=torch.float32)
     if counters is None or counters.numel() < counts:
         counters = torch.zeros(max(counts, 1), device=device, dtype=torch.int32)
     _device_buffers[device] = (workspace, counters)
