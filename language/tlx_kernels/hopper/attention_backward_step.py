@@ -126,6 +126,49 @@ def _reduce_dq(state, dq, bh_q, off_m, sequence, first_column, consumer: gl.cons
 
 
 @gluon.jit
+def _issue_dq(ds_operand, k, BLOCK_M: gl.constexpr):
+    """dQ's products of a pipelined step with dq_pass "tma_add", issued and left in flight:
+    this consumer's share dS K (``ds_operand``: dS as the A operand, registers or SMEM; ``k``
+    its K buffer), DQ_COLUMNS columns a product, one ``warpgroup_mma`` group each; a tuple of
+    them for ``_reduce_issued_dq``."""
+    HEAD_DIM: gl.constexpr = k.shape[1]
+    num_warps: gl.constexpr = gl.num_warps()
+    dq_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, DQ_COLUMNS, 16]
+    )
+    dq_zeros = gl.zeros([BLOCK_M, DQ_COLUMNS], gl.float32, dq_layout)
+    chunks = ()
+    for chunk in gl.static_range(HEAD_DIM // DQ_COLUMNS):
+        dq = warpgroup_mma(
+            ds_operand,
+            k.slice(chunk * DQ_COLUMNS, DQ_COLUMNS, dim=1),
+            dq_zeros,
+            use_acc=False,
+            is_async=True,
+        )
+        chunks = chunks + (dq,)
+    return chunks
+
+
+@gluon.jit
+def _reduce_issued_dq(
+    state, chunks, ds_operand, index, bh_q, off_m, consumer: gl.constexpr, AFTER: gl.constexpr
+):
+    """Waits for each of dQ's products ``_issue_dq`` issued, AFTER groups issued since left in
+    flight (dK's, and dV's if issued after dQ's: wgmma groups retire in order, so the wait
+    for a chunk leaves the later chunks and those groups outstanding), and adds it by a TMA
+    reduce-add (``_reduce_dq``) while they run. ``ds_operand`` is kept alive till the last
+    wait: an A operand from registers is read by the product in flight."""
+    CHUNKS: gl.constexpr = len(chunks)
+    for chunk in gl.static_range(CHUNKS):
+        dq, ds_operand = warpgroup_mma_wait(
+            AFTER + CHUNKS - 1 - chunk, deps=[chunks[chunk], ds_operand]
+        )
+        sequence = index * CHUNKS + chunk
+        _reduce_dq(state, dq, bh_q, off_m, sequence, chunk * DQ_COLUMNS, consumer)
+
+
+@gluon.jit
 def wait_for_other_consumer(state, index, consumer: gl.constexpr, DQ_PASS: gl.constexpr):
     """With ``DQ_PASS == "summed"``, where the other consumer's dQ products read this
     consumer's dS and K: waits until the one of step ``index - 1`` has completed
@@ -349,10 +392,18 @@ def step_by_keys(
         wait_for_other_consumer(state, index, consumer, DQ_PASS)
     ds_smem.store(ds16)
     fence_async_shared()
+    if PIPELINED and DQ_PASS == "tma_add":
+        # dQ's products (dS from SMEM, as dS^T is written) before dK's: the wait for them
+        # retires dV, issued before, and leaves dK in flight into the next step.
+        ds_operand = ds_smem.permute((1, 0))
+        dq_chunks = _issue_dq(ds_operand, k, BLOCK_M)
     # dS^T from SMEM for dK too: registers are what the consumer lacks (dK and dV take 128 a
     # thread at HEAD_DIM 128).
     dk = warpgroup_mma(ds_smem, q, dk, is_async=True)
-    if not PIPELINED:
+    if PIPELINED:
+        if DQ_PASS == "tma_add":
+            _reduce_issued_dq(state, dq_chunks, ds_operand, index, bh_q, off_m, consumer, 1)
+    else:
         dk, dv = _dq_and_release(
             state,
             ds_smem.permute((1, 0)),
@@ -440,6 +491,13 @@ def step_by_queries(
     dp = warpgroup_mma_wait(0, deps=[dp_tok])
     p, ds = _gradients_by_query(s, dp, lse2, delta, queries, keys, state[15], MASKED)
     wait_for_other_consumer(state, index, consumer, DQ_PASS)
+    if PIPELINED and DQ_PASS == "tma_add":
+        # dQ's products first, dS from registers: the wait for them (after dK's issue) leaves
+        # dV and dK in flight into the next step.
+        ds_operand = gl.convert_layout(
+            ds.to(dtype), gl.DotOperandLayout(operand_index=0, parent=dq_layout, k_width=2)
+        )
+        dq_chunks = _issue_dq(ds_operand, k, BLOCK_M)
     p_smem.store(p.to(dtype))
     fence_async_shared()
     dv = warpgroup_mma(p_smem.permute((1, 0)), do, dv, is_async=True)
@@ -451,7 +509,10 @@ def step_by_queries(
     fence_async_shared()
     dk = warpgroup_mma(ds_smem.permute((1, 0)), q, dk, is_async=True)
     # PIPELINED: dV and dK stay in flight, retired by the next step's wait for S.
-    if not PIPELINED:
+    if PIPELINED:
+        if DQ_PASS == "tma_add":
+            _reduce_issued_dq(state, dq_chunks, ds_operand, index, bh_q, off_m, consumer, 2)
+    else:
         ds_operand = gl.convert_layout(
             ds16, gl.DotOperandLayout(operand_index=0, parent=dq_layout, k_width=2)
         )
