@@ -54,10 +54,10 @@ class Config(KernelConfig):
     ``scores_by_query`` (with ``p_in_smem``): S and dP with queries as rows rather than keys
     (attention_backward_step.py: fewer registers a consumer thread); ``dq_pass``, how dQ is
     summed over the key blocks (``DQ_PASSES``); ``pipelined`` (with dq_pass "separate" or
-    "tma_add", and ``p_in_smem``): a step's dK (and with scores_by_query dV) stays in flight
-    into the next step, P and dS each in a buffer of its own, and the step's Q/dO stage is
-    released in the next step; with "tma_add" dQ's products are issued before dK's, so that
-    the step waits for them alone.
+    "tma_add", and ``p_in_smem``): a step's dV and dK stay in flight into the next step, P and
+    dS each in a buffer of its own, and the step's Q/dO stage is released in the next step;
+    with "tma_add" dQ's products are issued before dK's, and the step's wait for them leaves
+    dK in flight (dV too with scores_by_query at HEAD_DIM 64).
 
     The ring with ``pipelined``: the consumers hold two stages at a time, the step's and the
     previous one, released only once the step's wait for S has retired the previous step's

@@ -18,10 +18,13 @@ an instruction; the same chunks through fp32 SMEM staging tiles, each added by o
 reduce-add (``_reduce_dq``); the two consumers' shares summed first, each consumer adding
 half of the columns; or nothing (a kernel of its own, attention_dq.py, computes dQ).
 
-With PIPELINED (dQ in its kernel of its own, P in SMEM) a step ends once dK's product is
-issued: dV's and dK's products stay in flight, as the ``warpgroup_mma`` results the loop
-carries (``start_pipeline``), until the next step's wait for S retires them and releases
-their stage (``_wait_for_scores``); after the last step ``drain_pipeline`` retires them.
+With PIPELINED (dQ in its kernel of its own or by TMA reduce-adds, P in SMEM) a step ends
+once dK's product is issued: dV's and dK's products stay in flight, as the ``warpgroup_mma``
+results the loop carries (``start_pipeline``), until the next step's wait for S retires them
+and releases their stage (``_wait_for_scores``); after the last step ``drain_pipeline``
+retires them. With "tma_add" dQ's products are issued before dK's (``_issue_dq``), so that
+the step's waits for them (``_reduce_issued_dq``) leave dK in flight, and dV too where they
+are issued before it (S at HEAD_DIM 64).
 """
 
 from tlx.compat import tma_atomic_add
@@ -344,8 +347,9 @@ def step_by_keys(
     """One Q block (ring index ``index``) for this consumer's keys, with keys as the rows of
     S^T and dP^T: dK and dV accumulate, dQ as DQ_PASS says (``_dq_and_release``). The stage
     is released once every product that reads Q or dO has completed: in this step, or with
-    PIPELINED (P^T and dS^T in buffers of their own, no dQ) in the next one, whose wait for
-    S^T retires this step's dV and dK (``_wait_for_scores``), which stay in flight till then."""
+    PIPELINED (P^T and dS^T in buffers of their own) in the next one, whose wait for S^T
+    retires this step's dV and dK (``_wait_for_scores``), which stay in flight till then
+    (with "tma_add" dK alone: dQ's products, which read dS^T from SMEM, follow dV's)."""
     (q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles, p_tiles) = state[0:6]
     (ready, empty) = state[9:11]
     NUM_STAGES: gl.constexpr = q_tiles.shape[0]
@@ -456,8 +460,8 @@ def step_by_queries(
 ):
     """``step_by_keys`` with queries as the rows of S and dP: P and dS go through SMEM (one
     buffer with aliasing: dV has read P before dS is written there), dV = P^T dO and dK =
-    dS^T Q read their transposes there, and dQ = dS K takes dS from registers. ``first_key``
-    is this consumer's first key."""
+    dS^T Q read their transposes there, and dQ = dS K takes dS from registers (with PIPELINED
+    and "tma_add", issued first). ``first_key`` is this consumer's first key."""
     (q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles, p_tiles) = state[0:6]
     (ready, empty) = state[9:11]
     NUM_STAGES: gl.constexpr = q_tiles.shape[0]
