@@ -122,11 +122,16 @@ def test_every_configuration_agrees(head_dim):
 @pytest.mark.parametrize("head_dim", [64, 128])
 @pytest.mark.parametrize("causal", [False, True])
 def test_the_pipelined_steps_agree(dtype, head_dim, causal):
-    """Each pipelined configuration of the tuning space (dV and dK in flight into the next
-    step, the stage released a step late; dQ from the dQ kernel's default configuration) at
-    N = 1, 100, 1000 and 4133, two KV heads each serving two query heads: one Q block, one
-    ragged block, many steps through the ring on every stage."""
-    configs = [config for config in bwd.autotune_space(head_dim) if config.pipelined]
+    """Each pipelined configuration of the tuning space with dQ in its pass of its own (dV and
+    dK in flight into the next step, the stage released a step late; dQ from the dQ kernel's
+    default configuration; 128-row Q blocks among them at HEAD_DIM 64) at N = 1, 100, 1000
+    and 4133, two KV heads each serving two query heads: one Q block, one ragged block, many
+    steps through the ring on every stage."""
+    configs = [
+        config
+        for config in bwd.autotune_space(head_dim)
+        if config.pipelined and config.dq_pass == "separate"
+    ]
     assert configs
     for seq_len in (1, 100, 1000, 4133):
         q, k, v, do = random_inputs(2, 4, 2, seq_len, head_dim, dtype, seq_len)
@@ -142,16 +147,11 @@ def test_the_pipelined_steps_agree(dtype, head_dim, causal):
                 assert_close_to_scale(f"{config} N={seq_len} {name}", ours, expected, dtype)
 
 
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-@pytest.mark.parametrize("head_dim", [64, 128])
-@pytest.mark.parametrize("causal", [False, True])
-def test_the_tma_add_pass_agrees(dtype, head_dim, causal):
-    """Each configuration of the tuning space with dq_pass "tma_add" (dQ added by TMA
-    reduce-adds from fp32 staging tiles, two a consumer taken in turn) at N = 1, 100, 1000 and
-    4133, two KV heads each serving two query heads, then one KV head serving four at N = 1000:
-    one Q block whose rows past the sequence's end the TMA drops, ragged blocks, and many
-    steps, whose reductions reuse each staging tile."""
-    configs = [config for config in bwd.autotune_space(head_dim) if config.dq_pass == "tma_add"]
+def assert_agree_on_tma_add_shapes(configs, dtype, head_dim, causal):
+    """Each of ``configs`` (dq_pass "tma_add") against torch at N = 1, 100, 1000 and 4133,
+    two KV heads each serving two query heads, then one KV head serving four at N = 1000: one
+    Q block whose rows past the sequence's end the TMA drops, ragged blocks, and many steps,
+    whose reductions reuse each staging tile."""
     assert configs
     for heads, kv_heads, seq_len in (
         (4, 2, 1),
@@ -173,6 +173,37 @@ def test_the_tma_add_pass_agrees(dtype, head_dim, causal):
             ):
                 where = f"{config} H={heads}/{kv_heads} N={seq_len} {name}"
                 assert_close_to_scale(where, ours, expected, dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_tma_add_pass_agrees(dtype, head_dim, causal):
+    """Each unpipelined configuration of the tuning space with dq_pass "tma_add" (dQ added by
+    TMA reduce-adds from fp32 staging tiles, two a consumer taken in turn), on the shapes of
+    ``assert_agree_on_tma_add_shapes``."""
+    configs = [
+        config
+        for config in bwd.autotune_space(head_dim)
+        if config.dq_pass == "tma_add" and not config.pipelined
+    ]
+    assert_agree_on_tma_add_shapes(configs, dtype, head_dim, causal)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_pipelined_tma_add_steps_agree(dtype, head_dim, causal):
+    """Each pipelined configuration of the tuning space with dq_pass "tma_add" (dQ's products
+    issued before dK's and added by TMA reduce-adds while dK, and dV at HEAD_DIM 64 with S,
+    run on into the next step; the stage released a step late), on the shapes of
+    ``assert_agree_on_tma_add_shapes``."""
+    configs = [
+        config
+        for config in bwd.autotune_space(head_dim)
+        if config.dq_pass == "tma_add" and config.pipelined
+    ]
+    assert_agree_on_tma_add_shapes(configs, dtype, head_dim, causal)
 
 
 @pytest.mark.parametrize("head_dim", [64, 128])

@@ -265,28 +265,46 @@ def pipelined_configs(head_dim):
 
 
 def test_the_space_has_the_pipelined_steps():
-    """At each head dim the tuner's space holds the pipelined steps, S^T or S, two or four
-    stages, each with dQ in its pass of its own and P in SMEM."""
+    """At each head dim the tuner's space holds the pipelined steps, each with P in SMEM: with
+    dQ in its pass of its own, S^T or S with two or four stages, and at HEAD_DIM 64 128-row Q
+    blocks with S; with dQ's TMA reduce-adds, S with the stages that fit beside the staging
+    tiles (two or four at 64, two at 128), and S^T at 64."""
+    separate = {(64, by_query, stages) for by_query in (False, True) for stages in (2, 4)}
+    expected = {
+        64: {
+            "separate": separate | {(128, True, 2), (128, True, 4)},
+            "tma_add": separate,
+        },
+        128: {"separate": separate, "tma_add": {(64, True, 2)}},
+    }
     for head_dim in bwd.HEAD_DIMS:
         pipelined = pipelined_configs(head_dim)
-        assert {(config.scores_by_query, config.num_stages) for config in pipelined} == {
-            (False, 2),
-            (False, 4),
-            (True, 2),
-            (True, 4),
-        }
-        assert len(pipelined) == 4
-        assert all(config.dq_pass == "separate" and config.p_in_smem for config in pipelined)
+        assert all(config.p_in_smem for config in pipelined)
+        found = collections.defaultdict(set)
+        for config in pipelined:
+            shape = (config.block_m, config.scores_by_query, config.num_stages)
+            found[config.dq_pass].add(shape)
+        assert found == expected[head_dim]
+        assert len(pipelined) == sum(map(len, expected[head_dim].values()))
 
 
-def test_pipelined_names_what_it_needs():
-    """``pipelined`` without dQ in its own pass, without P in SMEM, or with one stage."""
-    with pytest.raises(ValueError, match="pipelined .* needs dq_pass='separate', got 'vector'"):
-        bwd.Config(64, 128, 4, p_in_smem=True, dq_pass="vector", pipelined=True)
-    with pytest.raises(ValueError, match="pipelined writes P.* needs p_in_smem=True"):
-        bwd.Config(64, 128, 4, dq_pass="separate", pipelined=True)
-    with pytest.raises(ValueError, match="so the consumers hold two: it needs num_stages >= 2"):
-        bwd.Config(64, 128, 1, p_in_smem=True, dq_pass="separate", pipelined=True)
+@pytest.mark.parametrize("dq_pass", ["atomics", "vector", "summed"])
+def test_pipelined_names_what_it_needs(dq_pass):
+    """``pipelined`` with a way to sum dQ its steps are not built for (a wait for dQ's
+    products would retire dV and dK), without P in SMEM, or with one stage; with dq_pass
+    "separate" or "tma_add" it is a configuration."""
+    message = (
+        "pipelined leaves dK and dV in flight .* it is built for dq_pass 'separate' or "
+        f"'tma_add', got '{dq_pass}'"
+    )
+    with pytest.raises(ValueError, match=message):
+        bwd.Config(64, 128, 4, p_in_smem=True, dq_pass=dq_pass, pipelined=True)
+    for built_for in attention_backward_config.PIPELINED_DQ_PASSES:
+        with pytest.raises(ValueError, match="pipelined writes P.* needs p_in_smem=True"):
+            bwd.Config(64, 128, 4, dq_pass=built_for, pipelined=True)
+        with pytest.raises(ValueError, match="so the consumers hold two: it needs num_stages >="):
+            bwd.Config(64, 128, 1, p_in_smem=True, dq_pass=built_for, pipelined=True)
+        assert bwd.Config(64, 128, 2, p_in_smem=True, dq_pass=built_for, pipelined=True).pipelined
 
 
 def _span(view, index):
@@ -306,6 +324,7 @@ def test_a_pipelined_plan_gives_p_and_ds_bytes_of_their_own(head_dim):
         groups = {
             tuple(names[child] for child in group.children): group.kind
             for group in smem.tree.children
+            if not isinstance(group, int)  # dQ's staging tiles, a buffer of the root's
         }
         assert groups[("ds_tiles", "p_tiles")] == "distinct"
         assert groups[("k_tiles", "dk_tiles")] == groups[("v_tiles", "dv_tiles")] == "shared"
@@ -339,20 +358,35 @@ def ptxas_log(ptx):
     return ran.stdout + ran.stderr
 
 
+def pipelined_step_waits(config, head_dim):
+    """The ``warpgroup_mma_wait``s of a pipelined step, each as the groups it leaves in
+    flight: for S (dP outstanding) and for dP; with dq_pass "tma_add" then for each chunk of
+    dQ's products, leaving dK and, where they were issued after the chunk, dV and the later
+    chunks: with S at HEAD_DIM 64 dQ, dV, dK (2); with S at 128 dQ's first chunk, dV (1), the
+    second, dK (1); with S^T dV, dQ, dK (1)."""
+    if config.dq_pass == "separate":
+        return ["1", "0"]
+    if not config.scores_by_query:
+        return ["1", "0", "1"]
+    return ["1", "0", "2"] if head_dim == 64 else ["1", "0", "1", "1"]
+
+
 @pytest.mark.parametrize("head_dim", bwd.HEAD_DIMS)
 def test_the_pipelined_steps_wait_twice_a_step(head_dim):
     """Each consumer's two steps (masked and not) wait for S leaving dP outstanding and for
-    dP, and one wait after the loop retires the last dV and dK: where the unpipelined kernel
-    waits four times a step. ptxas keeps the wgmmas asynchronous (no C7515 warning of
-    serialized wgmma) and spills nothing at HEAD_DIM 64 (docs/attention-backward.md has the
-    figures at 128)."""
+    dP (and, with dQ's TMA reduce-adds, for dQ's products leaving dK in flight), and one wait
+    after the loop retires the last dV and dK: where the unpipelined kernel waits four times
+    a step. ptxas keeps the wgmmas asynchronous (no C7515 warning of serialized wgmma) and
+    spills nothing at HEAD_DIM 64 with 64-row Q blocks, S^T with dQ's reduce-adds aside
+    (docs/attention-backward.md has the figures)."""
     for config in pipelined_configs(head_dim):
         compiled = bwd.compile_for_hopper(config, head_dim, causal=True)
         waits = re.findall(r"warp_group_dot_wait .*\{pendings = (\d)", compiled.asm["ttgir"])
-        assert waits == ["1", "0", "1", "0", "0"] * 2, config
+        assert waits == (pipelined_step_waits(config, head_dim) * 2 + ["0"]) * 2, config
         log = ptxas_log(compiled.asm["ptx"])
         assert "Used" in log and "C7515" not in log and "warning" not in log, (config, log)
-        if head_dim == 64:
+        by_keys_tma_add = config.dq_pass == "tma_add" and not config.scores_by_query
+        if head_dim == 64 and config.block_m == 64 and not by_keys_tma_add:
             assert "0 bytes spill stores, 0 bytes spill loads" in log, (config, log)
     unpipelined = bwd.Config(64, 128, 4, p_in_smem=True, dq_pass="separate")
     ttgir = bwd.compile_for_hopper(unpipelined, head_dim, causal=True).asm["ttgir"]

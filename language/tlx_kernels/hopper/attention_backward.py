@@ -51,13 +51,15 @@ written, so they share one buffer a consumer. At HEAD_DIM 128, BLOCK_N = 128, BL
 K, V 64 KiB, each Q/dO stage 32 KiB, dS 16 KiB, so four stages fit (208 KiB) with the
 epilogue over K and V, where without aliasing (64 KiB of dK/dV staging more) two do.
 
-Pipelined steps (``Config.pipelined``, with dQ in its pass of its own): a step's dV and dK
-products stay in flight into the next step, whose wait for S retires them (wgmma groups
-retire in order) and only then releases their Q/dO stage: two waits a step rather than four,
-the tensor cores busy with dV and dK while the next step's Q and dO land and its S and dP are
-issued. P^T is still being read by dV when dS^T is written, so P^T and dS^T take buffers of
-their own (``distinct`` in the spec; K and V still under dK and dV): at HEAD_DIM 128 four
-stages take 224 KiB.
+Pipelined steps (``Config.pipelined``, with dQ in its pass of its own or by TMA reduce-adds):
+a step's dV and dK products stay in flight into the next step, whose wait for S retires them
+(wgmma groups retire in order) and only then releases their Q/dO stage: two waits a step
+rather than four, the tensor cores busy with dV and dK while the next step's Q and dO land
+and its S and dP are issued. With the TMA reduce-adds dQ's products are issued before dK's,
+so that the step's wait for them leaves dK in flight (dV too with S at HEAD_DIM 64). P^T is
+still being read by dV when dS^T is written, so P^T and dS^T take buffers of their own
+(``distinct`` in the spec; K and V still under dK and dV): at HEAD_DIM 128 four stages take
+224 KiB.
 """
 
 import functools
@@ -506,7 +508,7 @@ def autotune_space(head_dim):
     at HEAD_DIM 64, and one consumer over 64 keys (twice the CTAs, each half the work); then
     the other ways to sum dQ (``DQ_PASSES``) on the configurations chosen most (the TMA
     reduce-add's with the stages that fit beside its staging tiles), and the pipelined steps
-    (with dQ in its pass of its own)."""
+    (with dQ in its pass of its own, or by TMA reduce-adds)."""
     configs = [
         Config(64, 128, stages, alias, p_in_smem=p_in_smem)
         for p_in_smem in (False, True)
@@ -550,10 +552,28 @@ def autotune_space(head_dim):
     configs.append(Config(64, 64, 4, consumers=1, dq_pass="tma_add"))
     # dV and dK left in flight into the next step (``pipelined``: P and dS in buffers of their
     # own, dQ in its pass), S^T or S; at HEAD_DIM 128 four stages take 224 KiB.
+    pipelined = dict(p_in_smem=True, pipelined=True)
     configs += [
-        Config(64, 128, stages, p_in_smem=True, dq_pass="separate", pipelined=True, **by_keys)
+        Config(64, 128, stages, dq_pass="separate", **pipelined, **by_keys)
         for by_keys in ({}, dict(scores_by_query=True))
         for stages in (2, 4)
+    ]
+    if head_dim == 64:
+        # 128-row Q blocks with S (ptxas: about 300 bytes of spills a thread; S^T's spill
+        # 4.6 KiB, docs/attention-backward.md); four stages take 224 KiB.
+        pipelined_by_query = dict(scores_by_query=True, **pipelined)
+        configs += [
+            Config(128, 128, stages, dq_pass="separate", **pipelined_by_query) for stages in (2, 4)
+        ]
+    # The same with dQ's TMA reduce-adds (its products issued before dK's, with S the first
+    # before dV's), the staging tiles beside the rest: two or four stages at HEAD_DIM 64
+    # (160 / 192 KiB), two at 128 (224 KiB), where S^T, spilling 1.7 KiB a thread, is left
+    # out.
+    configs += [
+        Config(64, 128, stages, dq_pass="tma_add", **pipelined, **by_keys)
+        for by_keys in ({}, dict(scores_by_query=True))
+        for stages in tma_stages
+        if head_dim == 64 or by_keys
     ]
     return configs
 

@@ -22,6 +22,11 @@ DQ_PASSES = ("atomics", "vector", "summed", "separate", "tma_add")
 # ahead of the best in-kernel sum at D = 64, so the in-kernel sums, a space three times its
 # size, are tuned only when asked for (a dq_pass of theirs, or "any" for every way).
 TUNED_DQ_PASSES = ("separate",)
+# The ways to sum dQ the pipelined steps are built for (``Config.pipelined``): none in the
+# kernel, or TMA reduce-adds, whose products the steps issue before dK's
+# (attention_backward_step._issue_dq). The other in-kernel sums keep the unpipelined steps
+# ("summed" orders its products across the two consumers, with barriers of its own).
+PIPELINED_DQ_PASSES = ("separate", "tma_add")
 
 
 def dq_passes_of(dq_pass):
@@ -48,9 +53,11 @@ class Config(KernelConfig):
     over K and V (and P^T with dS^T), else every tile in bytes of its own;
     ``scores_by_query`` (with ``p_in_smem``): S and dP with queries as rows rather than keys
     (attention_backward_step.py: fewer registers a consumer thread); ``dq_pass``, how dQ is
-    summed over the key blocks (``DQ_PASSES``); ``pipelined`` (with dq_pass "separate" and
-    ``p_in_smem``): a step's dV and dK stay in flight into the next step, P and dS each in a
-    buffer of its own, and the step's Q/dO stage is released in the next step.
+    summed over the key blocks (``DQ_PASSES``); ``pipelined`` (with dq_pass "separate" or
+    "tma_add", and ``p_in_smem``): a step's dV and dK stay in flight into the next step, P and
+    dS each in a buffer of its own, and the step's Q/dO stage is released in the next step;
+    with "tma_add" dQ's products are issued before dK's, and the step's wait for them leaves
+    dK in flight (dV too with scores_by_query at HEAD_DIM 64).
 
     The ring with ``pipelined``: the consumers hold two stages at a time, the step's and the
     previous one, released only once the step's wait for S has retired the previous step's
@@ -103,14 +110,16 @@ class Config(KernelConfig):
             self._check_pipelined()
 
     def _check_pipelined(self):
-        """``pipelined`` leaves dV and dK in flight into the next step (attention_backward_step
-        ``_wait_for_scores``): no dQ product may wait for them in between, P^T must be in SMEM
-        of its own while dV reads it, and the ring must hold the step's stage and the previous
-        one, still unreleased."""
-        if self.dq_pass != "separate":
+        """``pipelined`` leaves dK (and dV) in flight into the next step (attention_backward_step
+        ``_wait_for_scores``): a wait for dQ's products must not retire them, which the steps
+        arrange for dq_pass "tma_add" only (its products issued before dK's:
+        ``_issue_dq``; "separate" has none), P^T must be in SMEM of its own while dV reads it,
+        and the ring must hold the step's stage and the previous one, still unreleased."""
+        if self.dq_pass not in PIPELINED_DQ_PASSES:
             raise ValueError(
-                "pipelined leaves dV and dK in flight into the next step, which dQ's products "
-                f"in the kernel would wait for: it needs dq_pass='separate', got {self.dq_pass!r}"
+                "pipelined leaves dK and dV in flight into the next step, which a wait for dQ's "
+                "products issued after them would retire: it is built for dq_pass "
+                f"{' or '.join(map(repr, PIPELINED_DQ_PASSES))}, got {self.dq_pass!r}"
             )
         if not self.p_in_smem:
             raise ValueError(

@@ -18,10 +18,13 @@ an instruction; the same chunks through fp32 SMEM staging tiles, each added by o
 reduce-add (``_reduce_dq``); the two consumers' shares summed first, each consumer adding
 half of the columns; or nothing (a kernel of its own, attention_dq.py, computes dQ).
 
-With PIPELINED (dQ in its kernel of its own, P in SMEM) a step ends once dK's product is
-issued: dV's and dK's products stay in flight, as the ``warpgroup_mma`` results the loop
-carries (``start_pipeline``), until the next step's wait for S retires them and releases
-their stage (``_wait_for_scores``); after the last step ``drain_pipeline`` retires them.
+With PIPELINED (dQ in its kernel of its own or by TMA reduce-adds, P in SMEM) a step ends
+once dK's product is issued: dV's and dK's products stay in flight, as the ``warpgroup_mma``
+results the loop carries (``start_pipeline``), until the next step's wait for S retires them
+and releases their stage (``_wait_for_scores``); after the last step ``drain_pipeline``
+retires them. With "tma_add" dQ's products are issued before dK's (``_issue_dq``), so that
+the step's waits for them (``_reduce_issued_dq``) leave dK in flight, and dV too where they
+are issued before it (S at HEAD_DIM 64).
 """
 
 from tlx.compat import tma_atomic_add
@@ -107,6 +110,56 @@ def _reduce_dq(state, dq, bh_q, off_m, sequence, first_column, consumer: gl.cons
     staging.store(dq * sm_scale)
     fence_async_shared()
     tma_atomic_add(desc_dq, [bh_q, off_m, first_column], staging.reshape([1, BLOCK_M, COLUMNS]))
+
+
+@gluon.jit
+def _issue_dq(ds_operand, k, BLOCK_M: gl.constexpr, FIRST: gl.constexpr, END: gl.constexpr):
+    """dQ's products of a pipelined step with dq_pass "tma_add", issued and left in flight:
+    chunks [FIRST, END) of this consumer's share dS K (``ds_operand``: dS as the A operand,
+    registers or SMEM; ``k`` its K buffer), DQ_COLUMNS columns a product, one
+    ``warpgroup_mma`` group each; a tuple of them for ``_reduce_issued_dq``."""
+    num_warps: gl.constexpr = gl.num_warps()
+    dq_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, DQ_COLUMNS, 16]
+    )
+    dq_zeros = gl.zeros([BLOCK_M, DQ_COLUMNS], gl.float32, dq_layout)
+    chunks = ()
+    for chunk in gl.static_range(FIRST, END):
+        dq = warpgroup_mma(
+            ds_operand,
+            k.slice(chunk * DQ_COLUMNS, DQ_COLUMNS, dim=1),
+            dq_zeros,
+            use_acc=False,
+            is_async=True,
+        )
+        chunks = chunks + (dq,)
+    return chunks
+
+
+@gluon.jit
+def _reduce_issued_dq(
+    state,
+    chunks,
+    ds_operand,
+    index,
+    bh_q,
+    off_m,
+    consumer: gl.constexpr,
+    FIRST: gl.constexpr,
+    AFTER: gl.constexpr,
+):
+    """Waits for each of the dQ products ``_issue_dq`` issued (chunks FIRST on), leaving in
+    flight the AFTER groups issued since (dK's, and dV's if issued after them: wgmma groups
+    retire in order, so the wait for a chunk leaves the later chunks and those groups
+    outstanding), and adds it by a TMA reduce-add (``_reduce_dq``) while they run.
+    ``ds_operand`` is kept alive till the last wait: an A operand from registers is read by
+    the products in flight."""
+    HEAD_DIM: gl.constexpr = state[2].shape[2]
+    COUNT: gl.constexpr = len(chunks)
+    for i in gl.static_range(COUNT):
+        dq, ds_operand = warpgroup_mma_wait(AFTER + COUNT - 1 - i, deps=[chunks[i], ds_operand])
+        sequence = index * (HEAD_DIM // DQ_COLUMNS) + FIRST + i
+        _reduce_dq(state, dq, bh_q, off_m, sequence, (FIRST + i) * DQ_COLUMNS, consumer)
 
 
 @gluon.jit
@@ -278,8 +331,9 @@ def step_by_keys(
     """One Q block (ring index ``index``) for this consumer's keys, with keys as the rows of
     S^T and dP^T: dK and dV accumulate, dQ as DQ_PASS says (``_dq_and_release``). The stage
     is released once every product that reads Q or dO has completed: in this step, or with
-    PIPELINED (P^T and dS^T in buffers of their own, no dQ) in the next one, whose wait for
-    S^T retires this step's dV and dK (``_wait_for_scores``), which stay in flight till then."""
+    PIPELINED (P^T and dS^T in buffers of their own) in the next one, whose wait for S^T
+    retires this step's dV and dK (``_wait_for_scores``), which stay in flight till then
+    (with "tma_add" dK alone: dQ's products, which read dS^T from SMEM, follow dV's)."""
     (q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles, p_tiles) = state[0:6]
     (ready, empty) = state[9:11]
     NUM_STAGES: gl.constexpr = q_tiles.shape[0]
@@ -333,10 +387,18 @@ def step_by_keys(
         wait_for_other_consumer(state, index, consumer, DQ_PASS)
     ds_smem.store(ds16)
     fence_async_shared()
+    if PIPELINED and DQ_PASS == "tma_add":
+        # dQ's products (dS from SMEM, as dS^T is written) before dK's: the wait for them
+        # retires dV, issued before, and leaves dK in flight into the next step.
+        ds_operand = ds_smem.permute((1, 0))
+        dq_chunks = _issue_dq(ds_operand, k, BLOCK_M, 0, q_tiles.shape[2] // DQ_COLUMNS)
     # dS^T from SMEM for dK too: registers are what the consumer lacks (dK and dV take 128 a
     # thread at HEAD_DIM 128).
     dk = warpgroup_mma(ds_smem, q, dk, is_async=True)
-    if not PIPELINED:
+    if PIPELINED:
+        if DQ_PASS == "tma_add":
+            _reduce_issued_dq(state, dq_chunks, ds_operand, index, bh_q, off_m, consumer, 0, 1)
+    else:
         dk, dv = _dq_and_release(
             state,
             ds_smem.permute((1, 0)),
@@ -382,8 +444,8 @@ def step_by_queries(
 ):
     """``step_by_keys`` with queries as the rows of S and dP: P and dS go through SMEM (one
     buffer with aliasing: dV has read P before dS is written there), dV = P^T dO and dK =
-    dS^T Q read their transposes there, and dQ = dS K takes dS from registers. ``first_key``
-    is this consumer's first key."""
+    dS^T Q read their transposes there, and dQ = dS K takes dS from registers (with PIPELINED
+    and "tma_add", issued first). ``first_key`` is this consumer's first key."""
     (q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles, p_tiles) = state[0:6]
     (ready, empty) = state[9:11]
     NUM_STAGES: gl.constexpr = q_tiles.shape[0]
@@ -424,9 +486,24 @@ def step_by_queries(
     dp = warpgroup_mma_wait(0, deps=[dp_tok])
     p, ds = _gradients_by_query(s, dp, lse2, delta, queries, keys, state[15], MASKED)
     wait_for_other_consumer(state, index, consumer, DQ_PASS)
+    # PIPELINED with "tma_add": dQ's first product before dV's, dS from registers. At HEAD_DIM
+    # 64 (one chunk) the step waits for it after dK's issue, leaving dV and dK in flight into
+    # the next step. At 128, where dK and dV take 128 registers a thread, one chunk's
+    # accumulator is live at a time: the first is waited for (dV left in flight) and added
+    # before the second is issued, which dK follows; the step ends with dK in flight.
+    PIPELINED_TMA_ADD: gl.constexpr = PIPELINED and DQ_PASS == "tma_add"
+    CHUNKS: gl.constexpr = HEAD_DIM // DQ_COLUMNS
+    if PIPELINED_TMA_ADD:
+        ds_operand = gl.convert_layout(
+            ds.to(dtype), gl.DotOperandLayout(operand_index=0, parent=dq_layout, k_width=2)
+        )
+        dq_chunks = _issue_dq(ds_operand, k, BLOCK_M, 0, 1)
     p_smem.store(p.to(dtype))
     fence_async_shared()
     dv = warpgroup_mma(p_smem.permute((1, 0)), do, dv, is_async=True)
+    if PIPELINED_TMA_ADD and CHUNKS > 1:
+        _reduce_issued_dq(state, dq_chunks, ds_operand, index, bh_q, off_m, consumer, 0, 1)
+        dq_chunks = _issue_dq(ds_operand, k, BLOCK_M, 1, CHUNKS)
     ds16 = ds.to(dtype)
     if not PIPELINED:
         # With aliasing P and dS take one buffer: dV has read P before dS is written.
@@ -434,7 +511,12 @@ def step_by_queries(
     ds_smem.store(ds16)
     fence_async_shared()
     dk = warpgroup_mma(ds_smem.permute((1, 0)), q, dk, is_async=True)
-    # PIPELINED: dV and dK stay in flight, retired by the next step's wait for S.
+    # PIPELINED: dK (and dV) stay in flight, retired by the next step's wait for S.
+    if PIPELINED_TMA_ADD:
+        if CHUNKS > 1:
+            _reduce_issued_dq(state, dq_chunks, ds_operand, index, bh_q, off_m, consumer, 1, 1)
+        else:
+            _reduce_issued_dq(state, dq_chunks, ds_operand, index, bh_q, off_m, consumer, 0, 2)
     if not PIPELINED:
         ds_operand = gl.convert_layout(
             ds16, gl.DotOperandLayout(operand_index=0, parent=dq_layout, k_width=2)
