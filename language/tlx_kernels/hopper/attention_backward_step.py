@@ -114,7 +114,8 @@ def _reduce_dq(state, dq, bh_q, off_m, sequence, first_column, consumer: gl.cons
 
 @gluon.jit
 def _issue_dq(ds_operand, k, BLOCK_M: gl.constexpr, FIRST: gl.constexpr, END: gl.constexpr):
-    """dQ's products of a pipelined step with dq_pass "tma_add", issued and left in flight:
+    """dQ's products of a step with dq_pass "tma_add" (a pipelined step's, left in flight; an
+    unpipelined step's, a chunk at a time), or of the atomics passes, issued:
     chunks [FIRST, END) of this consumer's share dS K (``ds_operand``: dS as the A operand,
     registers or SMEM; ``k`` its K buffer), DQ_COLUMNS columns a product, one
     ``warpgroup_mma`` group each; a tuple of them for ``_reduce_issued_dq``."""
@@ -287,19 +288,9 @@ def _dq_and_release(
         _add_dq(state, dq, bh_q, off_m, first, True)
     else:
         # DQ_COLUMNS columns at a time: one chunk's accumulator is live at once.
-        dq_layout: gl.constexpr = gl.NVMMADistributedLayout(
-            version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, DQ_COLUMNS, 16]
-        )
-        dq_zeros = gl.zeros([BLOCK_M, DQ_COLUMNS], gl.float32, dq_layout)
         CHUNKS: gl.constexpr = HEAD_DIM // DQ_COLUMNS
         for chunk in gl.static_range(CHUNKS):
-            dq = warpgroup_mma(
-                ds_operand,
-                k.slice(chunk * DQ_COLUMNS, DQ_COLUMNS, dim=1),
-                dq_zeros,
-                use_acc=False,
-                is_async=True,
-            )
+            (dq,) = _issue_dq(ds_operand, k, BLOCK_M, chunk, chunk + 1)
             if chunk == 0:
                 dv, dk, dq = warpgroup_mma_wait(0, deps=[dv, dk, dq])
                 mbarrier.arrive(empty.index(stage))
