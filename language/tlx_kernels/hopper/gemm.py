@@ -19,6 +19,7 @@ from tlx_kernels.hopper.common import (
     triton_dtype,
 )
 from tlx_kernels.hopper.gemm_kernel import gemm_kernel
+from tlx_kernels.hopper.gemm_state import column_parts as _column_parts
 from tlx_kernels.hopper.gemm_state import last_wave
 from tlx_kernels.hopper.split_reduction import (
     last_wave_splits_to_try,
@@ -30,6 +31,12 @@ from tlx_kernels.hopper.split_reduction import (
 from tlx_kernels.launch import DirectLaunch
 
 _TORCH_DTYPE = {name: dtype for dtype, name in TORCH_TO_TRITON_DTYPE.items()}
+
+
+# A tile of this many columns is built of power-of-two parts (``gemm_state.column_parts``),
+# whose wave counts fit grids that 128 and 256 columns leave ragged (``shape_configs``).
+SPLIT_BLOCK_N = 192
+column_parts = _column_parts.fn
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,6 +111,14 @@ class Config(KernelConfig):
             )
         if self.split_k < 1:
             raise ValueError(f"split_k={self.split_k}: a number of K splits, 1 or more")
+        if self.block_n == SPLIT_BLOCK_N and (
+            not self.warp_specialize or self.stagger or self.split_k > 1 or self.last_wave_split > 1
+        ):
+            raise ValueError(
+                f"block_n={SPLIT_BLOCK_N} (a {column_parts(SPLIT_BLOCK_N)} split of B and C) is "
+                "built by the warp-specialized kernel's consumers only: it needs "
+                "warp_specialize=True, stagger=0, split_k=1 and last_wave_split=1"
+            )
         if self.split_k > 1 and (self.persistent or not self.warp_specialize or self.stagger):
             raise ValueError(
                 f"split_k={self.split_k}: each split of a tile is a CTA of its own, whose "
@@ -159,11 +174,13 @@ def benchmark_configs(dtype="fp16"):
 
 
 def block_shapes(config, arguments=None):
-    """Block shapes of the A, B and C descriptors: C is stored a consumer's half at a time."""
+    """Block shapes of the A, B and C descriptors: C is stored a consumer's half at a time; a
+    tile of ``SPLIT_BLOCK_N`` columns copies B and C 64 columns at a time (its parts' common
+    width, ``column_parts``)."""
     return (
         [config.block_m, config.block_k],
-        [config.block_k, config.block_n],
-        [config.block_m // 2, config.block_n],
+        [config.block_k, column_parts(config.block_n)[-1]],
+        [config.block_m // 2, column_parts(config.block_n)[-1]],
     )
 
 
