@@ -27,6 +27,7 @@ from tlx_kernels.hopper.split_reduction import (
     splits_to_try,
     sums_addressable,
     tile_sums,
+    wave_occupancy,
 )
 from tlx_kernels.launch import DirectLaunch
 
@@ -347,6 +348,25 @@ LAST_WAVE_TILES = ((128, 256, 3), (256, 128, 3), (128, 128, 5))
 LAST_WAVE_FACTORS = (2, 3, 4, 6, 8)
 
 
+# The 128 x 192 tiles (``SPLIT_BLOCK_N``): persistent with C beside a ring of 3 or 4 stages
+# of 40 KiB (4: 48 + 160 KiB), and one tile a CTA with C over a ring of 4 or 5 stages.
+SPLIT_COLUMN_TILES = [
+    Config(128, SPLIT_BLOCK_N, 64, stages, alias_c=False, persistent=True) for stages in (3, 4)
+] + [Config(128, SPLIT_BLOCK_N, 64, stages, alias_c=True) for stages in (4, 5)]
+
+
+def split_columns_fill_waves(M, N, sms):
+    """Whether 128 x 192 tiles keep the SMs busier over their waves (``wave_occupancy``) than
+    both 128 x 128 and 128 x 256 tiles do at M x N on ``sms`` SMs: where ``shape_configs``
+    tries them (on 132 SMs: 1536 cubed, 3072 cubed, 512 x 6144; not 4096 cubed)."""
+    tiles_m = triton.cdiv(M, 128)
+
+    def occupancy(block_n):
+        return wave_occupancy(tiles_m * triton.cdiv(N, block_n), sms)
+
+    return occupancy(SPLIT_BLOCK_N) > max(occupancy(128), occupancy(256))
+
+
 def autotune_space():
     """The ``Config``s ``autotuned_matmul`` searches (tlx.autotune), before its shape prunes
     them (``shape_configs``): 64, 128 or 256 columns per tile (a narrow tile gives a small
@@ -365,7 +385,8 @@ def autotune_space():
     256 x 128) and split-K (``SPLIT_K_TILES`` x ``SPLIT_K_FACTORS``), C over the ring: its
     fp32 partials are added from registers to the workspace and need no SMEM; and the
     persistent last-wave schedule (``LAST_WAVE_TILES`` x ``LAST_WAVE_FACTORS``, C beside the
-    ring: the split units' partials too are added to the workspace)."""
+    ring: the split units' partials too are added to the workspace); and the 128 x 192 tiles
+    (``SPLIT_COLUMN_TILES``, a 128- and a 64-column part: ``column_parts``)."""
     configs = [
         Config(128, block_n, 64, stages, alias_c)
         for block_n in (64, 128, 256)
@@ -394,6 +415,7 @@ def autotune_space():
         for alias_c in (True, False)
     ]
     configs += MID_TILES
+    configs += SPLIT_COLUMN_TILES
     configs += [
         Config(block_m, block_n, 64, stages, alias_c=True, split_k=split_k)
         for block_m, block_n, stages in SPLIT_K_TILES
@@ -423,14 +445,19 @@ def shape_configs(M, N, K, sms, space=None):
     fused MLP's rule too); and the last-wave schedule where its tiles make a wave or more
     and a last wave that keeps less than 90% of the SMs busy, each split of at least
     ``SPLIT_K_MIN_STEPS`` K steps, the two splits whose units keep the most SMs busy, more
-    than the last wave unsplit (``split_reduction.last_wave_splits_to_try``). Split tiles
+    than the last wave unsplit (``split_reduction.last_wave_splits_to_try``); the 128 x 192
+    tiles only where their waves keep the SMs busier than 128 x 128 and 128 x 256 tiles do
+    (``split_columns_fill_waves``), so that elsewhere the tuner times no more. Split tiles
     whose sums 32-bit offsets cannot address are not tried."""
     space = autotune_space() if space is None else space
     few_waves = triton.cdiv(M, 128) * triton.cdiv(N, 256) < 4 * sms
+    split_columns = split_columns_fill_waves(M, N, sms)
     kept, splits = [], {}
     for config in space:
         if config.block_m > 128 * triton.cdiv(M, 128):
             continue  # rows of a 256-row tile past M's 128-row multiple: work thrown away
+        if config.block_n == SPLIT_BLOCK_N and not split_columns:
+            continue
         k_steps = triton.cdiv(K, config.block_k)
         if not sums_addressable(split_k_sums(config, M, N, sms)):
             continue
