@@ -356,13 +356,15 @@ SPLIT_COLUMN_TILES = [
 
 
 def split_columns_fill_waves(M, N, sms):
-    """Whether 128 x 192 tiles keep the SMs busier over their waves (``wave_occupancy``) than
-    both 128 x 128 and 128 x 256 tiles do at M x N on ``sms`` SMs: where ``shape_configs``
-    tries them (on 132 SMs: 1536 cubed, 3072 cubed, 512 x 6144; not 4096 cubed)."""
+    """Whether 128 x 192 tiles keep the SMs busier with C's columns over their waves than
+    both 128 x 128 and 128 x 256 tiles do at M x N on ``sms`` SMs (``wave_occupancy``, times
+    the share of the tiles' columns that N fills: columns past N are work thrown away). On
+    132 SMs: 1536 cubed, 3072 cubed and 512 x 6144; not 4096 cubed."""
     tiles_m = triton.cdiv(M, 128)
 
     def occupancy(block_n):
-        return wave_occupancy(tiles_m * triton.cdiv(N, block_n), sms)
+        tiles_n = triton.cdiv(N, block_n)
+        return wave_occupancy(tiles_m * tiles_n, sms) * N / (tiles_n * block_n)
 
     return occupancy(SPLIT_BLOCK_N) > max(occupancy(128), occupancy(256))
 
@@ -446,12 +448,13 @@ def shape_configs(M, N, K, sms, space=None):
     and a last wave that keeps less than 90% of the SMs busy, each split of at least
     ``SPLIT_K_MIN_STEPS`` K steps, the two splits whose units keep the most SMs busy, more
     than the last wave unsplit (``split_reduction.last_wave_splits_to_try``); the 128 x 192
-    tiles only where their waves keep the SMs busier than 128 x 128 and 128 x 256 tiles do
-    (``split_columns_fill_waves``), so that elsewhere the tuner times no more. Split tiles
+    tiles only where 128 x 256 tiles make fewer than four waves (a ragged last wave costs
+    little after more) and their waves keep the SMs busier than 128 x 128 and 128 x 256
+    tiles do (``split_columns_fill_waves``), so that elsewhere the tuner times no more. Split tiles
     whose sums 32-bit offsets cannot address are not tried."""
     space = autotune_space() if space is None else space
     few_waves = triton.cdiv(M, 128) * triton.cdiv(N, 256) < 4 * sms
-    split_columns = split_columns_fill_waves(M, N, sms)
+    split_columns = few_waves and split_columns_fill_waves(M, N, sms)
     kept, splits = [], {}
     for config in space:
         if config.block_m > 128 * triton.cdiv(M, 128):
