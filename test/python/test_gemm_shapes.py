@@ -1,7 +1,7 @@
 """The GEMM off the square grid, on the CPU: split-K, the last-wave schedule, the 256 x 128
 and the 128 x 192 tiles as configurations (what they refuse, what the tuner keeps at which
-shape), the split units' schedule, their SMEM plans, and their kernels compiled for sm_90a or pruned with the
-planner's reason. The GPU tests are test/gpu/test_hopper_gemm.py's."""
+shape), the split units' schedule, their SMEM plans, and their kernels compiled for sm_90a
+or pruned with the planner's reason. The GPU tests are test/gpu/test_hopper_gemm.py's."""
 
 import importlib
 
