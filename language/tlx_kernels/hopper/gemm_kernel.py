@@ -457,7 +457,6 @@ def gemm_kernel(
         LAST_WAVE_SPLIT == 1 or (PERSISTENT and SPLIT_K == 1),
         "splitting the last wave needs a persistent kernel without split-K",
     )
-    # A tile of two column parts (Config's block_n=192) in warp-specialized consumers only.
     gl.static_assert(
         len(column_parts(BLOCK_N)) == 1
         or (WARP_SPECIALIZE and STAGGER == 0 and SPLIT_K == 1 and LAST_WAVE_SPLIT == 1),
@@ -496,13 +495,10 @@ def gemm_kernel(
         c_group = tlx.reuse_group(c_tile, c_tail, group_type=tlx.reuse_group_type.distinct)
         ring = tlx.reuse_group(stage, group_size=NUM_STAGES)
         if ALIAS_C:
-            smem.set_buffer_overlap(
-                tlx.reuse_group(c_group, ring, group_type=tlx.reuse_group_type.shared)
-            )
+            overlap = tlx.reuse_group(c_group, ring, group_type=tlx.reuse_group_type.shared)
         else:
-            smem.set_buffer_overlap(
-                tlx.reuse_group(c_group, ring, group_type=tlx.reuse_group_type.distinct)
-            )
+            overlap = tlx.reuse_group(c_group, ring, group_type=tlx.reuse_group_type.distinct)
+        smem.set_buffer_overlap(overlap)
     elif ALIAS_C:
         # The ring is one buffer group (a0 a1 a2 a3 b0 b1 b2 b3) and C, born after the ring's
         # last use, takes its first bytes.
