@@ -61,6 +61,10 @@ def configs(dtype):
         "split_k": gemm.Config(128, 256, 64, 4, alias_c=True, split_k=4),
         "split_k_tall": gemm.Config(256, 128, 64, 4, alias_c=True, split_k=3),
         "split_k_narrow": gemm.Config(128, 128, 64, 6, alias_c=True, split_k=16),
+        # 128 x 192 tiles, a 128- and a 64-column part (at most shapes N is no multiple of
+        # 192: the last tile column's parts are clipped or wholly past N).
+        "split_columns": gemm.Config(128, 192, 64, 5, alias_c=True),
+        "split_columns_persistent": gemm.Config(128, 192, 64, 4, alias_c=False, persistent=True),
     }
 
 
@@ -77,6 +81,8 @@ CONFIG_NAMES = [
     "split_k",
     "split_k_tall",
     "split_k_narrow",
+    "split_columns",
+    "split_columns_persistent",
 ]
 
 
@@ -91,6 +97,33 @@ def test_matches_reference(dtype, config_name, shape):
     a = torch.randn(M, K, device="cuda", dtype=dtype)
     b = torch.randn(K, N, device="cuda", dtype=dtype)
     assert_matches_reference(gemm.matmul(a, b, configs(dtype)[config_name]), a, b)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("persistent", [False, True], ids=["one_tile", "persistent"])
+@pytest.mark.parametrize(
+    "shape",
+    # The shapes the tuner tries 128 x 192 tiles at; N of 500 and 1000: a last tile column of
+    # 116 and 40 columns (the 64-column part wholly past N).
+    [
+        (1536, 1536, 1536),
+        (512, 6144, 4096),
+        (3072, 3072, 3072),
+        (300, 500, 200),
+        (1000, 1000, 1000),
+    ],
+    ids=lambda shape: "x".join(map(str, shape)),
+)
+def test_192_column_tiles_match_reference(dtype, persistent, shape):
+    from tlx_kernels.hopper import gemm
+
+    M, N, K = shape
+    torch.manual_seed(M + N * K)
+    a = torch.randn(M, K, device="cuda", dtype=dtype)
+    b = torch.randn(K, N, device="cuda", dtype=dtype)
+    for config in gemm.SPLIT_COLUMN_TILES:
+        if config.persistent == persistent:
+            assert_matches_reference(gemm.matmul(a, b, config), a, b)
 
 
 def test_every_tile_is_written():

@@ -1,7 +1,7 @@
-"""The GEMM off the square grid, on the CPU: split-K, the last-wave schedule and the 256 x 128
-tiles as configurations (what they refuse, what the tuner keeps at which shape), the split
-units' schedule, their SMEM plans, and their kernels compiled for sm_90a or pruned with the
-planner's reason. The GPU tests are test/gpu/test_hopper_gemm.py's."""
+"""The GEMM off the square grid, on the CPU: split-K, the last-wave schedule, the 256 x 128
+and the 128 x 192 tiles as configurations (what they refuse, what the tuner keeps at which
+shape), the split units' schedule, their SMEM plans, and their kernels compiled for sm_90a
+or pruned with the planner's reason. The GPU tests are test/gpu/test_hopper_gemm.py's."""
 
 import importlib
 
@@ -211,7 +211,9 @@ def test_large_products_keep_the_space_of_the_square_grid(gemm, shape):
     assert whole == [
         config
         for config in gemm.autotune_space()
-        if config.split_k == config.last_wave_split == 1 and config not in gemm.MID_TILES
+        if config.split_k == config.last_wave_split == 1
+        and config not in gemm.MID_TILES
+        and config not in gemm.SPLIT_COLUMN_TILES
     ]
 
 
@@ -253,7 +255,7 @@ def new_configs(gemm):
         for config in gemm.autotune_space()
         if config.split_k > 1 or config.last_wave_split > 1
     ]
-    return [*gemm.MID_TILES, *splits]
+    return [*gemm.MID_TILES, *gemm.SPLIT_COLUMN_TILES, *splits]
 
 
 def test_every_new_configuration_fits_or_is_pruned_with_the_planners_reason(gemm):
@@ -334,6 +336,67 @@ def test_new_configurations_compile_for_sm90a(gemm, config_fields):
         assert "ld.global.cg" in ptx
     else:
         assert "atom.global" not in ptx
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"warp_specialize": False},
+        {"stagger": 2},
+        {"split_k": 2},
+        {"persistent": True, "last_wave_split": 2},
+    ],
+    ids=["pipelined", "stagger", "split_k", "last_wave_split"],
+)
+def test_192_column_tiles_need_the_warp_specialized_kernel_unsplit(gemm, fields):
+    alias_c = not fields.get("persistent") and "stagger" not in fields
+    with pytest.raises(ValueError, match="block_n=192 .*split of B and C"):
+        gemm.Config(128, 192, 64, 4, alias_c, **fields)
+    gemm.Config(128, 256, 64, 4, alias_c, **fields)  # the same schedule of a 256-column tile
+
+
+def test_a_192_column_tile_is_a_128_and_a_64_column_part(gemm):
+    assert gemm.column_parts(192) == (128, 64)
+    assert [gemm.column_parts(n) for n in (64, 128, 256)] == [(64,), (128,), (256,)]
+    # B and C are copied 64 columns at a time, the parts' common width.
+    config = gemm.Config(128, 192, 64, 4, alias_c=False, persistent=True)
+    assert gemm.block_shapes(config) == ([128, 64], [64, 64], [64, 64])
+
+
+@pytest.mark.parametrize(
+    ("shape", "fills", "tried"),
+    [
+        # One wave of 96 tiles; 2.91 waves; 0.97 wave (128 x 256: 0.55, 2.18, 0.73 waves).
+        ((1536, 1536, 1536), True, True),
+        ((3072, 3072, 3072), True, True),
+        ((512, 6144, 4096), True, True),
+        # 5.3 waves of 128 x 192 tiles, whose last is a third busy; 128 x 256's 3.9 waves.
+        ((4096, 4096, 4096), False, False),
+        ((300, 500, 200), False, False),
+        # Fuller waves than 128 x 256 tiles', but after 16 of them: not tried.
+        ((8192, 8192, 8192), True, False),
+    ],
+)
+def test_the_tuner_tries_192_column_tiles_where_their_waves_fill_the_sms(gemm, shape, fills, tried):
+    assert gemm.split_columns_fill_waves(shape[0], shape[1], SMS) == fills
+    split_columns = [config for config in shape_kept(gemm, *shape) if config.block_n == 192]
+    assert split_columns == (gemm.SPLIT_COLUMN_TILES if tried else [])
+
+
+@pytest.mark.parametrize("config", [0, 1, 2, 3], ids=lambda i: f"split_column_tile{i}")
+def test_192_column_tiles_compile_with_n128_and_n64_products(gemm, config):
+    config = gemm.SPLIT_COLUMN_TILES[config]
+    smem = gemm.smem_plan(config)
+    stage = (128 * 64 + 64 * 128 + 64 * 64) * 2  # A, B's 128- and 64-column parts: 40 KiB
+    c_bytes = 0 if config.alias_c else 128 * 192 * 2
+    assert smem.plan.size_bytes == config.num_stages * stage + c_bytes
+    compiled = gemm.compile_for_hopper(config, "bf16")
+    assert smem.plan.size_bytes < compiled.metadata.shared <= 232448
+    ptx = compiled.asm["ptx"]
+    # Each consumer's two products a K step: 128 and 64 columns of the same A rows.
+    assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16" in ptx
+    assert "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16" in ptx
+    assert "n192" not in ptx and "n256" not in ptx
 
 
 def test_the_bench_grid_takes_groups_and_shapes():

@@ -19,6 +19,7 @@ from tlx_kernels.hopper.common import (
     triton_dtype,
 )
 from tlx_kernels.hopper.gemm_kernel import gemm_kernel
+from tlx_kernels.hopper.gemm_state import column_parts as _column_parts
 from tlx_kernels.hopper.gemm_state import last_wave
 from tlx_kernels.hopper.split_reduction import (
     last_wave_splits_to_try,
@@ -26,10 +27,17 @@ from tlx_kernels.hopper.split_reduction import (
     splits_to_try,
     sums_addressable,
     tile_sums,
+    wave_occupancy,
 )
 from tlx_kernels.launch import DirectLaunch
 
 _TORCH_DTYPE = {name: dtype for dtype, name in TORCH_TO_TRITON_DTYPE.items()}
+
+
+# A tile of this many columns is built of power-of-two parts (``gemm_state.column_parts``),
+# whose wave counts fit grids that 128 and 256 columns leave ragged (``shape_configs``).
+SPLIT_BLOCK_N = 192
+column_parts = _column_parts.fn
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,6 +112,14 @@ class Config(KernelConfig):
             )
         if self.split_k < 1:
             raise ValueError(f"split_k={self.split_k}: a number of K splits, 1 or more")
+        if self.block_n == SPLIT_BLOCK_N and (
+            not self.warp_specialize or self.stagger or self.split_k > 1 or self.last_wave_split > 1
+        ):
+            raise ValueError(
+                f"block_n={SPLIT_BLOCK_N} (a {column_parts(SPLIT_BLOCK_N)} split of B and C) is "
+                "built by the warp-specialized kernel's consumers only: it needs "
+                "warp_specialize=True, stagger=0, split_k=1 and last_wave_split=1"
+            )
         if self.split_k > 1 and (self.persistent or not self.warp_specialize or self.stagger):
             raise ValueError(
                 f"split_k={self.split_k}: each split of a tile is a CTA of its own, whose "
@@ -159,11 +175,13 @@ def benchmark_configs(dtype="fp16"):
 
 
 def block_shapes(config, arguments=None):
-    """Block shapes of the A, B and C descriptors: C is stored a consumer's half at a time."""
+    """Block shapes of the A, B and C descriptors: C is stored a consumer's half at a time; a
+    tile of ``SPLIT_BLOCK_N`` columns copies B and C 64 columns at a time (its parts' common
+    width, ``column_parts``)."""
     return (
         [config.block_m, config.block_k],
-        [config.block_k, config.block_n],
-        [config.block_m // 2, config.block_n],
+        [config.block_k, column_parts(config.block_n)[-1]],
+        [config.block_m // 2, column_parts(config.block_n)[-1]],
     )
 
 
@@ -330,6 +348,27 @@ LAST_WAVE_TILES = ((128, 256, 3), (256, 128, 3), (128, 128, 5))
 LAST_WAVE_FACTORS = (2, 3, 4, 6, 8)
 
 
+# The 128 x 192 tiles (``SPLIT_BLOCK_N``): persistent with C beside a ring of 3 or 4 stages
+# of 40 KiB (4: 48 + 160 KiB), and one tile a CTA with C over a ring of 4 or 5 stages.
+SPLIT_COLUMN_TILES = [
+    Config(128, SPLIT_BLOCK_N, 64, stages, alias_c=False, persistent=True) for stages in (3, 4)
+] + [Config(128, SPLIT_BLOCK_N, 64, stages, alias_c=True) for stages in (4, 5)]
+
+
+def split_columns_fill_waves(M, N, sms):
+    """Whether 128 x 192 tiles keep the SMs busier with C's columns over their waves than
+    both 128 x 128 and 128 x 256 tiles do at M x N on ``sms`` SMs (``wave_occupancy``, times
+    the share of the tiles' columns that N fills: columns past N are work thrown away). On
+    132 SMs: 1536 cubed, 3072 cubed and 512 x 6144; not 4096 cubed."""
+    tiles_m = triton.cdiv(M, 128)
+
+    def occupancy(block_n):
+        tiles_n = triton.cdiv(N, block_n)
+        return wave_occupancy(tiles_m * tiles_n, sms) * N / (tiles_n * block_n)
+
+    return occupancy(SPLIT_BLOCK_N) > max(occupancy(128), occupancy(256))
+
+
 def autotune_space():
     """The ``Config``s ``autotuned_matmul`` searches (tlx.autotune), before its shape prunes
     them (``shape_configs``): 64, 128 or 256 columns per tile (a narrow tile gives a small
@@ -348,7 +387,8 @@ def autotune_space():
     256 x 128) and split-K (``SPLIT_K_TILES`` x ``SPLIT_K_FACTORS``), C over the ring: its
     fp32 partials are added from registers to the workspace and need no SMEM; and the
     persistent last-wave schedule (``LAST_WAVE_TILES`` x ``LAST_WAVE_FACTORS``, C beside the
-    ring: the split units' partials too are added to the workspace)."""
+    ring: the split units' partials too are added to the workspace); and the 128 x 192 tiles
+    (``SPLIT_COLUMN_TILES``, a 128- and a 64-column part: ``column_parts``)."""
     configs = [
         Config(128, block_n, 64, stages, alias_c)
         for block_n in (64, 128, 256)
@@ -377,6 +417,7 @@ def autotune_space():
         for alias_c in (True, False)
     ]
     configs += MID_TILES
+    configs += SPLIT_COLUMN_TILES
     configs += [
         Config(block_m, block_n, 64, stages, alias_c=True, split_k=split_k)
         for block_m, block_n, stages in SPLIT_K_TILES
@@ -406,14 +447,20 @@ def shape_configs(M, N, K, sms, space=None):
     fused MLP's rule too); and the last-wave schedule where its tiles make a wave or more
     and a last wave that keeps less than 90% of the SMs busy, each split of at least
     ``SPLIT_K_MIN_STEPS`` K steps, the two splits whose units keep the most SMs busy, more
-    than the last wave unsplit (``split_reduction.last_wave_splits_to_try``). Split tiles
+    than the last wave unsplit (``split_reduction.last_wave_splits_to_try``); the 128 x 192
+    tiles only where 128 x 256 tiles make fewer than four waves (a ragged last wave costs
+    little after more) and their waves keep the SMs busier than 128 x 128 and 128 x 256
+    tiles do (``split_columns_fill_waves``), so that elsewhere the tuner times no more. Split tiles
     whose sums 32-bit offsets cannot address are not tried."""
     space = autotune_space() if space is None else space
     few_waves = triton.cdiv(M, 128) * triton.cdiv(N, 256) < 4 * sms
+    split_columns = few_waves and split_columns_fill_waves(M, N, sms)
     kept, splits = [], {}
     for config in space:
         if config.block_m > 128 * triton.cdiv(M, 128):
             continue  # rows of a 256-row tile past M's 128-row multiple: work thrown away
+        if config.block_n == SPLIT_BLOCK_N and not split_columns:
+            continue
         k_steps = triton.cdiv(K, config.block_k)
         if not sums_addressable(split_k_sums(config, M, N, sms)):
             continue

@@ -19,6 +19,7 @@ from tlx_kernels.hopper.gemm_state import (
     GemmSchedule,
     GemmState,
     GemmTiles,
+    column_parts,
     last_wave,
     split_unit,
 )
@@ -45,21 +46,42 @@ def _tile_offsets(tile, M, N, GROUP_M, BLOCK_M: gl.constexpr, BLOCK_N: gl.conste
     return tile_m * BLOCK_M, tile_n * BLOCK_N
 
 
+@gluon.constexpr_function
+def _tile_columns(b_ring, b_tail):
+    """A tile's columns: its B stage's, and its 64-column part's if it has one."""
+    return b_ring.shape[2] + (0 if b_tail is None else b_tail.shape[2])
+
+
 @gluon.jit
-def _copy_step(desc_a, desc_b, a_ring, b_ring, ready, stage, off_m, off_n, k):
+def _copy_step(desc_a, desc_b, a_ring, b_ring, b_tail, ready, stage, off_m, off_n, k):
     """The TMA copies of K step ``k``'s A and B tiles into stage ``stage`` of the ring, whose
-    ``ready`` barrier expects their bytes."""
+    ``ready`` barrier expects their bytes. A tile of two column parts (``b_tail`` not None)
+    copies B a descriptor's box (its parts' common width) at a time: two into the 128-column
+    part, one into ``b_tail``; past N the TMA fills zeros and still counts the box's bytes."""
     BLOCK_K: gl.constexpr = a_ring.shape[2]
-    step_bytes: gl.constexpr = desc_a.block_type.nbytes + desc_b.block_type.nbytes
+    BOX_N: gl.constexpr = desc_b.block_type.shape[1]
+    MAIN_N: gl.constexpr = b_ring.shape[2]
+    b_copies: gl.constexpr = MAIN_N // BOX_N + (0 if b_tail is None else 1)
+    step_bytes: gl.constexpr = desc_a.block_type.nbytes + b_copies * desc_b.block_type.nbytes
     mbarrier.expect(ready.index(stage), step_bytes)
     tma_load(desc_a, [off_m, k * BLOCK_K], ready.index(stage), a_ring.index(stage))
-    tma_load(desc_b, [k * BLOCK_K, off_n], ready.index(stage), b_ring.index(stage))
+    if b_tail is None:
+        tma_load(desc_b, [k * BLOCK_K, off_n], ready.index(stage), b_ring.index(stage))
+    else:
+        b_stage = b_ring.index(stage)
+        for part in gl.static_range(MAIN_N // BOX_N):
+            tma_load(
+                desc_b, [k * BLOCK_K, off_n + part * BOX_N], ready.index(stage),
+                b_stage.slice(part * BOX_N, BOX_N, dim=1),
+            )  # fmt: skip
+        tma_load(desc_b, [k * BLOCK_K, off_n + MAIN_N], ready.index(stage), b_tail.index(stage))
 
 
 @gluon.jit
 def _load_tile(
-    desc_a, desc_b, a_ring, b_ring, ready, empty, off_m, off_n, first_index, k_first, k_steps
-):
+    desc_a, desc_b, a_ring, b_ring, b_tail, ready, empty, off_m, off_n, first_index, k_first,
+    k_steps,
+):  # fmt: skip
     """The loader's work for one tile: the A and B tiles of K step ``k_first + k`` into the
     ring's stage of index ``first_index + k`` (mod its depth) once both consumers have released
     that stage's previous contents."""
@@ -69,7 +91,7 @@ def _load_tile(
         stage = index % NUM_STAGES
         # Phase ^ 1: the first pass over the ring finds every stage free.
         mbarrier.wait(empty.index(stage), ((index // NUM_STAGES) & 1) ^ 1)
-        _copy_step(desc_a, desc_b, a_ring, b_ring, ready, stage, off_m, off_n, k_first + k)
+        _copy_step(desc_a, desc_b, a_ring, b_ring, b_tail, ready, stage, off_m, off_n, k_first + k)
 
 
 @gluon.jit
@@ -81,7 +103,7 @@ def _load_partition(state, desc_a, desc_b, schedule):
     b_ring = state.b_ring
     tiles = state.tiles
     BLOCK_M: gl.constexpr = a_ring.shape[1]
-    BLOCK_N: gl.constexpr = b_ring.shape[2]
+    BLOCK_N: gl.constexpr = _tile_columns(b_ring, state.b_tail)
     M = tiles.M
     N = tiles.N
     GROUP_M = tiles.GROUP_M
@@ -95,6 +117,7 @@ def _load_partition(state, desc_a, desc_b, schedule):
                 desc_b,
                 a_ring,
                 b_ring,
+                state.b_tail,
                 state.ready,
                 state.empty,
                 off_m,
@@ -115,6 +138,7 @@ def _load_partition(state, desc_a, desc_b, schedule):
                     desc_b,
                     a_ring,
                     b_ring,
+                    state.b_tail,
                     state.ready,
                     state.empty,
                     off_m,
@@ -132,6 +156,7 @@ def _load_partition(state, desc_a, desc_b, schedule):
             desc_b,
             a_ring,
             b_ring,
+            state.b_tail,
             state.ready,
             state.empty,
             off_m,
@@ -140,6 +165,31 @@ def _load_partition(state, desc_a, desc_b, schedule):
             tiles.k_first,
             k_steps,
         )
+
+
+@gluon.jit
+def _two_part_ring_matmul(
+    a_ring, b_ring, b_tail, ready, empty, acc, acc_tail, first_index, k_steps, row
+):  # fmt: skip
+    """``common.ring_matmul`` of a tile of two column parts: each stage's A rows times its
+    128-column B part into ``acc`` and its 64-column part into ``acc_tail``, the same A in
+    SMEM read by both products. One K step's two products are in flight at a time: a stage
+    is released once the next step's two have been issued and the previous step's have read
+    it, the last once all completed."""
+    NUM_STAGES: gl.constexpr = a_ring.shape[0]
+    ROWS: gl.constexpr = acc.shape[0]
+    for k in range(k_steps):
+        index = first_index + k
+        stage = index % NUM_STAGES
+        mbarrier.wait(ready.index(stage), (index // NUM_STAGES) & 1)
+        a = a_ring.index(stage).slice(row, ROWS)
+        acc = warpgroup_mma(a, b_ring.index(stage), acc, is_async=True)
+        acc_tail = warpgroup_mma(a, b_tail.index(stage), acc_tail, is_async=True)
+        acc, acc_tail = warpgroup_mma_wait(2, deps=[acc, acc_tail])
+        mbarrier.arrive(empty.index((index + NUM_STAGES - 1) % NUM_STAGES), pred=k > 0)
+    acc, acc_tail = warpgroup_mma_wait(0, deps=[acc, acc_tail])
+    mbarrier.arrive(empty.index((first_index + k_steps + NUM_STAGES - 1) % NUM_STAGES))
+    return acc, acc_tail
 
 
 @gluon.jit
@@ -171,7 +221,18 @@ def _mma_tile(
     acc = gl.zeros([SUB_M, BLOCK_N], gl.float32, acc_layout)
     # The tile's last stage is released at the end, so the loader may refill it with the next
     # tile's steps.
-    if STAGGER == 0:
+    if state.b_tail is not None:
+        # Two column parts (Config refuses STAGGER and SPLITS > 1 for them).
+        TAIL_N: gl.constexpr = state.b_tail.shape[2]
+        tail_layout: gl.constexpr = gl.NVMMADistributedLayout(
+            version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, TAIL_N, 16]
+        )
+        acc_tail = gl.zeros([SUB_M, TAIL_N], gl.float32, tail_layout)
+        acc, acc_tail = _two_part_ring_matmul(
+            a_ring, b_ring, state.b_tail, ready, empty, acc, acc_tail, first_index, k_steps,
+            consumer * SUB_M,
+        )  # fmt: skip
+    elif STAGGER == 0:
         acc = ring_matmul(a_ring, b_ring, ready, empty, acc, first_index, k_steps, consumer * SUB_M)
     elif consumer == 0:
         acc = ring_matmul(a_ring, b_ring, ready, empty, acc, first_index, k_steps, 0)
@@ -203,16 +264,26 @@ def _mma_tile(
             _store_c_half(state.desc_c, c_half, acc, off_m + consumer * SUB_M, off_n)
     else:
         _store_c_half(state.desc_c, c_half, acc, off_m + consumer * SUB_M, off_n)
+    if state.b_tail is not None:
+        c_tail = state.c_tail.index(0).slice(consumer * SUB_M, SUB_M)
+        _store_c_half(state.desc_c, c_tail, acc_tail, off_m + consumer * SUB_M, off_n + BLOCK_N)
 
 
 @gluon.jit
 def _store_c_half(desc_c, c_half, acc, off_m, off_n):
-    """``acc`` into this consumer's half of the C tile, then to C at (off_m, off_n) by TMA."""
+    """``acc`` into this consumer's half of the C tile (or of a column part of it), then to C
+    at (off_m, off_n) by TMA, a descriptor's box at a time."""
+    BOX_N: gl.constexpr = desc_c.block_type.shape[1]
+    WIDTH: gl.constexpr = c_half.shape[1]
     # The previous tile's store has read this half of C.
     tma.store_wait(0)
     c_half.store(acc.to(c_half.dtype))
     fence_async_shared()
-    tma_store(desc_c, [off_m, off_n], c_half)
+    if BOX_N == WIDTH:
+        tma_store(desc_c, [off_m, off_n], c_half)
+    else:
+        for part in gl.static_range(WIDTH // BOX_N):
+            tma_store(desc_c, [off_m, off_n + part * BOX_N], c_half.slice(part * BOX_N, BOX_N, 1))
 
 
 @gluon.jit
@@ -226,7 +297,7 @@ def _mma_partition(state, consumer: gl.constexpr, schedule):
     GROUP_M = tiles.GROUP_M
     k_steps = tiles.k_steps
     BLOCK_M: gl.constexpr = state.c_tile.shape[1]
-    BLOCK_N: gl.constexpr = state.c_tile.shape[2]
+    BLOCK_N: gl.constexpr = _tile_columns(state.b_ring, state.b_tail)
     if schedule.PERSISTENT:
         step = 0
         tile_phase = 0
@@ -282,7 +353,9 @@ def _pipelined_tile(
         refill = k + NUM_STAGES - 1
         if refill < k_steps:
             refill_stage = refill % NUM_STAGES
-            _copy_step(desc_a, desc_b, a_ring, b_ring, ready, refill_stage, off_m, off_n, refill)
+            _copy_step(
+                desc_a, desc_b, a_ring, b_ring, None, ready, refill_stage, off_m, off_n, refill
+            )
     acc = warpgroup_mma_wait(0, deps=[acc])
     if ALIAS_C:
         # C lies over the ring: every copy issued has been waited for, and every product
@@ -384,6 +457,11 @@ def gemm_kernel(
         LAST_WAVE_SPLIT == 1 or (PERSISTENT and SPLIT_K == 1),
         "splitting the last wave needs a persistent kernel without split-K",
     )
+    gl.static_assert(
+        len(column_parts(BLOCK_N)) == 1
+        or (WARP_SPECIALIZE and STAGGER == 0 and SPLIT_K == 1 and LAST_WAVE_SPLIT == 1),
+        "a tile of two column parts needs warp specialization, no stagger and no split",
+    )
     tiles = _cta_tiles(
         M, N, K, GROUP_M, BLOCK_M, BLOCK_N, BLOCK_K, PERSISTENT, SPLIT_K, LAST_WAVE_SPLIT
     )
@@ -394,14 +472,34 @@ def gemm_kernel(
     # One SMEM region planned by tlx for the ring and the epilogue tile. The layouts are the
     # descriptors' (128-byte swizzle), which the TMA and warpgroup_mma both read.
     smem = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+    # A tile of two column parts (``column_parts``) has a second B ring and C tile, of its
+    # 64-column part: each buffer of the spec has a power-of-two shape.
+    MAIN_N: gl.constexpr = column_parts(BLOCK_N)[0]
+    TWO_PARTS: gl.constexpr = MAIN_N != BLOCK_N
     a_ring = tlx.local_alloc(
         (BLOCK_M, BLOCK_K), dtype, NUM_STAGES, reuse=smem, layout=desc_a.layout
     )
-    b_ring = tlx.local_alloc(
-        (BLOCK_K, BLOCK_N), dtype, NUM_STAGES, reuse=smem, layout=desc_b.layout
-    )
-    c_tile = tlx.local_alloc((BLOCK_M, BLOCK_N), dtype, 1, reuse=smem, layout=desc_c.layout)
-    if ALIAS_C:
+    b_ring = tlx.local_alloc((BLOCK_K, MAIN_N), dtype, NUM_STAGES, reuse=smem, layout=desc_b.layout)
+    c_tile = tlx.local_alloc((BLOCK_M, MAIN_N), dtype, 1, reuse=smem, layout=desc_c.layout)
+    b_tail = None
+    c_tail = None
+    if TWO_PARTS:
+        TAIL_N: gl.constexpr = BLOCK_N - MAIN_N
+        b_tail = tlx.local_alloc(
+            (BLOCK_K, TAIL_N), dtype, NUM_STAGES, reuse=smem, layout=desc_b.layout
+        )
+        c_tail = tlx.local_alloc((BLOCK_M, TAIL_N), dtype, 1, reuse=smem, layout=desc_c.layout)
+        # A stage: B's parts, then A (the 64-column part last, so that each stage's buffers
+        # start at multiples of 8 KiB); C: both parts side by side.
+        stage = tlx.reuse_group(b_ring, a_ring, b_tail, group_type=tlx.reuse_group_type.distinct)
+        c_group = tlx.reuse_group(c_tile, c_tail, group_type=tlx.reuse_group_type.distinct)
+        ring = tlx.reuse_group(stage, group_size=NUM_STAGES)
+        if ALIAS_C:
+            overlap = tlx.reuse_group(c_group, ring, group_type=tlx.reuse_group_type.shared)
+        else:
+            overlap = tlx.reuse_group(c_group, ring, group_type=tlx.reuse_group_type.distinct)
+        smem.set_buffer_overlap(overlap)
+    elif ALIAS_C:
         # The ring is one buffer group (a0 a1 a2 a3 b0 b1 b2 b3) and C, born after the ring's
         # last use, takes its first bytes.
         ring = tlx.reuse_group(
@@ -436,7 +534,7 @@ def gemm_kernel(
             mbarrier.init(ready.index(k), count=1)
             fence_async_shared()
             if k < NUM_STAGES - 1 and k < k_steps:
-                _copy_step(desc_a, desc_b, a_ring, b_ring, ready, k, off_m, off_n, k)
+                _copy_step(desc_a, desc_b, a_ring, b_ring, None, ready, k, off_m, off_n, k)
         _pipelined_tile(
             desc_a, desc_b, desc_c, a_ring, b_ring, c_tile, ready, off_m, off_n, k_steps, ALIAS_C
         )
@@ -453,8 +551,8 @@ def gemm_kernel(
         fence_async_shared()
 
         state = GemmState(
-            desc_c, a_ring, b_ring, c_tile, ready, empty, mma_done.index(0), tiles, workspace,
-            counters,
+            desc_c, a_ring, b_ring, c_tile, b_tail, c_tail, ready, empty, mma_done.index(0),
+            tiles, workspace, counters,
         )  # fmt: skip
         schedule = GemmSchedule(ALIAS_C, PERSISTENT, STAGGER, SPLIT_K, LAST_WAVE_SPLIT)
         gl.warp_specialize(

@@ -12,6 +12,14 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import tma
 
 
+@gluon.constexpr_function
+def column_parts(BLOCK_N):
+    """The power-of-two column parts of a tile of ``BLOCK_N`` columns (Gluon's buffers and
+    tensors have power-of-two shapes): (128, 64) for 192, else (BLOCK_N,). B's stages, the
+    consumers' accumulators and C are built of them; the host calls it (``.fn``) on ints."""
+    return (128, BLOCK_N - 128) if BLOCK_N == 192 else (BLOCK_N,)
+
+
 @gluon.jit
 def last_wave(tiles, ctas):
     """(whole, ragged) of a persistent grid of ``ctas`` CTAs over ``tiles`` tiles: tiles
@@ -84,7 +92,8 @@ class GemmTiles:
 
 @aggregate
 class GemmState:
-    """What every partition takes: the C descriptor, the A/B ring and the C tile, the ring's
+    """What every partition takes: the C descriptor, the A/B ring and the C tile (and a tile
+    of two column parts' second part of B's stages and of C: ``b_tail``, ``c_tail``), the ring's
     barriers (``ready``: a stage landed; ``empty``: both consumers released it), ``mma_done``
     (where the consumers meet: C over the ring, or staggered consumers), the CTA's tiles, and
     split-K's fp32 sums (``workspace``) and arrival counters (``counters``), which a
@@ -94,6 +103,8 @@ class GemmState:
     a_ring: tlx.buffered_tensor
     b_ring: tlx.buffered_tensor
     c_tile: tlx.buffered_tensor
+    b_tail: tlx.buffered_tensor | gl.constexpr
+    c_tail: tlx.buffered_tensor | gl.constexpr
     ready: gl.shared_memory_descriptor
     empty: gl.shared_memory_descriptor
     mma_done: gl.shared_memory_descriptor
@@ -103,12 +114,17 @@ class GemmState:
 
     @gluon.constexpr_function
     def __init__(
-        self, desc_c, a_ring, b_ring, c_tile, ready, empty, mma_done, tiles, workspace, counters
-    ):
+        self, desc_c, a_ring, b_ring, c_tile, b_tail, c_tail, ready, empty, mma_done, tiles,
+        workspace, counters,
+    ):  # fmt: skip
         self.desc_c = desc_c
         self.a_ring = a_ring
         self.b_ring = b_ring
         self.c_tile = c_tile
+        # A tile of two column parts (``column_parts``): the 64-column part's B ring and C;
+        # else the constexpr None.
+        self.b_tail = gl.constexpr(None) if b_tail is None else b_tail
+        self.c_tail = gl.constexpr(None) if c_tail is None else c_tail
         self.ready = ready
         self.empty = empty
         self.mma_done = mma_done
