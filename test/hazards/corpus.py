@@ -389,7 +389,9 @@ SEEDS = (
                 ),
                 (
                     HOPPER_COMMON,
-                    line_of(HOPPER_COMMON, "acc = warpgroup_mma(a, b_ring.index(stage)"),
+                    line_of(
+                        HOPPER_COMMON, "acc = warpgroup_mma(a, b_ring.index(stage)", "ring_matmul"
+                    ),
                 ),
             }
         ),
@@ -416,7 +418,9 @@ SEEDS = (
                 ),
                 (
                     HOPPER_COMMON,
-                    line_of(HOPPER_COMMON, "acc = warpgroup_mma(a, b_ring.index(stage)"),
+                    line_of(
+                        HOPPER_COMMON, "acc = warpgroup_mma(a, b_ring.index(stage)", "ring_matmul"
+                    ),
                 ),
             }
         ),

@@ -85,6 +85,33 @@ def ring_matmul(a_ring, b_ring, ready, empty, acc, first_index, k_steps, row):
 
 
 @gluon.jit
+def ring_matmul_pair(
+    a_ring, b_ring, b_second, ready, empty, acc, acc_second, first_index, k_steps, row
+):  # fmt: skip
+    """``ring_matmul`` of two B operands on one A ring: each stage's A rows times its
+    ``b_ring`` stage into ``acc`` and its ``b_second`` stage into ``acc_second``, the A in
+    SMEM read by both products (a GEMM tile's two column parts, gemm_kernel.py; a gated
+    MLP's gate and up projections, gated_mlp_kernel.py). One step's two products are in
+    flight at a time (each is a wgmma group of its own: ``warpgroup_mma_wait(2)`` leaves the
+    newest two pending): a stage is released once the next step's two have been issued and
+    the previous step's have read it, the last once all completed."""
+    NUM_STAGES: gl.constexpr = a_ring.shape[0]
+    ROWS: gl.constexpr = acc.shape[0]
+    for k in range(k_steps):
+        index = first_index + k
+        stage = index % NUM_STAGES
+        mbarrier.wait(ready.index(stage), (index // NUM_STAGES) & 1)
+        a = a_ring.index(stage).slice(row, ROWS)
+        acc = warpgroup_mma(a, b_ring.index(stage), acc, is_async=True)
+        acc_second = warpgroup_mma(a, b_second.index(stage), acc_second, is_async=True)
+        acc, acc_second = warpgroup_mma_wait(2, deps=[acc, acc_second])
+        mbarrier.arrive(empty.index((index + NUM_STAGES - 1) % NUM_STAGES), pred=k > 0)
+    acc, acc_second = warpgroup_mma_wait(0, deps=[acc, acc_second])
+    mbarrier.arrive(empty.index((first_index + k_steps + NUM_STAGES - 1) % NUM_STAGES))
+    return acc, acc_second
+
+
+@gluon.jit
 def ring_barriers(NUM_STAGES: gl.constexpr, CONSUMERS: gl.constexpr):
     """(ready, empty), the barriers of a ring of NUM_STAGES operand stages, initialized:
     ``ready`` completes once a stage's copies have landed (one arrival, the loader's

@@ -13,11 +13,14 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     fence_async_shared,
     mbarrier,
     tma,
-    warpgroup_mma,
-    warpgroup_mma_wait,
 )
 
-from tlx_kernels.hopper.common import LOADER_REGISTERS, partition_registers, ring_barriers
+from tlx_kernels.hopper.common import (
+    LOADER_REGISTERS,
+    partition_registers,
+    ring_barriers,
+    ring_matmul_pair,
+)
 from tlx_kernels.hopper.gemm_kernel import _tile_offsets
 from tlx_kernels.hopper.gemm_state import GemmTiles
 
@@ -99,35 +102,6 @@ def _load_partition(state, desc_x, desc_wg, desc_wu):
 
 
 @gluon.jit
-def _gated_products(state, acc_g, acc_u, first_index, row):
-    """``acc_g`` and ``acc_u`` plus the gate's and the up projection's products over the
-    tile's d_model steps, the ring's stages of indices ``first_index``, ``first_index + 1``,
-    ...: rows [row, row + acc's rows) of each X stage times its W_gate stage and its W_up
-    stage. One step's two products are in flight at a time: a stage is released once the next
-    step's two products have been issued and the previous step's have read it (each product
-    is a wgmma group of its own: ``warpgroup_mma_wait(2)`` leaves the newest two pending),
-    and the last once all completed, so that the loader may refill it."""
-    x_ring = state.x_ring
-    ready = state.ready
-    empty = state.empty
-    k_steps = state.tiles.k_steps
-    NUM_STAGES: gl.constexpr = x_ring.shape[0]
-    ROWS: gl.constexpr = acc_g.shape[0]
-    for k in range(k_steps):
-        index = first_index + k
-        stage = index % NUM_STAGES
-        mbarrier.wait(ready.index(stage), (index // NUM_STAGES) & 1)
-        x = x_ring.index(stage).slice(row, ROWS)
-        acc_g = warpgroup_mma(x, state.wg_ring.index(stage), acc_g, is_async=True)
-        acc_u = warpgroup_mma(x, state.wu_ring.index(stage), acc_u, is_async=True)
-        acc_g, acc_u = warpgroup_mma_wait(2, deps=[acc_g, acc_u])
-        mbarrier.arrive(empty.index((index + NUM_STAGES - 1) % NUM_STAGES), pred=k > 0)
-    acc_g, acc_u = warpgroup_mma_wait(0, deps=[acc_g, acc_u])
-    mbarrier.arrive(empty.index((first_index + k_steps + NUM_STAGES - 1) % NUM_STAGES))
-    return acc_g, acc_u
-
-
-@gluon.jit
 def _mma_tile(state, consumer: gl.constexpr, off_m, off_n, first_index, PERSISTENT: gl.constexpr):
     """One consumer's rows of one tile of H: the two products over the ring, then its half of
     the epilogue, silu(gate) * up in fp32, rounded once to H's dtype and stored by TMA."""
@@ -139,7 +113,10 @@ def _mma_tile(state, consumer: gl.constexpr, off_m, off_n, first_index, PERSISTE
     )
     acc_g = gl.zeros([SUB_M, BLOCK_N], gl.float32, acc_layout)
     acc_u = gl.zeros([SUB_M, BLOCK_N], gl.float32, acc_layout)
-    acc_g, acc_u = _gated_products(state, acc_g, acc_u, first_index, consumer * SUB_M)
+    acc_g, acc_u = ring_matmul_pair(
+        state.x_ring, state.wg_ring, state.wu_ring, state.ready, state.empty, acc_g, acc_u,
+        first_index, state.tiles.k_steps, consumer * SUB_M,
+    )  # fmt: skip
     h = acc_g / (1.0 + gl.exp2(_MINUS_LOG2_E * acc_g)) * acc_u
     if not PERSISTENT:
         # H lies over the ring: meet the other consumer at mma_done (one arrival per

@@ -14,7 +14,12 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
-from tlx_kernels.hopper.common import LOADER_REGISTERS, partition_registers, ring_matmul
+from tlx_kernels.hopper.common import (
+    LOADER_REGISTERS,
+    partition_registers,
+    ring_matmul,
+    ring_matmul_pair,
+)
 from tlx_kernels.hopper.gemm_state import (
     GemmSchedule,
     GemmState,
@@ -168,31 +173,6 @@ def _load_partition(state, desc_a, desc_b, schedule):
 
 
 @gluon.jit
-def _two_part_ring_matmul(
-    a_ring, b_ring, b_tail, ready, empty, acc, acc_tail, first_index, k_steps, row
-):  # fmt: skip
-    """``common.ring_matmul`` of a tile of two column parts: each stage's A rows times its
-    128-column B part into ``acc`` and its 64-column part into ``acc_tail``, the same A in
-    SMEM read by both products. One K step's two products are in flight at a time: a stage
-    is released once the next step's two have been issued and the previous step's have read
-    it, the last once all completed."""
-    NUM_STAGES: gl.constexpr = a_ring.shape[0]
-    ROWS: gl.constexpr = acc.shape[0]
-    for k in range(k_steps):
-        index = first_index + k
-        stage = index % NUM_STAGES
-        mbarrier.wait(ready.index(stage), (index // NUM_STAGES) & 1)
-        a = a_ring.index(stage).slice(row, ROWS)
-        acc = warpgroup_mma(a, b_ring.index(stage), acc, is_async=True)
-        acc_tail = warpgroup_mma(a, b_tail.index(stage), acc_tail, is_async=True)
-        acc, acc_tail = warpgroup_mma_wait(2, deps=[acc, acc_tail])
-        mbarrier.arrive(empty.index((index + NUM_STAGES - 1) % NUM_STAGES), pred=k > 0)
-    acc, acc_tail = warpgroup_mma_wait(0, deps=[acc, acc_tail])
-    mbarrier.arrive(empty.index((first_index + k_steps + NUM_STAGES - 1) % NUM_STAGES))
-    return acc, acc_tail
-
-
-@gluon.jit
 def _mma_tile(
     state, consumer: gl.constexpr, off_m, off_n, first_index, k_steps, tile_phase, schedule,
     slot, SPLITS: gl.constexpr,
@@ -228,7 +208,7 @@ def _mma_tile(
             version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, TAIL_N, 16]
         )
         acc_tail = gl.zeros([SUB_M, TAIL_N], gl.float32, tail_layout)
-        acc, acc_tail = _two_part_ring_matmul(
+        acc, acc_tail = ring_matmul_pair(
             a_ring, b_ring, state.b_tail, ready, empty, acc, acc_tail, first_index, k_steps,
             consumer * SUB_M,
         )  # fmt: skip
