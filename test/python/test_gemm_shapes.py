@@ -8,6 +8,7 @@ import importlib
 import pytest
 import tlx
 import torch
+import triton
 from tlx_kernels.hopper import split_reduction
 from triton.compiler.errors import CompilationError
 
@@ -389,7 +390,14 @@ def test_192_column_tiles_compile_with_n128_and_n64_products(gemm, config):
     smem = gemm.smem_plan(config)
     stage = (128 * 64 + 64 * 128 + 64 * 64) * 2  # A, B's 128- and 64-column parts: 40 KiB
     c_bytes = 0 if config.alias_c else 128 * 192 * 2
-    assert smem.plan.size_bytes == config.num_stages * stage + c_bytes
+    buffers = config.num_stages * stage + c_bytes
+    if tlx.compat.NEEDS_WHOLE_VIEWS and smem.plan.size_bytes != buffers:
+        # Triton 3.8's views each cover the whole region: where the buffers' bytes are no
+        # whole number of C's 128-column part (32 KiB), the region is rounded up to one
+        # (three persistent stages: 168 KiB of buffers take 192 KiB).
+        assert smem.plan.size_bytes == triton.cdiv(buffers, 128 * 128 * 2) * 128 * 128 * 2
+    else:
+        assert smem.plan.size_bytes == buffers
     compiled = gemm.compile_for_hopper(config, "bf16")
     assert smem.plan.size_bytes < compiled.metadata.shared <= 232448
     ptx = compiled.asm["ptx"]
