@@ -83,20 +83,20 @@ def _copy_step(desc_a, desc_b, a_ring, b_ring, b_tail, ready, stage, off_m, off_
 
 
 @gluon.jit
-def _load_tile(
-    desc_a, desc_b, a_ring, b_ring, b_tail, ready, empty, off_m, off_n, first_index, k_first,
-    k_steps,
-):  # fmt: skip
+def _load_tile(state, desc_a, desc_b, off_m, off_n, first_index, k_first, k_steps):
     """The loader's work for one tile: the A and B tiles of K step ``k_first + k`` into the
     ring's stage of index ``first_index + k`` (mod its depth) once both consumers have released
     that stage's previous contents."""
-    NUM_STAGES: gl.constexpr = a_ring.shape[0]
+    NUM_STAGES: gl.constexpr = state.a_ring.shape[0]
     for k in range(k_steps):
         index = first_index + k
         stage = index % NUM_STAGES
         # Phase ^ 1: the first pass over the ring finds every stage free.
-        mbarrier.wait(empty.index(stage), ((index // NUM_STAGES) & 1) ^ 1)
-        _copy_step(desc_a, desc_b, a_ring, b_ring, b_tail, ready, stage, off_m, off_n, k_first + k)
+        mbarrier.wait(state.empty.index(stage), ((index // NUM_STAGES) & 1) ^ 1)
+        _copy_step(
+            desc_a, desc_b, state.a_ring, state.b_ring, state.b_tail, state.ready, stage, off_m,
+            off_n, k_first + k,
+        )  # fmt: skip
 
 
 @gluon.jit
@@ -104,11 +104,9 @@ def _load_partition(state, desc_a, desc_b, schedule):
     """The loader warp: for each of the CTA's tiles (``state.tiles``), then (last-wave
     schedule) each of its split units, its K steps into the next stages of the ring, which
     runs on from one to the next."""
-    a_ring = state.a_ring
-    b_ring = state.b_ring
     tiles = state.tiles
-    BLOCK_M: gl.constexpr = a_ring.shape[1]
-    BLOCK_N: gl.constexpr = _tile_columns(b_ring, state.b_tail)
+    BLOCK_M: gl.constexpr = state.a_ring.shape[1]
+    BLOCK_N: gl.constexpr = _tile_columns(state.b_ring, state.b_tail)
     M = tiles.M
     N = tiles.N
     GROUP_M = tiles.GROUP_M
@@ -117,20 +115,7 @@ def _load_partition(state, desc_a, desc_b, schedule):
         step = 0
         for tile in range(tiles.first_tile, tiles.end_tile, tiles.tile_step):
             off_m, off_n = _tile_offsets(tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
-            _load_tile(
-                desc_a,
-                desc_b,
-                a_ring,
-                b_ring,
-                state.b_tail,
-                state.ready,
-                state.empty,
-                off_m,
-                off_n,
-                step,
-                0,
-                k_steps,
-            )
+            _load_tile(state, desc_a, desc_b, off_m, off_n, step, 0, k_steps)
             step += k_steps
         if schedule.LAST_WAVE_SPLIT > 1:
             for unit in range(tiles.first_tile, tiles.units, tiles.tile_step):
@@ -138,38 +123,12 @@ def _load_partition(state, desc_a, desc_b, schedule):
                     unit, tiles.end_tile, tiles.ragged, k_steps, schedule.LAST_WAVE_SPLIT
                 )
                 off_m, off_n = _tile_offsets(tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
-                _load_tile(
-                    desc_a,
-                    desc_b,
-                    a_ring,
-                    b_ring,
-                    state.b_tail,
-                    state.ready,
-                    state.empty,
-                    off_m,
-                    off_n,
-                    step,
-                    k_first,
-                    k_count,
-                )
+                _load_tile(state, desc_a, desc_b, off_m, off_n, step, k_first, k_count)
                 step += k_count
     else:
         # One tile, from ring index 0: a constant the stage arithmetic folds.
         off_m, off_n = _tile_offsets(tiles.first_tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
-        _load_tile(
-            desc_a,
-            desc_b,
-            a_ring,
-            b_ring,
-            state.b_tail,
-            state.ready,
-            state.empty,
-            off_m,
-            off_n,
-            0,
-            tiles.k_first,
-            k_steps,
-        )
+        _load_tile(state, desc_a, desc_b, off_m, off_n, 0, tiles.k_first, k_steps)
 
 
 @gluon.jit
