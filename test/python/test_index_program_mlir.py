@@ -24,8 +24,17 @@ import pytest
 from _helpers import find_triton_opt
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from test_planner_properties import scenarios, tree_order, unshared_end
-from tlx.planner import Buffer, Group, LayoutKind, Storage, group_stride_form_of, plan
+from test_planner_properties import Scenario, scenarios, tree_order, unshared_end
+from tlx.planner import (
+    Buffer,
+    Group,
+    Layout,
+    LayoutKind,
+    Spec,
+    Storage,
+    group_stride_form_of,
+    plan,
+)
 
 TRITON_OPT = find_triton_opt()
 pytestmark = pytest.mark.skipif(TRITON_OPT is None, reason="triton-opt is not built")
@@ -230,7 +239,12 @@ def assert_lowered_as_planned(scenario, whole_views: bool, offset_form: str) -> 
     views = zip(scenario.buffers, result.views, emitted_uses, strict=True)
     for buffer, view, (emitted, view_start) in views:
         program = view.index_program
-        assert view.form in ("slots", offset_form, spec.group_stride_form)
+        # Groups at starts of their own (View.group_starts) are selected_rows whatever the
+        # offset form: each group's view is written in it (group_form).
+        if view.group_starts:
+            assert (view.form, view.group_form) == ("selected_rows", offset_form)
+        else:
+            assert view.form in ("slots", offset_form, spec.group_stride_form)
         for index in range(buffer.shape[0]):
             assert emitted(index) == view.slot_of(index) == program.evaluate(index)
             assert view_start(index) == view.view_start_of(index)
@@ -249,6 +263,28 @@ def test_the_mlir_door_emits_the_planners_slot_for_every_buffer_index(scenario, 
     spec = lowering_spec(scenario, scenario.spec.whole_views, offset_form)
     assume(plan(spec, scenario.buffers, scenario.tree).ok)
     assert_lowered_as_planned(scenario, scenario.spec.whole_views, offset_form)
+
+
+@pytest.mark.parametrize("offset_form", ["indexed_row", "sliced_rows"])
+def test_the_mlir_door_emits_groups_at_starts_of_their_own_as_planned(offset_form):
+    """What hypothesis found: b0's 18 buffers in groups of 6 with b1 and b2 beside each
+    group; the groups start at rows 0, 12 and 18 (View.group_starts), which no one stride
+    gives, so b0's view is selected_rows, each group's view written in the offset form."""
+    buffers = tuple(
+        Buffer(name, (count, 1), 8, Storage.SMEM, Layout())
+        for name, count in (("b0", 18), ("b1", 6), ("b2", 6), ("outside", 1))
+    )
+    shared_pair = Group("shared", (Group("shared", (0,)), Group("distinct", (1, 2))), 2)
+    scenario = Scenario(
+        Spec("spec", whole_views=False, offset_form="sliced_rows"),
+        buffers,
+        Group("shared", (shared_pair,), 3),
+    )
+    result = plan(lowering_spec(scenario, False, offset_form), buffers, scenario.tree)
+    assert result.ok, result.errors
+    assert (result.views[0].form, result.views[0].group_form) == ("selected_rows", offset_form)
+    assert result.views[0].group_starts == (0, 1536, 2304)
+    assert_lowered_as_planned(scenario, whole_views=False, offset_form=offset_form)
 
 
 def free_stride_trees(count: int) -> list:
