@@ -73,6 +73,25 @@ of a tile's units to arrive reads the sum and stores C, as split-K does
 (``split_reduction.py``). The ring runs on from the tiles into the
 units, and nothing of it is added to SMEM.
 
+128 x 192 tiles, two column parts
+---------------------------------
+At 1536 cubed, 3072 cubed and 512 x 6144 every power-of-two tile width makes a ragged wave on
+132 SMs (1536 cubed at 128 x 128: 144 tiles, 1.09 waves), where 128 x 192 tiles make 96, 384
+and 128 tiles (0.73, 2.91 and 0.97 waves). Gluon's buffers and tensors have power-of-two
+shapes, so ``block_n=192`` builds the tile of a 128- and a 64-column part
+(``gemm_state.column_parts``): each stage holds A, B's 128-column part and its 64-column part,
+each consumer keeps two accumulators and issues two products a K step on the same A rows
+(``common.ring_matmul_pair``, which the gated MLP's gate and up products share), and C is
+stored a part at a time. The tree names the parts::
+
+    stage = distinct(b_ring, a_ring, b_tail)
+    distinct(distinct(c_tile, c_tail), reuse_group(stage, group_size=NUM_STAGES))
+
+persistent (C beside the ring), or ``shared(...)`` with C over the ring for one tile a CTA.
+The tuner tries these tiles only where their waves keep the SMs busier than both 128 x 128
+and 128 x 256 tiles (``gemm.split_columns_fill_waves``), and takes them at all three shapes
+(``bench/gemm.py --grid``; docs/performance.md).
+
 Staggered consumers
 -------------------
 When every CTA computes one tile, as at 2048 cubed (128 tiles of 128 x 256 on an H200's 132

@@ -326,8 +326,8 @@ def split_k_buffers(device, configs, M, N, sms=None):
 
 
 # Tiles of 256 x 128 (each consumer 128 rows: a mid-sized product's tiles in other waves than
-# 128 x 256's; Gluon's tensors have power-of-two shapes, so there is no 128 x 192): C over a
-# ring of the most stages that fit, or beside the most that fit with a persistent CTA.
+# 128 x 256's): C over a ring of the most stages that fit, or beside the most that fit with a
+# persistent CTA.
 MID_TILES = (
     Config(256, 128, 64, 4, alias_c=True),
     Config(256, 128, 64, 3, alias_c=False, persistent=True),
