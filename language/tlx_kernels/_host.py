@@ -22,6 +22,7 @@ from triton.compiler.errors import CompilationError
 from triton.experimental.gluon import language as gl
 
 from tlx_kernels.hopper.common import TRITON_DTYPE_BITS, triton_dtype
+from tlx_kernels.launch import DirectLaunch
 
 # The default partition is one consumer warpgroup; the other consumers (4 warps each) and the
 # loader (1 warp) are workers.
@@ -96,6 +97,9 @@ class KernelHost:
     block_shapes: Callable
     target: GPUTarget
     descriptor_dtypes: dict = dataclasses.field(default_factory=dict)
+    # (device, configuration, grid, the call's constexprs, the tensors' dtypes and shapes) ->
+    # the DirectLaunch that ``launch`` made for them
+    launches: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     def constexprs(self, config, **call_constexprs):
         """The kernel's constexpr arguments: ``config``'s, then the call's, then the default
@@ -141,6 +145,58 @@ class KernelHost:
         source = self.kernel_source(config, dtype, **call_constexprs)
         (smem,) = tlx.kernel_plans(source, target=self.target, options=config.compile_options)
         return smem
+
+    def make_descriptors(self, config, tensors, **call_constexprs):
+        """A TMA descriptor of each of ``tensors`` (one a descriptor parameter) in its block
+        shape with ``config`` and the call's constexprs, over 128-byte swizzled tiles."""
+        from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+        shapes = self.block_shapes(config, call_constexprs)
+        return [
+            TensorDescriptor.from_tensor(
+                tensor,
+                list(shape),
+                gl.NVMMASharedLayout(
+                    swizzle_byte_width=128,
+                    element_bitwidth=tensor.element_size() * 8,
+                    rank=len(shape),
+                ),
+            )
+            for tensor, shape in zip(tensors, shapes, strict=True)
+        ]
+
+    def direct_launch(self, config, grid, tensors, call_arguments, **call_constexprs):
+        """The ``DirectLaunch`` of the kernel with ``config`` and the call's constexprs on
+        ``grid`` (compiled now, or found in Triton's cache), for calls of ``tensors``' dtypes
+        and shapes (``make_descriptors``') and of ``call_arguments``' types (the ``scalars``, in
+        their order)."""
+        return DirectLaunch.compile(
+            self.kernel,
+            config,
+            grid,
+            self.make_descriptors(config, tensors, **call_constexprs),
+            dict(zip(self.scalars, call_arguments, strict=True)),
+            {**self.constexprs(config, **call_constexprs), **config.compile_options},
+        )
+
+    def launch(self, config, grid, tensors, call_arguments, **call_constexprs):
+        """Launches the kernel with ``config`` and the call's constexprs on ``grid``: one
+        ``tensors`` a descriptor, ``call_arguments`` the ``scalars`` (tensors for pointers),
+        through the ``direct_launch`` made at the first call of the configuration, grid,
+        constexprs and tensors' dtypes and shapes."""
+        key = (
+            tensors[0].device,
+            config,
+            grid,
+            *call_constexprs.items(),
+            *[(tensor.dtype, tensor.shape) for tensor in tensors],
+        )
+        launch = self.launches.get(key)
+        if launch is None:
+            launch = self.launches[key] = self.direct_launch(
+                config, grid, tensors, call_arguments, **call_constexprs
+            )
+        launch(tensors, call_arguments)
 
     def set_block_shapes(self, arguments):
         """The configuration's tiles on the descriptors: the autotuner runs this before each

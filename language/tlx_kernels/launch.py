@@ -5,6 +5,7 @@ GEMM's ``autotuned_*`` entry points)."""
 import dataclasses
 import functools
 
+import torch
 from tlx.compat import ExpandedLaunch
 from triton import knobs
 from triton.runtime.driver import driver
@@ -32,16 +33,23 @@ def _copy_descriptor(template, tensor):
 
 # Expanded arguments a DirectLaunch keeps (a few tensors' worth each; cleared when full).
 EXPANDED_ARGUMENTS_KEPT = 64
+# The alignment, in bytes, Triton's JIT specializes a pointer argument on (its ``D``
+# specialization); the launches are compiled from aligned tensors.
+POINTER_ALIGNMENT = 16
 
 
 @dataclasses.dataclass(frozen=True)
 class DirectLaunch:
     """The compiled kernel of a tuned key, launched without the autotuner's and the JIT's
     argument handling (binding, specializing, looking up), which cost the host some 50 us a
-    call: more than the GPU's work of a small problem. The kernels do not
-    specialize on their shape arguments, and a descriptor's type is fixed by its dtype, block
-    and layout, so one compiled kernel serves every call of the key. A kernel's arguments are
-    its descriptors, then the arguments of each call (scalars), then its configuration's.
+    call (100 us for a kernel of many constexprs, such as the attention forward's): more than
+    the GPU's work of a small problem. The kernels do not specialize on their shape
+    arguments, and a descriptor's type is fixed by its dtype, block and layout, so one
+    compiled kernel serves every call of the key. A call gives a tensor for each of the
+    kernel's descriptors (its first parameters) and the values of the parameters the launch
+    was compiled to take from each call (``call_names``: scalars, and tensors for pointers,
+    which must be 16-byte aligned as the compiled kernel assumes); the configuration fixes
+    the rest.
 
     The arguments of a call, its TMA descriptors encoded, are kept for the next call of the
     same tensors' addresses, shapes and strides and the same scalars
@@ -56,16 +64,25 @@ class DirectLaunch:
     # (x, y, z) CTAs
     grid: tuple
     templates: tuple
+    # The parameters each call sets, in the order a call gives their values.
+    call_names: tuple
+    # The values the configuration fixes, in the kernel's order.
     config_arguments: tuple
-    # (the call's scalars, then each tensor's (address, shape, strides)) -> expanded arguments
+    # For each parameter after the descriptors, in the kernel's order: its value's index in
+    # (*the call's values, *config_arguments).
+    order: tuple
+    # (the call's scalars and pointers, then each tensor's (address, shape, strides)) ->
+    # expanded arguments
     expanded: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def compile(cls, jit_kernel, config, grid, descriptors, call_arguments, config_arguments):
         """The launch of ``jit_kernel`` with ``config_arguments`` (a dict: its constexprs and
-        compile options), compiled for (or found in the cache as) the types of
-        ``descriptors`` and ``call_arguments``."""
-        kernel = jit_kernel.warmup(*descriptors, *call_arguments, **config_arguments, grid=grid)
+        compile options, and the values of the other parameters that every call shares),
+        compiled for (or found in the cache as) the types of ``descriptors`` and
+        ``call_arguments`` (a dict: the parameters each call sets, in the order its calls
+        give them, with values of their types)."""
+        kernel = jit_kernel.warmup(*descriptors, **call_arguments, **config_arguments, grid=grid)
         return cls.of_compiled(
             kernel, jit_kernel, config, grid, descriptors, call_arguments, config_arguments
         )
@@ -76,17 +93,28 @@ class DirectLaunch:
     ):
         """The launch of ``kernel``, ``jit_kernel`` compiled (by ``triton.compile`` or its
         ``warmup``) with ``config_arguments``, taking arguments of the types of
-        ``descriptors`` and ``call_arguments``."""
-        # The kernel's parameters after the descriptors and the call's arguments, in order.
-        names = [param.name for param in jit_kernel.params][
-            len(descriptors) + len(call_arguments) :
-        ]
+        ``descriptors`` and ``call_arguments`` (``compile``'s)."""
+        call_names = tuple(call_arguments)
+        names = [param.name for param in jit_kernel.params][len(descriptors) :]
+        unknown = [name for name in call_names if name not in names]
+        if unknown:
+            raise ValueError(
+                f"a call of {jit_kernel.__name__} cannot set {unknown}: its parameters after "
+                f"the {len(descriptors)} descriptors are {names}"
+            )
+        fixed = [name for name in names if name not in call_names]
+        order = tuple(
+            call_names.index(name) if name in call_names else len(call_names) + fixed.index(name)
+            for name in names
+        )
         return cls(
             config,
             kernel,
             (*grid, *(1,) * (3 - len(grid))),
             tuple(_descriptor_template(descriptor) for descriptor in descriptors),
-            tuple(config_arguments[name] for name in names),
+            call_names,
+            tuple(config_arguments[name] for name in fixed),
+            order,
         )
 
     @functools.cached_property
@@ -97,30 +125,50 @@ class DirectLaunch:
 
     def __call__(self, tensors, call_arguments):
         """Launches the kernel on ``tensors`` (one per descriptor, each as the TMA addresses
-        it) on the current stream."""
-        device_index = tensors[0].get_device()
+        it) and ``call_arguments`` (the values of ``call_names``) on the current stream."""
+        values = tuple(
+            self._address(index, value) if isinstance(value, torch.Tensor) else value
+            for index, value in enumerate(call_arguments)
+        )
+        # A kernel without descriptors runs on its pointers' device.
+        tensors_given = tensors or [v for v in call_arguments if isinstance(v, torch.Tensor)]
+        device_index = tensors_given[0].get_device()
         launch = self.expanded_launch
         if launch.usable:
-            key = (call_arguments, *[(t.data_ptr(), t.shape, t.stride()) for t in tensors])
+            key = (values, *[(t.data_ptr(), t.shape, t.stride()) for t in tensors])
             expanded = self.expanded.get(key)
             if expanded is None:
                 if len(self.expanded) >= EXPANDED_ARGUMENTS_KEPT:
                     self.expanded.clear()
-                expanded = launch.expand(self.arguments(tensors, call_arguments))
+                expanded = launch.expand(self.arguments(tensors, values))
                 self.expanded[key] = expanded
             stream = driver.active.get_current_stream(device_index)
             if launch.launch(self.grid, stream, expanded):
                 return
         self.run(device_index, self.arguments(tensors, call_arguments))
 
+    def _address(self, index, tensor):
+        """The address of the call's tensor for parameter ``call_names[index]``, which the
+        compiled kernel assumes 16-byte aligned."""
+        address = tensor.data_ptr()
+        if address % POINTER_ALIGNMENT:
+            raise ValueError(
+                f"{self.call_names[index]} (a tensor of shape {tuple(tensor.shape)}) is at "
+                f"address {address:#x}, not a multiple of {POINTER_ALIGNMENT}: the kernel was "
+                f"compiled for aligned pointers"
+            )
+        return address
+
     def arguments(self, tensors, call_arguments):
-        """The kernel's arguments for ``tensors`` and ``call_arguments``: the descriptors, the
-        call's arguments, the configuration's."""
+        """The kernel's arguments for ``tensors`` and ``call_arguments``: the descriptors,
+        then the other parameters, the call's values and the configuration's in the kernel's
+        order."""
         descriptors = [
             _copy_descriptor(template, tensor)
             for template, tensor in zip(self.templates, tensors, strict=True)
         ]
-        return (*descriptors, *call_arguments, *self.config_arguments)
+        values = (*call_arguments, *self.config_arguments)
+        return (*descriptors, *[values[i] for i in self.order])
 
     def run(self, device_index, arguments):
         """Launches the kernel with ``arguments`` (``self.arguments``) on the current stream

@@ -102,6 +102,32 @@ def test_forward_saves_the_lse(dtype, causal):
         assert_close_to_scale("O", o, o_ref.float(), dtype)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_direct_launches_read_each_calls_tensors(causal):
+    """The tuned forward that saves the LSE and the backward's kernels (the delta preprocess,
+    the kernel and the dQ kernel) are launched directly after their first call
+    (tlx_kernels.launch.DirectLaunch, keeping each call's arguments for the next call of the
+    same addresses): three calls on fresh inputs of one shape, each against the reference,
+    the inputs of the last overwritten in place and run again."""
+    config = bwd.Config(64, 128, 2, p_in_smem=True, dq_pass="separate", pipelined=True)
+    for call in range(4):
+        if call < 3:
+            q, k, v, do = random_inputs(2, 4, 2, 1000, 64, torch.bfloat16, call)
+        else:
+            for t in (q, k, v, do):
+                t.copy_(torch.randn_like(t))
+        o_ref, lse_ref = reference_forward(q, k, v, causal)
+        _, dq_ref, dk_ref, dv_ref = reference_gradients(q, k, v, do, causal)
+        o, lse = forward.autotuned_attention(q, k, v, causal, return_lse=True)
+        torch.testing.assert_close(lse, lse_ref, atol=1e-3, rtol=1e-4)
+        assert_close_to_scale("O", o, o_ref.float(), torch.bfloat16)
+        dq, dk, dv = bwd.backward(do, q, k, v, o, lse, causal, config=config)
+        for name, ours, expected in (("dQ", dq, dq_ref), ("dK", dk, dk_ref), ("dV", dv, dv_ref)):
+            assert_close_to_scale(name, ours, expected, torch.bfloat16)
+    key = (q.device, q.dtype, tuple(q.shape), k.shape[1], causal, True)
+    assert forward._launches[key].call_names[-1] == "lse_ptr"
+
+
 @pytest.mark.parametrize("head_dim", [64, 128])
 def test_every_configuration_agrees(head_dim):
     """Every configuration of the tuning space the plans keep (each dq_pass among them; with

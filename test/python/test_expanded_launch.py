@@ -8,6 +8,7 @@ for whichever of Triton 3.6 ... 3.9 is installed."""
 
 from __future__ import annotations
 
+import functools
 import types
 
 import pytest
@@ -60,8 +61,12 @@ class RecordingUtils:
     def __init__(self):
         self.launches = []
         self.encoded = 0
+        # Not a Python function, as the driver's C launch function is not (ExpandedLaunch
+        # tells the two apart for a kernel without descriptors, which Triton launches
+        # through that function unwrapped).
+        self.launch = functools.partial(self._record)
 
-    def launch(self, *arguments):
+    def _record(self, *arguments):
         self.launches.append(arguments)
 
     def fill_tma_descriptor(self, *fields):
@@ -173,8 +178,10 @@ def test_it_declines_a_kernel_with_scratch_and_a_launch_with_hooks(
 
 def _direct_launch(compiled):
     _, descriptors = _descriptors(128)
-    templates = tuple(kernel_launch._descriptor_template(d) for d in descriptors)
-    return kernel_launch, kernel_launch.DirectLaunch(None, _kernel(compiled), GRID, templates, ())
+    launch = kernel_launch.DirectLaunch.of_compiled(
+        _kernel(compiled), copy_tile, None, GRID, descriptors, {"row": 0}, {}
+    )
+    return kernel_launch, launch
 
 
 def test_a_direct_launch_encodes_a_call_of_the_same_tensors_once(compiled, recording):
@@ -217,3 +224,96 @@ def test_a_direct_launch_with_hooks_goes_through_tritons_launcher(compiled, reco
     # (it would call the hook).
     assert recording.encoded == 4 and len(recording.launches) == 2
     assert recording.launches[1][:3] == GRID
+
+
+@tlx.jit
+def fill(out_ptr, value, BLOCK: gl.constexpr, count):
+    offsets = gl.arange(0, BLOCK, gl.BlockedLayout([1], [32], [4], [0]))
+    gl.store(out_ptr + offsets, gl.full([BLOCK], value, gl.float32, offsets.type.layout),
+             mask=offsets < count)  # fmt: skip
+
+
+FILL_SIGNATURE = {"out_ptr": "*fp32", "value": "fp32", "BLOCK": "constexpr", "count": "i32"}
+
+
+@pytest.fixture
+def compiled_fill():
+    source = tlx.ASTSource(fn=fill, signature=FILL_SIGNATURE, constexprs={"BLOCK": 128})
+    return triton.compile(source, target=SM90)
+
+
+def test_a_direct_launch_takes_pointers_and_parameters_after_the_constexprs(
+    compiled_fill, recording
+):
+    """A kernel without descriptors whose call sets a pointer and a parameter that follows
+    a constexpr (as the attention forward's ``lse_ptr``): the call's tensor is launched as
+    its address, the configuration's value in its place, and another tensor is expanded
+    anew."""
+    out = torch.zeros(128)
+    launch = kernel_launch.DirectLaunch.of_compiled(
+        _kernel(compiled_fill), fill, None, (1,), (), {"out_ptr": out, "count": 128},
+        {"value": 2.5, "BLOCK": 128},
+    )  # fmt: skip
+    assert launch.call_names == ("out_ptr", "count")
+    assert launch.arguments((), (out, 100)) == (out, 2.5, 128, 100)
+    launch((), (out, 100))
+    (launched,) = recording.launches
+    # 3.9's launch function takes the kernel's arguments as one tuple, its last.
+    arguments = launched[-1] if isinstance(launched[-1], tuple) else launched
+    assert out.data_ptr() in arguments and 2.5 in arguments and 100 in arguments
+    assert not any(isinstance(argument, torch.Tensor) for argument in arguments)
+    launch((), (out, 100))
+    assert len(launch.expanded) == 1
+    launch((), (torch.zeros(128), 100))
+    assert len(launch.expanded) == 2
+
+
+def test_a_direct_launch_refuses_a_misaligned_pointer_and_an_unknown_parameter(
+    compiled_fill, recording
+):
+    """The compiled kernel assumes 16-byte aligned pointers (Triton's specialization of the
+    tensor it was compiled for): a call's tensor elsewhere is an error naming the parameter
+    and the address; a call cannot set what the kernel does not take."""
+    launch = kernel_launch.DirectLaunch.of_compiled(
+        _kernel(compiled_fill), fill, None, (1,), (), {"out_ptr": torch.zeros(128), "count": 1},
+        {"value": 1.0, "BLOCK": 128},
+    )  # fmt: skip
+    shifted = torch.zeros(129)[1:]
+    with pytest.raises(
+        ValueError, match=r"out_ptr \(a tensor of shape \(128,\)\) is at address 0x"
+    ):
+        launch((), (shifted, 128))
+    assert recording.launches == []
+    with pytest.raises(ValueError, match=r"cannot set \['size'\]: its parameters after the 0 "):
+        kernel_launch.DirectLaunch.of_compiled(
+            _kernel(compiled_fill), fill, None, (1,), (), {"size": 1}, {}
+        )
+
+
+def test_a_kernel_hosts_launch_is_made_once_a_configuration_grid_and_dtypes(monkeypatch):
+    """``KernelHost.launch`` makes a kernel's ``DirectLaunch`` at the first call of a
+    configuration, grid, constexprs and tensors' dtypes and shapes, and launches every later
+    call of them through it."""
+    from tlx_kernels._host import KernelHost
+
+    made = []
+
+    def direct_launch(self, config, grid, tensors, call_arguments, **call_constexprs):
+        calls = []
+        made.append((config, grid, call_constexprs, calls))
+        return lambda tensors, call_arguments: calls.append((tensors, call_arguments))
+
+    monkeypatch.setattr(KernelHost, "direct_launch", direct_launch)
+    host = KernelHost(copy_tile, None, ("source", "destination"), {"row": "i32"}, None, SM90)
+    tall, wide = (torch.zeros(256, SIZE, dtype=torch.float16) for _ in range(2))
+    host.launch("config", (2, 1), (tall, wide), (0,), SIZE=64)
+    host.launch("config", (2, 1), (wide, tall), (64,), SIZE=64)
+    assert len(made) == 1 and len(made[0][3]) == 2
+    assert made[0][3][1][1] == (64,)
+    host.launch("config", (2, 1), (tall[:128], wide), (0,), SIZE=64)
+    host.launch("config", (4, 1), (tall, wide), (0,), SIZE=64)
+    host.launch("other", (2, 1), (tall, wide), (0,), SIZE=64)
+    host.launch("config", (2, 1), (tall, wide), (0,), SIZE=128)
+    host.launch("config", (2, 1), (tall.float(), wide), (0,), SIZE=64)
+    assert len(made) == 6
+    assert made[4][2] == {"SIZE": 128}

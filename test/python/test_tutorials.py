@@ -376,10 +376,13 @@ def test_direct_launch_copies_descriptors_and_orders_the_configuration_arguments
         "lse_ptr": None,
         "kv_group": None,
     }
+    arguments_by_name = dict(arguments)
+    call = dict(qk_scale=0.18, seq_len=100, batch_heads=6)
     launch = common.DirectLaunch.compile(
-        Compiling(), config, (132,), (descriptor,) * 4, (0.18, 100, 6), arguments
+        Compiling(), config, (132,), (descriptor,) * 4, call, arguments
     )
     assert launch.kernel[0] == "compiled" and launch.grid == (132, 1, 1)
+    assert launch.kernel[3] == {**call, **arguments}
     assert all(template.base is None for template in launch.templates)
     names = [param.name for param in fa.attention_fwd_kernel.params][7:]
     assert launch.config_arguments == tuple(arguments[name] for name in names)
@@ -389,3 +392,15 @@ def test_direct_launch_copies_descriptors_and_orders_the_configuration_arguments
     arguments = launch.arguments((other,) * 4, (0.18, 100, 6))
     assert all(descriptor.base is other for descriptor in arguments[:4])
     assert arguments[4:] == (0.18, 100, 6, *launch.config_arguments)
+    # The kernel that saves the LSE: each call sets lse_ptr too, which the kernel takes after
+    # its constexprs; the call's value goes there.
+    lse = torch.zeros(6, 100)
+    fixed = {name: value for name, value in arguments_by_name.items() if name != "lse_ptr"}
+    launch = common.DirectLaunch.compile(
+        Compiling(), config, (132,), (descriptor,) * 4, {**call, "lse_ptr": lse}, fixed
+    )
+    arguments = launch.arguments((other,) * 4, (0.18, 100, 6, lse))
+    params = [param.name for param in fa.attention_fwd_kernel.params]
+    assert arguments[params.index("lse_ptr")] is lse
+    assert arguments[params.index("kv_group")] is None
+    assert arguments[4:7] == (0.18, 100, 6)

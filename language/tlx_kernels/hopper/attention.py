@@ -422,17 +422,19 @@ def causal_only_pruned(configs, named_args, **kwargs):
     return [config for config in configs if not config.kwargs["BALANCE_TAIL"]]
 
 
-# (device, dtype, q's shape, K/V heads, mask) -> tlx_kernels.launch.DirectLaunch, and (dtype,
-# head dim) -> the configuration last run.
+# (device, dtype, q's shape, K/V heads, mask, whether it saves the LSE) ->
+# tlx_kernels.launch.DirectLaunch, and (dtype, head dim) -> the configuration last run.
 _launches = {}
 _last_config = {}
+
+# The kernel's parameters after the descriptors that each call sets (``_call_arguments``);
+# the kernel that saves the LSE takes ``lse_ptr`` too.
+CALL_NAMES = ("qk_scale", "seq_len", "batch_heads")
 
 
 def run_tuner(tuner, q, k, v, causal, sm_scale=None):
     """Launches ``tuner`` (an ``autotuned_kernel``) on the inputs, which times every
-    configuration on a key's first call. Returns (O, the descriptors and the call's arguments
-    it ran with)."""
-    call_arguments = _call_arguments(q, sm_scale)
+    configuration on a key's first call. Returns O."""
     base = default_config(q.shape[-1])
     # The configuration's pre_hook sets each descriptor's block shape.
     o, *descs = descriptors(q, k, v, base.block_m // base.consumers, base.block_n)
@@ -443,53 +445,67 @@ def run_tuner(tuner, q, k, v, causal, sm_scale=None):
         )
 
     tuner[grid](
-        *descs, *call_arguments, HEAD_DIM=q.shape[-1], CAUSAL=causal, kv_group=kv_group(q, k)
+        *descs,
+        *_call_arguments(q, sm_scale),
+        HEAD_DIM=q.shape[-1],
+        CAUSAL=causal,
+        kv_group=kv_group(q, k),
     )
-    return o, descs, call_arguments
+    return o
+
+
+def direct_launch(config, q, k, v, causal, lse=None):
+    """The ``DirectLaunch`` of ``config``'s kernel for calls of q's, k's and v's key and the
+    mask; given ``lse`` (an fp32 tensor of the LSE's shape), of the kernel that saves each
+    row's LSE where its call's ``lse_ptr`` says."""
+    batch, heads, seq_len, head_dim = q.shape
+    _, *descs = descriptors(q, k, v, config.block_m // config.consumers, config.block_n)
+    call_arguments = dict(zip(CALL_NAMES, _call_arguments(q, None), strict=True))
+    fixed = {
+        **config.kernel_arguments(),
+        "HEAD_DIM": head_dim,
+        "CAUSAL": causal,
+        **config.compile_options,
+        "kv_group": kv_group(q, k),
+    }
+    if lse is None:
+        fixed["lse_ptr"] = None
+    else:
+        call_arguments["lse_ptr"] = lse
+    grid = _persistent_grid(q.device, batch * heads, seq_len, config.block_m, config.ctas_per_sm)
+    return DirectLaunch.compile(attention_fwd_kernel, config, grid, descs, call_arguments, fixed)
 
 
 def autotuned_attention(q, k, v, causal=False, sm_scale=None, return_lse=False):
     """``attention`` with the configuration tlx.autotune finds fastest for the shape, dtype,
     mask and head grouping (the first call of a key times every configuration that fits,
     later ones launch the chosen kernel directly). With ``return_lse``, ``attention``'s (O,
-    LSE) with the key's configuration (the kernel that saves the LSE, through Triton's
-    launch)."""
+    LSE) with the key's configuration, launched directly too."""
     _check_inputs(q, k, v)
     batch, heads, seq_len, head_dim = q.shape
     key = (q.device, q.dtype, tuple(q.shape), k.shape[1], causal)
+    launch = _launches.get((*key, return_lse))
+    if launch is None:
+        plain = _launches.get((*key, False))
+        if plain is None:
+            tuner = autotuned_kernel(q.dtype, head_dim)
+            o = run_tuner(tuner, q, k, v, causal, sm_scale)
+            config = config_of(tuner.best_config)
+            plain = _launches[(*key, False)] = direct_launch(config, q, k, v, causal)
+            if not return_lse:
+                _last_config[q.dtype, head_dim] = config
+                return o.view(batch, heads, seq_len, head_dim)
+        lse = q.new_empty(batch * heads, seq_len, dtype=torch.float32)
+        launch = _launches[(*key, True)] = direct_launch(plain.config, q, k, v, causal, lse)
+    _last_config[q.dtype, head_dim] = launch.config
+    q3, k3, v3 = (t.contiguous().view(-1, seq_len, head_dim) for t in (q, k, v))
+    o = q3.new_empty(q3.shape)
+    call_arguments = _call_arguments(q, sm_scale)
     if return_lse:
-        if key not in _launches:
-            autotuned_attention(q, k, v, causal, sm_scale)
-        config = _launches[key].config
-        _last_config[q.dtype, head_dim] = config
-        return attention(q, k, v, causal, sm_scale, config=config, return_lse=True)
-    launch = _launches.get(key)
-    if launch is not None:
-        _last_config[q.dtype, head_dim] = launch.config
-        q3, k3, v3 = (t.contiguous().view(-1, seq_len, head_dim) for t in (q, k, v))
-        o = q3.new_empty(q3.shape)
-        launch((q3, k3, v3, o), _call_arguments(q, sm_scale))
-        return o.view(batch, heads, seq_len, head_dim)
-
-    tuner = autotuned_kernel(q.dtype, head_dim)
-    o, descs, call_arguments = run_tuner(tuner, q, k, v, causal, sm_scale)
-    config = config_of(tuner.best_config)
-    _last_config[q.dtype, head_dim] = config
-    _launches[key] = DirectLaunch.compile(
-        attention_fwd_kernel,
-        config,
-        _persistent_grid(q.device, batch * heads, seq_len, config.block_m, config.ctas_per_sm),
-        descs,
-        call_arguments,
-        {
-            **tuner.best_config.kwargs,
-            "HEAD_DIM": head_dim,
-            "CAUSAL": causal,
-            **config.compile_options,
-            "lse_ptr": None,
-            "kv_group": kv_group(q, k),
-        },
-    )
+        lse = q.new_empty(batch * heads, seq_len, dtype=torch.float32)
+        launch((q3, k3, v3, o), (*call_arguments, lse))
+        return o.view(batch, heads, seq_len, head_dim), lse
+    launch((q3, k3, v3, o), call_arguments)
     return o.view(batch, heads, seq_len, head_dim)
 
 

@@ -88,7 +88,6 @@ from tlx_kernels.hopper.attention_backward_step import (
     step_by_queries,
     wait_for_other_consumer,
 )
-from tlx_kernels.hopper.attention_common import tile_layout
 from tlx_kernels.hopper.common import (
     LOADER_REGISTERS,
     SM90A,
@@ -606,20 +605,6 @@ def autotuned_kernel(dtype, head_dim, dq_passes=DQ_PASSES):
     )(attention_bwd_kernel)
 
 
-def _descriptor(tensor, rows, columns=None):
-    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
-
-    layout = tile_layout(tensor.element_size() * 8)
-    return TensorDescriptor.from_tensor(tensor, [1, rows, columns or tensor.shape[2]], layout)
-
-
-def _dq_descriptor(dq_sum, rows):
-    """The descriptor of the fp32 dQ accumulator [batch * heads, seq_len, head_dim] that
-    dq_pass "tma_add" reduces into, DQ_COLUMNS columns of ``rows`` rows a block (the kernel
-    takes it whatever its dq_pass)."""
-    return _descriptor(dq_sum, rows, DQ_COLUMNS.value)
-
-
 # (device, dtype, q's shape, k's heads, mask, dq_pass) -> (the configuration tuned for it,
 # the dQ kernel's with dq_pass "separate", else None).
 _tuned = {}
@@ -656,7 +641,8 @@ def backward(do, q, k, v, o, lse, causal, sm_scale=None, config=None, dq_config=
 def _run(tensors, config, dq_config):
     """(dQ, dK, dV) as [batch * heads, seq_len, head_dim] from ``backward``'s ``tensors``:
     the kernel with ``config``, then, if its dq_pass is "separate", the dQ kernel with
-    ``dq_config`` (None: tuned); dQ in q's dtype."""
+    ``dq_config`` (None: tuned); dQ in q's dtype. Each kernel is launched directly
+    (``KernelHost.launch``)."""
     do3, q3, k3, v3, lse, delta, sm_scale, causal = tensors
     seq_len, head_dim = q3.shape[1:]
     dk = torch.empty_like(k3)
@@ -668,25 +654,19 @@ def _run(tensors, config, dq_config):
     else:
         dq_sum = torch.zeros(q3.shape, device=q3.device, dtype=torch.float32)
     group = q3.shape[0] // k3.shape[0]
-    scalars = (sm_scale, sm_scale * LOG2E.value, seq_len, group, k3.shape[0])
-    rows = config.block_n // config.consumers
-    descs = (
-        _descriptor(q3, config.block_m),
-        _descriptor(k3, rows),
-        _descriptor(v3, rows),
-        _descriptor(do3, config.block_m),
-        _descriptor(dk, rows),
-        _descriptor(dv, rows),
-        _dq_descriptor(dq_sum, config.block_m),
+    operands = (q3, k3, v3, do3, dk, dv, dq_sum)
+    call_arguments = (
+        lse,
+        delta,
+        dq_sum,
+        sm_scale,
+        sm_scale * LOG2E.value,
+        seq_len,
+        group,
+        k3.shape[0],
     )
     grid = (triton.cdiv(seq_len, config.block_n), k3.shape[0])
-    constexprs = {
-        **config.kernel_arguments(),
-        "HEAD_DIM": head_dim,
-        "CAUSAL": causal,
-        **config.compile_options,
-    }
-    attention_bwd_kernel[grid](*descs, lse, delta, dq_sum, *scalars, **constexprs)
+    HOST.launch(config, grid, operands, call_arguments, HEAD_DIM=head_dim, CAUSAL=causal)
     if config.dq_pass == "separate":
         dq, _ = attention_dq.compute_dq(q3, k3, v3, do3, lse, delta, sm_scale, causal, dq_config)
     else:
@@ -700,18 +680,10 @@ def _tune_kernel(tensors, dq_passes):
     do3, q3, k3, v3, lse, delta, sm_scale, causal = tensors
     seq_len, head_dim = q3.shape[1:]
     tuner = autotuned_kernel(q3.dtype, head_dim, dq_passes)
-    base = autotune_space(head_dim)[0]
-    rows = base.block_n // base.consumers
-    descs = (
-        _descriptor(q3, base.block_m),
-        _descriptor(k3, rows),
-        _descriptor(v3, rows),
-        _descriptor(do3, base.block_m),
-        _descriptor(torch.empty_like(k3), rows),
-        _descriptor(torch.empty_like(v3), rows),
-    )
     scratch_dq = torch.empty(q3.shape, device=q3.device, dtype=torch.float32)
-    descs += (_dq_descriptor(scratch_dq, base.block_m),)
+    operands = (q3, k3, v3, do3, torch.empty_like(k3), torch.empty_like(v3), scratch_dq)
+    # The configuration's pre_hook sets each descriptor's block shape.
+    descs = HOST.make_descriptors(autotune_space(head_dim)[0], operands, HEAD_DIM=head_dim)
     group = q3.shape[0] // k3.shape[0]
     scalars = (sm_scale, sm_scale * LOG2E.value, seq_len, group, k3.shape[0])
 

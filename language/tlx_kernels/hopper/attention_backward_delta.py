@@ -6,6 +6,11 @@ import triton
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
+from tlx_kernels.launch import DirectLaunch
+
+BLOCK_ROWS = 64
+NUM_WARPS = 4
+
 
 @gluon.jit
 def attention_bwd_preprocess(
@@ -29,12 +34,25 @@ def attention_bwd_preprocess(
     gl.store(delta_ptr + row, gl.sum(o * do, axis=1), mask=row < rows)
 
 
+# (device, dtype, shape) -> tlx_kernels.launch.DirectLaunch of the kernel
+_launches = {}
+
+
 def delta(o, do):
-    """delta = rowsum(dO * O), fp32, for [rows, head_dim] contiguous O and dO."""
+    """delta = rowsum(dO * O), fp32, for [rows, head_dim] contiguous O and dO (launched
+    directly: its ``DirectLaunch``, made at the first call of the dtype and shape)."""
     rows, head_dim = o.shape
     out = torch.empty(rows, device=o.device, dtype=torch.float32)
-    block = 64
-    attention_bwd_preprocess[(triton.cdiv(rows, block),)](
-        o, do, out, rows, BLOCK=block, HEAD_DIM=head_dim, num_warps=4
-    )
+    key = (o.device, o.dtype, o.shape)
+    launch = _launches.get(key)
+    if launch is None:
+        launch = _launches[key] = DirectLaunch.compile(
+            attention_bwd_preprocess,
+            None,
+            (triton.cdiv(rows, BLOCK_ROWS),),
+            (),
+            dict(o_ptr=o, do_ptr=do, delta_ptr=out, rows=rows),
+            dict(BLOCK=BLOCK_ROWS, HEAD_DIM=head_dim, num_warps=NUM_WARPS),
+        )
+    launch((), (o, do, out, rows))
     return out

@@ -42,7 +42,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 
 from tlx_kernels._host import KernelConfig, KernelHost
 from tlx_kernels.hopper.attention_backward_step import LOG2E
-from tlx_kernels.hopper.attention_common import key_blocks, tile_layout
+from tlx_kernels.hopper.attention_common import key_blocks
 from tlx_kernels.hopper.common import LOADER_REGISTERS, SM90A, partition_registers, ring_barriers
 
 # Kernel side -------------------------------------------------------------------------------
@@ -422,27 +422,6 @@ def autotuned_kernel(dtype, head_dim):
     )(attention_dq_kernel)
 
 
-def _descriptor(tensor, rows):
-    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
-
-    layout = tile_layout(tensor.element_size() * 8)
-    return TensorDescriptor.from_tensor(tensor, [1, rows, tensor.shape[2]], layout)
-
-
-def _arguments(q3, k3, v3, do3, dq, config, lse, delta, sm_scale, group):
-    rows = config.block_m // config.consumers
-    descs = (
-        _descriptor(q3, rows),
-        _descriptor(k3, config.block_n),
-        _descriptor(v3, config.block_n),
-        _descriptor(do3, rows),
-        _descriptor(dq, rows),
-    )
-    seq_len = q3.shape[1]
-    scalars = (lse, delta, sm_scale, sm_scale * LOG2E.value, seq_len, group, q3.shape[0])
-    return descs, scalars
-
-
 def compute_dq(q3, k3, v3, do3, lse, delta, sm_scale, causal, config=None):
     """dQ, in q3's dtype, of [batch * heads, seq_len, head_dim] contiguous q3 and do3 and
     [batch * kv_heads, seq_len, head_dim] k3 and v3; ``lse`` and ``delta`` fp32, one a row
@@ -452,24 +431,18 @@ def compute_dq(q3, k3, v3, do3, lse, delta, sm_scale, causal, config=None):
     group = q3.shape[0] // k3.shape[0]
     head_dim = q3.shape[2]
     dq = torch.empty_like(q3)
+    operands = (q3, k3, v3, do3, dq)
+    scalars = (lse, delta, sm_scale, sm_scale * LOG2E.value, q3.shape[1], group, q3.shape[0])
     if config is None:
         tuner = autotuned_kernel(q3.dtype, head_dim)
-        descs, scalars = _arguments(
-            q3, k3, v3, do3, dq, autotune_space(head_dim)[0], lse, delta, sm_scale, group
-        )
+        # The configuration's pre_hook sets each descriptor's block shape.
+        descs = HOST.make_descriptors(autotune_space(head_dim)[0], operands, HEAD_DIM=head_dim)
 
         def grid(meta):
             return (triton.cdiv(q3.shape[1], meta["BLOCK_M"]), q3.shape[0])
 
         tuner[grid](*descs, *scalars, HEAD_DIM=head_dim, CAUSAL=causal)
         return dq, config_of(tuner.best_config)
-    descs, scalars = _arguments(q3, k3, v3, do3, dq, config, lse, delta, sm_scale, group)
-    constexprs = {
-        **config.kernel_arguments(),
-        "HEAD_DIM": head_dim,
-        "CAUSAL": causal,
-        **config.compile_options,
-    }
     grid = (triton.cdiv(q3.shape[1], config.block_m), q3.shape[0])
-    attention_dq_kernel[grid](*descs, *scalars, **constexprs)
+    HOST.launch(config, grid, operands, scalars, HEAD_DIM=head_dim, CAUSAL=causal)
     return dq, config

@@ -430,7 +430,7 @@ def _tune(x, w1, w2, y, shape, layout, activation, split_hidden):
         config,
         _grid(tokens, d_model, config),
         tma_descriptors((x, w1, w2, y), block_shapes(config)),
-        shape,
+        dict(zip(("tokens", "d_model", "hidden"), shape, strict=True)),
         {
             "workspace": workspace,
             "counters": counters,

@@ -319,7 +319,7 @@ def _tune(x, w_gate, w_up, h, shape):
         config,
         _grid(tokens, hidden, config, x.device),
         tma_descriptors((x, w_gate, w_up, h), block_shapes(config)),
-        shape,
+        dict(zip(("tokens", "d_model", "hidden"), shape, strict=True)),
         {**config.kernel_arguments(), **config.compile_options},
     )
 

@@ -613,7 +613,7 @@ def compiled_launch(kernel, a, b, config):
         config,
         _launch_grid(M, N, config, a.device),
         descriptors,
-        (M, N, K),
+        dict(M=M, N=N, K=K),
         launch_arguments(config, a.device, M, N),
     )
 
@@ -646,7 +646,7 @@ def autotuned_matmul(a, b):
             config,
             _launch_grid(M, N, config, a.device),
             (desc_a, desc_b, desc_c),
-            (M, N, K),
+            dict(M=M, N=N, K=K),
             launch_arguments(config, a.device, M, N),
         )
     return c if c.is_contiguous() else c.contiguous()
