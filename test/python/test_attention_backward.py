@@ -450,6 +450,23 @@ def test_the_dq_kernels_epilogue_is_over_q():
     assert smem.plan_without_aliasing().size_bytes == 224 * 1024
 
 
+@pytest.mark.parametrize("head_dim", bwd.HEAD_DIMS)
+def test_the_dq_kernels_rows_in_registers_feed_s_and_dp(head_dim):
+    """``rows_in_registers``: every product of the dQ kernel (S, dP and dQ, each consumer's,
+    masked steps and not) takes its A operand from registers, where otherwise S and dP take
+    Q and dO from SMEM and only dQ's dS comes from registers; ptxas spills nothing."""
+    for rows_in_registers, from_registers in ((False, 4), (True, 12)):
+        config = attention_dq.DqConfig(128, 64, 4, rows_in_registers=rows_in_registers)
+        compiled = attention_dq.compile_for_hopper(config, head_dim, causal=True)
+        products = re.findall(r"ttng\.warp_group_dot [^\n]*?\} : (\S+)<", compiled.asm["ttgir"])
+        assert len(products) == 12, config
+        assert products.count("tensor") == from_registers, (config, products)
+        assert " 0 bytes spill stores" in ptxas_log(compiled.asm["ptx"]), config
+    assert attention_dq.DqConfig(128, 128, 2, rows_in_registers=True) not in (
+        attention_dq.autotune_space(128)
+    )
+
+
 def cpu_inputs(q_shape, kv_shape=None, dtype=torch.float16, **kwargs):
     kv_shape = kv_shape or q_shape
     return (

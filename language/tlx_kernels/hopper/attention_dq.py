@@ -12,7 +12,8 @@ its KV head (query head h reads KV head h // group), with
 S and dP are computed a second time (seven matrix products a block pair in all rather than
 five), traded for the atomics' global memory traffic. The CTA's partitions: a loader warp
 loads each consumer's Q and dO once, then K and V of every key block into a ring of
-NUM_STAGES stages; CONSUMERS warpgroups own 64 rows of Q each, and dS is the A operand of
+NUM_STAGES stages; CONSUMERS warpgroups own 64 rows of Q each (with ROWS_IN_REGISTERS their
+Q and dO loaded to registers once, the A operands of S and dP), and dS is the A operand of
 dQ = dS K straight from registers (queries as rows: step_by_queries'
 shape, tlx_kernels/hopper/attention_backward_step.py), so it needs no SMEM.
 
@@ -112,7 +113,7 @@ def _dq_load_partition(state, desc_q, desc_do, desc_k, desc_v, CAUSAL: gl.conste
 def _dq_step(state, index, q, do, queries, lse2, delta, dq, MASKED: gl.constexpr):
     """Key block ``index`` (its ring stage) for this consumer's rows: S and dP, P and dS from
     them, dQ += dS K; the stage is released once dQ's product, the last reader of K, has
-    completed."""
+    completed. ``q`` and ``do``: the rows' Q and dO, in SMEM or registers."""
     (k_tiles, v_tiles) = state[2:4]
     (ready, empty) = state[6:8]
     qk_scale = state[11]
@@ -143,16 +144,20 @@ def _dq_step(state, index, q, do, queries, lse2, delta, dq, MASKED: gl.constexpr
         ds.to(dtype), gl.DotOperandLayout(operand_index=0, parent=dq.type.layout, k_width=2)
     )
     dq = warpgroup_mma(ds_operand, k, dq, is_async=True)
-    dq = warpgroup_mma_wait(0, deps=[dq])
+    dq, ds_operand = warpgroup_mma_wait(0, deps=[dq, ds_operand])
     mbarrier.arrive(empty.index(stage))
     return dq
 
 
 @gluon.jit
-def _dq_consumer_partition(state, consumer: gl.constexpr, CAUSAL: gl.constexpr):
+def _dq_consumer_partition(
+    state, consumer: gl.constexpr, CAUSAL: gl.constexpr, ROWS_IN_REGISTERS: gl.constexpr
+):
     """Rows [consumer * SUB_M, (consumer + 1) * SUB_M) of the CTA's Q block, one warpgroup:
     every key block (those that need no mask first), then sm_scale * dQ through SMEM (the
-    bytes of its Q buffer) and a TMA store, which clips rows past the sequence's end."""
+    bytes of its Q buffer) and a TMA store, which clips rows past the sequence's end.
+    With ROWS_IN_REGISTERS the rows' Q and dO are loaded to registers once, the A operands of
+    every S and dP, whose products then read SMEM for K and V alone."""
     (q_tiles, do_tiles, dq_tiles) = state[0], state[1], state[4]
     q_ready = state[5]
     (lse_ptr, delta_ptr, sm_scale) = state[8:11]
@@ -182,6 +187,10 @@ def _dq_consumer_partition(state, consumer: gl.constexpr, CAUSAL: gl.constexpr):
     q = q_tiles.index(consumer)
     do = do_tiles.index(consumer)
     mbarrier.wait(q_ready, 0)
+    if ROWS_IN_REGISTERS:
+        rows_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=s_layout, k_width=2)
+        q = q.load(rows_layout)
+        do = do.load(rows_layout)
     for j in range(0, n_unmasked):
         dq = _dq_step(state, j, q, do, queries, lse2, delta, dq, False)
     for j in range(n_unmasked, n_blocks):
@@ -248,6 +257,7 @@ def attention_dq_kernel(
     NUM_STAGES: gl.constexpr,
     CAUSAL: gl.constexpr,
     CONSUMERS: gl.constexpr,
+    ROWS_IN_REGISTERS: gl.constexpr,
     CONSUMER_REGISTERS: gl.constexpr,
 ):
     """Grid (Q blocks, batch * heads): dQ of BLOCK_M rows of a query head, in the inputs'
@@ -281,8 +291,8 @@ def attention_dq_kernel(
     if CONSUMERS == 2:
         gl.warp_specialize(
             [
-                (_dq_consumer_partition, (state, 0, CAUSAL)),
-                (_dq_consumer_partition, (state, 1, CAUSAL)),
+                (_dq_consumer_partition, (state, 0, CAUSAL, ROWS_IN_REGISTERS)),
+                (_dq_consumer_partition, (state, 1, CAUSAL, ROWS_IN_REGISTERS)),
                 (_dq_load_partition, (state, desc_q, desc_do, desc_k, desc_v, CAUSAL)),
             ],
             [4, 1],
@@ -291,7 +301,7 @@ def attention_dq_kernel(
     else:
         gl.warp_specialize(
             [
-                (_dq_consumer_partition, (state, 0, CAUSAL)),
+                (_dq_consumer_partition, (state, 0, CAUSAL, ROWS_IN_REGISTERS)),
                 (_dq_load_partition, (state, desc_q, desc_do, desc_k, desc_v, CAUSAL)),
             ],
             [1],
@@ -304,21 +314,24 @@ def attention_dq_kernel(
 
 @dataclasses.dataclass(frozen=True)
 class DqConfig(KernelConfig):
-    """Tile sizes of one compiled dQ kernel: BLOCK_M rows of Q a CTA, split among
-    ``consumers`` warpgroups (1 or 2, 64 rows each), key blocks of BLOCK_N keys streaming
-    through ``num_stages`` K/V stages."""
+    """Tile sizes and schedule of one compiled dQ kernel: BLOCK_M rows of Q a CTA, split
+    among ``consumers`` warpgroups (1 or 2, 64 rows each), key blocks of BLOCK_N keys
+    streaming through ``num_stages`` K/V stages; ``rows_in_registers``: each consumer's Q and
+    dO held in registers, the A operands of S and dP (``_dq_consumer_partition``)."""
 
     ARGUMENTS = {
         "block_m": "BLOCK_M",
         "block_n": "BLOCK_N",
         "num_stages": "NUM_STAGES",
         "consumers": "CONSUMERS",
+        "rows_in_registers": "ROWS_IN_REGISTERS",
     }
 
     block_m: int
     block_n: int
     num_stages: int
     consumers: int = 2
+    rows_in_registers: bool = False
 
     def __post_init__(self):
         if self.consumers not in (1, 2):
@@ -337,8 +350,10 @@ class DqConfig(KernelConfig):
 
     def __repr__(self):
         consumers = "" if self.consumers == 2 else f" consumers={self.consumers}"
+        registers = " rows_in_registers" if self.rows_in_registers else ""
         return (
-            f"dQ BLOCK_M={self.block_m} BLOCK_N={self.block_n} stages={self.num_stages}{consumers}"
+            f"dQ BLOCK_M={self.block_m} BLOCK_N={self.block_n} stages={self.num_stages}"
+            f"{consumers}{registers}"
         )
 
 
@@ -394,13 +409,17 @@ def default_config(head_dim):
 def autotune_space(head_dim):
     """The configurations the tuner searches: two consumers over 128 rows with 64-key blocks
     through two or four stages, or 128-key blocks through two (S and dP take 64 registers
-    a thread each), and one consumer over 64 rows (twice the CTAs)."""
+    a thread each), and one consumer over 64 rows (twice the CTAs); then each consumer's Q
+    and dO in registers (``rows_in_registers``), with 64-key blocks, and at HEAD_DIM 64 with
+    128-key blocks too (at 128 ptxas spills 448 bytes a thread there). On the H200 the rows
+    in registers ran the 64-key kernel 1.5-3% faster (docs/performance.md)."""
     return [
         DqConfig(128, 64, 4),
         DqConfig(128, 64, 2),
         DqConfig(128, 128, 2),
         DqConfig(64, 64, 4, consumers=1),
-    ]
+        DqConfig(128, 64, 4, rows_in_registers=True),
+    ] + ([DqConfig(128, 128, 2, rows_in_registers=True)] if head_dim == 64 else [])
 
 
 def autotune_configs(head_dim):
