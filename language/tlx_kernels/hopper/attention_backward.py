@@ -67,7 +67,7 @@ import functools
 import tlx
 import torch
 import triton
-from tlx.compat import tma_load, tma_store
+from tlx.compat import tma_store
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import (
@@ -88,6 +88,7 @@ from tlx_kernels.hopper.attention_backward_step import (
     step_by_queries,
     wait_for_other_consumer,
 )
+from tlx_kernels.hopper.attention_common import load_pair_into_ring, load_pairs_once
 from tlx_kernels.hopper.common import (
     LOADER_REGISTERS,
     SM90A,
@@ -121,37 +122,17 @@ def _load_partition(state, desc_q, desc_do, desc_k, desc_v, CAUSAL: gl.constexpr
     (seq_len, group) = state[16:18]
     CONSUMERS: gl.constexpr = k_tiles.shape[0]
     SUB_N: gl.constexpr = k_tiles.shape[1]
-    HEAD_DIM: gl.constexpr = k_tiles.shape[2]
-    NUM_STAGES: gl.constexpr = q_tiles.shape[0]
     BLOCK_M: gl.constexpr = q_tiles.shape[1]
     bh_kv = gl.program_id(1)
     off_n = gl.program_id(0) * (CONSUMERS * SUB_N)
-    mbarrier.expect(kv_ready, 2 * CONSUMERS * desc_k.block_type.nbytes)
-    for c in gl.static_range(CONSUMERS):
-        rows = off_n + c * SUB_N
-        tma_load(desc_k, [bh_kv, rows, 0], kv_ready, k_tiles.index(c).reshape([1, SUB_N, HEAD_DIM]))
-        tma_load(desc_v, [bh_kv, rows, 0], kv_ready, v_tiles.index(c).reshape([1, SUB_N, HEAD_DIM]))
+    load_pairs_once(desc_k, desc_v, k_tiles, v_tiles, kv_ready, bh_kv, off_n)
     first, _, n_m = _q_blocks(seq_len, off_n, BLOCK_M, CONSUMERS * SUB_N, CAUSAL)
     index = 0
     for g in range(group):
         bh_q = bh_kv * group + g
         for m in range(first, n_m):
-            stage = index % NUM_STAGES
-            mbarrier.wait(empty.index(stage), ((index // NUM_STAGES) & 1) ^ 1)
-            mbarrier.expect(
-                ready.index(stage), desc_q.block_type.nbytes + desc_do.block_type.nbytes
-            )
-            tma_load(
-                desc_q,
-                [bh_q, m * BLOCK_M, 0],
-                ready.index(stage),
-                q_tiles.index(stage).reshape([1, BLOCK_M, HEAD_DIM]),
-            )
-            tma_load(
-                desc_do,
-                [bh_q, m * BLOCK_M, 0],
-                ready.index(stage),
-                do_tiles.index(stage).reshape([1, BLOCK_M, HEAD_DIM]),
+            load_pair_into_ring(
+                desc_q, desc_do, q_tiles, do_tiles, ready, empty, index, bh_q, m * BLOCK_M
             )
             index += 1
 

@@ -1,6 +1,6 @@
 """What the Hopper and Blackwell Flash Attention kernels share: the block range one CTA
-covers, the TMA loader partition, and on the host the tile layout, the tensor descriptors and
-the kernel signature."""
+covers, the TMA loader partition (and the Hopper backward's and dQ kernel's loaders' copies),
+and on the host the tile layout, the tensor descriptors and the kernel signature."""
 
 from tlx.compat import tma_load
 from triton.experimental import gluon
@@ -92,6 +92,49 @@ def load_kv_blocks(
             v_ready.index(stage),
             v_tiles.index(stage).reshape([1, BLOCK_N, HEAD_DIM]),
         )
+
+
+@gluon.jit
+def load_pairs_once(desc_a, desc_b, a_tiles, b_tiles, landed, head, first_row):
+    """The tiles a CTA loads once, a pair a consumer (the backward's K and V, its dQ kernel's
+    Q and dO): buffer c of ``a_tiles`` and ``b_tiles`` takes the [1, rows, head_dim] tiles of
+    ``desc_a`` and ``desc_b`` at (``head``, ``first_row + c * rows``); ``landed`` completes
+    when all have landed."""
+    COUNT: gl.constexpr = a_tiles.shape[0]
+    ROWS: gl.constexpr = a_tiles.shape[1]
+    HEAD_DIM: gl.constexpr = a_tiles.shape[2]
+    mbarrier.expect(landed, COUNT * (desc_a.block_type.nbytes + desc_b.block_type.nbytes))
+    for c in gl.static_range(COUNT):
+        row = first_row + c * ROWS
+        tma_load(desc_a, [head, row, 0], landed, a_tiles.index(c).reshape([1, ROWS, HEAD_DIM]))
+        tma_load(desc_b, [head, row, 0], landed, b_tiles.index(c).reshape([1, ROWS, HEAD_DIM]))
+
+
+@gluon.jit
+def load_pair_into_ring(desc_a, desc_b, a_tiles, b_tiles, ready, empty, index, head, row):
+    """One step of a loader that fills a ring of NUM_STAGES stages with pairs of tiles
+    (the backward's Q and dO, its dQ kernel's K and V): once the consumers have released stage
+    ``index % NUM_STAGES`` (``empty``), the [1, rows, head_dim] tiles of ``desc_a`` and
+    ``desc_b`` at (``head``, ``row``) are copied into it, and ``ready`` completes when both
+    have landed."""
+    NUM_STAGES: gl.constexpr = a_tiles.shape[0]
+    ROWS: gl.constexpr = a_tiles.shape[1]
+    HEAD_DIM: gl.constexpr = a_tiles.shape[2]
+    stage = index % NUM_STAGES
+    mbarrier.wait(empty.index(stage), ((index // NUM_STAGES) & 1) ^ 1)
+    mbarrier.expect(ready.index(stage), desc_a.block_type.nbytes + desc_b.block_type.nbytes)
+    tma_load(
+        desc_a,
+        [head, row, 0],
+        ready.index(stage),
+        a_tiles.index(stage).reshape([1, ROWS, HEAD_DIM]),
+    )
+    tma_load(
+        desc_b,
+        [head, row, 0],
+        ready.index(stage),
+        b_tiles.index(stage).reshape([1, ROWS, HEAD_DIM]),
+    )
 
 
 @gluon.jit

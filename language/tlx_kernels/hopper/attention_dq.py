@@ -30,7 +30,7 @@ import functools
 import tlx
 import torch
 import triton
-from tlx.compat import tma_load, tma_store
+from tlx.compat import tma_store
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import (
@@ -43,7 +43,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 
 from tlx_kernels._host import KernelConfig, KernelHost
 from tlx_kernels.hopper.attention_backward_step import LOG2E
-from tlx_kernels.hopper.attention_common import key_blocks
+from tlx_kernels.hopper.attention_common import key_blocks, load_pair_into_ring, load_pairs_once
 from tlx_kernels.hopper.common import LOADER_REGISTERS, SM90A, partition_registers, ring_barriers
 
 # Kernel side -------------------------------------------------------------------------------
@@ -79,34 +79,14 @@ def _dq_load_partition(state, desc_q, desc_do, desc_k, desc_v, CAUSAL: gl.conste
     (seq_len, group) = state[12:14]
     CONSUMERS: gl.constexpr = q_tiles.shape[0]
     SUB_M: gl.constexpr = q_tiles.shape[1]
-    HEAD_DIM: gl.constexpr = q_tiles.shape[2]
-    NUM_STAGES: gl.constexpr = k_tiles.shape[0]
     BLOCK_N: gl.constexpr = k_tiles.shape[1]
     bh_q = gl.program_id(1)
     bh_kv = bh_q // group
     off_m = _row_block(CONSUMERS * SUB_M, CAUSAL)
-    mbarrier.expect(q_ready, 2 * CONSUMERS * desc_q.block_type.nbytes)
-    for c in gl.static_range(CONSUMERS):
-        rows = off_m + c * SUB_M
-        tma_load(desc_q, [bh_q, rows, 0], q_ready, q_tiles.index(c).reshape([1, SUB_M, HEAD_DIM]))
-        tma_load(desc_do, [bh_q, rows, 0], q_ready, do_tiles.index(c).reshape([1, SUB_M, HEAD_DIM]))
+    load_pairs_once(desc_q, desc_do, q_tiles, do_tiles, q_ready, bh_q, off_m)
     _, n_blocks = _key_range(seq_len, off_m, CONSUMERS * SUB_M, BLOCK_N, CAUSAL)
     for j in range(n_blocks):
-        stage = j % NUM_STAGES
-        mbarrier.wait(empty.index(stage), ((j // NUM_STAGES) & 1) ^ 1)
-        mbarrier.expect(ready.index(stage), desc_k.block_type.nbytes + desc_v.block_type.nbytes)
-        tma_load(
-            desc_k,
-            [bh_kv, j * BLOCK_N, 0],
-            ready.index(stage),
-            k_tiles.index(stage).reshape([1, BLOCK_N, HEAD_DIM]),
-        )
-        tma_load(
-            desc_v,
-            [bh_kv, j * BLOCK_N, 0],
-            ready.index(stage),
-            v_tiles.index(stage).reshape([1, BLOCK_N, HEAD_DIM]),
-        )
+        load_pair_into_ring(desc_k, desc_v, k_tiles, v_tiles, ready, empty, j, bh_kv, j * BLOCK_N)
 
 
 @gluon.jit
