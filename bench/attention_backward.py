@@ -4,7 +4,7 @@
         [--head-dim 64|128 ...] [--mask causal|none ...] [--seq-len N ...] [--runs 50]
     PYTHONPATH=language python bench/attention_backward.py --aliasing [--runs 50]
     PYTHONPATH=language python bench/attention_backward.py --dq atomics vector summed \
-        separate tma_add auto any [--dtype ... --head-dim ... --mask ... --seq-len ...]
+        separate tma_add split auto any [--dtype ... --head-dim ... --mask ... --seq-len ...]
 
 The grid: N in 512 ... 16384 at B x N = 32768 tokens, H = 16, D in {64, 128}, causal and not,
 fp16 and bf16, then the grouped-query rows (H = 32, H_kv = 8, D = 128, N = 2048 and 8192), on
@@ -29,7 +29,8 @@ the same run.
 ``--dq PASS ...`` times, on each row of the grid the other flags select, the backward tuned
 with dQ summed each way named (``attention_backward.DQ_PASSES``: fp32 atomics, the same two
 columns an instruction, summed over a CTA's consumers first, a dQ kernel of its own, TMA
-reduce-adds from fp32 SMEM staging tiles; ``auto``:
+reduce-adds from fp32 SMEM staging tiles, the same of half the columns a consumer over both
+consumers' dS; ``auto``:
 the tuner's default, ``attention_backward_config.TUNED_DQ_PASSES``; ``any``: the tuner's
 choice among them all) and cuDNN's, in GPU time, in the same run, with the configurations
 chosen and each pass's first-call (tuning) cost.

@@ -174,10 +174,10 @@ def test_the_pipelined_steps_agree(dtype, head_dim, causal):
 
 
 def assert_agree_on_tma_add_shapes(configs, dtype, head_dim, causal):
-    """Each of ``configs`` (dq_pass "tma_add") against torch at N = 1, 100, 1000 and 4133,
-    two KV heads each serving two query heads, then one KV head serving four at N = 1000: one
-    Q block whose rows past the sequence's end the TMA drops, ragged blocks, and many steps,
-    whose reductions reuse each staging tile."""
+    """Each of ``configs`` (dq_pass "tma_add" or "split", dQ by TMA reduce-adds) against
+    torch at N = 1, 100, 1000 and 4133, two KV heads each serving two query heads, then one
+    KV head serving four at N = 1000: one Q block whose rows past the sequence's end the TMA
+    drops, ragged blocks, and many steps, whose reductions reuse each staging tile."""
     assert configs
     for heads, kv_heads, seq_len in (
         (4, 2, 1),
@@ -229,6 +229,17 @@ def test_the_pipelined_tma_add_steps_agree(dtype, head_dim, causal):
         for config in bwd.autotune_space(head_dim)
         if config.dq_pass == "tma_add" and config.pipelined
     ]
+    assert_agree_on_tma_add_shapes(configs, dtype, head_dim, causal)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_split_pass_agrees(dtype, head_dim, causal):
+    """Each configuration of the tuning space with dq_pass "split" (each consumer adds half of
+    dQ's columns over both consumers' dS, the other's read from SMEM between the ds_ready and
+    ds_free barriers), on the shapes of ``assert_agree_on_tma_add_shapes``."""
+    configs = [config for config in bwd.autotune_space(head_dim) if config.dq_pass == "split"]
     assert_agree_on_tma_add_shapes(configs, dtype, head_dim, causal)
 
 

@@ -166,6 +166,13 @@ def test_the_space_has_every_way_to_sum_dq():
         bwd.Config(64, 128, 4, dq_pass="tma")
     with pytest.raises(ValueError, match="sums the dQ shares of two consumers"):
         bwd.Config(64, 64, 4, consumers=1, dq_pass="summed")
+    with pytest.raises(ValueError, match="'split' sums the dQ shares of two consumers"):
+        bwd.Config(64, 64, 4, consumers=1, dq_pass="split")
+    split_needs = "'split' is built on the pipelined steps with S by queries"
+    with pytest.raises(ValueError, match=split_needs):
+        bwd.Config(64, 128, 4, p_in_smem=True, dq_pass="split", pipelined=True)
+    with pytest.raises(ValueError, match=split_needs):
+        bwd.Config(64, 128, 4, p_in_smem=True, scores_by_query=True, dq_pass="split")
 
 
 def test_the_tuner_tries_the_separate_pass_unless_asked_for_more():
@@ -260,6 +267,34 @@ def test_the_tma_add_staging_tiles_have_bytes_of_their_own(head_dim):
         assert bwd.smem_plan(four_stages, 64).plan.size_bytes == 176 * 1024
 
 
+@pytest.mark.parametrize("head_dim", bwd.HEAD_DIMS)
+def test_the_split_pass_adds_half_the_columns_once(head_dim):
+    """dq_pass "split": each consumer adds columns [c D/2, (c+1) D/2) of the CTA's dQ by one
+    TMA reduce-add a step (two consumers, each step twice: masked and not), no atomics from
+    registers; its products read the other consumer's dS and K from SMEM after waiting for
+    ``ds_ready``; its staging tiles (two fp32 64 x D/2 a consumer) have bytes of their own,
+    half of "tma_add"'s at HEAD_DIM 64, and the plan fits."""
+    configs = [config for config in bwd.autotune_space(head_dim) if config.dq_pass == "split"]
+    assert configs
+    for config in configs:
+        compiled = bwd.compile_for_hopper(config, head_dim, causal=True)
+        assert compiled.asm["ttgir"].count("ttng.async_tma_reduce add,") == 4, config
+        ptx = compiled.asm["ptx"]
+        assert not re.search(r"(?:red|atom)\.global", ptx), config
+        assert compiled.metadata.shared <= SMEM_LIMIT, config
+        smem = bwd.smem_plan(config, head_dim)
+        views = dict(zip([buffer.name for buffer in smem.buffers], smem.plan.views, strict=True))
+        assert views["dq_tiles"].buffer_size == 64 * (head_dim // 2) * 4
+        spans = {
+            buffer.name: {byte for i in range(buffer.shape[0]) for byte in _span(view, i)}
+            for buffer, view in zip(smem.buffers, smem.plan.views, strict=True)
+        }
+        dq_bytes = spans.pop("dq_tiles")
+        assert not dq_bytes & set().union(*spans.values()), config
+    arguments = {"HEAD_DIM": head_dim}
+    assert bwd.block_shapes(configs[0], arguments)[-1] == [1, 64, head_dim // 2]
+
+
 def pipelined_configs(head_dim):
     return [config for config in bwd.autotune_space(head_dim) if config.pipelined]
 
@@ -268,14 +303,16 @@ def test_the_space_has_the_pipelined_steps():
     """At each head dim the tuner's space holds the pipelined steps, each with P in SMEM: with
     dQ in its pass of its own, S^T or S with two or four stages, and at HEAD_DIM 64 128-row Q
     blocks with S; with dQ's TMA reduce-adds, S with the stages that fit beside the staging
-    tiles (two or four at 64, two at 128), and S^T at 64."""
+    tiles (two or four at 64, two at 128), and S^T at 64; with dQ split over the consumers, S
+    with the same stages."""
     separate = {(64, by_query, stages) for by_query in (False, True) for stages in (2, 4)}
     expected = {
         64: {
             "separate": separate | {(128, True, 2), (128, True, 4)},
             "tma_add": separate,
+            "split": {(64, True, 2), (64, True, 4)},
         },
-        128: {"separate": separate, "tma_add": {(64, True, 2)}},
+        128: {"separate": separate, "tma_add": {(64, True, 2)}, "split": {(64, True, 2)}},
     }
     for head_dim in bwd.HEAD_DIMS:
         pipelined = pipelined_configs(head_dim)
@@ -295,16 +332,20 @@ def test_pipelined_names_what_it_needs(dq_pass):
     "separate" or "tma_add" it is a configuration."""
     message = (
         "pipelined leaves dK and dV in flight .* it is built for dq_pass 'separate' or "
-        f"'tma_add', got '{dq_pass}'"
+        f"'tma_add' or 'split', got '{dq_pass}'"
     )
     with pytest.raises(ValueError, match=message):
         bwd.Config(64, 128, 4, p_in_smem=True, dq_pass=dq_pass, pipelined=True)
     for built_for in attention_backward_config.PIPELINED_DQ_PASSES:
-        with pytest.raises(ValueError, match="pipelined writes P.* needs p_in_smem=True"):
-            bwd.Config(64, 128, 4, dq_pass=built_for, pipelined=True)
+        # "split" is built on S by queries alone, which needs P in SMEM itself.
+        steps = dict(scores_by_query=True) if built_for == "split" else {}
+        if not steps:
+            with pytest.raises(ValueError, match="pipelined writes P.* needs p_in_smem=True"):
+                bwd.Config(64, 128, 4, dq_pass=built_for, pipelined=True)
         with pytest.raises(ValueError, match="so the consumers hold two: it needs num_stages >="):
-            bwd.Config(64, 128, 1, p_in_smem=True, dq_pass=built_for, pipelined=True)
-        assert bwd.Config(64, 128, 2, p_in_smem=True, dq_pass=built_for, pipelined=True).pipelined
+            bwd.Config(64, 128, 1, p_in_smem=True, dq_pass=built_for, pipelined=True, **steps)
+        config = bwd.Config(64, 128, 2, p_in_smem=True, dq_pass=built_for, pipelined=True, **steps)
+        assert config.pipelined
 
 
 def _span(view, index):
@@ -363,9 +404,12 @@ def pipelined_step_waits(config, head_dim):
     flight: for S (dP outstanding) and for dP; with dq_pass "tma_add" then for each chunk of
     dQ's products, leaving dK and, where they were issued after the chunk, dV and the later
     chunks: with S at HEAD_DIM 64 dQ, dV, dK (2); with S at 128 dQ's first chunk, dV (1), the
-    second, dK (1); with S^T dV, dQ, dK (1)."""
+    second, dK (1); with S^T dV, dQ, dK (1); with dq_pass "split", dQ's two products (its
+    first before dV's, its second before dK's), leaving dK (1)."""
     if config.dq_pass == "separate":
         return ["1", "0"]
+    if config.dq_pass == "split":
+        return ["1", "0", "1"]
     if not config.scores_by_query:
         return ["1", "0", "1"]
     return ["1", "0", "2"] if head_dim == 64 else ["1", "0", "1", "1"]

@@ -37,7 +37,9 @@ cores first (each reads the other's dS and K, and adds half of the columns), no 
 but a second pass over Q blocks (attention_dq.py), which computes S and dP again (seven
 matrix products a block pair rather than five) and writes dQ once, without atomics, or each
 consumer's share through fp32 SMEM staging tiles, each added by one asynchronous TMA
-reduce-add (``desc_dq``; ``tlx.compat.tma_atomic_add`` on Triton 3.6 to 3.9).
+reduce-add (``desc_dq``; ``tlx.compat.tma_atomic_add`` on Triton 3.6 to 3.9), or, on the
+pipelined steps, half of the CTA's columns a consumer over both consumers' dS, added the
+same way ("split": each element once a CTA).
 docs/attention-backward.md says why each.
 
 Where aliasing buys room
@@ -287,12 +289,16 @@ def _smem_tiles(
     ring = tlx.reuse_group(
         q_tiles, do_tiles, group_type=tlx.reuse_group_type.distinct, group_size=NUM_STAGES
     )
-    if DQ_PASS == "tma_add":
+    if DQ_PASS == "tma_add" or DQ_PASS == "split":
         dq_layout: gl.constexpr = gl.NVMMASharedLayout(
             swizzle_byte_width=128, element_bitwidth=32, rank=2
         )
+        if DQ_PASS == "split":
+            STAGED_COLUMNS: gl.constexpr = HEAD_DIM // 2
+        else:
+            STAGED_COLUMNS: gl.constexpr = DQ_COLUMNS
         dq_tiles = tlx.local_alloc(
-            (BLOCK_M, DQ_COLUMNS), gl.float32, 2 * CONSUMERS, reuse=smem, layout=dq_layout
+            (BLOCK_M, STAGED_COLUMNS), gl.float32, 2 * CONSUMERS, reuse=smem, layout=dq_layout
         )
         smem.set_buffer_overlap(
             tlx.reuse_group(
@@ -364,7 +370,7 @@ def attention_bwd_kernel(
     kv_ready = gl.allocate_shared_memory(gl.int64, [1, 1], bar_layout)
     mbarrier.init(kv_ready.index(0), count=1)
     ready, empty = ring_barriers(NUM_STAGES, CONSUMERS)
-    if DQ_PASS == "summed":
+    if DQ_PASS == "summed" or DQ_PASS == "split":
         # A consumer's dS is written (ds_ready), and the other consumer has read it (ds_free).
         ds_ready = gl.allocate_shared_memory(gl.int64, [CONSUMERS, 1], bar_layout)
         ds_free = gl.allocate_shared_memory(gl.int64, [CONSUMERS, 1], bar_layout)
@@ -399,6 +405,8 @@ def attention_bwd_kernel(
         state = state + (ds_ready, ds_free)
     if DQ_PASS == "tma_add":
         state = state + (tiles[8], desc_dq)
+    if DQ_PASS == "split":
+        state = state + (tiles[8], desc_dq, ds_ready, ds_free)
     SCHEDULE: gl.constexpr = (CAUSAL, P_IN_SMEM, SCORES_BY_QUERY, DQ_PASS, PIPELINED)
     if CONSUMERS == 2:
         gl.warp_specialize(
@@ -430,11 +438,12 @@ def block_shapes(config, arguments):
     """Block shapes of the Q, K, V, dO, dK, dV and fp32 dQ accumulator descriptors, which
     address [batch * heads, seq_len, head_dim] (``arguments``: HEAD_DIM among them): a Q block
     of Q and dO, a consumer's keys of K, V, dK and dV, DQ_COLUMNS columns of a Q block of dQ
-    (a TMA reduce-add's, dq_pass "tma_add")."""
+    (a TMA reduce-add's, dq_pass "tma_add"; half of head_dim with "split")."""
     head_dim = arguments["HEAD_DIM"]
     q_block = [1, config.block_m, head_dim]
     kv_block = [1, config.block_n // config.consumers, head_dim]
-    dq_block = [1, config.block_m, DQ_COLUMNS.value]
+    dq_columns = head_dim // 2 if config.dq_pass == "split" else DQ_COLUMNS.value
+    dq_block = [1, config.block_m, dq_columns]
     return (q_block, kv_block, kv_block, q_block, kv_block, kv_block, dq_block)
 
 
@@ -554,6 +563,13 @@ def autotune_space(head_dim):
         for by_keys in ({}, dict(scores_by_query=True))
         for stages in tma_stages
         if head_dim == 64 or by_keys
+    ]
+    # FA3's split of dQ over the two consumers (``_split_dq``): half the columns each, over
+    # both consumers' dS, one TMA reduce-add of 64 x D/2 a consumer and step; its staging
+    # tiles are half "tma_add"'s at HEAD_DIM 64, as large at 128.
+    configs += [
+        Config(64, 128, stages, dq_pass="split", **pipelined, scores_by_query=True)
+        for stages in tma_stages
     ]
     return configs
 

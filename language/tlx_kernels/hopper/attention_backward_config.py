@@ -15,8 +15,10 @@ from tlx_kernels.hopper.common import partition_registers
 # dQ here but in a kernel of its own (attention_dq.py), without atomics; "tma_add", each
 # consumer's share written to an fp32 SMEM staging tile and added by one TMA reduce-add a
 # chunk of columns (``cp.reduce.async.bulk.tensor``), asynchronous: the consumer goes on while
-# the TMA reads the tile.
-DQ_PASSES = ("atomics", "vector", "summed", "separate", "tma_add")
+# the TMA reads the tile; "split", FA3's: each consumer computes half of the columns of the
+# CTA's dQ over both consumers' dS (the other's read from SMEM) and adds them by one TMA
+# reduce-add, so that a CTA adds each element once (pipelined steps, S by queries only).
+DQ_PASSES = ("atomics", "vector", "summed", "separate", "tma_add", "split")
 # The ways ``backward`` tunes by default (dq_pass None): the separate pass won on every row
 # timed on the H200 (docs/performance.md: D 64 and 128, grouped heads, causal or not), 9-27%
 # ahead of the best in-kernel sum at D = 64, so the in-kernel sums, a space three times its
@@ -24,9 +26,10 @@ DQ_PASSES = ("atomics", "vector", "summed", "separate", "tma_add")
 TUNED_DQ_PASSES = ("separate",)
 # The ways to sum dQ the pipelined steps are built for (``Config.pipelined``): none in the
 # kernel, or TMA reduce-adds, whose products the steps issue before dK's
-# (attention_backward_step._issue_dq). The other in-kernel sums keep the unpipelined steps
-# ("summed" orders its products across the two consumers, with barriers of its own).
-PIPELINED_DQ_PASSES = ("separate", "tma_add")
+# (attention_backward_step._issue_dq), or after dV's with "split" (``_split_dq``). The other
+# in-kernel sums keep the unpipelined steps ("summed" orders its products across the two
+# consumers, with barriers of its own).
+PIPELINED_DQ_PASSES = ("separate", "tma_add", "split")
 
 
 def dq_passes_of(dq_pass):
@@ -92,8 +95,16 @@ class Config(KernelConfig):
     def __post_init__(self):
         if self.dq_pass not in DQ_PASSES:
             raise ValueError(f"dq_pass must be one of {', '.join(DQ_PASSES)}, got {self.dq_pass!r}")
-        if self.dq_pass == "summed" and self.consumers != 2:
-            raise ValueError("dq_pass='summed' sums the dQ shares of two consumers: consumers=2")
+        if self.dq_pass in ("summed", "split") and self.consumers != 2:
+            raise ValueError(
+                f"dq_pass={self.dq_pass!r} sums the dQ shares of two consumers: consumers=2"
+            )
+        if self.dq_pass == "split" and not (self.scores_by_query and self.pipelined):
+            raise ValueError(
+                "dq_pass='split' is built on the pipelined steps with S by queries, whose dS "
+                "is dQ's A operand from registers: it needs scores_by_query=True and "
+                "pipelined=True"
+            )
         if self.consumers not in (1, 2):
             raise ValueError(f"consumers must be 1 or 2, got {self.consumers}")
         if self.block_n != 64 * self.consumers:

@@ -164,13 +164,63 @@ def _reduce_issued_dq(
 
 
 @gluon.jit
+def _cross_consumer_barriers(state, DQ_PASS: gl.constexpr):
+    """(ds_ready, ds_free) of the dQ passes in which a consumer's products read the other's
+    dS and K ("summed", "split"): the kernel appends them to the state after the TMA
+    reduce-add's staging tiles and descriptor where it has those ("split")."""
+    if DQ_PASS == "split":
+        barriers = state[22:24]
+    else:
+        barriers = state[20:22]
+    return barriers
+
+
+@gluon.jit
+def _own_half_of_dq(ds_operand, k, BLOCK_M: gl.constexpr, consumer: gl.constexpr):
+    """Issues the first product of this consumer's half of the CTA's dQ ("summed", "split"):
+    columns [c D/2, (c+1) D/2) of dS_c K_c (``ds_operand``: its dS as the A operand, ``k``
+    its K buffer)."""
+    COLUMNS: gl.constexpr = k.shape[1] // 2
+    num_warps: gl.constexpr = gl.num_warps()
+    half_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, COLUMNS, 16]
+    )
+    return warpgroup_mma(
+        ds_operand,
+        k.slice(consumer * COLUMNS, COLUMNS, dim=1),
+        gl.zeros([BLOCK_M, COLUMNS], gl.float32, half_layout),
+        use_acc=False,
+        is_async=True,
+    )
+
+
+@gluon.jit
+def _other_half_of_dq(state, dq, other_ds, index, consumer: gl.constexpr, DQ_PASS: gl.constexpr):
+    """Once the other consumer's dS of step ``index`` is in SMEM (``ds_ready``), issues its
+    share of this consumer's columns of dQ onto ``dq``: ``other_ds`` (its dS as the A
+    operand) times the same columns of its K."""
+    k_tiles = state[2]
+    ds_ready = _cross_consumer_barriers(state, DQ_PASS)[0]
+    COLUMNS: gl.constexpr = k_tiles.shape[2] // 2
+    other: gl.constexpr = 1 - consumer
+    mbarrier.wait(ds_ready.index(other), index & 1)
+    return warpgroup_mma(
+        other_ds,
+        k_tiles.index(other).slice(consumer * COLUMNS, COLUMNS, dim=1),
+        dq,
+        is_async=True,
+    )
+
+
+@gluon.jit
 def wait_for_other_consumer(state, index, consumer: gl.constexpr, DQ_PASS: gl.constexpr):
-    """With ``DQ_PASS == "summed"``, where the other consumer's dQ products read this
+    """With ``DQ_PASS`` "summed" or "split", where the other consumer's dQ products read this
     consumer's dS and K: waits until the one of step ``index - 1`` has completed
-    (``ds_free``; at index 0 it passes). Before a step's first write to this consumer's P/dS
-    buffer, and before the epilogue writes dK over its K (``index``: the steps it took)."""
-    if DQ_PASS == "summed":
-        ds_free = state[21]
+    (``ds_free``; at index 0 it passes). Before a step's first write to this consumer's dS
+    buffer (its P/dS buffer unpipelined), and before the epilogue writes dK over its K
+    (``index``: the steps it took)."""
+    if DQ_PASS == "summed" or DQ_PASS == "split":
+        ds_free = _cross_consumer_barriers(state, DQ_PASS)[1]
         mbarrier.wait(ds_free.index(consumer), (index & 1) ^ 1)
 
 
@@ -254,34 +304,20 @@ def _dq_and_release(
     empty = state[10]
     HEAD_DIM: gl.constexpr = k_tiles.shape[2]
     BLOCK_M: gl.constexpr = state[0].shape[1]
-    num_warps: gl.constexpr = gl.num_warps()
     if DQ_PASS == "separate":
         dv, dk = warpgroup_mma_wait(0, deps=[dv, dk])
         mbarrier.arrive(empty.index(stage))
     elif DQ_PASS == "summed":
-        (ds_ready, ds_free) = state[20:22]
-        COLUMNS: gl.constexpr = HEAD_DIM // 2
+        (ds_ready, ds_free) = _cross_consumer_barriers(state, DQ_PASS)
         other: gl.constexpr = 1 - consumer
-        first: gl.constexpr = consumer * COLUMNS
+        first: gl.constexpr = consumer * (HEAD_DIM // 2)
         mbarrier.arrive(ds_ready.index(consumer))
-        half_layout: gl.constexpr = gl.NVMMADistributedLayout(
-            version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, COLUMNS, 16]
-        )
         if BY_QUERY:
             other_ds = ds_tiles.index(other)
         else:
             other_ds = ds_tiles.index(other).permute((1, 0))
-        dq = warpgroup_mma(
-            ds_operand,
-            k.slice(first, COLUMNS, dim=1),
-            gl.zeros([BLOCK_M, COLUMNS], gl.float32, half_layout),
-            use_acc=False,
-            is_async=True,
-        )
-        mbarrier.wait(ds_ready.index(other), index & 1)
-        dq = warpgroup_mma(
-            other_ds, k_tiles.index(other).slice(first, COLUMNS, dim=1), dq, is_async=True
-        )
+        dq = _own_half_of_dq(ds_operand, k, BLOCK_M, consumer)
+        dq = _other_half_of_dq(state, dq, other_ds, index, consumer, DQ_PASS)
         dv, dk, dq = warpgroup_mma_wait(0, deps=[dv, dk, dq])
         mbarrier.arrive(empty.index(stage))
         mbarrier.arrive(ds_free.index(other))
@@ -420,6 +456,63 @@ def _gradients_by_query(s, dp, lse2, delta, queries, keys, qk_scale, MASKED: gl.
 
 
 @gluon.jit
+def _split_dq(
+    state,
+    p,
+    ds,
+    q,
+    do,
+    k,
+    p_smem,
+    ds_smem,
+    index,
+    bh_q,
+    off_m,
+    dk,
+    dv,
+    consumer: gl.constexpr,
+):
+    """The rest of a pipelined ``step_by_queries`` step with dq_pass "split", from P and dS
+    in registers: this consumer computes columns [c D/2, (c+1) D/2) of the CTA's dQ of the Q
+    block over both consumers' keys, dS K_c from its dS in registers, plus the other
+    consumer's dS (from SMEM) times the other's K, and adds them by one TMA reduce-add
+    (``_reduce_dq``): each element once a CTA, half the bytes of "tma_add". Products in the
+    order dQ's first, dV, dQ's second, dK, so that the wait for dQ (``warpgroup_mma_wait(1)``)
+    leaves dK in flight into the next step. ``ds_ready``: this consumer's dS is in SMEM;
+    ``ds_free``: the other consumer's product has read it (waited for before it is rewritten,
+    and before the epilogue writes dK over K, which the other's product reads too)."""
+    (k_tiles, ds_tiles) = state[2], state[4]
+    (ds_ready, ds_free) = _cross_consumer_barriers(state, "split")
+    HEAD_DIM: gl.constexpr = k_tiles.shape[2]
+    BLOCK_M: gl.constexpr = p.shape[0]
+    COLUMNS: gl.constexpr = HEAD_DIM // 2
+    other: gl.constexpr = 1 - consumer
+    dtype: gl.constexpr = k_tiles.dtype
+    num_warps: gl.constexpr = gl.num_warps()
+    dq_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, COLUMNS, 16]
+    )
+    ds16 = ds.to(dtype)
+    ds_operand = gl.convert_layout(
+        ds16, gl.DotOperandLayout(operand_index=0, parent=dq_layout, k_width=2)
+    )
+    dq = _own_half_of_dq(ds_operand, k, BLOCK_M, consumer)
+    p_smem.store(p.to(dtype))
+    fence_async_shared()
+    dv = warpgroup_mma(p_smem.permute((1, 0)), do, dv, is_async=True)
+    wait_for_other_consumer(state, index, consumer, "split")
+    ds_smem.store(ds16)
+    fence_async_shared()
+    mbarrier.arrive(ds_ready.index(consumer))
+    dq = _other_half_of_dq(state, dq, ds_tiles.index(other), index, consumer, "split")
+    dk = warpgroup_mma(ds_smem.permute((1, 0)), q, dk, is_async=True)
+    dq, ds_operand = warpgroup_mma_wait(1, deps=[dq, ds_operand])
+    mbarrier.arrive(ds_free.index(other))
+    _reduce_dq(state, dq, bh_q, off_m, index, consumer * COLUMNS, consumer)
+    return dk, dv
+
+
+@gluon.jit
 def step_by_queries(
     state,
     index,
@@ -476,6 +569,11 @@ def step_by_queries(
     s, dk, dv = _wait_for_scores(state, index, s_tok, dk, dv, PIPELINED)
     dp = warpgroup_mma_wait(0, deps=[dp_tok])
     p, ds = _gradients_by_query(s, dp, lse2, delta, queries, keys, state[15], MASKED)
+    if DQ_PASS == "split":
+        dk, dv = _split_dq(
+            state, p, ds, q, do, k, p_smem, ds_smem, index, bh_q, off_m, dk, dv, consumer
+        )
+        return dk, dv
     wait_for_other_consumer(state, index, consumer, DQ_PASS)
     # PIPELINED with "tma_add": dQ's first product before dV's, dS from registers. At HEAD_DIM
     # 64 (one chunk) the step waits for it after dK's issue, leaving dV and dK in flight into
