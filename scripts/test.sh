@@ -18,9 +18,21 @@ echo "== lit (MLIR half)"
 .venv/bin/lit -sv build/test
 
 # One pytest worker a core (pytest-xdist): the suites are Triton's compiles, a core each.
+# The newest Triton and 3.6 (the GPU machine's), the two ends of every API difference
+# tlx.compat bridges, run the whole suite. 3.7 and 3.8 run all but the suites that compile
+# the kernel package's whole tuning spaces (each configuration of the attention backward, the
+# GEMM and the MLPs, cold in each Triton's cache): their compat paths are the ones the rest
+# of the suite compiles, and the run stays within CI's time.
+TUNING_SPACE_SUITES=(test_attention_backward.py test_tutorial_spaces.py
+  test_tutorial_hopper_gemm.py test_tutorial_hopper_fused_mlp.py test_gated_mlp.py
+  test_gemm_shapes.py)
 for venv in .venv .venv-triton36 .venv-triton37 .venv-triton38; do
   echo "== pytest (Triton $("$venv/bin/python" -c 'import triton; print(triton.__version__)'))"
-  "$venv/bin/python" -m pytest -q -n auto
+  skip=()
+  if [ "$venv" = .venv-triton37 ] || [ "$venv" = .venv-triton38 ]; then
+    for suite in "${TUNING_SPACE_SUITES[@]}"; do skip+=(--ignore "test/python/$suite"); done
+  fi
+  "$venv/bin/python" -m pytest -q -n auto "${skip[@]}"
 done
 
 # tlx_mlir refuses to share a process with Triton (docs/mlir.md): its tests
