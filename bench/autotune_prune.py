@@ -13,10 +13,12 @@ first, and compiles only what fits. Medians of ``--repeat`` runs.
     python bench/autotune_prune.py --first-call [--size 2048]     (needs a Hopper GPU)
 
 What a user waits for on the first call of a key: ``autotuned_matmul``'s tuner at size cubed
-in fp16, every configuration the plans keep compiled and timed, once with each configuration
-compiled when the autotuner first times it (``compile_workers=1``, as ``triton.autotune``
-does) and once compiled ahead on one thread per CPU (``tlx.autotune``'s default). Each run is
-a fresh process with an empty Triton cache.
+in fp16, every configuration the plans keep compiled and timed, then retimed (tlx.autotune's
+survey and finalists). Three ways: each configuration compiled when the autotuner first times
+it (``compile_workers=1``, as ``triton.autotune`` does) and timed by ``do_bench``; compiled
+ahead on one thread per CPU (``tlx.autotune``'s default) and timed by ``do_bench``; compiled
+ahead and screened (``retime.screen``, tlx.autotune's default). Each is a fresh process with
+an empty Triton cache (cold), then another with the cache it left (compiled).
 """
 
 import argparse
@@ -58,9 +60,20 @@ def seconds(fn, repeat):
     return statistics.median(times)
 
 
-def first_call(size, workers):
-    """The first tuned call of a size-cubed fp16 product with ``compile_workers=workers``:
-    (seconds in all, seconds compiling ahead, configurations timed, the one chosen)."""
+# How the autotuner times each configuration before the retiming: ``do_bench`` (Triton's
+# default) or tlx.autotune's screening.
+TIMINGS = {
+    "do_bench": {
+        "do_bench": lambda call, quantiles: triton.testing.do_bench(call, quantiles=quantiles)
+    },
+    "screen": {},
+}
+
+
+def first_call(size, workers, timing):
+    """The first tuned call of a size-cubed fp16 product with ``compile_workers=workers``,
+    each configuration timed as ``timing`` (a key of ``TIMINGS``) says: (seconds in all,
+    seconds compiling ahead, configurations timed, the one chosen)."""
     a = torch.randn(size, size, device="cuda", dtype=torch.float16)
     b = torch.randn(size, size, device="cuda", dtype=torch.float16)
     tuner = tlx.autotune(
@@ -68,6 +81,7 @@ def first_call(size, workers):
         key=["M", "N", "K"],
         prune_configs_by={"early_config_prune": gemm.prune_by_shape},
         compile_workers=workers,
+        **TIMINGS[timing],
     )(gemm.gemm_kernel)
     _, arguments = gemm.tuner_arguments(a, b)
     start = time.perf_counter()
@@ -81,31 +95,41 @@ def first_call(size, workers):
 
 def print_first_calls(size):
     print(f"triton {triton.__version__}, {torch.cuda.get_device_name()}, {size}^3 fp16")
-    columns = ("compile_workers", "first call s", "compiling ahead s", "timed")
+    columns = ("compile_workers", "timing", "cache", "first call s", "compiling ahead s", "timed")
     header = " ".join(f"{name:>{len(name)}}" for name in columns) + "  chosen"
     print(header)
     print("-" * len(header))
-    for workers in (1, os.cpu_count() or 1):
+    for workers, timing in (
+        (1, "do_bench"),
+        (os.cpu_count() or 1, "do_bench"),
+        (os.cpu_count() or 1, "screen"),
+    ):
         with tempfile.TemporaryDirectory() as cache:
-            run = subprocess.run(
-                [
-                    sys.executable,
-                    __file__,
-                    "--first-call-worker",
-                    str(workers),
-                    "--size",
-                    str(size),
-                ],
-                env={**os.environ, "TRITON_CACHE_DIR": cache},
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-        elapsed, ahead, timed, chosen = json.loads(run.stdout.splitlines()[-1])
-        print(f"{workers:>15} {elapsed:12.1f} {ahead:17.1f} {timed:>5}  {chosen}", flush=True)
+            for state in ("cold", "compiled"):
+                run = subprocess.run(
+                    [
+                        sys.executable,
+                        __file__,
+                        "--first-call-worker",
+                        str(workers),
+                        timing,
+                        "--size",
+                        str(size),
+                    ],
+                    env={**os.environ, "TRITON_CACHE_DIR": cache},
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
+                elapsed, ahead, timed, chosen = json.loads(run.stdout.splitlines()[-1])
+                print(
+                    f"{workers:>15} {timing:>8} {state:>8} {elapsed:12.1f} {ahead:17.1f} "
+                    f"{timed:>5}  {chosen}",
+                    flush=True,
+                )
     print(
-        "first call s: tuning one key (compile and time every configuration the plans keep); "
-        "compiling ahead s: of which tlx.autotune's compilation on several threads."
+        "first call s: tuning one key (compile, time and retime every configuration the plans "
+        "keep); compiling ahead s: of which tlx.autotune's compilation on several threads."
     )
 
 
@@ -115,11 +139,12 @@ def main():
     parser.add_argument(
         "--first-call", action="store_true", help="first tuned call, compiled ahead or not (GPU)"
     )
-    parser.add_argument("--first-call-worker", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--first-call-worker", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--size", type=int, default=2048, help="--first-call: M = N = K")
     args = parser.parse_args()
     if args.first_call_worker is not None:
-        print(json.dumps(first_call(args.size, args.first_call_worker)))
+        workers, timing = args.first_call_worker
+        print(json.dumps(first_call(args.size, int(workers), timing)))
         return
     if args.first_call:
         print_first_calls(args.size)

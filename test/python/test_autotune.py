@@ -430,6 +430,55 @@ def test_retime_top_1_keeps_tritons_choice(monkeypatch):
     assert kernel.launches == [2, 3, 4, 5, 2]
 
 
+def test_the_autotuners_timing_only_screens_what_the_retiming_surveys():
+    """The survey picks the finalists, so the autotuner's timing of each configuration is
+    ``retime.screen``; with Triton's choice kept (retime_top=1) or a timing asked for, it is
+    the autotuner's own."""
+    screened = tlx.autotune(configs(), key=["n"], target=SM90)(ring_kernel)
+    assert screened._do_bench is retime.screen
+    kept = tlx.autotune(configs(), key=["n"], target=SM90, retime_top=1)(ring_kernel)
+    assert kept._do_bench is None
+
+    def own_bench(kernel_call, quantiles):
+        return [1.0] * len(quantiles)
+
+    asked = tlx.autotune(configs(), key=["n"], target=SM90, do_bench=own_bench)(ring_kernel)
+    assert asked._do_bench is own_bench
+
+
+def test_screen_launches_once_then_times_one_call(monkeypatch):
+    """``screen`` launches the configuration (compiling it, raising what a launch that cannot
+    run raises), then gives the time of one more call between two events."""
+    happened = []
+    names = iter(["start", "end"])
+
+    class Event:
+        def __init__(self):
+            self.name = next(names)
+
+        def record(self):
+            happened.append(self)
+
+        def synchronize(self):
+            happened.append("synchronize")
+
+        def elapsed_time(self, end):
+            assert (self.name, end.name) == ("start", "end")
+            return 0.25
+
+    monkeypatch.setattr(compat, "timing_event", Event)
+    times = retime.screen(lambda: happened.append("call"), quantiles=(0.5, 0.2, 0.8))
+    assert times == [0.25, 0.25, 0.25]
+    steps = [step if isinstance(step, str) else step.name for step in happened]
+    assert steps == ["call", "start", "call", "end", "synchronize"]
+
+    def out_of_resources():
+        raise triton.runtime.errors.OutOfResources(245760, 232448, "shared memory")
+
+    with pytest.raises(triton.runtime.errors.OutOfResources):
+        retime.screen(out_of_resources, quantiles=(0.5,))
+
+
 @pytest.mark.parametrize("option", ["retime_top", "retime_rounds"])
 @pytest.mark.parametrize("value", [0, 2.5, True])
 def test_retime_options_must_be_positive_ints(option, value):

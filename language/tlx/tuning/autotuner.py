@@ -11,7 +11,10 @@ import triton
 from .. import compat
 from .compile_ahead import compile_ahead
 from .prune import PlanPruner, argument_types, log, log_asked
-from .retime import retiming_run
+from .retime import retiming_run, screen
+
+# Options of ``triton.autotune`` that say how the autotuner is to time each configuration.
+TRITON_TIMING_OPTIONS = frozenset({"do_bench", "warmup", "rep", "use_cuda_graph"})
 
 
 def _checked_positive(name: str, value) -> int:
@@ -49,9 +52,12 @@ def autotune(
     each is timed again on the GPU alone (``SURVEY_ROUNDS`` calls each, in turn), the
     ``retime_top`` fastest of that survey ``retime_rounds`` calls more each, and the key
     takes the one with the lowest median (``retime``; ``retime_top=1`` keeps Triton's
-    choice). ``overlap_parameter``: ``PlanPruner``'s (a configuration that fits only with
-    the inferred trees is kept so, listed in ``inferred``). The returned autotuner has
-    ``pruned`` (the
+    choice). As the survey picks the finalists, the autotuner's own timing only screens
+    each configuration (``retime.screen``: one launch, one timed call) unless
+    ``autotune_options`` say how to time (``do_bench``, ``warmup``, ``rep``,
+    ``use_cuda_graph``) or ``retime_top`` is 1. ``overlap_parameter``: ``PlanPruner``'s (a
+    configuration that fits only with the inferred trees is kept so, listed in
+    ``inferred``). The returned autotuner has ``pruned`` (the
     configurations dropped and why, per set of argument types), ``plan_pruner``,
     ``compile_seconds`` (the time each key's configurations took to compile ahead) and
     ``retimed`` ({key: {finalist: median ms}})."""
@@ -60,6 +66,8 @@ def autotune(
     compile_workers = _checked_positive("compile_workers", compile_workers)
     retime_top = _checked_positive("retime_top", retime_top)
     retime_rounds = _checked_positive("retime_rounds", retime_rounds)
+    if retime_top > 1 and not TRITON_TIMING_OPTIONS & autotune_options.keys():
+        autotune_options["do_bench"] = screen
 
     def decorator(kernel):
         prune = dict(prune_configs_by or {})

@@ -8,6 +8,10 @@ a call than the GPU to run it, it times the launch: that choice is partly chance
 call by call in turn, then the few fastest of that survey with more calls, and keep the
 one whose median is lowest (``retime``). The autotuner's state is read and changed through
 ``tlx.compat`` (``autotuner_timings``, ``set_autotuner_choice``, ...).
+
+Since the survey, not the autotuner's timing, picks the finalists, ``tlx.autotune`` gives the
+autotuner ``screen`` for its benchmark: a launch that proves the configuration runs and one
+timed call, in place of ``do_bench``'s 125 ms of calls a configuration.
 """
 
 from __future__ import annotations
@@ -25,7 +29,22 @@ RETIME_SLEEP_CYCLES = 1_000_000
 # Calls of each configuration before the retiming's timed ones (compilation, clocks).
 RETIME_WARMUP_CALLS = 3
 # Timed calls of each configuration in the retiming's survey, which picks its finalists.
-SURVEY_ROUNDS = 5
+SURVEY_ROUNDS = 10
+
+
+def screen(kernel_call, quantiles) -> list:
+    """A benchmark for Triton's autotuner (``do_bench``'s signature) when the retiming picks
+    the choice: ``kernel_call`` launched once, which compiles it if it is not yet and raises
+    what a configuration that cannot run raises (``OutOfResources``, ...), then once more
+    between two events, whose time it gives for each of ``quantiles``."""
+    kernel_call()
+    start = compat.timing_event()
+    end = compat.timing_event()
+    start.record()
+    kernel_call()
+    end.record()
+    end.synchronize()
+    return [start.elapsed_time(end)] * len(quantiles)
 
 
 def _first_time(timing) -> float:
