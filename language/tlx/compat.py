@@ -23,6 +23,7 @@ from triton.experimental.gluon.language._core import builtin as _gluon_builtin
 from triton.experimental.gluon.language.nvidia import blackwell as _blackwell
 from triton.experimental.gluon.language.nvidia.hopper import tma as _hopper_tma
 from triton.runtime import _async_compile
+from triton.runtime import cache as _triton_cache
 from triton.runtime.jit import mangle_type
 
 from . import planner
@@ -303,6 +304,26 @@ def async_compile_mode(executor, ignore_errors: bool = False):
 def jit_type_of(value) -> str:
     """The type Triton's JIT keys a launch's argument by (``*fp16``, ``i32``)."""
     return mangle_type(value)
+
+
+# Triton's on-disk cache (``triton.runtime.cache``), where tlx.autotune keeps its verdicts
+# (language/tlx/tuning/verdict_cache.py) beside the kernels Triton compiles.
+
+
+def triton_fingerprint() -> str:
+    """The hash of Triton's own sources and library that keys its compiled kernels."""
+    return _triton_cache.triton_key()
+
+
+def always_compile() -> bool:
+    """Whether ``TRITON_ALWAYS_COMPILE`` asks that nothing be taken from Triton's cache."""
+    return bool(knobs.compilation.always_compile)
+
+
+def cache_directory(key: str):
+    """Triton's cache entry for ``key`` (a hex digest): ``get_file(name)`` gives a file's
+    path or None, ``put(data, name)`` stores bytes."""
+    return _triton_cache.get_cache_manager(key)
 
 
 # What ``triton.testing.do_bench`` uses around each timed call, for a timing of its own

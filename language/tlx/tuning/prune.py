@@ -28,6 +28,7 @@ from .._errors import TLXError
 from ..api import ASTSource, JITFunction, kernel_plans
 from ..planner import checked_ctas_per_sm
 from ..report.budget import KernelBudget, budget_of, target_capability
+from . import verdict_cache
 
 LOG_ENVIRONMENT_VARIABLE = "TLX_AUTOTUNE_LOG"
 
@@ -181,7 +182,8 @@ class PlanPruner:
             ) from None
 
     def verdict(self, config: triton.Config, arguments: Mapping) -> ConfigVerdict:
-        """Traces the kernel for ``config`` and asks the planner and the budget."""
+        """Traces the kernel for ``config`` and asks the planner and the budget, unless an
+        earlier process did and Triton's cache keeps its verdict (``verdict_cache``)."""
         target = self.target or current_target()
         source, options = self.source(config, arguments)
         key = (_config_key(config), tuple(sorted(source.signature.items())), repr(target))
@@ -189,6 +191,15 @@ class PlanPruner:
         if known is not None:
             return known
         start = time.perf_counter()
+        disk_key = verdict_cache.verdict_key(self.kernel, source, options, target, self.ctas_per_sm)
+        stored = None if disk_key is None else verdict_cache.load(disk_key)
+        if stored is not None:
+            reasons, budget = stored
+            verdict = ConfigVerdict(
+                config, not reasons, reasons, budget, time.perf_counter() - start
+            )
+            self.verdicts[key] = verdict
+            return verdict
         try:
             plans = kernel_plans(source, target, options)
         except CompilationError as error:
@@ -203,6 +214,8 @@ class PlanPruner:
                 plans, target_capability(target), self._ctas_per_sm(config, arguments)
             )
             reasons = budget.reasons
+        if disk_key is not None:
+            verdict_cache.store(disk_key, reasons, budget)
         elapsed = time.perf_counter() - start
         verdict = ConfigVerdict(config, not reasons, reasons, budget, elapsed)
         self.verdicts[key] = verdict
