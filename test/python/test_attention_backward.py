@@ -175,20 +175,23 @@ def test_the_space_has_every_way_to_sum_dq():
         bwd.Config(64, 128, 4, p_in_smem=True, scores_by_query=True, dq_pass="split")
 
 
-def test_the_tuner_tries_the_separate_pass_unless_asked_for_more():
-    """``backward``'s dq_pass None tunes the default ways (the separate pass, which won on
-    every row timed), "any" every way, a name that way alone; another name is refused, with
-    the ways named. The default ways' space is the separate pass's configurations."""
-    assert bwd.dq_passes_of(None) == attention_backward_config.TUNED_DQ_PASSES == ("separate",)
-    assert bwd.dq_passes_of("any") == bwd.DQ_PASSES
-    for dq_pass in bwd.DQ_PASSES:
-        assert bwd.dq_passes_of(dq_pass) == (dq_pass,)
-    with pytest.raises(ValueError, match=r"dq_pass='tma': the ways to sum dQ are atomics, vec"):
-        bwd.dq_passes_of("tma")
+def test_the_tuner_tries_the_separate_pass_and_at_d128_the_split_unless_asked_for_more():
+    """``backward``'s dq_pass None tunes the default ways (the separate pass, and at D = 128
+    FA3's split, which won there), "any" every way, a name that way alone; another name is
+    refused, with the ways named. The default ways' space is theirs alone."""
+    assert bwd.dq_passes_of(None, 64) == ("separate",)
+    assert bwd.dq_passes_of(None, 128) == ("separate", "split")
+    assert attention_backward_config.TUNED_DQ_PASSES.keys() == set(bwd.HEAD_DIMS)
     for head_dim in bwd.HEAD_DIMS:
-        default = bwd.autotune_configs(head_dim, bwd.dq_passes_of(None))
-        every = bwd.autotune_configs(head_dim, bwd.dq_passes_of("any"))
-        assert {bwd.config_of(config).dq_pass for config in default} == {"separate"}
+        assert bwd.dq_passes_of("any", head_dim) == bwd.DQ_PASSES
+        for dq_pass in bwd.DQ_PASSES:
+            assert bwd.dq_passes_of(dq_pass, head_dim) == (dq_pass,)
+        with pytest.raises(ValueError, match=r"dq_pass='tma': the ways to sum dQ are atomics, v"):
+            bwd.dq_passes_of("tma", head_dim)
+        default = bwd.autotune_configs(head_dim, bwd.dq_passes_of(None, head_dim))
+        every = bwd.autotune_configs(head_dim, bwd.dq_passes_of("any", head_dim))
+        dq_passes = {bwd.config_of(config).dq_pass for config in default}
+        assert dq_passes == set(bwd.dq_passes_of(None, head_dim))
         assert 3 * len(default) < len(every) == len(bwd.autotune_space(head_dim))
 
 
@@ -272,8 +275,8 @@ def test_the_split_pass_adds_half_the_columns_once(head_dim):
     """dq_pass "split": each consumer adds columns [c D/2, (c+1) D/2) of the CTA's dQ by one
     TMA reduce-add a step (two consumers, each step twice: masked and not), no atomics from
     registers; its products read the other consumer's dS and K from SMEM after waiting for
-    ``ds_ready``; its staging tiles (two fp32 64 x D/2 a consumer) have bytes of their own,
-    half of "tma_add"'s at HEAD_DIM 64, and the plan fits."""
+    ``ds_ready``; its staging tiles (two fp32 BLOCK_M x D/2 a consumer) have bytes of their
+    own, half of "tma_add"'s at HEAD_DIM 64 and BLOCK_M 64, and the plan fits."""
     configs = [config for config in bwd.autotune_space(head_dim) if config.dq_pass == "split"]
     assert configs
     for config in configs:
@@ -284,15 +287,16 @@ def test_the_split_pass_adds_half_the_columns_once(head_dim):
         assert compiled.metadata.shared <= SMEM_LIMIT, config
         smem = bwd.smem_plan(config, head_dim)
         views = dict(zip([buffer.name for buffer in smem.buffers], smem.plan.views, strict=True))
-        assert views["dq_tiles"].buffer_size == 64 * (head_dim // 2) * 4
+        assert views["dq_tiles"].buffer_size == config.block_m * (head_dim // 2) * 4
         spans = {
             buffer.name: {byte for i in range(buffer.shape[0]) for byte in _span(view, i)}
             for buffer, view in zip(smem.buffers, smem.plan.views, strict=True)
         }
         dq_bytes = spans.pop("dq_tiles")
         assert not dq_bytes & set().union(*spans.values()), config
-    arguments = {"HEAD_DIM": head_dim}
-    assert bwd.block_shapes(configs[0], arguments)[-1] == [1, 64, head_dim // 2]
+        arguments = {"HEAD_DIM": head_dim}
+        assert bwd.block_shapes(config, arguments)[-1] == [1, config.block_m, head_dim // 2]
+    assert {config.block_m for config in configs} == ({64, 128} if head_dim == 64 else {64})
 
 
 def pipelined_configs(head_dim):
@@ -304,13 +308,13 @@ def test_the_space_has_the_pipelined_steps():
     dQ in its pass of its own, S^T or S with two or four stages, and at HEAD_DIM 64 128-row Q
     blocks with S; with dQ's TMA reduce-adds, S with the stages that fit beside the staging
     tiles (two or four at 64, two at 128), and S^T at 64; with dQ split over the consumers, S
-    with the same stages."""
+    with the same stages, and at HEAD_DIM 64 128-row Q blocks with two."""
     separate = {(64, by_query, stages) for by_query in (False, True) for stages in (2, 4)}
     expected = {
         64: {
             "separate": separate | {(128, True, 2), (128, True, 4)},
             "tma_add": separate,
-            "split": {(64, True, 2), (64, True, 4)},
+            "split": {(64, True, 2), (64, True, 4), (128, True, 2)},
         },
         128: {"separate": separate, "tma_add": {(64, True, 2)}, "split": {(64, True, 2)}},
     }

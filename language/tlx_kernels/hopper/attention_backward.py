@@ -29,8 +29,8 @@ only dS goes through SMEM, for dQ = dS K, whose A operand is the transpose of th
 consumer writes.
 
 dQ: dQ of a Q block is a sum over every key block, which other CTAs own. How it is summed is
-the configuration's ``dq_pass`` (attention_backward_config.py's ``DQ_PASSES``; the tuner
-takes the second pass unless asked for the others, ``TUNED_DQ_PASSES``): fp32 atomics of
+the configuration's ``dq_pass`` (attention_backward_config.py's ``DQ_PASSES``; by default
+the tuner tries the second pass, and at D = 128 the last too, ``TUNED_DQ_PASSES``): fp32 atomics of
 each consumer's share straight from the accumulator's registers (``red.global.add.f32``, no
 SMEM), the same two columns an instruction, the two consumers' shares summed by the tensor
 cores first (each reads the other's dS and K, and adds half of the columns), no dQ here
@@ -571,6 +571,10 @@ def autotune_space(head_dim):
         Config(64, 128, stages, dq_pass="split", **pipelined, scores_by_query=True)
         for stages in tma_stages
     ]
+    if head_dim == 64:
+        # And with 128-row Q blocks, as the separate pass's best at HEAD_DIM 64 (224 KiB;
+        # ptxas: 196 bytes of spills a thread, 868 with the causal mask).
+        configs.append(Config(128, 128, 2, dq_pass="split", **pipelined, scores_by_query=True))
     return configs
 
 
@@ -624,7 +628,7 @@ def backward(do, q, k, v, o, lse, causal, sm_scale=None, config=None, dq_config=
     delta = attention_backward_delta.delta(o3.view(-1, head_dim), do3.view(-1, head_dim))
     tensors = (do3, q3, k3, v3, lse, delta, sm_scale, causal)
     if config is None:
-        dq_passes = dq_passes_of(dq_pass)
+        dq_passes = dq_passes_of(dq_pass, head_dim)
         shape_key = (q.device, q.dtype, tuple(q.shape), kv_heads, causal, dq_pass)
         if shape_key not in _tuned:
             _tuned[shape_key] = _tune(tensors, dq_passes)

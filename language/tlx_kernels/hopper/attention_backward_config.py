@@ -19,11 +19,14 @@ from tlx_kernels.hopper.common import partition_registers
 # CTA's dQ over both consumers' dS (the other's read from SMEM) and adds them by one TMA
 # reduce-add, so that a CTA adds each element once (pipelined steps, S by queries only).
 DQ_PASSES = ("atomics", "vector", "summed", "separate", "tma_add", "split")
-# The ways ``backward`` tunes by default (dq_pass None): the separate pass won on every row
-# timed on the H200 (docs/performance.md: D 64 and 128, grouped heads, causal or not), 9-27%
-# ahead of the best in-kernel sum at D = 64, so the in-kernel sums, a space three times its
-# size, are tuned only when asked for (a dq_pass of theirs, or "any" for every way).
-TUNED_DQ_PASSES = ("separate",)
+# The ways ``backward`` tunes by default (dq_pass None), by head dim: the separate pass won
+# every row timed on the H200 against the in-kernel sums of one consumer's dQ
+# (docs/performance.md: D 64 and 128, grouped heads, causal or not), 9-27% ahead of the best
+# at D = 64, so those, a space three times its size, are tuned only when asked for (a dq_pass
+# of theirs, or "any" for every way). FA3's split beat it by 3-6% at D = 128 (N 2048-8192,
+# grouped or not) and lost by 2-11% at D = 64 (docs/performance.md, "The split of dQ over
+# the consumers, timed").
+TUNED_DQ_PASSES = {64: ("separate",), 128: ("separate", "split")}
 # The ways to sum dQ the pipelined steps are built for (``Config.pipelined``): none in the
 # kernel, or TMA reduce-adds, whose products the steps issue before dK's
 # (attention_backward_step._issue_dq), or after dV's with "split" (``_split_dq``). The other
@@ -32,11 +35,12 @@ TUNED_DQ_PASSES = ("separate",)
 PIPELINED_DQ_PASSES = ("separate", "tma_add", "split")
 
 
-def dq_passes_of(dq_pass):
-    """The ways to sum dQ that ``backward``'s ``dq_pass`` asks the tuner to try: None, the
-    default ones (``TUNED_DQ_PASSES``); "any", every one (``DQ_PASSES``); else that one."""
+def dq_passes_of(dq_pass, head_dim):
+    """The ways to sum dQ that ``backward``'s ``dq_pass`` asks the tuner to try at
+    ``head_dim``: None, the default ones (``TUNED_DQ_PASSES``); "any", every one
+    (``DQ_PASSES``); else that one."""
     if dq_pass is None:
-        return TUNED_DQ_PASSES
+        return TUNED_DQ_PASSES[head_dim]
     if dq_pass == "any":
         return DQ_PASSES
     if dq_pass not in DQ_PASSES:
