@@ -1,15 +1,9 @@
-"""Fixtures of the TLX tests (their shared helpers are in _helpers.py)."""
+"""Fixtures of the TLX tests of the Python half (their shared helpers are in _helpers.py;
+the fixtures of every suite are in test/conftest.py)."""
 
 import sys
 
 import pytest
-
-
-@pytest.fixture(autouse=True)
-def explicit_fp_fusion(monkeypatch):
-    """FP fusion on, said explicitly: Triton 3.9 warns when TRITON_DEFAULT_FP_FUSION is
-    unset, and on is the default of every supported version."""
-    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
 
 
 @pytest.fixture(autouse=True)
