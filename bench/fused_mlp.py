@@ -3,7 +3,7 @@ phases, separate rings, rings laid over each other by phases) and torch; with ``
 gated (SwiGLU) MLP against torch.
 
     python bench/fused_mlp.py [--runs 50] [--full | --small] [--activation gelu|relu]
-                              [--no-split-hidden]
+                              [--no-split-hidden] [--dtype fp16|bf16] [--tokens N ...]
     python bench/fused_mlp.py --gated [--full] [--d-model 4096|2048] [--runs 50]
 
 Y = act(X @ W1) @ W2 with X [tokens, d_model], hidden = 4 x d_model, on fresh random inputs per
@@ -31,7 +31,8 @@ The tuners' spaces hold the splits of each tile's hidden dimension among several
 Default rows (fp16): tokens x d_model = 4096 x 1024, 16384 x 2048, 8192 x 4096; ``--full``: tokens
 4096, 8192, 16384 x d_model 1024, 2048, 4096, fp16 and bf16; ``--small``: where fusion pays,
 d_model 128 and 256 (a row block of Y is one tile: H computed once per row block, never in
-global memory) x tokens 4096, 16384, 65536, 262144, fp16 and bf16.
+global memory) x tokens 4096, 16384, 65536, 262144, fp16 and bf16. ``--dtype`` and ``--tokens``
+keep the rows of one dtype and of the token counts given.
 
 ``--gated``: Y = (silu(X W_gate) * (X W_up)) W_down at LLM shapes, tokens 512 to 8192 x (d_model,
 hidden) = (4096, 14336) and (2048, 8192) (``--d-model`` keeps one), fp16 (``--full``: and bf16),
@@ -98,6 +99,12 @@ def main():
     parser.add_argument(
         "--small", action="store_true", help="d_model 128 and 256, tokens 4k to 256k (no recompute)"
     )
+    parser.add_argument(
+        "--dtype", choices=sorted(DTYPES), help="only the rows of this dtype (default: all)"
+    )
+    parser.add_argument(
+        "--tokens", type=int, nargs="+", help="only the rows of these token counts (default: all)"
+    )
     parser.add_argument("--activation", choices=mlp.ACTIVATIONS, default="gelu")
     parser.add_argument(
         "--no-split-hidden",
@@ -120,6 +127,8 @@ def main():
         parser.error("--small is a shape set of the ungated kernel: not with --gated")
     if args.d_model is not None and not args.gated:
         parser.error("--d-model selects a layer of --gated")
+    if args.gated and (args.dtype or args.tokens):
+        parser.error("--dtype and --tokens select rows of the ungated kernel: not with --gated")
     if args.gated and args.no_split_hidden:
         parser.error("--no-split-hidden is a space of the ungated kernel: not with --gated")
     if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] != 9:
@@ -149,7 +158,13 @@ def run_layouts(args):
     )
     print_header(header)
     activation = args.activation
-    rows = SMALL_ROWS if args.small else FULL_ROWS if args.full else DEFAULT_ROWS
+    rows = [
+        (dtype, tokens, d_model)
+        for dtype, tokens, d_model in (
+            SMALL_ROWS if args.small else FULL_ROWS if args.full else DEFAULT_ROWS
+        )
+        if args.dtype in (None, dtype) and (args.tokens is None or tokens in args.tokens)
+    ]
     for dtype_name, tokens, d_model in rows:
         dtype = DTYPES[dtype_name]
         hidden = 4 * d_model

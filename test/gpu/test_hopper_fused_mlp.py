@@ -70,6 +70,24 @@ def test_relu_and_the_other_tile_shape(layout):
         assert_matches_reference(out, x, w1, w2, activation)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda shape: "x".join(map(str, shape)))
+def test_column_split_tiles_match_reference(dtype, layout, shape):
+    """64-row tiles whose consumers split the columns of H and Y, each product reading the
+    other consumer's half of H (``COLUMN_SPLIT_CONFIGS``: 64 x 256 and 64 x 128), GELU and
+    ReLU, at every awkward shape."""
+    from tlx_kernels.hopper import fused_mlp as mlp
+
+    tokens, d_model, hidden = shape
+    torch.manual_seed(tokens * d_model + hidden)
+    x, w1, w2 = mlp.random_inputs(tokens, d_model, hidden, dtype)
+    for config in mlp.COLUMN_SPLIT_CONFIGS[layout]:
+        for activation in ("gelu", "relu"):
+            out = mlp.fused_mlp(x, w1, w2, config, activation)
+            assert_matches_reference(out, x, w1, w2, activation)
+
+
 def test_torch_mlp_is_the_reference():
     """The benchmark's torch contender computes what the kernel computes."""
     from tlx_kernels.hopper import fused_mlp as mlp

@@ -318,8 +318,64 @@ def test_the_tuner_takes_the_splits_by_default(mlp):
         tuned = mlp.autotuned_kernel("fp16", layout, False).configs
         assert [mlp.config_of(config) for config in tuned] == base
         assert mlp.shape_configs(4096, 128, 512, SMS, base) == base
-        # 512 row blocks of 128 rows: four waves on 132 SMs, 97% of them busy.
-        assert mlp.shape_configs(65536, 128, 512, SMS, split) == base
+        # 512 row blocks of 128 rows: four waves on 132 SMs, 97% of them busy; nor 64-row
+        # tiles.
+        assert mlp.shape_configs(65536, 128, 512, SMS, split) == [
+            config for config in base if config.block_m == 128
+        ]
+
+
+def test_column_split_tiles_only_where_row_blocks_leave_sms_idle(mlp):
+    """The 64-row tiles (``COLUMN_SPLIT_CONFIGS``, every layout's space) are timed where a
+    wave of the 128-row tiles of their width keeps under 90% of the SMs busy: 32 row blocks
+    at 4096 tokens, 64 at 8192 (but for 128 columns at d_model 256: two column tiles, 128
+    tiles), none from 16384 tokens (128 row blocks, 97%)."""
+    for layout in mlp.LAYOUTS:
+        base = mlp.autotune_space(layout)
+        rows = [config for config in base if config.block_m == 128]
+        columns = [config for config in base if config.block_m == 64]
+        assert columns == list(mlp.COLUMN_SPLIT_CONFIGS[layout])
+        assert [(config.block_n, config.block_h) for config in columns] == [(256, 128), (128, 128)]
+        for tokens, d_model, widths in (
+            (4096, 128, [256, 128]),
+            (4133, 256, [256, 128]),
+            (8192, 128, [256, 128]),
+            (8192, 256, [256]),
+            (16384, 128, []),
+            (262144, 256, []),
+        ):
+            found = mlp.shape_configs(tokens, d_model, 4 * d_model, SMS, base)
+            assert found == rows + [config for config in columns if config.block_n in widths]
+
+
+def test_column_split_tiles_are_refused_where_the_halves_would_cut_a_swizzle_row(mlp):
+    """BLOCK_M is 128 or 64, and with 64 the consumers' halves of BLOCK_H and BLOCK_N must be
+    whole 128-byte swizzle rows (64 elements)."""
+    with pytest.raises(ValueError, match=r"block_m=96: 128 \(each consumer warpgroup"):
+        mlp.Config(128, 128, 6, 6, "shared", block_m=96)
+    with pytest.raises(ValueError, match="BLOCK_H=64 and BLOCK_N=256 between the consumers"):
+        mlp.Config(256, 64, 5, 5, "shared", block_m=64)
+    with pytest.raises(ValueError, match="BLOCK_H=128 and BLOCK_N=192 between the consumers"):
+        mlp.Config(192, 128, 5, 5, "shared", block_m=64)
+
+
+@pytest.mark.parametrize("layout", ["shared", "separate", "phases"])
+def test_column_split_tiles_plan_their_halves_and_compile(mlp, layout):
+    """Each 64-row tile of the space fits (the planner's region within the SMEM limit), with
+    H and Y in two halves a tile (one per consumer, Y over H: one shared group each), the
+    halves' barriers beside the ring's, and the activation's tanh one instruction an element
+    (no ex2, no division)."""
+    for config in mlp.COLUMN_SPLIT_CONFIGS[layout]:
+        plan = mlp.smem_plan(config)
+        assert plan.plan.ok and plan.plan.size_bytes <= SMEM_LIMIT
+        compiled = mlp.compile_for_hopper(config, "bf16", "gelu")
+        assert compiled.asm["cubin"] and compiled.metadata.shared <= SMEM_LIMIT
+        ptx = compiled.asm["ptx"]
+        assert "tanh.approx.f32" in ptx and "ex2" not in ptx and "div." not in ptx
+        ttgir = compiled.asm["ttgir"]
+        assert ttgir.count("ttng.async_tma_copy_local_to_global") == 2
+        # Two products a consumer each chunk for Y, one on each half of H.
+        assert ttgir.count("ttng.warp_group_dot") >= 4
 
 
 def kept_splits(mlp, tokens, d_model, layout):
@@ -327,26 +383,46 @@ def kept_splits(mlp, tokens, d_model, layout):
     d_model."""
     space = mlp.autotune_space(layout, split_hidden=True)
     kept = mlp.shape_configs(tokens, d_model, 4 * d_model, SMS, space)
-    assert [config for config in kept if config.hidden_splits == 1] == [
-        config for config in space if config.hidden_splits == 1
+    assert [config for config in kept if config.hidden_splits == 1 and config.block_m == 128] == [
+        config for config in space if config.hidden_splits == 1 and config.block_m == 128
     ]
     found = {}
     for config in kept:
         if config.hidden_splits > 1:
             assert config.replace(hidden_splits=1) in mlp.SPLIT_BASES[layout]
-            found.setdefault((config.block_n, config.block_h), []).append(config.hidden_splits)
+            found.setdefault((config.block_m, config.block_n, config.block_h), []).append(
+                config.hidden_splits
+            )
     return found
 
 
 @pytest.mark.parametrize("layout", ["shared", "separate", "phases"])
 def test_the_tuner_splits_the_hidden_dimension_only_where_sms_idle(mlp, layout):
     """At 4096 tokens, 32 row blocks of 128 leave most of 132 SMs idle: the splits that fill
-    them, at most one slice a hidden chunk; from 16384 tokens (128 row blocks, 97% of the SMs)
-    to 262144, none. 1000 tokens: 8 row blocks, split 16 ways where there are 16 chunks."""
-    assert kept_splits(mlp, 4096, 128, layout) == {(256, 64): [4, 8], (128, 128): [4]}
-    assert kept_splits(mlp, 4096, 256, layout) == {(256, 64): [4, 8], (128, 128): [2, 4]}
-    assert kept_splits(mlp, 4133, 256, layout) == {(256, 64): [4, 8], (128, 128): [2, 4]}
-    assert kept_splits(mlp, 1000, 256, layout) == {(256, 64): [16], (128, 128): [8]}
+    them, at most one slice a hidden chunk, and those of the 64 blocks of 64 rows; from 16384
+    tokens (128 row blocks, 97% of the SMs) to 262144, none. 1000 tokens: 8 row blocks, split
+    16 ways where there are 16 chunks."""
+    wide, narrow = (128, 256, 64), (128, 128, 128)
+    wide_columns, narrow_columns = (64, 256, 128), (64, 128, 128)
+    assert kept_splits(mlp, 4096, 128, layout) == {
+        wide: [4, 8],
+        narrow: [4],
+        wide_columns: [2, 4],
+        narrow_columns: [2, 4],
+    }
+    # 64 x 128 tiles at d_model 256: two column tiles x 64 row blocks, 97% of the SMs.
+    for tokens in (4096, 4133):
+        assert kept_splits(mlp, tokens, 256, layout) == {
+            wide: [4, 8],
+            narrow: [2, 4],
+            wide_columns: [2, 4],
+        }
+    assert kept_splits(mlp, 1000, 256, layout) == {
+        wide: [16],
+        narrow: [8],
+        wide_columns: [8],
+        narrow_columns: [4, 8],
+    }
     for tokens in (16384, 65536, 262144):
         for d_model in (128, 256):
             assert kept_splits(mlp, tokens, d_model, layout) == {}

@@ -22,6 +22,7 @@ from tlx_kernels.hopper.common import (
 )
 from tlx_kernels.hopper.fused_mlp_kernel import fused_mlp_kernel
 from tlx_kernels.hopper.split_reduction import (
+    leaves_sms_idle,
     split_buffers,
     splits_to_try,
     sums_addressable,
@@ -30,6 +31,9 @@ from tlx_kernels.hopper.split_reduction import (
 from tlx_kernels.launch import DirectLaunch
 
 ACTIVATIONS = ("gelu", "relu")
+# BLOCK_M: 128 rows split between the consumers, or 64 whose columns they split.
+BLOCK_ROWS = (128, 64)
+COLUMN_SPLIT_ROWS = 64
 LAYOUTS = ("shared", "separate", "phases")
 
 
@@ -38,7 +42,11 @@ class Config(KernelConfig):
     """Tile sizes and SMEM layout of one compiled kernel: a BLOCK_M x BLOCK_N tile of Y per
     CTA, hidden chunks of BLOCK_H, d_model steps of BLOCK_K; ``stages`` X/W1 stages and
     ``w2_stages`` W2 stages, one ring of ``stages`` stages when ``layout`` is "shared".
-    BLOCK_M is split between the two consumer warpgroups (64 rows each). ``hidden_splits``
+    BLOCK_M = 128 is split between the two consumer warpgroups (64 rows each, a warpgroup's
+    MMA rows); BLOCK_M = 64, twice the CTAs at few tokens, splits the columns instead: each
+    consumer computes half of a hidden chunk's columns of H and half of Y's columns, its
+    products reading the other's half of H (so BLOCK_H and BLOCK_N are multiples of 128: each
+    half whole rows of the 128-byte swizzle). ``hidden_splits``
     CTAs share each tile of Y, each the hidden chunks of its slice of the hidden dimension
     (at most one slice a chunk: the launch refuses more splits than chunks); their fp32
     partial Ys are summed by the last to arrive (tlx_kernels.hopper.split_reduction)."""
@@ -70,6 +78,17 @@ class Config(KernelConfig):
             raise ValueError(
                 "shared phases run one ring: w2_stages must equal stages, got "
                 f"{self.w2_stages} and {self.stages}"
+            )
+        if self.block_m not in BLOCK_ROWS:
+            raise ValueError(
+                f"block_m={self.block_m}: 128 (each consumer warpgroup takes 64 rows) or 64 "
+                "(the consumers split the columns)"
+            )
+        if self.block_m == COLUMN_SPLIT_ROWS and (self.block_h % 128 or self.block_n % 128):
+            raise ValueError(
+                f"block_m=64 splits BLOCK_H={self.block_h} and BLOCK_N={self.block_n} between "
+                "the consumers, so both must be multiples of 128 (each half whole 128-byte "
+                "swizzle rows)"
             )
         if self.stages < 2:
             raise ValueError(f"the X/W1 ring needs at least two stages, got {self.stages}")
@@ -131,12 +150,16 @@ def _check_activation(activation):
 
 def block_shapes(config, arguments=None):
     """Block shapes of the X, W1, W2 and Y descriptors: Y is stored a consumer's half at a
-    time."""
+    time (its rows, or with BLOCK_M = 64 its columns)."""
+    if config.block_m == COLUMN_SPLIT_ROWS:
+        y_block = [config.block_m, config.block_n // 2]
+    else:
+        y_block = [config.block_m // 2, config.block_n]
     return (
         [config.block_m, config.block_k],
         [config.block_k, config.block_h],
         [config.block_h, config.block_n],
-        [config.block_m // 2, config.block_n],
+        y_block,
     )
 
 
@@ -299,12 +322,31 @@ def reference_mlp(x, w1, w2, activation="gelu"):
 # Autotuning ---------------------------------------------------------------------------------
 
 
+# Each layout's 64-row tiles (the consumers split the columns), the most stages that fit:
+# twice the CTAs of the 128-row tiles, timed where those leave SMs idle (shape_configs).
+COLUMN_SPLIT_CONFIGS = {
+    "shared": (
+        Config(256, 128, 3, 3, "shared", block_m=64),
+        Config(128, 128, 6, 6, "shared", block_m=64),
+    ),
+    "separate": (
+        Config(256, 128, 2, 2, "separate", block_m=64),
+        Config(128, 128, 6, 2, "separate", block_m=64),
+    ),
+    "phases": (
+        Config(256, 128, 8, 3, "phases", block_m=64),
+        Config(128, 128, 8, 3, "phases", block_m=64),
+    ),
+}
 # The space's tiles with the most stages that fit, each layout's: the bases of its splits of
 # the hidden dimension (with split_hidden=True).
 SPLIT_BASES = {
-    "shared": (Config(256, 64, 5, 5, "shared"), Config(128, 128, 6, 6, "shared")),
-    "separate": (Config(256, 64, 4, 2, "separate"), Config(128, 128, 4, 2, "separate")),
-    "phases": (Config(256, 64, 6, 3, "phases"), Config(128, 128, 6, 3, "phases")),
+    "shared": (Config(256, 64, 5, 5, "shared"), Config(128, 128, 6, 6, "shared"))
+    + COLUMN_SPLIT_CONFIGS["shared"],
+    "separate": (Config(256, 64, 4, 2, "separate"), Config(128, 128, 4, 2, "separate"))
+    + COLUMN_SPLIT_CONFIGS["separate"],
+    "phases": (Config(256, 64, 6, 3, "phases"), Config(128, 128, 6, 3, "phases"))
+    + COLUMN_SPLIT_CONFIGS["phases"],
 }
 # The CTAs a tile's hidden dimension may be split among: 132 SMs are 33 row blocks x 4, 22 x 6,
 # 11 x 12, ... (shape_configs keeps the splits that fill them).
@@ -316,11 +358,12 @@ def autotune_space(layout="shared", split_hidden=False):
     its shape prunes them (``shape_configs``): 128 x 256 tiles of Y with hidden chunks of 64
     (a quarter of the recompute of 128-column tiles), or 128 x 128 with chunks of 128 (phase-1
     products twice as wide), each with the most stages that fit, one fewer and one more (which
-    the planner drops before compiling). With ``split_hidden``, also each tile's most stages
-    that fit (``SPLIT_BASES``) with its hidden dimension split among
-    ``HIDDEN_SPLIT_FACTORS`` CTAs (``autotuned_fused_mlp``'s default; ``shape_configs``
-    keeps them only where the row blocks leave SMs idle). A BLOCK_M of 64 is no
-    option: the two consumers take 64 rows each, a warpgroup's MMA rows."""
+    the planner drops before compiling); and 64 x 256 and 64 x 128 tiles with chunks of 128
+    whose consumers split the columns (``COLUMN_SPLIT_CONFIGS``, the most stages that fit),
+    which ``shape_configs`` keeps only where the 128-row blocks leave SMs idle. With
+    ``split_hidden``, also each tile's most stages that fit (``SPLIT_BASES``) with its hidden
+    dimension split among ``HIDDEN_SPLIT_FACTORS`` CTAs (``autotuned_fused_mlp``'s default;
+    ``shape_configs`` keeps them only where the row blocks leave SMs idle)."""
     if layout == "shared":
         configs = [Config(256, 64, s, s, "shared") for s in (4, 5, 6)]
         configs += [Config(128, 128, s, s, "shared") for s in (5, 6, 7)]
@@ -332,6 +375,7 @@ def autotune_space(layout="shared", split_hidden=False):
         configs += [Config(128, 128, s, 3, "phases") for s in (5, 6, 7)]
     else:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    configs += COLUMN_SPLIT_CONFIGS[layout]
     if split_hidden:
         configs += [
             base.replace(hidden_splits=splits)
@@ -349,13 +393,19 @@ def autotune_configs(layout="shared", split_hidden=False):
 
 def shape_configs(tokens, d_model, hidden, sms, space):
     """The configurations of ``space`` the tuner times at tokens x d_model x hidden on ``sms``
-    SMs: every one of one split; of each base's splits of the hidden dimension, those with
-    at least one hidden chunk a split and sums the reduction addresses, that
+    SMs: every one of one split with 128-row tiles, and with 64-row tiles where a wave of
+    the 128-row tiles of their width keeps under 90% of the SMs busy
+    (``split_reduction.leaves_sms_idle``); of each base's splits of the hidden dimension,
+    those with at least one hidden chunk a split and sums the reduction addresses, that
     ``split_reduction.splits_to_try`` keeps for the base's tiles: none where a wave of the
     tiles alone keeps 90% of the SMs busy, else the (at most two) whose waves keep the most
     busy, at least 90%."""
     kept, splits = [], {}
     for config in space:
+        if config.block_m == COLUMN_SPLIT_ROWS and not leaves_sms_idle(
+            triton.cdiv(d_model, config.block_n) * triton.cdiv(tokens, BLOCK_ROWS[0]), sms
+        ):
+            continue
         if config.hidden_splits == 1:
             kept.append(config)
         elif config.hidden_splits <= triton.cdiv(hidden, config.block_h) and (

@@ -25,20 +25,34 @@ from tlx_kernels.hopper.split_reduction import split_reduce
 # (tlx_kernels.hopper.common.partition_registers).
 CONSUMER_REGISTERS = gl.constexpr(partition_registers(2)[1])
 
-# GELU(h) with the tanh approximation: 0.5 h (1 + tanh(c (h + 0.044715 h^3))), c = sqrt(2/pi),
-# is h * sigmoid(2 c (h + 0.044715 h^3)) = h / (1 + 2^(-2 c log2(e) (h + 0.044715 h^3))).
-_GELU_EXP2_SCALE = gl.constexpr(-2.0 * 0.7978845608028654 * 1.4426950408889634)
+# GELU(h) with the tanh approximation, 0.5 h (1 + tanh(c (h + 0.044715 h^3))), c = sqrt(2/pi),
+# the tanh by one tanh.approx.f32: one operation of the SMs' special-function units an
+# element, where h * sigmoid(2 c (...)) took two (an ex2 and the quotient's reciprocal). Those
+# units retire 16 results a clock an SM: at d_model 128, two an element of H took as long as
+# its share of the tensor cores' products (tokens x hidden elements against
+# 4 x tokens x 128 x hidden FLOPs).
+_GELU_SCALE = gl.constexpr(0.7978845608028654)
+_GELU_CUBIC_SCALE = gl.constexpr(0.7978845608028654 * 0.044715)
 
 
 @gluon.jit
-def _activation(h, ACTIVATION: gl.constexpr):
-    """act(h) elementwise: "gelu" (tanh approximation) or "relu"."""
+def _tanh(x):
+    """tanh(x) by the special-function unit, to a relative error of about 2^-11: the size of
+    fp16's rounding of H, to which the activation is rounded."""
+    return gl.inline_asm_elementwise(
+        "tanh.approx.f32 $0, $1;", "=f,f", [x], dtype=gl.float32, is_pure=True, pack=1
+    )
+
+
+@gluon.jit
+def _activation(h, ACTIVATION: gl.constexpr, dtype: gl.constexpr):
+    """act(h) elementwise, "gelu" (tanh approximation) or "relu", rounded to ``dtype``."""
     if ACTIVATION == "relu":
         out = gl.maximum(h, 0.0)
     else:
-        # A large negative h makes the power inf and the quotient -0: GELU's limit.
-        out = h / (1.0 + gl.exp2(_GELU_EXP2_SCALE * (h + 0.044715 * h * h * h)))
-    return out
+        half = 0.5 * h
+        out = half + half * _tanh(h * (_GELU_SCALE + _GELU_CUBIC_SCALE * h * h))
+    return out.to(dtype)
 
 
 @gluon.jit
@@ -112,17 +126,40 @@ def _load_partition(state, desc_x, desc_w1, desc_w2, schedule):
 
 @gluon.jit
 def _mma_partition(state, consumer: gl.constexpr, schedule):
-    """Rows [consumer * SUB_M, (consumer + 1) * SUB_M) of the CTA's tile of Y, one warpgroup:
-    per hidden chunk its rows of H (phase 1), act, H to shared memory, its rows of Y += H @ W2
-    (phase 2); then its rows of Y stored, or with HIDDEN_SPLITS > 1 its partial Y summed with
-    the other splits' and stored by the last of them to arrive."""
+    """One consumer warpgroup: its half of the CTA's tile of Y (``_consume_rows``, or with
+    BLOCK_M = 64 ``_consume_columns``), then stored, or with HIDDEN_SPLITS > 1 its partial Y
+    summed with the other splits' and stored by the last of them to arrive."""
+    y_tile = state.y_tiles.index(consumer)
+    if schedule.COLUMN_SPLIT:
+        acc_y = _consume_columns(state, consumer, schedule)
+        off_m = state.off_m
+        off_n = state.off_n + consumer * y_tile.shape[1]
+    else:
+        acc_y = _consume_rows(state, consumer, schedule)
+        off_m = state.off_m + consumer * y_tile.shape[0]
+        off_n = state.off_n
+    if schedule.HIDDEN_SPLITS > 1:
+        acc_y, last = split_reduce(
+            acc_y, state.workspace, state.counters, consumer, state.slot, schedule.HIDDEN_SPLITS
+        )
+        if last:
+            _store_y(state.desc_y, y_tile, acc_y, off_m, off_n)
+    else:
+        _store_y(state.desc_y, y_tile, acc_y, off_m, off_n)
+
+
+@gluon.jit
+def _consume_rows(state, consumer: gl.constexpr, schedule):
+    """Rows [consumer * SUB_M, (consumer + 1) * SUB_M) of the CTA's tile of Y, per hidden
+    chunk: its rows of H (phase 1), act, H to its H tile, its rows of Y += H @ W2 (phase 2).
+    Y is then written over its own H tile (one shared group per consumer), whose last reader,
+    the last phase-2 product, completed."""
     ACTIVATION: gl.constexpr = schedule.ACTIVATION
     SHARED_RING: gl.constexpr = schedule.SHARED_RING
     x_ring = state.x_ring
     w1_ring = state.w1_ring
     w2_ring = state.w2_ring
     h_tiles = state.h_tiles
-    y_tiles = state.y_tiles
     ready1 = state.ready1
     empty1 = state.empty1
     ready2 = state.ready2
@@ -131,16 +168,10 @@ def _mma_partition(state, consumer: gl.constexpr, schedule):
     STAGES2: gl.constexpr = w2_ring.shape[0]
     SUB_M: gl.constexpr = h_tiles.shape[1]
     BLOCK_H: gl.constexpr = h_tiles.shape[2]
-    BLOCK_N: gl.constexpr = y_tiles.shape[2]
-    num_warps: gl.constexpr = gl.num_warps()
-    h_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_H, 16]
-    )
-    y_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16]
-    )
+    BLOCK_N: gl.constexpr = state.y_tiles.shape[2]
+    h_layout: gl.constexpr = _accumulator_layout(BLOCK_H, gl.num_warps())
     h_tile = h_tiles.index(consumer)
-    acc_y = gl.zeros([SUB_M, BLOCK_N], gl.float32, y_layout)
+    acc_y = gl.zeros([SUB_M, BLOCK_N], gl.float32, _accumulator_layout(BLOCK_N, gl.num_warps()))
     steps1 = 0
     steps2 = 0
     for _chunk in range(state.chunks):
@@ -155,7 +186,7 @@ def _mma_partition(state, consumer: gl.constexpr, schedule):
 
         # act(H) into this consumer's H tile: the previous chunk's phase-2 product, the last
         # reader of the tile, completed (waited below).
-        h_tile.store(_activation(acc_h, ACTIVATION).to(h_tile.dtype))
+        h_tile.store(_activation(acc_h, ACTIVATION, h_tile.dtype))
         fence_async_shared()
 
         # Phase 2: Y += H @ W2 for the chunk.
@@ -166,19 +197,82 @@ def _mma_partition(state, consumer: gl.constexpr, schedule):
         acc_y = warpgroup_mma_wait(0, deps=[acc_y])
         mbarrier.arrive(empty2.index(stage))
         steps2 += 1
+    return acc_y
 
-    # Y over this consumer's own H tile (one shared group per consumer), whose last reader,
-    # the last phase-2 product, completed.
-    y_tile = y_tiles.index(consumer)
-    off_m = state.off_m + consumer * SUB_M
-    if schedule.HIDDEN_SPLITS > 1:
-        acc_y, last = split_reduce(
-            acc_y, state.workspace, state.counters, consumer, state.slot, schedule.HIDDEN_SPLITS
+
+@gluon.jit
+def _consume_columns(state, consumer: gl.constexpr, schedule):
+    """BLOCK_M = 64: columns [c HALF_N, (c+1) HALF_N) of the CTA's tile of Y (c the
+    consumer), per hidden chunk: columns [c HALF_H, (c+1) HALF_H) of the chunk of H for all
+    the rows (phase 1), act, into this consumer's half of H (``h_tiles.index(c)``), then its
+    columns of Y += H @ W2 over both halves of H, its own and then the other consumer's once
+    written (``h_ready``). ``h_free``: the other consumer's product has read this one's half,
+    waited for before the half is rewritten and before Y is written over it."""
+    ACTIVATION: gl.constexpr = schedule.ACTIVATION
+    SHARED_RING: gl.constexpr = schedule.SHARED_RING
+    x_ring = state.x_ring
+    w1_ring = state.w1_ring
+    w2_ring = state.w2_ring
+    h_tiles = state.h_tiles
+    ready1 = state.ready1
+    empty1 = state.empty1
+    ready2 = state.ready2
+    empty2 = state.empty2
+    h_ready = state.h_ready
+    h_free = state.h_free
+    k_steps = state.k_steps
+    STAGES2: gl.constexpr = w2_ring.shape[0]
+    ROWS: gl.constexpr = h_tiles.shape[1]
+    HALF_H: gl.constexpr = h_tiles.shape[2]
+    HALF_N: gl.constexpr = state.y_tiles.shape[2]
+    other: gl.constexpr = 1 - consumer
+    h_layout: gl.constexpr = _accumulator_layout(HALF_H, gl.num_warps())
+    own_h = h_tiles.index(consumer)
+    other_h = h_tiles.index(other)
+    acc_y = gl.zeros([ROWS, HALF_N], gl.float32, _accumulator_layout(HALF_N, gl.num_warps()))
+    steps1 = 0
+    steps2 = 0
+    for chunk in range(state.chunks):
+        acc_h = gl.zeros([ROWS, HALF_H], gl.float32, h_layout)
+        first = _ring_index(steps1, steps2, SHARED_RING)
+        acc_h = ring_matmul(
+            x_ring, w1_ring, ready1, empty1, acc_h, first, k_steps, 0, consumer * HALF_H
         )
-        if last:
-            _store_y(state.desc_y, y_tile, acc_y, off_m, state.off_n)
-    else:
-        _store_y(state.desc_y, y_tile, acc_y, off_m, state.off_n)
+        steps1 += k_steps
+
+        # The other consumer's product of the previous chunk read this half (at chunk 0 the
+        # wait passes).
+        mbarrier.wait(h_free.index(consumer), (chunk & 1) ^ 1)
+        own_h.store(_activation(acc_h, ACTIVATION, own_h.dtype))
+        fence_async_shared()
+        mbarrier.arrive(h_ready.index(consumer))
+
+        index = _ring_index(steps2, steps1, SHARED_RING)
+        stage = index % STAGES2
+        mbarrier.wait(ready2.index(stage), (index // STAGES2) & 1)
+        w2 = w2_ring.index(stage).slice(consumer * HALF_N, HALF_N, dim=1)
+        acc_y = warpgroup_mma(
+            own_h, w2.slice(consumer * HALF_H, HALF_H, dim=0), acc_y, is_async=True
+        )
+        mbarrier.wait(h_ready.index(other), chunk & 1)
+        acc_y = warpgroup_mma(
+            other_h, w2.slice(other * HALF_H, HALF_H, dim=0), acc_y, is_async=True
+        )
+        acc_y = warpgroup_mma_wait(0, deps=[acc_y])
+        mbarrier.arrive(empty2.index(stage))
+        mbarrier.arrive(h_free.index(other))
+        steps2 += 1
+    # Y lies over this consumer's half of H: the other's last product read it.
+    mbarrier.wait(h_free.index(consumer), (state.chunks & 1) ^ 1)
+    return acc_y
+
+
+@gluon.constexpr_function
+def _accumulator_layout(columns, num_warps):
+    """The register layout of a consumer's fp32 accumulator of ``columns`` columns."""
+    return gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, columns, 16]
+    )
 
 
 @gluon.jit
@@ -208,15 +302,21 @@ def _smem_buffers(
     TMA and warpgroup_mma both read."""
     desc_x, desc_w1, desc_w2, desc_y = descriptors
     dtype: gl.constexpr = desc_x.dtype
-    SUB_M: gl.constexpr = BLOCK_M // 2
     smem = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
     x_ring = tlx.local_alloc((BLOCK_M, BLOCK_K), dtype, STAGES, reuse=smem, layout=desc_x.layout)
     w1_ring = tlx.local_alloc((BLOCK_K, BLOCK_H), dtype, STAGES, reuse=smem, layout=desc_w1.layout)
     w2_ring = tlx.local_alloc(
         (BLOCK_H, BLOCK_N), dtype, W2_STAGES, reuse=smem, layout=desc_w2.layout
     )
-    h_tiles = tlx.local_alloc((SUB_M, BLOCK_H), dtype, 2, reuse=smem, layout=desc_x.layout)
-    y_tiles = tlx.local_alloc((SUB_M, BLOCK_N), dtype, 2, reuse=smem, layout=desc_y.layout)
+    # A consumer's H and Y: its rows, or with BLOCK_M = 64 its columns (_consume_columns).
+    if BLOCK_M == 64:
+        h_shape: gl.constexpr = (BLOCK_M, BLOCK_H // 2)
+        y_shape: gl.constexpr = (BLOCK_M, BLOCK_N // 2)
+    else:
+        h_shape: gl.constexpr = (BLOCK_M // 2, BLOCK_H)
+        y_shape: gl.constexpr = (BLOCK_M // 2, BLOCK_N)
+    h_tiles = tlx.local_alloc(h_shape, dtype, 2, reuse=smem, layout=desc_x.layout)
+    y_tiles = tlx.local_alloc(y_shape, dtype, 2, reuse=smem, layout=desc_y.layout)
 
     distinct: gl.constexpr = tlx.reuse_group_type.distinct
     shared: gl.constexpr = tlx.reuse_group_type.shared
@@ -282,6 +382,14 @@ def fused_mlp_kernel(
     gl.static_assert(STAGES >= 2, "the X/W1 ring needs at least two stages")
     gl.static_assert(ACTIVATION == "gelu" or ACTIVATION == "relu", "ACTIVATION: gelu or relu")
     gl.static_assert(HIDDEN_SPLITS >= 1, "HIDDEN_SPLITS: 1 or more")
+    gl.static_assert(BLOCK_M == 128 or BLOCK_M == 64, "BLOCK_M: 128 or 64")
+    # The consumers split the columns of H and Y (_consume_columns), each half whole rows of
+    # the 128-byte swizzle.
+    COLUMN_SPLIT: gl.constexpr = BLOCK_M == 64
+    gl.static_assert(
+        not COLUMN_SPLIT or (BLOCK_H % 128 == 0 and BLOCK_N % 128 == 0),
+        "BLOCK_M == 64: BLOCK_H and BLOCK_N multiples of 128",
+    )
     # CTAs launched together take the N tiles of one row block: they read the same rows of X
     # and walk W1 in the same order, and find both in L2. The splits of the hidden dimension
     # are the grid's third axis: the CTAs launched together take one slice of W1 and W2.
@@ -329,6 +437,17 @@ def fused_mlp_kernel(
         for i in gl.static_range(W2_STAGES):
             mbarrier.init(ready2.index(i), count=1)
             mbarrier.init(empty2.index(i), count=2)
+    if COLUMN_SPLIT:
+        # Per consumer: its half of H is written (h_ready), the other's product has read it
+        # (h_free).
+        h_ready = gl.allocate_shared_memory(gl.int64, [2, 1], bar_layout)
+        h_free = gl.allocate_shared_memory(gl.int64, [2, 1], bar_layout)
+        for i in gl.static_range(2):
+            mbarrier.init(h_ready.index(i), count=1)
+            mbarrier.init(h_free.index(i), count=1)
+    else:
+        h_ready = 0
+        h_free = 0
     fence_async_shared()
 
     state = MlpState(
@@ -342,6 +461,8 @@ def fused_mlp_kernel(
         empty1,
         ready2,
         empty2,
+        h_ready,
+        h_free,
         off_m,
         off_n,
         k_steps,
@@ -351,7 +472,9 @@ def fused_mlp_kernel(
         counters,
         slot,
     )
-    schedule = MlpSchedule(ACTIVATION, BLOCK_K, SHARED_PHASES, DRAIN_PHASES, HIDDEN_SPLITS)
+    schedule = MlpSchedule(
+        ACTIVATION, BLOCK_K, SHARED_PHASES, DRAIN_PHASES, HIDDEN_SPLITS, COLUMN_SPLIT
+    )
     gl.warp_specialize(
         [
             (_mma_partition, (state, 0, schedule)),

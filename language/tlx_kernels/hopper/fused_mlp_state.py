@@ -13,12 +13,13 @@ from triton.experimental.gluon.language.nvidia.hopper import tma
 class MlpState:
     """What every partition takes: the Y descriptor; the X/W1 ring and the W2 ring; the
     consumers' H and Y tiles; each ring's barriers (``ready``: a stage landed; ``empty``: both
-    consumers released it; one pair serves both rings when they are one); the CTA's tile of Y
-    (``off_m``, ``off_n``), its d_model steps, its hidden chunks (``chunks`` of them from chunk
-    ``first_chunk``: its split of the tile's hidden dimension) and where its partial Y
-    meets the other splits' (tlx_kernels.hopper.split_reduction: the fp32 ``workspace``, the
-    arrival ``counters`` and the tile's ``slot`` in them), which a kernel of one split does
-    not touch (``slot`` and ``first_chunk`` the constexpr 0)."""
+    consumers released it; one pair serves both rings when they are one); with BLOCK_M = 64
+    the barriers of the consumers' halves of H (``h_ready``, ``h_free``; else the constexpr
+    0); the CTA's tile of Y (``off_m``, ``off_n``), its d_model steps, its hidden chunks
+    (``chunks`` of them from chunk ``first_chunk``: its split of the tile's hidden dimension)
+    and where its partial Y meets the other splits' (tlx_kernels.hopper.split_reduction: the
+    fp32 ``workspace``, the arrival ``counters`` and the tile's ``slot`` in them), which a
+    kernel of one split does not touch (``slot`` and ``first_chunk`` the constexpr 0)."""
 
     desc_y: tma.tensor_descriptor
     x_ring: tlx.buffered_tensor
@@ -30,6 +31,8 @@ class MlpState:
     empty1: gl.shared_memory_descriptor
     ready2: gl.shared_memory_descriptor
     empty2: gl.shared_memory_descriptor
+    h_ready: gl.shared_memory_descriptor | gl.constexpr
+    h_free: gl.shared_memory_descriptor | gl.constexpr
     off_m: gl.tensor
     off_n: gl.tensor
     k_steps: gl.tensor
@@ -52,6 +55,8 @@ class MlpState:
         empty1,
         ready2,
         empty2,
+        h_ready,
+        h_free,
         off_m,
         off_n,
         k_steps,
@@ -71,6 +76,12 @@ class MlpState:
         self.empty1 = empty1
         self.ready2 = ready2
         self.empty2 = empty2
+        self.h_ready = (
+            h_ready if isinstance(h_ready, gl.shared_memory_descriptor) else gl.constexpr(h_ready)
+        )
+        self.h_free = (
+            h_free if isinstance(h_free, gl.shared_memory_descriptor) else gl.constexpr(h_free)
+        )
         self.off_m = off_m
         self.off_n = off_n
         self.k_steps = k_steps
@@ -89,19 +100,22 @@ class MlpSchedule:
     """The kernel's schedule, which every partition takes: the activation, the d_model step,
     whether both phases' steps take one ring (``SHARED_RING``, ``layout="shared"``) and
     whether the loader drains the ring at each change of phase (``DRAIN``,
-    ``layout="phases"``) and the CTAs a tile of Y's hidden dimension is split among
-    (``HIDDEN_SPLITS``)."""
+    ``layout="phases"``), the CTAs a tile of Y's hidden dimension is split among
+    (``HIDDEN_SPLITS``) and whether the consumers split the columns of H and Y
+    (``COLUMN_SPLIT``, BLOCK_M = 64) rather than the rows."""
 
     ACTIVATION: gl.constexpr
     BLOCK_K: gl.constexpr
     SHARED_RING: gl.constexpr
     DRAIN: gl.constexpr
     HIDDEN_SPLITS: gl.constexpr
+    COLUMN_SPLIT: gl.constexpr
 
     @gluon.constexpr_function
-    def __init__(self, ACTIVATION, BLOCK_K, SHARED_RING, DRAIN, HIDDEN_SPLITS):
+    def __init__(self, ACTIVATION, BLOCK_K, SHARED_RING, DRAIN, HIDDEN_SPLITS, COLUMN_SPLIT):
         self.ACTIVATION = gl.constexpr(ACTIVATION)
         self.BLOCK_K = gl.constexpr(BLOCK_K)
         self.SHARED_RING = gl.constexpr(SHARED_RING)
         self.DRAIN = gl.constexpr(DRAIN)
         self.HIDDEN_SPLITS = gl.constexpr(HIDDEN_SPLITS)
+        self.COLUMN_SPLIT = gl.constexpr(COLUMN_SPLIT)
