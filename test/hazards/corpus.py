@@ -139,8 +139,17 @@ def kernel(key):
         return source, gemm.SM90A, gemm.COMPILE_OPTIONS, values
     if key.startswith("hopper_fused_mlp"):
         mlp = kernel_module("hopper_fused_mlp")
-        config = mlp.default_config(key.rsplit("_", 1)[1])
+        variant = key.rsplit("_", 1)[1]
         values = {"tokens": 256, "d_model": 512, "hidden": 512}
+        if variant == "columns":
+            # 64 x 128 tiles whose consumers split the columns of H and Y, at a d_model of two
+            # steps: a chunk's three ring steps do not reuse the previous chunk's W2 stage,
+            # which at eight would order a consumer's next half of H after the other's last
+            # product (its loads wait for that stage's release).
+            config = mlp.COLUMN_SPLIT_CONFIGS["shared"][1]
+            values["d_model"] = 128
+        else:
+            config = mlp.default_config(variant)
         return mlp.kernel_source(config), mlp.SM90A, mlp.COMPILE_OPTIONS, values
     raise KeyError(key)
 
@@ -160,6 +169,7 @@ TUTORIAL_KERNELS = (
     "hopper_fused_mlp_shared",
     "hopper_fused_mlp_separate",
     "hopper_fused_mlp_phases",
+    "hopper_fused_mlp_columns",
     "blackwell_attention_d64",
     "blackwell_attention_d128",
 )
@@ -390,7 +400,9 @@ SEEDS = (
                 (
                     HOPPER_COMMON,
                     line_of(
-                        HOPPER_COMMON, "acc = warpgroup_mma(a, b_ring.index(stage)", "ring_matmul"
+                        HOPPER_COMMON,
+                        "acc = warpgroup_mma(a, b, acc, is_async=True)",
+                        "ring_matmul",
                     ),
                 ),
             }
@@ -419,7 +431,9 @@ SEEDS = (
                 (
                     HOPPER_COMMON,
                     line_of(
-                        HOPPER_COMMON, "acc = warpgroup_mma(a, b_ring.index(stage)", "ring_matmul"
+                        HOPPER_COMMON,
+                        "acc = warpgroup_mma(a, b, acc, is_async=True)",
+                        "ring_matmul",
                     ),
                 ),
             }
@@ -456,6 +470,60 @@ SEEDS = (
         ),
         "the X/W1 ring lies under the W2 ring's bytes: the next chunk's TMA load of X no "
         "longer waits for the phase-2 warpgroup_mma still reading W2 there",
+    ),
+    Seed(
+        "fused MLP columns: the h_ready wait dropped",
+        "hopper_fused_mlp_columns",
+        Operation(
+            "ttng.wait_barrier",
+            FUSED_MLP,
+            line_of(FUSED_MLP, "mbarrier.wait(h_ready.index(other), chunk & 1)"),
+        ),
+        None,
+        frozenset(
+            {
+                (FUSED_MLP, line_of(FUSED_MLP, "own_h.store(_activation(acc_h, ACTIVATION")),
+                (FUSED_MLP, line_of(FUSED_MLP, "other_h, w2.slice(other * HALF_H, HALF_H")),
+            }
+        ),
+        "a consumer's product reads the other consumer's half of H without waiting for it to "
+        "be written",
+    ),
+    Seed(
+        "fused MLP columns: the h_free wait dropped",
+        "hopper_fused_mlp_columns",
+        Operation(
+            "ttng.wait_barrier",
+            FUSED_MLP,
+            line_of(FUSED_MLP, "mbarrier.wait(h_free.index(consumer), (chunk & 1) ^ 1)"),
+        ),
+        None,
+        frozenset(
+            {
+                (FUSED_MLP, line_of(FUSED_MLP, "own_h.store(_activation(acc_h, ACTIVATION")),
+                (FUSED_MLP, line_of(FUSED_MLP, "other_h, w2.slice(other * HALF_H, HALF_H")),
+            }
+        ),
+        "a consumer writes the next chunk's half of H while the other consumer's product may "
+        "still read the previous one",
+    ),
+    Seed(
+        "fused MLP columns: the h_free wait before Y dropped",
+        "hopper_fused_mlp_columns",
+        Operation(
+            "ttng.wait_barrier",
+            FUSED_MLP,
+            line_of(FUSED_MLP, "mbarrier.wait(h_free.index(consumer), (state.chunks & 1) ^ 1)"),
+        ),
+        None,
+        frozenset(
+            {
+                (FUSED_MLP, line_of(FUSED_MLP, "y_tile.store(acc_y.to(y_tile.dtype))")),
+                (FUSED_MLP, line_of(FUSED_MLP, "other_h, w2.slice(other * HALF_H, HALF_H")),
+            }
+        ),
+        "a consumer writes its Y over its half of H while the other consumer's last product "
+        "may still read it",
     ),
     Seed(
         "alpha_ready wait dropped",
