@@ -17,9 +17,10 @@ is not a multiple of 16 are first copied into padded rows for the TMA, as hopper
 
 The kernel
 ----------
-One CTA computes one BLOCK_M x BLOCK_N tile of Y (128 x 256 or 128 x 128). The hidden dimension
-does not fit on chip (a 128-row block of H at hidden = 16384 is 4 MiB), so the CTA walks it in
-chunks of BLOCK_H columns, and per chunk runs two phases:
+One CTA computes one BLOCK_M x BLOCK_N tile of Y (128 x 256 or 128 x 128; 64-row tiles for
+few tokens, below). The hidden dimension does not fit on chip (a 128-row block of H at
+hidden = 16384 is 4 MiB), so the CTA walks it in chunks of BLOCK_H columns, and per chunk runs
+two phases:
 
 * phase 1: H_chunk = X[rows, :] @ W1[:, chunk], a K loop over d_model in steps of BLOCK_K
   (64) fed by a ring of X tiles [BLOCK_M, BLOCK_K] and W1 tiles [BLOCK_K, BLOCK_H]; then
@@ -31,8 +32,9 @@ The Y tile stays in registers over all chunks; at the end it is written to share
 (``y_tiles``) and stored with TMA, which clips the rows and columns past the edges of Y.
 Three warp-specialized partitions share the CTA, as in hopper_gemm.py: a loader warp issues
 every TMA copy (per chunk: the d_model / BLOCK_K phase-1 steps, then the one W2 step) into
-the ring(s), and two consumer warpgroups each own BLOCK_M / 2 = 64 rows: their own rows of
-X, of H and of Y, so that the consumers never wait for each other except through the ring.
+the ring(s), and two consumer warpgroups each own BLOCK_M / 2 = 64 rows of a 128-row tile
+(the 64-row tiles split the columns, below): their own rows of X, of H and of Y, so that the
+consumers never wait for each other except through the ring.
 Reads past the edges come back as zeros: a partial d_model step adds nothing, the hidden
 columns past the end are act(0) = 0 and meet zero rows of W2.
 
@@ -67,11 +69,32 @@ K = 256 is bound by its operands' bytes, not the tensor cores). ``bench/fused_ml
 times these rows (d_model 128 and 256, tokens 4k to 256k) for every layout against torch, in
 the same run; the default rows (d_model >= 1024) show where it does not pay.
 
-Few tokens: splitting the hidden dimension
-------------------------------------------
+Few tokens: 64-row tiles, and splitting the hidden dimension
+-----------------------------------------------------------
 One CTA a tile of Y leaves most SMs idle where the tokens make few row blocks: 4096 tokens are
 32 blocks of 128 rows, 32 CTAs on an H200's 132 SMs, and each streams all of W1 and W2 through
-its ring. ``Config.hidden_splits`` = S launches S CTAs a tile (the grid's third axis): CTA s
+its ring. Two ways to more CTAs, both in the tuner's space.
+
+64-row tiles (``Config(..., block_m=64)``, ``COLUMN_SPLIT_CONFIGS``: 64 x 256 and 64 x 128,
+hidden chunks of 128) make twice the row blocks. A warpgroup's MMA takes 64 rows, so the two
+consumers cannot split 64 rows between them; they split the columns instead
+(``_consume_columns``). Per chunk, consumer c computes columns [64 c, 64 c + 64) of the chunk
+of H for all 64 rows (its products read the W1 stage's half of the columns), applies the
+activation and writes them to its half of H (``h_tiles.index(c)``, 64 x 64); then it computes
+its half of Y's columns over the whole chunk: its own half of H against W2's rows of that
+half, then, once the other consumer has written its half (``h_ready``), the other half
+against the other rows. Each element of H and Y is computed once, and the ring protocol is
+the 128-row kernel's (both consumers read every stage). What is new is that a consumer's
+product reads the other's half of H, so two barriers a consumer order them: ``h_ready`` (my
+half of this chunk is written) and ``h_free`` (the other's product has read my half), waited
+for before a consumer rewrites its half for the next chunk, and before it writes its half of Y
+over its half of H (the same shared group c as the 128-row kernel's). Each half is 64
+columns, a whole row of the 128-byte swizzle, so BLOCK_H and BLOCK_N are multiples of 128.
+The tuner times them where a wave of the 128-row tiles of their width keeps under 90% of the
+SMs busy. Their seeded races (``test/hazards``: each of the three waits dropped) are
+reported by ``python -m tlx check``.
+
+``Config.hidden_splits`` = S launches S CTAs a tile (the grid's third axis): CTA s
 walks the hidden chunks of its slice of the hidden dimension only, chunks
 [s * chunks // S, (s + 1) * chunks // S), and ends with a partial Y = act(X W1[:, slice])
 W2[slice, :]. The activation is per hidden unit, so the slices add up exactly to the whole.
@@ -89,15 +112,16 @@ fused_mlp.py --no-split-hidden``), and ``fused_mlp(..., config=Config(..., hidde
 runs one explicitly. The tuner tries splits only where a wave of the
 tiles alone keeps under 90% of the SMs busy (``shape_configs``, the GEMM's rule:
 ``split_reduction.splits_to_try``): of 2 to 16 splits of each tile shape's deepest ring, the
-(at most two) that keep the most SMs busy. At 4096 x 128 a layout's space is then 9
-configurations (the planner drops 2 before compiling), at 4096 x 256 10 (2 dropped); from
-16384 tokens the 6 of one split (2 dropped), the default space's. BLOCK_M = 64 is no option
-(each consumer's 64 rows are a warpgroup's MMA rows). Measured on an H200
-(docs/performance.md, ``bench/fused_mlp.py --small``): at 4096 tokens the tuner takes two
-splits at d_model 256, 0.72x torch's GPU time before and 0.93x after, and none at d_model 128
-(0.94x): on 15-30 us of work the partials' round trip costs what the idle SMs would have
-given. So fusion does not pay at 4096 tokens and so small a d_model; from 16384 tokens it
-does, 1.3-1.7x.
+(at most two) that keep the most SMs busy. At 4096 x 128 a layout's space is then 15
+configurations (the planner drops 2 before compiling), at 4096 x 256 14 (2 dropped); from
+16384 tokens the 6 of one split and 128 rows (2 dropped), the default space's.
+
+Measured on an H200 (docs/performance.md, ``bench/fused_mlp.py --small``): at 4096 tokens
+every layout's tuner takes the 64 x 128 tiles unsplit, 64 CTAs at d_model 128 and 128 at 256
+(two column tiles: H computed twice), and the rows go from 0.93-0.94x torch's GPU time to
+1.49x at d_model 128 and 1.24-1.25x at 256; the splits lose to them (on 10-20 us of work the
+partials' round trip through the L2 costs more than the SMs they would add). From 16384
+tokens the 128-row tiles fill the SMs: 1.5-2.1x.
 
 The gated form (SwiGLU)
 -----------------------
