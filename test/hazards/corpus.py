@@ -463,7 +463,7 @@ SEEDS = (
                     FUSED_MLP,
                     line_of(
                         FUSED_MLP,
-                        "acc_y = warpgroup_mma(h_tile, w2_ring.index(stage), acc_y, is_async=True)",
+                        "acc_y = warpgroup_mma(h_tile, state.w2_ring.index(stage), acc_y, is_async=True)",
                     ),
                 ),
             }
@@ -482,7 +482,10 @@ SEEDS = (
         None,
         frozenset(
             {
-                (FUSED_MLP, line_of(FUSED_MLP, "own_h.store(_activation(acc_h, ACTIVATION")),
+                (
+                    FUSED_MLP,
+                    line_of(FUSED_MLP, "own_h.store(_activation(acc_h, schedule.ACTIVATION"),
+                ),
                 (FUSED_MLP, line_of(FUSED_MLP, "other_h, w2.slice(other * HALF_H, HALF_H")),
             }
         ),
@@ -500,7 +503,10 @@ SEEDS = (
         None,
         frozenset(
             {
-                (FUSED_MLP, line_of(FUSED_MLP, "own_h.store(_activation(acc_h, ACTIVATION")),
+                (
+                    FUSED_MLP,
+                    line_of(FUSED_MLP, "own_h.store(_activation(acc_h, schedule.ACTIVATION"),
+                ),
                 (FUSED_MLP, line_of(FUSED_MLP, "other_h, w2.slice(other * HALF_H, HALF_H")),
             }
         ),

@@ -154,48 +154,31 @@ def _consume_rows(state, consumer: gl.constexpr, schedule):
     chunk: its rows of H (phase 1), act, H to its H tile, its rows of Y += H @ W2 (phase 2).
     Y is then written over its own H tile (one shared group per consumer), whose last reader,
     the last phase-2 product, completed."""
-    ACTIVATION: gl.constexpr = schedule.ACTIVATION
     SHARED_RING: gl.constexpr = schedule.SHARED_RING
-    x_ring = state.x_ring
-    w1_ring = state.w1_ring
-    w2_ring = state.w2_ring
-    h_tiles = state.h_tiles
-    ready1 = state.ready1
-    empty1 = state.empty1
-    ready2 = state.ready2
-    empty2 = state.empty2
-    k_steps = state.k_steps
-    STAGES2: gl.constexpr = w2_ring.shape[0]
-    SUB_M: gl.constexpr = h_tiles.shape[1]
-    BLOCK_H: gl.constexpr = h_tiles.shape[2]
+    SUB_M: gl.constexpr = state.h_tiles.shape[1]
+    BLOCK_H: gl.constexpr = state.h_tiles.shape[2]
     BLOCK_N: gl.constexpr = state.y_tiles.shape[2]
     h_layout: gl.constexpr = _accumulator_layout(BLOCK_H, gl.num_warps())
-    h_tile = h_tiles.index(consumer)
+    h_tile = state.h_tiles.index(consumer)
     acc_y = gl.zeros([SUB_M, BLOCK_N], gl.float32, _accumulator_layout(BLOCK_N, gl.num_warps()))
     steps1 = 0
     steps2 = 0
     for _chunk in range(state.chunks):
         # Phase 1: this consumer's rows of the chunk of H.
-        # The chunk's steps take consecutive ring indices in every layout.
         acc_h = gl.zeros([SUB_M, BLOCK_H], gl.float32, h_layout)
-        first = _ring_index(steps1, steps2, SHARED_RING)
-        acc_h = ring_matmul(
-            x_ring, w1_ring, ready1, empty1, acc_h, first, k_steps, consumer * SUB_M
-        )
-        steps1 += k_steps
+        acc_h = _chunk_of_h(state, acc_h, steps1, steps2, consumer * SUB_M, 0, SHARED_RING)
+        steps1 += state.k_steps
 
         # act(H) into this consumer's H tile: the previous chunk's phase-2 product, the last
         # reader of the tile, completed (waited below).
-        h_tile.store(_activation(acc_h, ACTIVATION, h_tile.dtype))
+        h_tile.store(_activation(acc_h, schedule.ACTIVATION, h_tile.dtype))
         fence_async_shared()
 
         # Phase 2: Y += H @ W2 for the chunk.
-        index = _ring_index(steps2, steps1, SHARED_RING)
-        stage = index % STAGES2
-        mbarrier.wait(ready2.index(stage), (index // STAGES2) & 1)
-        acc_y = warpgroup_mma(h_tile, w2_ring.index(stage), acc_y, is_async=True)
+        stage = _w2_stage(state, steps2, steps1, SHARED_RING)
+        acc_y = warpgroup_mma(h_tile, state.w2_ring.index(stage), acc_y, is_async=True)
         acc_y = warpgroup_mma_wait(0, deps=[acc_y])
-        mbarrier.arrive(empty2.index(stage))
+        mbarrier.arrive(state.empty2.index(stage))
         steps2 += 1
     return acc_y
 
@@ -208,49 +191,33 @@ def _consume_columns(state, consumer: gl.constexpr, schedule):
     columns of Y += H @ W2 over both halves of H, its own and then the other consumer's once
     written (``h_ready``). ``h_free``: the other consumer's product has read this one's half,
     waited for before the half is rewritten and before Y is written over it."""
-    ACTIVATION: gl.constexpr = schedule.ACTIVATION
     SHARED_RING: gl.constexpr = schedule.SHARED_RING
-    x_ring = state.x_ring
-    w1_ring = state.w1_ring
-    w2_ring = state.w2_ring
-    h_tiles = state.h_tiles
-    ready1 = state.ready1
-    empty1 = state.empty1
-    ready2 = state.ready2
-    empty2 = state.empty2
     h_ready = state.h_ready
     h_free = state.h_free
-    k_steps = state.k_steps
-    STAGES2: gl.constexpr = w2_ring.shape[0]
-    ROWS: gl.constexpr = h_tiles.shape[1]
-    HALF_H: gl.constexpr = h_tiles.shape[2]
+    ROWS: gl.constexpr = state.h_tiles.shape[1]
+    HALF_H: gl.constexpr = state.h_tiles.shape[2]
     HALF_N: gl.constexpr = state.y_tiles.shape[2]
     other: gl.constexpr = 1 - consumer
     h_layout: gl.constexpr = _accumulator_layout(HALF_H, gl.num_warps())
-    own_h = h_tiles.index(consumer)
-    other_h = h_tiles.index(other)
+    own_h = state.h_tiles.index(consumer)
+    other_h = state.h_tiles.index(other)
     acc_y = gl.zeros([ROWS, HALF_N], gl.float32, _accumulator_layout(HALF_N, gl.num_warps()))
     steps1 = 0
     steps2 = 0
     for chunk in range(state.chunks):
         acc_h = gl.zeros([ROWS, HALF_H], gl.float32, h_layout)
-        first = _ring_index(steps1, steps2, SHARED_RING)
-        acc_h = ring_matmul(
-            x_ring, w1_ring, ready1, empty1, acc_h, first, k_steps, 0, consumer * HALF_H
-        )
-        steps1 += k_steps
+        acc_h = _chunk_of_h(state, acc_h, steps1, steps2, 0, consumer * HALF_H, SHARED_RING)
+        steps1 += state.k_steps
 
         # The other consumer's product of the previous chunk read this half (at chunk 0 the
         # wait passes).
         mbarrier.wait(h_free.index(consumer), (chunk & 1) ^ 1)
-        own_h.store(_activation(acc_h, ACTIVATION, own_h.dtype))
+        own_h.store(_activation(acc_h, schedule.ACTIVATION, own_h.dtype))
         fence_async_shared()
         mbarrier.arrive(h_ready.index(consumer))
 
-        index = _ring_index(steps2, steps1, SHARED_RING)
-        stage = index % STAGES2
-        mbarrier.wait(ready2.index(stage), (index // STAGES2) & 1)
-        w2 = w2_ring.index(stage).slice(consumer * HALF_N, HALF_N, dim=1)
+        stage = _w2_stage(state, steps2, steps1, SHARED_RING)
+        w2 = state.w2_ring.index(stage).slice(consumer * HALF_N, HALF_N, dim=1)
         acc_y = warpgroup_mma(
             own_h, w2.slice(consumer * HALF_H, HALF_H, dim=0), acc_y, is_async=True
         )
@@ -259,12 +226,41 @@ def _consume_columns(state, consumer: gl.constexpr, schedule):
             other_h, w2.slice(other * HALF_H, HALF_H, dim=0), acc_y, is_async=True
         )
         acc_y = warpgroup_mma_wait(0, deps=[acc_y])
-        mbarrier.arrive(empty2.index(stage))
+        mbarrier.arrive(state.empty2.index(stage))
         mbarrier.arrive(h_free.index(other))
         steps2 += 1
     # Y lies over this consumer's half of H: the other's last product read it.
     mbarrier.wait(h_free.index(consumer), (state.chunks & 1) ^ 1)
     return acc_y
+
+
+@gluon.jit
+def _chunk_of_h(state, acc_h, steps1, steps2, row, column, SHARED_RING: gl.constexpr):
+    """Phase 1 of a hidden chunk: ``acc_h`` plus rows [row, ...) of X times columns
+    [column, ...) of W1 over the chunk's d_model steps, which take consecutive ring indices
+    in every layout."""
+    first = _ring_index(steps1, steps2, SHARED_RING)
+    return ring_matmul(
+        state.x_ring,
+        state.w1_ring,
+        state.ready1,
+        state.empty1,
+        acc_h,
+        first,
+        state.k_steps,
+        row,
+        column,
+    )
+
+
+@gluon.jit
+def _w2_stage(state, steps2, steps1, SHARED_RING: gl.constexpr):
+    """The stage of the chunk's W2 tile (phase 2), once it has landed."""
+    STAGES2: gl.constexpr = state.w2_ring.shape[0]
+    index = _ring_index(steps2, steps1, SHARED_RING)
+    stage = index % STAGES2
+    mbarrier.wait(state.ready2.index(stage), (index // STAGES2) & 1)
+    return stage
 
 
 @gluon.constexpr_function
