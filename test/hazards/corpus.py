@@ -463,7 +463,7 @@ SEEDS = (
                     FUSED_MLP,
                     line_of(
                         FUSED_MLP,
-                        "acc_y = warpgroup_mma(h_tile, state.w2_ring.index(stage), acc_y, is_async=True)",
+                        "acc_y = warpgroup_mma(h_tile, state.w2_ring.index(stage), acc_y",
                     ),
                 ),
             }
