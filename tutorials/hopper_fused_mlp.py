@@ -33,7 +33,7 @@ The Y tile stays in registers over all chunks; at the end it is written to share
 Three warp-specialized partitions share the CTA, as in hopper_gemm.py: a loader warp issues
 every TMA copy (per chunk: the d_model / BLOCK_K phase-1 steps, then the one W2 step) into
 the ring(s), and two consumer warpgroups each own BLOCK_M / 2 = 64 rows of a 128-row tile
-(the 64-row tiles split the columns, below): their own rows of X, of H and of Y, so that the
+(the 64-row tiles split the hidden chunks, below): their own rows of X, of H and of Y, so that the
 consumers never wait for each other except through the ring.
 Reads past the edges come back as zeros: a partial d_model step adds nothing, the hidden
 columns past the end are act(0) = 0 and meet zero rows of W2.
@@ -75,24 +75,43 @@ One CTA a tile of Y leaves most SMs idle where the tokens make few row blocks: 4
 32 blocks of 128 rows, 32 CTAs on an H200's 132 SMs, and each streams all of W1 and W2 through
 its ring. Two ways to more CTAs, both in the tuner's space.
 
-64-row tiles (``Config(..., block_m=64)``, ``COLUMN_SPLIT_CONFIGS``: 64 x 256 and 64 x 128,
-hidden chunks of 128) make twice the row blocks. A warpgroup's MMA takes 64 rows, so the two
-consumers cannot split 64 rows between them; they split the columns instead
-(``_consume_columns``). Per chunk, consumer c computes columns [64 c, 64 c + 64) of the chunk
-of H for all 64 rows (its products read the W1 stage's half of the columns), applies the
-activation and writes them to its half of H (``h_tiles.index(c)``, 64 x 64); then it computes
-its half of Y's columns over the whole chunk: its own half of H against W2's rows of that
-half, then, once the other consumer has written its half (``h_ready``), the other half
-against the other rows. Each element of H and Y is computed once, and the ring protocol is
-the 128-row kernel's (both consumers read every stage). What is new is that a consumer's
-product reads the other's half of H, so two barriers a consumer order them: ``h_ready`` (my
-half of this chunk is written) and ``h_free`` (the other's product has read my half), waited
-for before a consumer rewrites its half for the next chunk, and before it writes its half of Y
-over its half of H (the same shared group c as the 128-row kernel's). Each half is 64
-columns, a whole row of the 128-byte swizzle, so BLOCK_H and BLOCK_N are multiples of 128.
-The tuner times them where a wave of the 128-row tiles of their width keeps under 90% of the
-SMs busy. Their seeded races (``test/hazards``: each of the three waits dropped) are
-reported by ``python -m tlx check``.
+64-row tiles (``Config(..., block_m=64)``, ``CHUNK_SPLIT_CONFIGS``: 64 x 128, hidden chunks
+of 128) make twice the row blocks. A warpgroup's MMA takes 64 rows, so the two consumers
+cannot split 64 rows between them; they split the hidden chunks instead (``_consume_chunks``):
+consumer c takes chunks c, c + 2, ..., computes each chunk of H for all 64 rows, applies the
+activation and keeps it in registers as the A operand of its product with W2, and accumulates
+its own partial of the whole 64 x 128 tile of Y. Each element of H and Y's partials is computed
+once and the consumers never wait for each other until the end, where consumer 1 writes its
+fp32 partial to SMEM and consumer 0 adds it and stores Y.
+
+What this buys over splitting the columns (each consumer half of a chunk's columns of H and
+half of Y's, the products reading the other's half of H through SMEM, which the kernel did
+before): every product is as wide as a chunk or the tile (N = 128, not 64) and H is never in
+SMEM, so a product's SMEM reads are its B tile and X alone. A 64-row product of N columns
+reads 2 KiB of A and N x 32 bytes of B a K step of 16 from SMEM for 2 x 64 x N x 16 FLOPs: at
+N = 64 with A in SMEM that is the SMEM's 128 bytes a clock for the tensor cores' 4096 FLOPs a
+clock (an SM's), at N = 128 three quarters of it, and with H in registers half. At 4096 x 256
+the tiles went from 238.6 to 259-261 TFLOP/s (H200, the same session; docs/performance.md).
+
+The protocol changes in two places. Each stage has one reader: consumer c's steps take its
+half of each ring, stages c, c + 2, ... in turn (``_ring_slot``: its own step i has ring index
+2 i + c, so index mod the depth is the stage and the quotient the pass, as for a ring of half
+the depth), and its stages' ``empty`` barriers take one arrival a pass from one partition. (One
+ring read in turn by whichever consumer's chunk a step is, with one arrival a pass, is as safe
+on the GPU, but which partition's arrival completes a pass then depends on the timing, and
+``python -m tlx check`` cannot order the loader's refill after the right consumer's read.)
+So the depths are even, and the ``phases`` layout, whose loader drains the ring at each change
+of phase and so would serialize the consumers' chunks, has no 64-row tiles. And the
+epilogue lies over the rings: Y over the fp32 partial over the first stage, written once both
+consumers' last products have read the rings (``rings_read``, an arrival from each), the
+partial read once written (``partial_written``); consumer 0's warps meet before Y is written
+over what they read. With a 64 x 128 tile the 32 KiB partial fits the first stage, so the
+epilogue costs no SMEM (a seventh stage would fit, but the halves need an even depth).
+Their seeded races (``test/hazards``: each wait dropped) are reported by ``python -m tlx
+check``. A 64 x 256 tile would hold 128 fp32 registers of partial Y a thread beside the
+chunk's 64 of H and its 32 of operand (224 of a consumer's 232); it failed to launch on an
+H200 and ``Config`` refuses it. The tuner times the 64-row tiles where a wave of the 128-row
+tiles of 128 columns keeps under 90% of the SMs busy.
 
 ``Config.hidden_splits`` = S launches S CTAs a tile (the grid's third axis): CTA s
 walks the hidden chunks of its slice of the hidden dimension only, chunks
@@ -117,11 +136,10 @@ configurations (the planner drops 2 before compiling), at 4096 x 256 14 (2 dropp
 16384 tokens the 6 of one split and 128 rows (2 dropped), the default space's.
 
 Measured on an H200 (docs/performance.md, ``bench/fused_mlp.py --small``): at 4096 tokens
-every layout's tuner takes the 64 x 128 tiles unsplit, 64 CTAs at d_model 128 and 128 at 256
-(two column tiles: H computed twice), and the rows go from 0.93-0.94x torch's GPU time to
-1.49x at d_model 128 and 1.24-1.25x at 256; the splits lose to them (on 10-20 us of work the
-partials' round trip through the L2 costs more than the SMs they would add). From 16384
-tokens the 128-row tiles fill the SMs: 1.5-2.1x.
+the shared and separate layouts' tuners take the 64 x 128 tiles unsplit, 64 CTAs at d_model
+128 and 128 at 256 (two column tiles: H computed twice); the splits lose to them (on 10-20 us
+of work the partials' round trip through the L2 costs more than the SMs they would add). From
+16384 tokens the 128-row tiles fill the SMs: 1.5-2.1x torch.
 
 The gated form (SwiGLU)
 -----------------------

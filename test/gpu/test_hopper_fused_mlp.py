@@ -73,19 +73,25 @@ def test_relu_and_the_other_tile_shape(layout):
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda shape: "x".join(map(str, shape)))
-def test_column_split_tiles_match_reference(dtype, layout, shape):
-    """64-row tiles whose consumers split the columns of H and Y, each product reading the
-    other consumer's half of H (``COLUMN_SPLIT_CONFIGS``: 64 x 256 and 64 x 128), GELU and
-    ReLU, at every awkward shape."""
+def test_chunk_split_tiles_match_reference(dtype, layout, shape):
+    """64 x 128 tiles whose consumers take every other hidden chunk, their partials of Y
+    summed through SMEM (``CHUNK_SPLIT_CONFIGS``; none for the phases layout), GELU and ReLU,
+    at every awkward shape (an odd number of hidden chunks, one chunk), and split two and
+    three ways over the hidden dimension (both consumers' partials into the tile's sum)."""
     from tlx_kernels.hopper import fused_mlp as mlp
 
     tokens, d_model, hidden = shape
     torch.manual_seed(tokens * d_model + hidden)
     x, w1, w2 = mlp.random_inputs(tokens, d_model, hidden, dtype)
-    for config in mlp.COLUMN_SPLIT_CONFIGS[layout]:
-        for activation in ("gelu", "relu"):
-            out = mlp.fused_mlp(x, w1, w2, config, activation)
-            assert_matches_reference(out, x, w1, w2, activation)
+    chunks = -(-hidden // 128)
+    for config in mlp.CHUNK_SPLIT_CONFIGS[layout]:
+        for splits in (1, 2, 3):
+            if splits > chunks:
+                continue
+            split = config.replace(hidden_splits=splits)
+            for activation in ("gelu", "relu"):
+                out = mlp.fused_mlp(x, w1, w2, split, activation)
+                assert_matches_reference(out, x, w1, w2, activation)
 
 
 def test_torch_mlp_is_the_reference():

@@ -141,13 +141,10 @@ def kernel(key):
         mlp = kernel_module("hopper_fused_mlp")
         variant = key.rsplit("_", 1)[1]
         values = {"tokens": 256, "d_model": 512, "hidden": 512}
-        if variant == "columns":
-            # 64 x 128 tiles whose consumers split the columns of H and Y, at a d_model of two
-            # steps: a chunk's three ring steps do not reuse the previous chunk's W2 stage,
-            # which at eight would order a consumer's next half of H after the other's last
-            # product (its loads wait for that stage's release).
-            config = mlp.COLUMN_SPLIT_CONFIGS["shared"][1]
-            values["d_model"] = 128
+        if variant == "chunks":
+            # 64 x 128 tiles whose consumers take every other hidden chunk, four chunks: the
+            # epilogue over the rings' first stage follows both consumers' last chunks.
+            config = mlp.CHUNK_SPLIT_CONFIGS["shared"][0]
         else:
             config = mlp.default_config(variant)
         return mlp.kernel_source(config), mlp.SM90A, mlp.COMPILE_OPTIONS, values
@@ -169,7 +166,7 @@ TUTORIAL_KERNELS = (
     "hopper_fused_mlp_shared",
     "hopper_fused_mlp_separate",
     "hopper_fused_mlp_phases",
-    "hopper_fused_mlp_columns",
+    "hopper_fused_mlp_chunks",
     "blackwell_attention_d64",
     "blackwell_attention_d128",
 )
@@ -385,7 +382,9 @@ SEEDS = (
         "fused MLP: the loader's empty2 wait dropped",
         "hopper_fused_mlp_shared",
         Operation(
-            "ttng.wait_barrier", FUSED_MLP, line_of(FUSED_MLP, "mbarrier.wait(empty2.index(stage)")
+            "ttng.wait_barrier",
+            FUSED_MLP,
+            line_of(FUSED_MLP, "mbarrier.wait(state.empty2.index(stage)"),
         ),
         None,
         frozenset(
@@ -394,15 +393,13 @@ SEEDS = (
                     FUSED_MLP,
                     line_of(
                         FUSED_MLP,
-                        "tma_load(desc_w2, [off_h, off_n], ready2.index(stage)",
+                        "tma_load(desc_w2, [off_h, state.off_n], state.ready2.index(stage)",
                     ),
                 ),
                 (
                     HOPPER_COMMON,
                     line_of(
-                        HOPPER_COMMON,
-                        "acc = warpgroup_mma(a, b, acc, is_async=True)",
-                        "ring_matmul",
+                        HOPPER_COMMON, "acc = warpgroup_mma(a, b_ring.index(stage)", "ring_matmul"
                     ),
                 ),
             }
@@ -416,7 +413,7 @@ SEEDS = (
         Operation(
             "ttng.wait_barrier",
             FUSED_MLP,
-            line_of(FUSED_MLP, "mbarrier.wait(empty1.index(last1 % STAGES1)"),
+            line_of(FUSED_MLP, "mbarrier.wait(state.empty1.index(last1 % STAGES1)"),
         ),
         None,
         frozenset(
@@ -425,15 +422,13 @@ SEEDS = (
                     FUSED_MLP,
                     line_of(
                         FUSED_MLP,
-                        "tma_load(desc_w2, [off_h, off_n], ready2.index(stage)",
+                        "tma_load(desc_w2, [off_h, state.off_n], state.ready2.index(stage)",
                     ),
                 ),
                 (
                     HOPPER_COMMON,
                     line_of(
-                        HOPPER_COMMON,
-                        "acc = warpgroup_mma(a, b, acc, is_async=True)",
-                        "ring_matmul",
+                        HOPPER_COMMON, "acc = warpgroup_mma(a, b_ring.index(stage)", "ring_matmul"
                     ),
                 ),
             }
@@ -447,7 +442,7 @@ SEEDS = (
         Operation(
             "ttng.wait_barrier",
             FUSED_MLP,
-            line_of(FUSED_MLP, "mbarrier.wait(empty2.index(last2 % STAGES2)"),
+            line_of(FUSED_MLP, "mbarrier.wait(state.empty2.index(last2 % STAGES2)"),
         ),
         None,
         frozenset(
@@ -456,7 +451,7 @@ SEEDS = (
                     FUSED_MLP,
                     line_of(
                         FUSED_MLP,
-                        "tma_load(desc_x, [off_m, k * BLOCK_K], ready1.index(stage)",
+                        "tma_load(desc_x, [state.off_m, off_k], state.ready1.index(stage)",
                     ),
                 ),
                 (
@@ -472,64 +467,45 @@ SEEDS = (
         "longer waits for the phase-2 warpgroup_mma still reading W2 there",
     ),
     Seed(
-        "fused MLP columns: the h_ready wait dropped",
-        "hopper_fused_mlp_columns",
+        "fused MLP chunks: the rings_read wait dropped",
+        "hopper_fused_mlp_chunks",
         Operation(
             "ttng.wait_barrier",
             FUSED_MLP,
-            line_of(FUSED_MLP, "mbarrier.wait(h_ready.index(other), chunk & 1)"),
+            line_of(FUSED_MLP, "mbarrier.wait(state.rings_read, 0)"),
+            nth=1,
         ),
         None,
         frozenset(
             {
+                (FUSED_MLP, line_of(FUSED_MLP, "partial.store(acc_y)")),
                 (
-                    FUSED_MLP,
-                    line_of(FUSED_MLP, "own_h.store(_activation(acc_h, schedule.ACTIVATION"),
+                    HOPPER_COMMON,
+                    line_of(
+                        HOPPER_COMMON, "acc = warpgroup_mma(a, b_ring.index(stage)", "ring_matmul"
+                    ),
                 ),
-                (FUSED_MLP, line_of(FUSED_MLP, "other_h, w2.slice(other * HALF_H, HALF_H")),
             }
         ),
-        "a consumer's product reads the other consumer's half of H without waiting for it to "
-        "be written",
+        "consumer 1 writes its partial Y over the rings' first stage while consumer 0's last "
+        "chunk's phase-1 product may still read it",
     ),
     Seed(
-        "fused MLP columns: the h_free wait dropped",
-        "hopper_fused_mlp_columns",
+        "fused MLP chunks: the partial_written wait dropped",
+        "hopper_fused_mlp_chunks",
         Operation(
             "ttng.wait_barrier",
             FUSED_MLP,
-            line_of(FUSED_MLP, "mbarrier.wait(h_free.index(consumer), (chunk & 1) ^ 1)"),
+            line_of(FUSED_MLP, "mbarrier.wait(state.partial_written, 0)"),
         ),
         None,
         frozenset(
             {
-                (
-                    FUSED_MLP,
-                    line_of(FUSED_MLP, "own_h.store(_activation(acc_h, schedule.ACTIVATION"),
-                ),
-                (FUSED_MLP, line_of(FUSED_MLP, "other_h, w2.slice(other * HALF_H, HALF_H")),
+                (FUSED_MLP, line_of(FUSED_MLP, "partial.store(acc_y)")),
+                (FUSED_MLP, line_of(FUSED_MLP, "acc_y = acc_y + partial.load(acc_y.type.layout)")),
             }
         ),
-        "a consumer writes the next chunk's half of H while the other consumer's product may "
-        "still read the previous one",
-    ),
-    Seed(
-        "fused MLP columns: the h_free wait before Y dropped",
-        "hopper_fused_mlp_columns",
-        Operation(
-            "ttng.wait_barrier",
-            FUSED_MLP,
-            line_of(FUSED_MLP, "mbarrier.wait(h_free.index(consumer), (state.chunks & 1) ^ 1)"),
-        ),
-        None,
-        frozenset(
-            {
-                (FUSED_MLP, line_of(FUSED_MLP, "y_tile.store(acc_y.to(y_tile.dtype))")),
-                (FUSED_MLP, line_of(FUSED_MLP, "other_h, w2.slice(other * HALF_H, HALF_H")),
-            }
-        ),
-        "a consumer writes its Y over its half of H while the other consumer's last product "
-        "may still read it",
+        "consumer 0 reads consumer 1's partial Y before it is written",
     ),
     Seed(
         "alpha_ready wait dropped",

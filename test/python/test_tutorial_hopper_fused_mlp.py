@@ -325,57 +325,82 @@ def test_the_tuner_takes_the_splits_by_default(mlp):
         ]
 
 
-def test_column_split_tiles_only_where_row_blocks_leave_sms_idle(mlp):
-    """The 64-row tiles (``COLUMN_SPLIT_CONFIGS``, every layout's space) are timed where a
-    wave of the 128-row tiles of their width keeps under 90% of the SMs busy: 32 row blocks
-    at 4096 tokens, 64 at 8192 (but for 128 columns at d_model 256: two column tiles, 128
-    tiles), none from 16384 tokens (128 row blocks, 97%)."""
+def test_chunk_split_tiles_only_where_row_blocks_leave_sms_idle(mlp):
+    """The 64 x 128 tiles (``CHUNK_SPLIT_CONFIGS``, every layout's space) are timed where a
+    wave of the 128-row tiles of 128 columns keeps under 90% of the SMs busy: 32 row blocks
+    at 4096 tokens, 64 at 8192 (but at d_model 256: two column tiles, 128 tiles), none from
+    16384 tokens (128 row blocks, 97%)."""
     for layout in mlp.LAYOUTS:
         base = mlp.autotune_space(layout)
         rows = [config for config in base if config.block_m == 128]
-        columns = [config for config in base if config.block_m == 64]
-        assert columns == list(mlp.COLUMN_SPLIT_CONFIGS[layout])
-        assert [(config.block_n, config.block_h) for config in columns] == [(256, 128), (128, 128)]
-        for tokens, d_model, widths in (
-            (4096, 128, [256, 128]),
-            (4133, 256, [256, 128]),
-            (8192, 128, [256, 128]),
-            (8192, 256, [256]),
-            (16384, 128, []),
-            (262144, 256, []),
+        chunks = [config for config in base if config.block_m == 64]
+        assert chunks == list(mlp.CHUNK_SPLIT_CONFIGS[layout])
+        # None for the phases layout, whose drained ring would serialize the consumers.
+        widths = [] if layout == "phases" else [(128, 128)]
+        assert [(config.block_n, config.block_h) for config in chunks] == widths
+        for tokens, d_model, kept in (
+            (4096, 128, True),
+            (4133, 256, True),
+            (8192, 128, True),
+            (8192, 256, False),
+            (16384, 128, False),
+            (262144, 256, False),
         ):
             found = mlp.shape_configs(tokens, d_model, 4 * d_model, SMS, base)
-            assert found == rows + [config for config in columns if config.block_n in widths]
+            assert found == rows + (chunks if kept else [])
 
 
-def test_column_split_tiles_are_refused_where_the_halves_would_cut_a_swizzle_row(mlp):
-    """BLOCK_M is 128 or 64, and with 64 the consumers' halves of BLOCK_H and BLOCK_N must be
-    whole 128-byte swizzle rows (64 elements)."""
+def test_chunk_split_tiles_are_refused_but_128_columns_wide(mlp):
+    """BLOCK_M is 128 or 64, and with 64 BLOCK_N is 128 (a consumer's partial of the whole
+    tile of Y beside a chunk of H in registers)."""
     with pytest.raises(ValueError, match=r"block_m=96: 128 \(each consumer warpgroup"):
         mlp.Config(128, 128, 6, 6, "shared", block_m=96)
-    with pytest.raises(ValueError, match="BLOCK_H=64 and BLOCK_N=256 between the consumers"):
-        mlp.Config(256, 64, 5, 5, "shared", block_m=64)
-    with pytest.raises(ValueError, match="BLOCK_H=128 and BLOCK_N=192 between the consumers"):
-        mlp.Config(192, 128, 5, 5, "shared", block_m=64)
+    with pytest.raises(ValueError, match="block_m=64 takes block_n=128, got 256"):
+        mlp.Config(256, 128, 3, 3, "shared", block_m=64)
+    with pytest.raises(ValueError, match="block_m=64 takes block_n=128, got 64"):
+        mlp.Config(64, 128, 5, 5, "shared", block_m=64)
 
 
-@pytest.mark.parametrize("layout", ["shared", "separate", "phases"])
-def test_column_split_tiles_plan_their_halves_and_compile(mlp, layout):
+def test_chunk_split_tiles_take_even_undrained_rings(mlp):
+    """With BLOCK_M = 64 each consumer reads its half of each ring's stages: odd depths and
+    the phases layout (drained at each change of phase) are refused, naming the numbers."""
+    with pytest.raises(ValueError, match=r"even stages and w2_stages \(got 7 and 7\)"):
+        mlp.Config(128, 128, 7, 7, "shared", block_m=64)
+    with pytest.raises(ValueError, match=r"\(got 6 and 3\)"):
+        mlp.Config(128, 128, 6, 3, "separate", block_m=64)
+    with pytest.raises(ValueError, match="got layout='phases'"):
+        mlp.Config(128, 128, 8, 4, "phases", block_m=64)
+
+
+@pytest.mark.parametrize("layout", ["shared", "separate"])
+def test_chunk_split_tiles_plan_over_the_rings_and_compile(mlp, layout):
     """Each 64-row tile of the space fits (the planner's region within the SMEM limit), with
-    H and Y in two halves a tile (one per consumer, Y over H: one shared group each), the
-    halves' barriers beside the ring's, and the activation's tanh one instruction an element
-    (no ex2, no division)."""
-    for config in mlp.COLUMN_SPLIT_CONFIGS[layout]:
+    no H tiles, Y over the fp32 partial over the rings' first stage (the region no larger
+    than the rings), the rings-read and partial-written barriers beside the ring's, H as the
+    register operand of Y's product (one product a chunk, no SMEM A operand), one TMA store
+    of Y, and the activation's tanh one instruction an element (no ex2, no division)."""
+    for config in mlp.CHUNK_SPLIT_CONFIGS[layout]:
         plan = mlp.smem_plan(config)
         assert plan.plan.ok and plan.plan.size_bytes <= SMEM_LIMIT
+        names = [buffer.name for buffer in plan.buffers]
+        assert names == ["x_ring", "w1_ring", "w2_ring", "y_tiles", "y_partial"]
+        stage = 64 * 64 * 2 + 64 * 128 * 2
+        w2_stage = 128 * 128 * 2
+        if layout == "shared":
+            rings = config.stages * max(stage, w2_stage)
+        else:
+            rings = config.stages * stage + config.w2_stages * w2_stage
+        # The epilogue (the 32 KiB partial) lies over the first stage: at most the stage's
+        # excess over it.
+        assert plan.plan.size_bytes <= rings + 64 * 128 * 4 - min(stage, w2_stage)
         compiled = mlp.compile_for_hopper(config, "bf16", "gelu")
         assert compiled.asm["cubin"] and compiled.metadata.shared <= SMEM_LIMIT
         ptx = compiled.asm["ptx"]
         assert "tanh.approx.f32" in ptx and "ex2" not in ptx and "div." not in ptx
         ttgir = compiled.asm["ttgir"]
-        assert ttgir.count("ttng.async_tma_copy_local_to_global") == 2
-        # Two products a consumer each chunk for Y, one on each half of H.
-        assert ttgir.count("ttng.warp_group_dot") >= 4
+        assert ttgir.count("ttng.async_tma_copy_local_to_global") == 1
+        # Y's product takes H from registers: an A operand of a dot-operand layout.
+        assert "ttng.warp_group_dot" in ttgir and "#ttg.dot_op<{opIdx = 0" in ttgir
 
 
 def kept_splits(mlp, tokens, d_model, layout):
@@ -403,26 +428,14 @@ def test_the_tuner_splits_the_hidden_dimension_only_where_sms_idle(mlp, layout):
     tokens (128 row blocks, 97% of the SMs) to 262144, none. 1000 tokens: 8 row blocks, split
     16 ways where there are 16 chunks."""
     wide, narrow = (128, 256, 64), (128, 128, 128)
-    wide_columns, narrow_columns = (64, 256, 128), (64, 128, 128)
-    assert kept_splits(mlp, 4096, 128, layout) == {
-        wide: [4, 8],
-        narrow: [4],
-        wide_columns: [2, 4],
-        narrow_columns: [2, 4],
-    }
+    # No 64-row tiles in the phases layout (test_chunk_split_tiles_take_even_undrained_rings).
+    chunks = {(64, 128, 128): [2, 4]} if layout != "phases" else {}
+    assert kept_splits(mlp, 4096, 128, layout) == {wide: [4, 8], narrow: [4], **chunks}
     # 64 x 128 tiles at d_model 256: two column tiles x 64 row blocks, 97% of the SMs.
     for tokens in (4096, 4133):
-        assert kept_splits(mlp, tokens, 256, layout) == {
-            wide: [4, 8],
-            narrow: [2, 4],
-            wide_columns: [2, 4],
-        }
-    assert kept_splits(mlp, 1000, 256, layout) == {
-        wide: [16],
-        narrow: [8],
-        wide_columns: [8],
-        narrow_columns: [4, 8],
-    }
+        assert kept_splits(mlp, tokens, 256, layout) == {wide: [4, 8], narrow: [2, 4]}
+    chunks = {(64, 128, 128): [4, 8]} if layout != "phases" else {}
+    assert kept_splits(mlp, 1000, 256, layout) == {wide: [16], narrow: [8], **chunks}
     for tokens in (16384, 65536, 262144):
         for d_model in (128, 256):
             assert kept_splits(mlp, tokens, d_model, layout) == {}

@@ -61,30 +61,31 @@ def tile_layout(bits):
 
 
 @gluon.jit
-def ring_matmul(a_ring, b_ring, ready, empty, acc, first_index, k_steps, row, column=0):
+def ring_matmul(
+    a_ring, b_ring, ready, empty, acc, first_index, k_steps, row, INDEX_STEP: gl.constexpr = 1
+):  # fmt: skip
     """``acc`` plus the products of ``k_steps`` stages of an operand ring, the stages of ring
-    indices ``first_index``, ``first_index + 1``, ... (stage = index mod the ring's depth):
-    rows [row, row + acc's rows) of each A stage times columns [column, column + acc's
-    columns) of the B stage, on the tensor cores. ``ready`` (a stage landed) and ``empty``
-    (this warpgroup is done with it) are the ring's barriers. One product is in flight at a
-    time: a stage is released once the next product has been issued and the previous one has
-    read it, and the last once all completed, so that the loader may refill it."""
+    indices ``first_index``, ``first_index + INDEX_STEP``, ... (stage = index mod the ring's
+    depth; a step of 2 walks one of two consumers' interleaved halves of the ring): rows
+    [row, row + acc's rows) of each A stage times the whole B stage, on the tensor cores.
+    ``ready`` (a stage landed) and ``empty`` (this warpgroup is done with it) are the ring's
+    barriers. One product is in flight at a time: a stage is released once the next product
+    has been issued and the previous one has read it, and the last once all completed, so
+    that the loader may refill it."""
     NUM_STAGES: gl.constexpr = a_ring.shape[0]
     ROWS: gl.constexpr = acc.shape[0]
-    COLUMNS: gl.constexpr = acc.shape[1]
     for k in range(k_steps):
-        index = first_index + k
+        index = first_index + k * INDEX_STEP
         stage = index % NUM_STAGES
         mbarrier.wait(ready.index(stage), (index // NUM_STAGES) & 1)
         a = a_ring.index(stage).slice(row, ROWS)
-        b = b_ring.index(stage)
-        if COLUMNS < b_ring.shape[2]:
-            b = b.slice(column, COLUMNS, dim=1)
-        acc = warpgroup_mma(a, b, acc, is_async=True)
+        acc = warpgroup_mma(a, b_ring.index(stage), acc, is_async=True)
         acc = warpgroup_mma_wait(1, deps=[acc])
-        mbarrier.arrive(empty.index((index + NUM_STAGES - 1) % NUM_STAGES), pred=k > 0)
+        previous = index + NUM_STAGES - INDEX_STEP
+        mbarrier.arrive(empty.index(previous % NUM_STAGES), pred=k > 0)
     acc = warpgroup_mma_wait(0, deps=[acc])
-    mbarrier.arrive(empty.index((first_index + k_steps + NUM_STAGES - 1) % NUM_STAGES))
+    last = first_index + (k_steps - 1) * INDEX_STEP
+    mbarrier.arrive(empty.index(last % NUM_STAGES))
     return acc
 
 

@@ -31,9 +31,11 @@ from tlx_kernels.hopper.split_reduction import (
 from tlx_kernels.launch import DirectLaunch
 
 ACTIVATIONS = ("gelu", "relu")
-# BLOCK_M: 128 rows split between the consumers, or 64 whose columns they split.
+# BLOCK_M: 128 rows split between the consumers, or 64 whose hidden chunks they split, each
+# consumer a partial of the whole tile of Y of CHUNK_SPLIT_COLUMNS columns.
 BLOCK_ROWS = (128, 64)
-COLUMN_SPLIT_ROWS = 64
+CHUNK_SPLIT_ROWS = 64
+CHUNK_SPLIT_COLUMNS = 128
 LAYOUTS = ("shared", "separate", "phases")
 
 
@@ -43,10 +45,10 @@ class Config(KernelConfig):
     CTA, hidden chunks of BLOCK_H, d_model steps of BLOCK_K; ``stages`` X/W1 stages and
     ``w2_stages`` W2 stages, one ring of ``stages`` stages when ``layout`` is "shared".
     BLOCK_M = 128 is split between the two consumer warpgroups (64 rows each, a warpgroup's
-    MMA rows); BLOCK_M = 64, twice the CTAs at few tokens, splits the columns instead: each
-    consumer computes half of a hidden chunk's columns of H and half of Y's columns, its
-    products reading the other's half of H (so BLOCK_H and BLOCK_N are multiples of 128: each
-    half whole rows of the 128-byte swizzle). ``hidden_splits``
+    MMA rows); BLOCK_M = 64, twice the CTAs at few tokens, splits the hidden chunks instead:
+    each consumer takes every other chunk for all 64 rows, H in registers, and accumulates a
+    partial of the whole tile of Y (BLOCK_N = 128), the two summed through SMEM at the end
+    (tlx_kernels.hopper.fused_mlp_kernel ``_consume_chunks``). ``hidden_splits``
     CTAs share each tile of Y, each the hidden chunks of its slice of the hidden dimension
     (at most one slice a chunk: the launch refuses more splits than chunks); their fp32
     partial Ys are summed by the last to arrive (tlx_kernels.hopper.split_reduction)."""
@@ -82,13 +84,23 @@ class Config(KernelConfig):
         if self.block_m not in BLOCK_ROWS:
             raise ValueError(
                 f"block_m={self.block_m}: 128 (each consumer warpgroup takes 64 rows) or 64 "
-                "(the consumers split the columns)"
+                "(the consumers take every other hidden chunk)"
             )
-        if self.block_m == COLUMN_SPLIT_ROWS and (self.block_h % 128 or self.block_n % 128):
+        if self.block_m == CHUNK_SPLIT_ROWS and self.block_n != CHUNK_SPLIT_COLUMNS:
             raise ValueError(
-                f"block_m=64 splits BLOCK_H={self.block_h} and BLOCK_N={self.block_n} between "
-                "the consumers, so both must be multiples of 128 (each half whole 128-byte "
-                "swizzle rows)"
+                f"block_m=64 takes block_n={CHUNK_SPLIT_COLUMNS}, got {self.block_n}: each "
+                "consumer holds a partial of the whole 64-row tile of Y in registers beside a "
+                "chunk of H, and 64 x 256 tiles (224 of a consumer's 232 registers) failed to "
+                "launch on an H200"
+            )
+        if self.block_m == CHUNK_SPLIT_ROWS and (
+            self.layout == "phases" or self.stages % 2 or self.w2_stages % 2
+        ):
+            raise ValueError(
+                f"block_m=64 gives each consumer half of each ring's stages, read in turn: "
+                f"it takes even stages and w2_stages (got {self.stages} and "
+                f"{self.w2_stages}) and rings that are not drained at each change of phase "
+                f'(got layout={self.layout!r}; "phases" would serialize the consumers)'
             )
         if self.stages < 2:
             raise ValueError(f"the X/W1 ring needs at least two stages, got {self.stages}")
@@ -149,10 +161,10 @@ def _check_activation(activation):
 
 
 def block_shapes(config, arguments=None):
-    """Block shapes of the X, W1, W2 and Y descriptors: Y is stored a consumer's half at a
-    time (its rows, or with BLOCK_M = 64 its columns)."""
-    if config.block_m == COLUMN_SPLIT_ROWS:
-        y_block = [config.block_m, config.block_n // 2]
+    """Block shapes of the X, W1, W2 and Y descriptors: Y is stored a consumer's half of the
+    rows at a time, or with BLOCK_M = 64 whole."""
+    if config.block_m == CHUNK_SPLIT_ROWS:
+        y_block = [config.block_m, config.block_n]
     else:
         y_block = [config.block_m // 2, config.block_n]
     return (
@@ -322,31 +334,23 @@ def reference_mlp(x, w1, w2, activation="gelu"):
 # Autotuning ---------------------------------------------------------------------------------
 
 
-# Each layout's 64-row tiles (the consumers split the columns), the most stages that fit:
-# twice the CTAs of the 128-row tiles, timed where those leave SMs idle (shape_configs).
-COLUMN_SPLIT_CONFIGS = {
-    "shared": (
-        Config(256, 128, 3, 3, "shared", block_m=64),
-        Config(128, 128, 6, 6, "shared", block_m=64),
-    ),
-    "separate": (
-        Config(256, 128, 2, 2, "separate", block_m=64),
-        Config(128, 128, 6, 2, "separate", block_m=64),
-    ),
-    "phases": (
-        Config(256, 128, 8, 3, "phases", block_m=64),
-        Config(128, 128, 8, 3, "phases", block_m=64),
-    ),
+# The 64 x 128 tiles (the consumers take every other hidden chunk) of the layouts whose rings
+# are not drained, the most even stages that fit: twice the CTAs of the 128-row tiles, timed
+# where those leave SMs idle (shape_configs).
+CHUNK_SPLIT_CONFIGS = {
+    "shared": (Config(128, 128, 6, 6, "shared", block_m=64),),
+    "separate": (Config(128, 128, 6, 2, "separate", block_m=64),),
+    "phases": (),
 }
 # The space's tiles with the most stages that fit, each layout's: the bases of its splits of
 # the hidden dimension (with split_hidden=True).
 SPLIT_BASES = {
     "shared": (Config(256, 64, 5, 5, "shared"), Config(128, 128, 6, 6, "shared"))
-    + COLUMN_SPLIT_CONFIGS["shared"],
+    + CHUNK_SPLIT_CONFIGS["shared"],
     "separate": (Config(256, 64, 4, 2, "separate"), Config(128, 128, 4, 2, "separate"))
-    + COLUMN_SPLIT_CONFIGS["separate"],
+    + CHUNK_SPLIT_CONFIGS["separate"],
     "phases": (Config(256, 64, 6, 3, "phases"), Config(128, 128, 6, 3, "phases"))
-    + COLUMN_SPLIT_CONFIGS["phases"],
+    + CHUNK_SPLIT_CONFIGS["phases"],
 }
 # The CTAs a tile's hidden dimension may be split among: 132 SMs are 33 row blocks x 4, 22 x 6,
 # 11 x 12, ... (shape_configs keeps the splits that fill them).
@@ -358,9 +362,9 @@ def autotune_space(layout="shared", split_hidden=False):
     its shape prunes them (``shape_configs``): 128 x 256 tiles of Y with hidden chunks of 64
     (a quarter of the recompute of 128-column tiles), or 128 x 128 with chunks of 128 (phase-1
     products twice as wide), each with the most stages that fit, one fewer and one more (which
-    the planner drops before compiling); and 64 x 256 and 64 x 128 tiles with chunks of 128
-    whose consumers split the columns (``COLUMN_SPLIT_CONFIGS``, the most stages that fit),
-    which ``shape_configs`` keeps only where the 128-row blocks leave SMs idle. With
+    the planner drops before compiling); and 64 x 128 tiles with chunks of 128 whose consumers
+    take every other hidden chunk (``CHUNK_SPLIT_CONFIGS``, the most stages that fit), which
+    ``shape_configs`` keeps only where the 128-row blocks leave SMs idle. With
     ``split_hidden``, also each tile's most stages that fit (``SPLIT_BASES``) with its hidden
     dimension split among ``HIDDEN_SPLIT_FACTORS`` CTAs (``autotuned_fused_mlp``'s default;
     ``shape_configs`` keeps them only where the row blocks leave SMs idle)."""
@@ -375,7 +379,7 @@ def autotune_space(layout="shared", split_hidden=False):
         configs += [Config(128, 128, s, 3, "phases") for s in (5, 6, 7)]
     else:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-    configs += COLUMN_SPLIT_CONFIGS[layout]
+    configs += CHUNK_SPLIT_CONFIGS[layout]
     if split_hidden:
         configs += [
             base.replace(hidden_splits=splits)
@@ -402,7 +406,7 @@ def shape_configs(tokens, d_model, hidden, sms, space):
     busy, at least 90%."""
     kept, splits = [], {}
     for config in space:
-        if config.block_m == COLUMN_SPLIT_ROWS and not leaves_sms_idle(
+        if config.block_m == CHUNK_SPLIT_ROWS and not leaves_sms_idle(
             triton.cdiv(d_model, config.block_n) * triton.cdiv(tokens, BLOCK_ROWS[0]), sms
         ):
             continue

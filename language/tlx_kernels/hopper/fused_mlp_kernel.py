@@ -5,7 +5,7 @@ of Y are split among as many CTAs, whose partial Ys the last to arrive sums
 (tlx_kernels.hopper.split_reduction). Its design: tutorials/hopper_fused_mlp.py."""
 
 import tlx
-from tlx.compat import tma_load, tma_store
+from tlx.compat import cta_barrier, tma_load, tma_store
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import (
@@ -16,7 +16,12 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
-from tlx_kernels.hopper.common import LOADER_REGISTERS, partition_registers, ring_matmul
+from tlx_kernels.hopper.common import (
+    LOADER_REGISTERS,
+    partition_registers,
+    ring_barriers,
+    ring_matmul,
+)
 from tlx_kernels.hopper.fused_mlp_state import MlpSchedule, MlpState
 from tlx_kernels.hopper.gemm_state import split_unit
 from tlx_kernels.hopper.split_reduction import split_reduce
@@ -66,86 +71,147 @@ def _ring_index(own_steps, other_steps, SHARED_RING: gl.constexpr):
 
 
 @gluon.jit
+def _ring_slot(index, reader, CHUNK_SPLIT: gl.constexpr):
+    """The ring index of a reader's step of its own ring index ``index``: the same, or with
+    CHUNK_SPLIT interleaved, consumer c's steps taking stages c, c + 2, ... of the ring (of
+    an even depth) in turn, so that each stage has one reader and its barriers one arriving
+    partition: its index mod the depth is the stage and its quotient the pass, as for one
+    ring of half the depth."""
+    slot = index
+    if CHUNK_SPLIT:
+        slot = 2 * index + reader
+    return slot
+
+
+@gluon.jit
 def _load_partition(state, desc_x, desc_w1, desc_w2, schedule):
     """The loader warp: per hidden chunk, the X and W1 tiles of each d_model step into the
     phase-1 ring, then the chunk's W2 tile into the phase-2 ring (with ``SHARED_RING`` both are
-    the one ring, and the steps take its stages in that order), each once both consumers
-    released the stage's previous contents. With ``DRAIN`` (``layout="phases"``) it also
-    drains the ring at each change of phase: the chunk's W2 load waits until the consumers
-    released every X/W1 step of the chunk, and the next chunk's X/W1 loads until they
-    released its W2 tile."""
-    BLOCK_K: gl.constexpr = schedule.BLOCK_K
+    the one ring, and the steps take its stages in that order), each once its readers released
+    the stage's previous contents. With ``DRAIN`` (``layout="phases"``) it also drains the
+    ring at each change of phase: the chunk's W2 load waits until the consumers released every
+    X/W1 step of the chunk, and the next chunk's X/W1 loads until they released its W2 tile.
+    With ``CHUNK_SPLIT`` the consumers read chunks 2p and 2p + 1 at once, each in its half of
+    the rings: the loader takes their steps in turn, so that neither waits for the other's
+    chunk to be loaded."""
     SHARED_RING: gl.constexpr = schedule.SHARED_RING
     DRAIN: gl.constexpr = schedule.DRAIN
-    x_ring = state.x_ring
-    w1_ring = state.w1_ring
-    w2_ring = state.w2_ring
-    ready1 = state.ready1
-    empty1 = state.empty1
-    ready2 = state.ready2
-    empty2 = state.empty2
-    off_m = state.off_m
-    off_n = state.off_n
     k_steps = state.k_steps
-    STAGES1: gl.constexpr = x_ring.shape[0]
-    STAGES2: gl.constexpr = w2_ring.shape[0]
-    BLOCK_H: gl.constexpr = w2_ring.shape[1]
+    STAGES1: gl.constexpr = state.x_ring.shape[0]
+    STAGES2: gl.constexpr = state.w2_ring.shape[0]
+    descriptors = (desc_x, desc_w1, desc_w2)
+    if schedule.CHUNK_SPLIT:
+        for pair in range(gl.cdiv(state.chunks, 2)):
+            # Each consumer's chunks before this one: ``pair``, k_steps X/W1 steps and one W2
+            # step each (the consumers' ring indices, _consume_chunks).
+            first1 = _ring_index(pair * k_steps, pair, SHARED_RING)
+            for k in range(k_steps):
+                for reader in gl.static_range(2):
+                    chunk = 2 * pair + reader
+                    if chunk < state.chunks:
+                        index = _ring_slot(first1 + k, reader, True)
+                        _load_x_w1(state, descriptors, schedule, chunk, k, index)
+            index2 = _ring_index(pair, (pair + 1) * k_steps, SHARED_RING)
+            for reader in gl.static_range(2):
+                chunk = 2 * pair + reader
+                if chunk < state.chunks:
+                    _load_w2(state, desc_w2, chunk, _ring_slot(index2, reader, True))
+    else:
+        for chunk in range(state.chunks):
+            first1 = _ring_index(chunk * k_steps, chunk, SHARED_RING)
+            for k in range(k_steps):
+                _load_x_w1(state, descriptors, schedule, chunk, k, first1 + k)
+            if DRAIN:
+                # The W2 ring lies over any bytes of the X/W1 ring: every X/W1 step of the
+                # chunk released. Each consumer releases its steps in order (_mma_partition),
+                # so the barrier phase of the last one (step j completes the phase of parity
+                # (j // STAGES1) & 1 of its stage) completes after all the others.
+                last1 = first1 + k_steps - 1
+                mbarrier.wait(state.empty1.index(last1 % STAGES1), (last1 // STAGES1) & 1)
+            last2 = _ring_index(chunk, (chunk + 1) * k_steps, SHARED_RING)
+            _load_w2(state, desc_w2, chunk, last2)
+            if DRAIN:
+                # The next chunk's X and W1 tiles lie over any bytes of the W2 ring: the
+                # chunk's one W2 step released.
+                mbarrier.wait(state.empty2.index(last2 % STAGES2), (last2 // STAGES2) & 1)
+
+
+@gluon.jit
+def _load_x_w1(state, descriptors, schedule, chunk, k, index):
+    """The X and W1 tiles of d_model step ``k`` of hidden chunk ``chunk`` (of the CTA's) into
+    the phase-1 ring's stage of ring index ``index``, once its readers released it."""
+    desc_x, desc_w1, _ = descriptors
+    STAGES1: gl.constexpr = state.x_ring.shape[0]
+    BLOCK_H: gl.constexpr = state.w2_ring.shape[1]
     step1_bytes: gl.constexpr = desc_x.block_type.nbytes + desc_w1.block_type.nbytes
-    steps1 = 0
-    steps2 = 0
-    for chunk in range(state.chunks):
-        off_h = (state.first_chunk + chunk) * BLOCK_H
-        for k in range(k_steps):
-            index = _ring_index(steps1, steps2, SHARED_RING)
-            stage = index % STAGES1
-            # Phase ^ 1: the first pass over the ring finds every stage free.
-            mbarrier.wait(empty1.index(stage), ((index // STAGES1) & 1) ^ 1)
-            mbarrier.expect(ready1.index(stage), step1_bytes)
-            tma_load(desc_x, [off_m, k * BLOCK_K], ready1.index(stage), x_ring.index(stage))
-            tma_load(desc_w1, [k * BLOCK_K, off_h], ready1.index(stage), w1_ring.index(stage))
-            steps1 += 1
-        if DRAIN:
-            # The W2 ring lies over any bytes of the X/W1 ring: every X/W1 step of the chunk
-            # released. Each consumer releases its steps in order (_mma_partition), so the
-            # barrier phase of the last one (step j completes the phase of parity
-            # (j // STAGES1) & 1 of its stage) completes after all the others.
-            last1 = steps1 - 1
-            mbarrier.wait(empty1.index(last1 % STAGES1), (last1 // STAGES1) & 1)
-        index = _ring_index(steps2, steps1, SHARED_RING)
-        stage = index % STAGES2
-        mbarrier.wait(empty2.index(stage), ((index // STAGES2) & 1) ^ 1)
-        mbarrier.expect(ready2.index(stage), desc_w2.block_type.nbytes)
-        tma_load(desc_w2, [off_h, off_n], ready2.index(stage), w2_ring.index(stage))
-        steps2 += 1
-        if DRAIN:
-            # The next chunk's X and W1 tiles lie over any bytes of the W2 ring: the chunk's
-            # one W2 step released.
-            last2 = steps2 - 1
-            mbarrier.wait(empty2.index(last2 % STAGES2), (last2 // STAGES2) & 1)
+    off_k = k * schedule.BLOCK_K
+    off_h = (state.first_chunk + chunk) * BLOCK_H
+    stage = index % STAGES1
+    # Phase ^ 1: the first pass over the ring finds every stage free.
+    mbarrier.wait(state.empty1.index(stage), ((index // STAGES1) & 1) ^ 1)
+    mbarrier.expect(state.ready1.index(stage), step1_bytes)
+    tma_load(desc_x, [state.off_m, off_k], state.ready1.index(stage), state.x_ring.index(stage))
+    tma_load(desc_w1, [off_k, off_h], state.ready1.index(stage), state.w1_ring.index(stage))
+
+
+@gluon.jit
+def _load_w2(state, desc_w2, chunk, index):
+    """Hidden chunk ``chunk``'s W2 tile into the phase-2 ring's stage of ring index
+    ``index``, once its readers released it."""
+    STAGES2: gl.constexpr = state.w2_ring.shape[0]
+    BLOCK_H: gl.constexpr = state.w2_ring.shape[1]
+    off_h = (state.first_chunk + chunk) * BLOCK_H
+    stage = index % STAGES2
+    mbarrier.wait(state.empty2.index(stage), ((index // STAGES2) & 1) ^ 1)
+    mbarrier.expect(state.ready2.index(stage), desc_w2.block_type.nbytes)
+    tma_load(desc_w2, [off_h, state.off_n], state.ready2.index(stage), state.w2_ring.index(stage))
 
 
 @gluon.jit
 def _mma_partition(state, consumer: gl.constexpr, schedule):
-    """One consumer warpgroup: its half of the CTA's tile of Y (``_consume_rows``, or with
-    BLOCK_M = 64 ``_consume_columns``), then stored, or with HIDDEN_SPLITS > 1 its partial Y
+    """One consumer warpgroup: its share of the CTA's tile of Y (``_consume_rows``, or with
+    BLOCK_M = 64 ``_consume_chunks``), then stored, or with HIDDEN_SPLITS > 1 its partial Y
     summed with the other splits' and stored by the last of them to arrive."""
-    y_tile = state.y_tiles.index(consumer)
-    if schedule.COLUMN_SPLIT:
-        acc_y = _consume_columns(state, consumer, schedule)
-        off_m = state.off_m
-        off_n = state.off_n + consumer * y_tile.shape[1]
+    if schedule.CHUNK_SPLIT:
+        y_tile = state.y_tiles.index(0)
+        acc_y = _consume_chunks(state, consumer, schedule)
+        # What follows lies over the rings: both consumers' products read them.
+        mbarrier.arrive(state.rings_read)
+        mbarrier.wait(state.rings_read, 0)
+        if schedule.HIDDEN_SPLITS > 1:
+            # Both consumers' partials of the one tile go to its sum in the L2.
+            acc_y, last = split_reduce(
+                acc_y,
+                state.workspace,
+                state.counters,
+                consumer,
+                state.slot,
+                schedule.HIDDEN_SPLITS,
+                SHARED_TILE=True,
+            )
+            if last:
+                _store_y(state.desc_y, y_tile, acc_y, state.off_m, state.off_n)
+        else:
+            acc_y = _sum_consumers(state, acc_y, consumer)
+            if consumer == 0:
+                _store_y(state.desc_y, y_tile, acc_y, state.off_m, state.off_n)
     else:
+        y_tile = state.y_tiles.index(consumer)
         acc_y = _consume_rows(state, consumer, schedule)
         off_m = state.off_m + consumer * y_tile.shape[0]
-        off_n = state.off_n
-    if schedule.HIDDEN_SPLITS > 1:
-        acc_y, last = split_reduce(
-            acc_y, state.workspace, state.counters, consumer, state.slot, schedule.HIDDEN_SPLITS
-        )
-        if last:
-            _store_y(state.desc_y, y_tile, acc_y, off_m, off_n)
-    else:
-        _store_y(state.desc_y, y_tile, acc_y, off_m, off_n)
+        if schedule.HIDDEN_SPLITS > 1:
+            acc_y, last = split_reduce(
+                acc_y,
+                state.workspace,
+                state.counters,
+                consumer,
+                state.slot,
+                schedule.HIDDEN_SPLITS,
+            )
+            if last:
+                _store_y(state.desc_y, y_tile, acc_y, off_m, state.off_n)
+        else:
+            _store_y(state.desc_y, y_tile, acc_y, off_m, state.off_n)
 
 
 @gluon.jit
@@ -166,7 +232,8 @@ def _consume_rows(state, consumer: gl.constexpr, schedule):
     for _chunk in range(state.chunks):
         # Phase 1: this consumer's rows of the chunk of H.
         acc_h = gl.zeros([SUB_M, BLOCK_H], gl.float32, h_layout)
-        acc_h = _chunk_of_h(state, acc_h, steps1, steps2, consumer * SUB_M, 0, SHARED_RING)
+        first = _ring_index(steps1, steps2, SHARED_RING)
+        acc_h = _chunk_of_h(state, acc_h, first, consumer * SUB_M, 1)
         steps1 += state.k_steps
 
         # act(H) into this consumer's H tile: the previous chunk's phase-2 product, the last
@@ -175,7 +242,7 @@ def _consume_rows(state, consumer: gl.constexpr, schedule):
         fence_async_shared()
 
         # Phase 2: Y += H @ W2 for the chunk.
-        stage = _w2_stage(state, steps2, steps1, SHARED_RING)
+        stage = _w2_stage(state, _ring_index(steps2, steps1, SHARED_RING))
         acc_y = warpgroup_mma(h_tile, state.w2_ring.index(stage), acc_y, is_async=True)
         acc_y = warpgroup_mma_wait(0, deps=[acc_y])
         mbarrier.arrive(state.empty2.index(stage))
@@ -184,62 +251,61 @@ def _consume_rows(state, consumer: gl.constexpr, schedule):
 
 
 @gluon.jit
-def _consume_columns(state, consumer: gl.constexpr, schedule):
-    """BLOCK_M = 64: columns [c HALF_N, (c+1) HALF_N) of the CTA's tile of Y (c the
-    consumer), per hidden chunk: columns [c HALF_H, (c+1) HALF_H) of the chunk of H for all
-    the rows (phase 1), act, into this consumer's half of H (``h_tiles.index(c)``), then its
-    columns of Y += H @ W2 over both halves of H, its own and then the other consumer's once
-    written (``h_ready``). ``h_free``: the other consumer's product has read this one's half,
-    waited for before the half is rewritten and before Y is written over it."""
+def _consume_chunks(state, consumer: gl.constexpr, schedule):
+    """BLOCK_M = 64: this consumer's partial of the CTA's whole tile of Y, over every other
+    hidden chunk (chunks consumer, consumer + 2, ...): the chunk of H for all the rows (phase
+    1), act, kept in registers as the A operand of Y += H @ W2 (phase 2). Each product is as
+    wide as a chunk of H or the tile of Y, with H never in SMEM: the SMEM reads a product
+    takes are those of its B tile (and of X), a quarter fewer than with the consumers
+    splitting the columns. The consumer's steps take its half of each ring (``_ring_slot``):
+    each stage has one reader, its ``empty`` barrier one arrival a pass."""
     SHARED_RING: gl.constexpr = schedule.SHARED_RING
-    h_ready = state.h_ready
-    h_free = state.h_free
-    ROWS: gl.constexpr = state.h_tiles.shape[1]
-    HALF_H: gl.constexpr = state.h_tiles.shape[2]
-    HALF_N: gl.constexpr = state.y_tiles.shape[2]
-    other: gl.constexpr = 1 - consumer
-    h_layout: gl.constexpr = _accumulator_layout(HALF_H, gl.num_warps())
-    own_h = state.h_tiles.index(consumer)
-    other_h = state.h_tiles.index(other)
-    acc_y = gl.zeros([ROWS, HALF_N], gl.float32, _accumulator_layout(HALF_N, gl.num_warps()))
-    steps1 = 0
-    steps2 = 0
-    for chunk in range(state.chunks):
-        acc_h = gl.zeros([ROWS, HALF_H], gl.float32, h_layout)
-        acc_h = _chunk_of_h(state, acc_h, steps1, steps2, 0, consumer * HALF_H, SHARED_RING)
-        steps1 += state.k_steps
-
-        # The other consumer's product of the previous chunk read this half (at chunk 0 the
-        # wait passes).
-        mbarrier.wait(h_free.index(consumer), (chunk & 1) ^ 1)
-        own_h.store(_activation(acc_h, schedule.ACTIVATION, own_h.dtype))
-        fence_async_shared()
-        mbarrier.arrive(h_ready.index(consumer))
-
-        stage = _w2_stage(state, steps2, steps1, SHARED_RING)
-        w2 = state.w2_ring.index(stage).slice(consumer * HALF_N, HALF_N, dim=1)
-        acc_y = warpgroup_mma(
-            own_h, w2.slice(consumer * HALF_H, HALF_H, dim=0), acc_y, is_async=True
-        )
-        mbarrier.wait(h_ready.index(other), chunk & 1)
-        acc_y = warpgroup_mma(
-            other_h, w2.slice(other * HALF_H, HALF_H, dim=0), acc_y, is_async=True
-        )
+    ROWS: gl.constexpr = state.x_ring.shape[1]
+    BLOCK_H: gl.constexpr = state.w2_ring.shape[1]
+    BLOCK_N: gl.constexpr = state.w2_ring.shape[2]
+    num_warps: gl.constexpr = gl.num_warps()
+    h_layout: gl.constexpr = _accumulator_layout(BLOCK_H, num_warps)
+    y_layout: gl.constexpr = _accumulator_layout(BLOCK_N, num_warps)
+    h_operand: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=y_layout, k_width=2)
+    dtype: gl.constexpr = state.w2_ring.dtype
+    k_steps = state.k_steps
+    acc_y = gl.zeros([ROWS, BLOCK_N], gl.float32, y_layout)
+    for chunk in range(consumer, state.chunks, 2):
+        # This consumer's chunks before this one, k_steps X/W1 steps and one W2 step each.
+        before = chunk // 2
+        first = _ring_slot(_ring_index(before * k_steps, before, SHARED_RING), consumer, True)
+        acc_h = gl.zeros([ROWS, BLOCK_H], gl.float32, h_layout)
+        acc_h = _chunk_of_h(state, acc_h, first, 0, 2)
+        h = gl.convert_layout(_activation(acc_h, schedule.ACTIVATION, dtype), h_operand)
+        w2_index = _ring_index(before, (before + 1) * k_steps, SHARED_RING)
+        stage = _w2_stage(state, _ring_slot(w2_index, consumer, True))
+        acc_y = warpgroup_mma(h, state.w2_ring.index(stage), acc_y, is_async=True)
         acc_y = warpgroup_mma_wait(0, deps=[acc_y])
         mbarrier.arrive(state.empty2.index(stage))
-        mbarrier.arrive(h_free.index(other))
-        steps2 += 1
-    # Y lies over this consumer's half of H: the other's last product read it.
-    mbarrier.wait(h_free.index(consumer), (state.chunks & 1) ^ 1)
     return acc_y
 
 
 @gluon.jit
-def _chunk_of_h(state, acc_h, steps1, steps2, row, column, SHARED_RING: gl.constexpr):
-    """Phase 1 of a hidden chunk: ``acc_h`` plus rows [row, ...) of X times columns
-    [column, ...) of W1 over the chunk's d_model steps, which take consecutive ring indices
-    in every layout."""
-    first = _ring_index(steps1, steps2, SHARED_RING)
+def _sum_consumers(state, acc_y, consumer: gl.constexpr):
+    """The sum of both consumers' partials of the tile, in consumer 0's registers (consumer
+    1's returned as it is, unused): consumer 1 writes its partial to the fp32 staging over
+    the rings, consumer 0 reads it once written (``partial_written``), and its warps meet
+    before any writes Y over it."""
+    partial = state.y_partial.index(0)
+    if consumer == 1:
+        partial.store(acc_y)
+        mbarrier.arrive(state.partial_written)
+    else:
+        mbarrier.wait(state.partial_written, 0)
+        acc_y = acc_y + partial.load(acc_y.type.layout)
+        cta_barrier()
+    return acc_y
+
+
+@gluon.jit
+def _chunk_of_h(state, acc_h, first, row, INDEX_STEP: gl.constexpr):
+    """Phase 1 of a hidden chunk: ``acc_h`` plus rows [row, ...) of X times the chunk's W1
+    over its d_model steps, of ring indices ``first``, ``first + INDEX_STEP``, ..."""
     return ring_matmul(
         state.x_ring,
         state.w1_ring,
@@ -249,15 +315,15 @@ def _chunk_of_h(state, acc_h, steps1, steps2, row, column, SHARED_RING: gl.const
         first,
         state.k_steps,
         row,
-        column,
+        INDEX_STEP,
     )
 
 
 @gluon.jit
-def _w2_stage(state, steps2, steps1, SHARED_RING: gl.constexpr):
-    """The stage of the chunk's W2 tile (phase 2), once it has landed."""
+def _w2_stage(state, index):
+    """The stage of the chunk's W2 tile (phase 2) of ring index ``index``, once it has
+    landed."""
     STAGES2: gl.constexpr = state.w2_ring.shape[0]
-    index = _ring_index(steps2, steps1, SHARED_RING)
     stage = index % STAGES2
     mbarrier.wait(state.ready2.index(stage), (index // STAGES2) & 1)
     return stage
@@ -304,39 +370,54 @@ def _smem_buffers(
     w2_ring = tlx.local_alloc(
         (BLOCK_H, BLOCK_N), dtype, W2_STAGES, reuse=smem, layout=desc_w2.layout
     )
-    # A consumer's H and Y: its rows, or with BLOCK_M = 64 its columns (_consume_columns).
-    if BLOCK_M == 64:
-        h_shape: gl.constexpr = (BLOCK_M, BLOCK_H // 2)
-        y_shape: gl.constexpr = (BLOCK_M, BLOCK_N // 2)
-    else:
-        h_shape: gl.constexpr = (BLOCK_M // 2, BLOCK_H)
-        y_shape: gl.constexpr = (BLOCK_M // 2, BLOCK_N)
-    h_tiles = tlx.local_alloc(h_shape, dtype, 2, reuse=smem, layout=desc_x.layout)
-    y_tiles = tlx.local_alloc(y_shape, dtype, 2, reuse=smem, layout=desc_y.layout)
-
     distinct: gl.constexpr = tlx.reuse_group_type.distinct
     shared: gl.constexpr = tlx.reuse_group_type.shared
-    # Y is written over its consumer's H after the last phase-2 product (every layout).
-    epilogue = tlx.reuse_group(y_tiles, h_tiles, group_type=shared)
     phase1 = tlx.reuse_group(x_ring, w1_ring, group_type=distinct)
-    if LAYOUT == "phases":
-        # H and Y in both phases (one place in both); the W2 ring anywhere over the X/W1
-        # ring's bytes, which the loader's drain makes safe.
-        epilogue2 = tlx.reuse_group(y_tiles, h_tiles, group_type=shared)
-        smem.set_buffer_overlap(
-            tlx.reuse_phases(
-                tlx.reuse_group(epilogue, phase1, group_type=distinct),
-                tlx.reuse_group(epilogue2, w2_ring, group_type=distinct),
-            )
-        )
+    # Shared phases: one ring, stage i holding X_i and W1_i side by side or W2_i over them;
+    # else a ring per phase.
+    if LAYOUT == "shared":
+        rings = tlx.reuse_group(phase1, w2_ring, group_type=shared)
     else:
-        if LAYOUT == "shared":
-            # One ring: stage i holds X_i and W1_i side by side, or W2_i over them.
-            rings = tlx.reuse_group(phase1, w2_ring, group_type=shared)
+        rings = tlx.reuse_group(phase1, w2_ring, group_type=distinct)
+    if BLOCK_M == 64:
+        # _consume_chunks: H stays in registers. Y (one tile) lies over the fp32 partial
+        # consumer 1 hands consumer 0, which reads it before writing Y (_sum_consumers), and
+        # both over the rings' first stage, read by then.
+        h_tiles = 0
+        y_tiles = tlx.local_alloc((BLOCK_M, BLOCK_N), dtype, 1, reuse=smem, layout=desc_y.layout)
+        partial_layout: gl.constexpr = gl.NVMMASharedLayout(
+            swizzle_byte_width=128, element_bitwidth=32, rank=2
+        )
+        y_partial = tlx.local_alloc(
+            (BLOCK_M, BLOCK_N), gl.float32, 1, reuse=smem, layout=partial_layout
+        )
+        # The layout is "shared" or "separate" (the kernel refuses "phases" with BLOCK_M = 64).
+        epilogue = tlx.reuse_group(y_tiles, y_partial, group_type=shared)
+        smem.set_buffer_overlap(tlx.reuse_group(epilogue, rings, group_type=shared))
+    else:
+        # A consumer's rows of H and Y; Y is written over its consumer's H after the last
+        # phase-2 product (every layout).
+        y_partial = 0
+        h_tiles = tlx.local_alloc(
+            (BLOCK_M // 2, BLOCK_H), dtype, 2, reuse=smem, layout=desc_x.layout
+        )
+        y_tiles = tlx.local_alloc(
+            (BLOCK_M // 2, BLOCK_N), dtype, 2, reuse=smem, layout=desc_y.layout
+        )
+        epilogue = tlx.reuse_group(y_tiles, h_tiles, group_type=shared)
+        if LAYOUT == "phases":
+            # H and Y in both phases (one place in both); the W2 ring anywhere over the X/W1
+            # ring's bytes, which the loader's drain makes safe.
+            epilogue2 = tlx.reuse_group(y_tiles, h_tiles, group_type=shared)
+            smem.set_buffer_overlap(
+                tlx.reuse_phases(
+                    tlx.reuse_group(epilogue, phase1, group_type=distinct),
+                    tlx.reuse_group(epilogue2, w2_ring, group_type=distinct),
+                )
+            )
         else:
-            rings = tlx.reuse_group(phase1, w2_ring, group_type=distinct)
-        smem.set_buffer_overlap(tlx.reuse_group(epilogue, rings, group_type=distinct))
-    return x_ring, w1_ring, w2_ring, h_tiles, y_tiles
+            smem.set_buffer_overlap(tlx.reuse_group(epilogue, rings, group_type=distinct))
+    return x_ring, w1_ring, w2_ring, h_tiles, y_tiles, y_partial
 
 
 # The shapes vary from call to call and the TMA clips at the edges: specializing on their
@@ -379,12 +460,13 @@ def fused_mlp_kernel(
     gl.static_assert(ACTIVATION == "gelu" or ACTIVATION == "relu", "ACTIVATION: gelu or relu")
     gl.static_assert(HIDDEN_SPLITS >= 1, "HIDDEN_SPLITS: 1 or more")
     gl.static_assert(BLOCK_M == 128 or BLOCK_M == 64, "BLOCK_M: 128 or 64")
-    # The consumers split the columns of H and Y (_consume_columns), each half whole rows of
-    # the 128-byte swizzle.
-    COLUMN_SPLIT: gl.constexpr = BLOCK_M == 64
+    # The consumers take every other hidden chunk (_consume_chunks), each its half of each
+    # ring's stages (_ring_slot), read in turn: not drained at each change of phase, which
+    # would serialize them.
+    CHUNK_SPLIT: gl.constexpr = BLOCK_M == 64
     gl.static_assert(
-        not COLUMN_SPLIT or (BLOCK_H % 128 == 0 and BLOCK_N % 128 == 0),
-        "BLOCK_M == 64: BLOCK_H and BLOCK_N multiples of 128",
+        not CHUNK_SPLIT or (STAGES % 2 == 0 and W2_STAGES % 2 == 0 and not DRAIN_PHASES),
+        "BLOCK_M == 64: even STAGES and W2_STAGES, and not LAYOUT == 'phases'",
     )
     # CTAs launched together take the N tiles of one row block: they read the same rows of X
     # and walk W1 in the same order, and find both in L2. The splits of the hidden dimension
@@ -406,7 +488,7 @@ def fused_mlp_kernel(
         slot = 0
         first_chunk = 0
 
-    x_ring, w1_ring, w2_ring, h_tiles, y_tiles = _smem_buffers(
+    x_ring, w1_ring, w2_ring, h_tiles, y_tiles, y_partial = _smem_buffers(
         (desc_x, desc_w1, desc_w2, desc_y),
         BLOCK_M,
         BLOCK_N,
@@ -418,32 +500,26 @@ def fused_mlp_kernel(
     )
 
     bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
-    ready1 = gl.allocate_shared_memory(gl.int64, [STAGES, 1], bar_layout)
-    empty1 = gl.allocate_shared_memory(gl.int64, [STAGES, 1], bar_layout)
-    for i in gl.static_range(STAGES):
-        mbarrier.init(ready1.index(i), count=1)
-        mbarrier.init(empty1.index(i), count=2)
+    # A stage is released by each consumer that reads it: both, or with CHUNK_SPLIT the one
+    # whose chunk it holds.
+    READERS: gl.constexpr = 1 if CHUNK_SPLIT else 2
+    ready1, empty1 = ring_barriers(STAGES, READERS)
     if SHARED_PHASES:
         # One ring, one pair of barriers per stage, whichever phase's step it holds.
         ready2 = ready1
         empty2 = empty1
     else:
-        ready2 = gl.allocate_shared_memory(gl.int64, [W2_STAGES, 1], bar_layout)
-        empty2 = gl.allocate_shared_memory(gl.int64, [W2_STAGES, 1], bar_layout)
-        for i in gl.static_range(W2_STAGES):
-            mbarrier.init(ready2.index(i), count=1)
-            mbarrier.init(empty2.index(i), count=2)
-    if COLUMN_SPLIT:
-        # Per consumer: its half of H is written (h_ready), the other's product has read it
-        # (h_free).
-        h_ready = gl.allocate_shared_memory(gl.int64, [2, 1], bar_layout)
-        h_free = gl.allocate_shared_memory(gl.int64, [2, 1], bar_layout)
-        for i in gl.static_range(2):
-            mbarrier.init(h_ready.index(i), count=1)
-            mbarrier.init(h_free.index(i), count=1)
+        ready2, empty2 = ring_barriers(W2_STAGES, READERS)
+    if CHUNK_SPLIT:
+        # Both consumers' last products read the rings; consumer 1's partial Y is written
+        # (_mma_partition, _sum_consumers).
+        rings_read = gl.allocate_shared_memory(gl.int64, [1], bar_layout)
+        partial_written = gl.allocate_shared_memory(gl.int64, [1], bar_layout)
+        mbarrier.init(rings_read, count=2)
+        mbarrier.init(partial_written, count=1)
     else:
-        h_ready = 0
-        h_free = 0
+        rings_read = 0
+        partial_written = 0
     fence_async_shared()
 
     state = MlpState(
@@ -453,12 +529,13 @@ def fused_mlp_kernel(
         w2_ring,
         h_tiles,
         y_tiles,
+        y_partial,
         ready1,
         empty1,
         ready2,
         empty2,
-        h_ready,
-        h_free,
+        rings_read,
+        partial_written,
         off_m,
         off_n,
         k_steps,
@@ -469,7 +546,7 @@ def fused_mlp_kernel(
         slot,
     )
     schedule = MlpSchedule(
-        ACTIVATION, BLOCK_K, SHARED_PHASES, DRAIN_PHASES, HIDDEN_SPLITS, COLUMN_SPLIT
+        ACTIVATION, BLOCK_K, SHARED_PHASES, DRAIN_PHASES, HIDDEN_SPLITS, CHUNK_SPLIT
     )
     gl.warp_specialize(
         [

@@ -29,28 +29,44 @@ from tlx_kernels.hopper.common import red_add_pairs
 
 
 @gluon.jit
-def split_reduce(acc, workspace, counters, consumer: gl.constexpr, slot, SPLITS: gl.constexpr):
-    """(the sum of every split's partial for this consumer's rows of the tile, whether this
-    CTA is the last of the tile's splits to arrive and so stores the tile). ``acc`` is this
-    split's partial of this consumer's rows of the tile of ``slot``, one of the tile's two
-    consumers' halves; ``workspace`` holds a tile's fp32 sum a slot (``tile_sums`` sizes
-    it) and ``counters`` two a slot (one a consumer), both zero between launches. Whole tiles
-    need no masks: the TMA fills the rows and columns past the operands' with zeros, whose
-    products are zeros, and the tile's store clips them."""
+def split_reduce(
+    acc,
+    workspace,
+    counters,
+    consumer: gl.constexpr,
+    slot,
+    SPLITS: gl.constexpr,
+    SHARED_TILE: gl.constexpr = False,
+):  # fmt: skip
+    """(the sum of every split's partial for this consumer's part of the tile, whether this
+    CTA's consumer is the last of the part's partials to arrive and so stores it). ``acc`` is
+    this split's partial of the part of the tile of ``slot``: its consumer's half of the rows,
+    or with SHARED_TILE the whole tile, of which each of the two consumers holds a partial
+    (tlx_kernels.hopper.fused_mlp_kernel's 64-row tiles). ``workspace`` holds a tile's fp32 sum
+    a slot (``tile_sums`` sizes it) and ``counters`` two a slot (one a part), both zero
+    between launches. Whole tiles need no masks: the TMA fills the rows and columns past the
+    operands' with zeros, whose products are zeros, and the tile's store clips them."""
     ROWS: gl.constexpr = acc.shape[0]
     COLUMNS: gl.constexpr = acc.shape[1]
-    TILE: gl.constexpr = 2 * ROWS * COLUMNS
+    if SHARED_TILE:
+        TILE: gl.constexpr = ROWS * COLUMNS
+        PART: gl.constexpr = 0
+        ARRIVALS: gl.constexpr = 2 * SPLITS
+    else:
+        TILE: gl.constexpr = 2 * ROWS * COLUMNS
+        PART: gl.constexpr = consumer
+        ARRIVALS: gl.constexpr = SPLITS
     layout: gl.constexpr = acc.type.layout
-    rows = consumer * ROWS + gl.arange(0, ROWS, layout=gl.SliceLayout(1, layout))
+    rows = PART * ROWS + gl.arange(0, ROWS, layout=gl.SliceLayout(1, layout))
     columns = gl.arange(0, COLUMNS, layout=gl.SliceLayout(0, layout))
     offsets = gl.expand_dims(rows, 1) * COLUMNS + gl.expand_dims(columns, 0)
     sums = workspace + slot * TILE + offsets
     everywhere = gl.full([ROWS, COLUMNS], 1, gl.int1, layout)
     red_add_pairs(sums, acc, everywhere)
     cta_barrier()
-    counter = counters + slot * 2 + consumer
+    counter = counters + slot * 2 + PART
     arrived = gl.atomic_add(counter, 1, sem="acq_rel", scope="gpu")
-    last = arrived == SPLITS - 1
+    last = arrived == ARRIVALS - 1
     if last:
         # Each thread reads back the elements it added to (the same layout), now the sum.
         acc = gl.load(sums, cache_modifier=".cg")
