@@ -294,6 +294,8 @@ def _sum_consumers(state, acc_y, consumer: gl.constexpr):
     partial = state.y_partial.index(0)
     if consumer == 1:
         partial.store(acc_y)
+        # Y's TMA store (the async proxy) reads bytes of the partial later.
+        fence_async_shared()
         mbarrier.arrive(state.partial_written)
     else:
         mbarrier.wait(state.partial_written, 0)
