@@ -71,7 +71,9 @@ def test_relu_and_the_other_tile_shape(layout):
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-@pytest.mark.parametrize("layout", LAYOUTS)
+# The phases layout has no 64-row tiles (Config refuses them: its drains would serialize the
+# consumers).
+@pytest.mark.parametrize("layout", ["shared", "separate"])
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda shape: "x".join(map(str, shape)))
 def test_chunk_split_tiles_match_reference(dtype, layout, shape):
     """64 x 128 tiles whose consumers take every other hidden chunk, their partials of Y
@@ -84,6 +86,7 @@ def test_chunk_split_tiles_match_reference(dtype, layout, shape):
     torch.manual_seed(tokens * d_model + hidden)
     x, w1, w2 = mlp.random_inputs(tokens, d_model, hidden, dtype)
     chunks = -(-hidden // 128)
+    assert mlp.CHUNK_SPLIT_CONFIGS[layout]
     for config in mlp.CHUNK_SPLIT_CONFIGS[layout]:
         for splits in (1, 2, 3):
             if splits > chunks:
