@@ -255,10 +255,12 @@ def _consume_chunks(state, consumer: gl.constexpr, schedule):
     """BLOCK_M = 64: this consumer's partial of the CTA's whole tile of Y, over every other
     hidden chunk (chunks consumer, consumer + 2, ...): the chunk of H for all the rows (phase
     1), act, kept in registers as the A operand of Y += H @ W2 (phase 2). Each product is as
-    wide as a chunk of H or the tile of Y, with H never in SMEM: the SMEM reads a product
-    takes are those of its B tile (and of X), a quarter fewer than with the consumers
-    splitting the columns. The consumer's steps take its half of each ring (``_ring_slot``):
-    each stage has one reader, its ``empty`` barrier one arrival a pass."""
+    wide as a chunk of H or the tile of Y (128 columns), with H never in SMEM: a product reads
+    its B tile (and phase 1 X) from SMEM, where consumers splitting the columns had 64-column
+    products read both operands from SMEM, as many bytes as the SMEM delivers while the
+    tensor cores compute them (tutorials/hopper_fused_mlp.py, "Few tokens"). The consumer's
+    steps take its half of each ring (``_ring_slot``): each stage has one reader, its
+    ``empty`` barrier one arrival a pass."""
     SHARED_RING: gl.constexpr = schedule.SHARED_RING
     ROWS: gl.constexpr = state.x_ring.shape[1]
     BLOCK_H: gl.constexpr = state.w2_ring.shape[1]
