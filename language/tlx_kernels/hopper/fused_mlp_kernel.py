@@ -173,45 +173,35 @@ def _mma_partition(state, consumer: gl.constexpr, schedule):
     BLOCK_M = 64 ``_consume_chunks``), then stored, or with HIDDEN_SPLITS > 1 its partial Y
     summed with the other splits' and stored by the last of them to arrive."""
     if schedule.CHUNK_SPLIT:
+        # One tile of Y, of which each consumer holds a partial.
         y_tile = state.y_tiles.index(0)
         acc_y = _consume_chunks(state, consumer, schedule)
+        off_m = state.off_m
         # What follows lies over the rings: both consumers' products read them.
         mbarrier.arrive(state.rings_read)
         mbarrier.wait(state.rings_read, 0)
-        if schedule.HIDDEN_SPLITS > 1:
-            # Both consumers' partials of the one tile go to its sum in the L2.
-            acc_y, last = split_reduce(
-                acc_y,
-                state.workspace,
-                state.counters,
-                consumer,
-                state.slot,
-                schedule.HIDDEN_SPLITS,
-                SHARED_TILE=True,
-            )
-            if last:
-                _store_y(state.desc_y, y_tile, acc_y, state.off_m, state.off_n)
-        else:
+        if schedule.HIDDEN_SPLITS == 1:
             acc_y = _sum_consumers(state, acc_y, consumer)
-            if consumer == 0:
-                _store_y(state.desc_y, y_tile, acc_y, state.off_m, state.off_n)
     else:
         y_tile = state.y_tiles.index(consumer)
         acc_y = _consume_rows(state, consumer, schedule)
         off_m = state.off_m + consumer * y_tile.shape[0]
-        if schedule.HIDDEN_SPLITS > 1:
-            acc_y, last = split_reduce(
-                acc_y,
-                state.workspace,
-                state.counters,
-                consumer,
-                state.slot,
-                schedule.HIDDEN_SPLITS,
-            )
-            if last:
-                _store_y(state.desc_y, y_tile, acc_y, off_m, state.off_n)
-        else:
+    if schedule.HIDDEN_SPLITS > 1:
+        # With CHUNK_SPLIT both consumers' partials of the one tile go to its sum.
+        acc_y, last = split_reduce(
+            acc_y,
+            state.workspace,
+            state.counters,
+            consumer,
+            state.slot,
+            schedule.HIDDEN_SPLITS,
+            SHARED_TILE=schedule.CHUNK_SPLIT,
+        )
+        if last:
             _store_y(state.desc_y, y_tile, acc_y, off_m, state.off_n)
+    elif consumer == 0 or not schedule.CHUNK_SPLIT:
+        # With CHUNK_SPLIT consumer 0 holds the sum.
+        _store_y(state.desc_y, y_tile, acc_y, off_m, state.off_n)
 
 
 @gluon.jit
