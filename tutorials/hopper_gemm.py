@@ -121,6 +121,12 @@ where the warp-specialized kernel with the same tiles runs 8.5 (README, Known li
 first copies go out as soon as their stages' barriers are ready, not after the whole ring's
 (eight stages: 8.2 -> 8.0 us). It is not persistent.
 
+Its tile may be 64 rows (``gemm.SKINNY_TILES``: 64 x 64, one warpgroup's MMA rows), twice
+the CTAs of 128 x 64 tiles for a product of few rows: at 128 x 4096 x 4096, 64 CTAs of
+128 x 64 leave half of an H200's 132 SMs idle, 128 of 64 x 64 fill them, and run it at
+1.06-1.09x cuBLAS in GPU time (docs/performance.md, "64-row tiles"). The tuner tries them
+only where 128 x 64 tiles make fewer CTAs than there are SMs.
+
 Measured on an H100 with Triton 3.6 (``bench/gemm.py``, M = N = K = 4096 and 8192 and
 16384 x 4096 x 4096): 96-99% of cuBLAS (``torch.matmul``) in fp16 and bf16. The fourth stage
 gains under 1% over the best configuration without aliasing: at 128 x 256 x 64 steps three

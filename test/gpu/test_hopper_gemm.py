@@ -47,6 +47,11 @@ def configs(dtype):
         # One warpgroup issues the copies and computes the tile; C over the ring or beside it.
         "pipelined": gemm.Config(128, 64, 64, 6, alias_c=True, warp_specialize=False),
         "pipelined_k128": gemm.Config(128, 64, 128, 4, alias_c=False, warp_specialize=False),
+        # 64-row tiles of one warpgroup, C over the ring or beside it.
+        "pipelined_64_rows": gemm.Config(64, 64, 64, 8, alias_c=True, warp_specialize=False),
+        "pipelined_64_rows_unaliased": gemm.Config(
+            64, 64, 64, 6, alias_c=False, warp_specialize=False
+        ),
         # The second consumer's last K steps wait for the first to finish the tile (each
         # tile of a persistent CTA: the barrier's phase turns), fewer K steps than that too.
         "staggered": gemm.Config(128, 256, 64, 2, alias_c=False, stagger=2),
@@ -74,6 +79,8 @@ CONFIG_NAMES = [
     "persistent",
     "pipelined",
     "pipelined_k128",
+    "pipelined_64_rows",
+    "pipelined_64_rows_unaliased",
     "staggered",
     "staggered_persistent",
     "tall",

@@ -1,5 +1,5 @@
-"""The GEMM off the square grid, on the CPU: split-K, the last-wave schedule, the 256 x 128
-and the 128 x 192 tiles as configurations (what they refuse, what the tuner keeps at which
+"""The GEMM off the square grid, on the CPU: split-K, the last-wave schedule, the 256 x 128,
+128 x 192 and 64 x 64 tiles as configurations (what they refuse, what the tuner keeps at which
 shape), the split units' schedule, their SMEM plans, and their kernels compiled for sm_90a
 or pruned with the planner's reason. The GPU tests are test/gpu/test_hopper_gemm.py's."""
 
@@ -33,6 +33,33 @@ def test_split_k_needs_one_tile_a_cta_and_warp_specialization(gemm):
     assert repr(config).endswith(" split_k=4")
     assert gemm.constexprs(config)["SPLIT_K"] == 4
     assert gemm.config_of(config.kernel_arguments()) == config
+
+
+def test_tile_rows_fit_the_warpgroups(gemm):
+    """Two consumer warpgroups take 64 rows each (or a multiple), one warpgroup alone 64."""
+    with pytest.raises(ValueError, match=r"block_m=64: the two consumer warpgroups .* of 128"):
+        gemm.Config(64, 64, 64, 8, alias_c=True)
+    with pytest.raises(ValueError, match=r"block_m=96: a multiple of 64 \(a warpgroup's MMA"):
+        gemm.Config(96, 64, 64, 8, alias_c=True, warp_specialize=False)
+    assert gemm.block_shapes(gemm.SKINNY_TILES[0]) == ([64, 64], [64, 64], [32, 64])
+
+
+@pytest.mark.parametrize(
+    "shape, tried",
+    [
+        # 128 x 64 tiles: 64 CTAs of 132 SMs; 64 x 64 tiles make 128.
+        ((128, 4096, 4096), True),
+        ((512, 1024, 4096), True),
+        ((128, 4096, 14336), True),
+        # 128 x 64 tiles make 224 and 256 CTAs: a wave or more.
+        ((128, 14336, 4096), False),
+        ((2048, 1024, 4096), False),
+        ((4096, 4096, 4096), False),
+    ],
+)
+def test_64_row_tiles_only_where_128_x_64_tiles_leave_sms_idle(gemm, shape, tried):
+    kept = shape_kept(gemm, *shape)
+    assert all((tile in kept) == tried for tile in gemm.SKINNY_TILES)
 
 
 def test_last_wave_split_needs_a_persistent_kernel_without_split_k(gemm):
@@ -214,6 +241,7 @@ def test_large_products_keep_the_space_of_the_square_grid(gemm, shape):
         if config.split_k == config.last_wave_split == 1
         and config not in gemm.MID_TILES
         and config not in gemm.SPLIT_COLUMN_TILES
+        and config not in gemm.SKINNY_TILES
     ]
 
 
@@ -266,7 +294,7 @@ def new_configs(gemm):
         for config in gemm.autotune_space()
         if config.split_k > 1 or config.last_wave_split > 1
     ]
-    return [*gemm.MID_TILES, *gemm.SPLIT_COLUMN_TILES, *splits]
+    return [*gemm.MID_TILES, *gemm.SPLIT_COLUMN_TILES, *gemm.SKINNY_TILES, *splits]
 
 
 def test_every_new_configuration_fits_or_is_pruned_with_the_planners_reason(gemm):

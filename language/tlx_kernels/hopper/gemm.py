@@ -44,7 +44,8 @@ column_parts = _column_parts.fn
 class Config(KernelConfig):
     """Tile sizes and schedule of one compiled kernel. BLOCK_M is split between the two
     consumer warpgroups, so BLOCK_M / 2 must be a multiple of 64 (one warpgroup's MMA rows).
-    Without warp specialization the kernel's 4 warps are its one warpgroup."""
+    Without warp specialization the kernel's 4 warps are its one warpgroup, whose tile may
+    be 64 rows (``SKINNY_TILES``)."""
 
     # GROUP_M, then the constexprs, in the kernel's order.
     ARGUMENTS = {
@@ -77,6 +78,17 @@ class Config(KernelConfig):
     last_wave_split: int = 1
 
     def __post_init__(self):
+        rows = 128 if self.warp_specialize else 64
+        if self.block_m % rows:
+            raise ValueError(
+                f"block_m={self.block_m}: "
+                + (
+                    "the two consumer warpgroups take half of the rows each, a multiple of 64 "
+                    "(a warpgroup's MMA rows): a multiple of 128"
+                    if self.warp_specialize
+                    else "a multiple of 64 (a warpgroup's MMA rows)"
+                )
+            )
         if self.persistent and self.alias_c:
             raise ValueError(
                 "a persistent kernel loads a CTA's next tile while it stores C: C cannot alias "
@@ -332,6 +344,16 @@ MID_TILES = (
     Config(256, 128, 64, 4, alias_c=True),
     Config(256, 128, 64, 3, alias_c=False, persistent=True),
 )
+# 64 x 64 tiles of one warpgroup (pipelined): twice the CTAs of 128 x 64 tiles where those
+# leave SMs idle, a product of few rows (``shape_configs``). cuBLAS runs 64 x 64 tiles there
+# (128 CTAs at 128 x 4096 x 4096 and 512 x 1024 x 4096, H200); on the H200 these ran
+# 128 x 4096 x 4096 at 1.10x cuBLAS where the 128 x 64 tiles ran 0.95-0.99x
+# (docs/performance.md, "64-row tiles").
+SKINNY_TILES = tuple(
+    Config(64, 64, 64, stages, alias_c, warp_specialize=False)
+    for stages in (6, 8)
+    for alias_c in (True, False)
+)
 # Split-K's tiles, (BLOCK_M, BLOCK_N, stages) with C over the ring, and its splits. The
 # 128 x 64 tiles (twice the CTAs of 128 x 128 for a few rows, 8 stages of 24 KiB) are tried
 # only where K is long, SPLIT_K_LONG_STEPS K steps or more: a narrow tile loads more operand
@@ -388,7 +410,8 @@ def autotune_space():
     fp32 partials are added from registers to the workspace and need no SMEM; and the
     persistent last-wave schedule (``LAST_WAVE_TILES`` x ``LAST_WAVE_FACTORS``, C beside the
     ring: the split units' partials too are added to the workspace); and the 128 x 192 tiles
-    (``SPLIT_COLUMN_TILES``, a 128- and a 64-column part: ``column_parts``)."""
+    (``SPLIT_COLUMN_TILES``, a 128- and a 64-column part: ``column_parts``); and 64 x 64
+    tiles of one warpgroup (``SKINNY_TILES``)."""
     configs = [
         Config(128, block_n, 64, stages, alias_c)
         for block_n in (64, 128, 256)
@@ -418,6 +441,7 @@ def autotune_space():
     ]
     configs += MID_TILES
     configs += SPLIT_COLUMN_TILES
+    configs += SKINNY_TILES
     configs += [
         Config(block_m, block_n, 64, stages, alias_c=True, split_k=split_k)
         for block_m, block_n, stages in SPLIT_K_TILES
@@ -450,16 +474,20 @@ def shape_configs(M, N, K, sms, space=None):
     than the last wave unsplit (``split_reduction.last_wave_splits_to_try``); the 128 x 192
     tiles only where 128 x 256 tiles make fewer than four waves (a ragged last wave costs
     little after more) and their waves keep the SMs busier than 128 x 128 and 128 x 256
-    tiles do (``split_columns_fill_waves``), so that elsewhere the tuner times no more. Split tiles
+    tiles do (``split_columns_fill_waves``); the 64 x 64 tiles (``SKINNY_TILES``) only where
+    128 x 64 tiles leave SMs idle; so that elsewhere the tuner times no more. Split tiles
     whose sums 32-bit offsets cannot address are not tried."""
     space = autotune_space() if space is None else space
     few_waves = triton.cdiv(M, 128) * triton.cdiv(N, 256) < 4 * sms
+    few_rows = triton.cdiv(M, 128) * triton.cdiv(N, 64) < sms
     split_columns = few_waves and split_columns_fill_waves(M, N, sms)
     kept, splits = [], {}
     for config in space:
         if config.block_m > 128 * triton.cdiv(M, 128):
             continue  # rows of a 256-row tile past M's 128-row multiple: work thrown away
         if config.block_n == SPLIT_BLOCK_N and not split_columns:
+            continue
+        if config in SKINNY_TILES and not few_rows:
             continue
         k_steps = triton.cdiv(K, config.block_k)
         if not sums_addressable(split_k_sums(config, M, N, sms)):
