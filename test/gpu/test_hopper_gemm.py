@@ -66,6 +66,10 @@ def configs(dtype):
         "split_k": gemm.Config(128, 256, 64, 4, alias_c=True, split_k=4),
         "split_k_tall": gemm.Config(256, 128, 64, 4, alias_c=True, split_k=3),
         "split_k_narrow": gemm.Config(128, 128, 64, 6, alias_c=True, split_k=16),
+        # One warpgroup's 64-row tiles, split: the split's partial is the whole tile.
+        "split_k_64_rows": gemm.Config(
+            64, 64, 64, 8, alias_c=True, warp_specialize=False, split_k=5
+        ),
         # 128 x 192 tiles, a 128- and a 64-column part (at most shapes N is no multiple of
         # 192: the last tile column's parts are clipped or wholly past N).
         "split_columns": gemm.Config(128, 192, 64, 5, alias_c=True),
@@ -88,6 +92,7 @@ CONFIG_NAMES = [
     "split_k",
     "split_k_tall",
     "split_k_narrow",
+    "split_k_64_rows",
     "split_columns",
     "split_columns_persistent",
 ]
@@ -158,8 +163,9 @@ def test_strided_and_empty_operands():
     assert torch.equal(out, torch.zeros(64, 32, device="cuda", dtype=torch.float16))
 
 
+@pytest.mark.parametrize("warp_specialize", [True, False], ids=["consumers", "one_warpgroup"])
 @pytest.mark.parametrize("shape", [(2048, 512, 8192), (128, 4096, 4096), (300, 1000, 5000)])
-def test_split_k_again_and_again(shape):
+def test_split_k_again_and_again(shape, warp_specialize):
     """Split-K's counters are left zero by each launch: the same product launched many times
     in a row (the last split of each tile resets its counter for the next launch) gives the
     same result each time, within the partials' fp32 sums in any order."""
@@ -169,7 +175,10 @@ def test_split_k_again_and_again(shape):
     torch.manual_seed(M + N + K)
     a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
-    config = gemm.Config(128, 256, 64, 4, alias_c=True, split_k=8)
+    if warp_specialize:
+        config = gemm.Config(128, 256, 64, 4, alias_c=True, split_k=8)
+    else:
+        config = gemm.Config(64, 64, 64, 8, alias_c=True, warp_specialize=False, split_k=8)
     first = gemm.matmul(a, b, config)
     assert_matches_reference(first, a, b)
     for _ in range(20):

@@ -19,14 +19,10 @@ def gemm():
     return importlib.import_module("tlx_kernels.hopper.gemm")
 
 
-def test_split_k_needs_one_tile_a_cta_and_warp_specialization(gemm):
+def test_split_k_needs_one_tile_a_cta(gemm):
     with pytest.raises(ValueError, match=r"split_k=0: a number of K splits, 1 or more"):
         gemm.Config(128, 256, 64, 4, alias_c=True, split_k=0)
-    for refused in (
-        {"alias_c": False, "persistent": True},
-        {"alias_c": True, "warp_specialize": False},
-        {"alias_c": False, "stagger": 2},
-    ):
+    for refused in ({"alias_c": False, "persistent": True}, {"alias_c": False, "stagger": 2}):
         with pytest.raises(ValueError, match=r"split_k=2: each split of a tile is a CTA"):
             gemm.Config(128, 256, 64, 3, split_k=2, **refused)
     config = gemm.Config(128, 256, 64, 4, alias_c=True, split_k=4)
@@ -155,6 +151,8 @@ def shape_kept(gemm, M, N, K):
         # One row of 16 tiles of 128 x 256: no 256-row tile for 128 rows. 64 tiles of 128 x 64
         # over 64 K steps: 2 splits fill 128 SMs.
         ((128, 4096, 4096), {(128, 256): [8, 16], (128, 128): [4, 8], (128, 64): [2, 4]}),
+        # 16 tiles of 128 x 64, 32 of 64 x 64 (one warpgroup): 8 and 4 splits fill 128 SMs.
+        ((128, 1024, 4096), {(128, 128): [16], (128, 64): [8, 16], (64, 64): [4, 8]}),
         # 32 K steps: too few for the narrow tiles.
         ((128, 4096, 2048), {(128, 256): [8], (128, 128): [4, 8]}),
         # 72 tiles: 5 splits make 360 CTAs, 2.73 waves; 144 tiles of 128 x 128 are a wave.

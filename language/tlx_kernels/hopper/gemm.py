@@ -132,11 +132,10 @@ class Config(KernelConfig):
                 "built by the warp-specialized kernel's consumers only: it needs "
                 "warp_specialize=True, stagger=0, split_k=1 and last_wave_split=1"
             )
-        if self.split_k > 1 and (self.persistent or not self.warp_specialize or self.stagger):
+        if self.split_k > 1 and (self.persistent or self.stagger):
             raise ValueError(
-                f"split_k={self.split_k}: each split of a tile is a CTA of its own, whose "
-                "consumers reduce the partials: it needs warp_specialize=True, "
-                "persistent=False and stagger=0"
+                f"split_k={self.split_k}: each split of a tile is a CTA of its own, which "
+                "reduces the partials: it needs persistent=False and stagger=0"
             )
 
     def __repr__(self):
@@ -354,10 +353,11 @@ SKINNY_TILES = tuple(
     for stages in (6, 8)
     for alias_c in (True, False)
 )
-# Split-K's tiles, (BLOCK_M, BLOCK_N, stages) with C over the ring, and its splits. The
-# 128 x 64 tiles (twice the CTAs of 128 x 128 for a few rows, 8 stages of 24 KiB) are tried
-# only where K is long, SPLIT_K_LONG_STEPS K steps or more: a narrow tile loads more operand
-# bytes a product, which only a long K loop split many ways keeps busy.
+# Split-K's tiles, (BLOCK_M, BLOCK_N, stages) with C over the ring, and its splits (and the
+# 64 x 64 tiles of one warpgroup, 8 stages, split so: ``autotune_space``). The 128 x 64 and
+# 64 x 64 tiles (twice and four times the CTAs of 128 x 128 for a few rows) are tried only
+# where K is long, SPLIT_K_LONG_STEPS K steps or more: a narrow tile loads more operand bytes
+# a product, which only a long K loop split many ways keeps busy.
 SPLIT_K_TILES = ((128, 256, 4), (256, 128, 4), (128, 128, 6), (128, 64, 8))
 SPLIT_K_FACTORS = (2, 3, 4, 5, 6, 8, 12, 16)
 SPLIT_K_LONG_STEPS = 64
@@ -406,7 +406,8 @@ def autotune_space():
     before compiling, the 24 of these 87 whose SMEM does not fit: 256 columns fit 3 stages
     with C beside the ring and 4 with C over it (a tiles-times-stages formula would drop that
     one too); 64 and 128 columns fit all their stages. Then the mid tiles (``MID_TILES``:
-    256 x 128) and split-K (``SPLIT_K_TILES`` x ``SPLIT_K_FACTORS``), C over the ring: its
+    256 x 128) and split-K (``SPLIT_K_TILES`` and 64 x 64 tiles of one warpgroup, x
+    ``SPLIT_K_FACTORS``), C over the ring: its
     fp32 partials are added from registers to the workspace and need no SMEM; and the
     persistent last-wave schedule (``LAST_WAVE_TILES`` x ``LAST_WAVE_FACTORS``, C beside the
     ring: the split units' partials too are added to the workspace); and the 128 x 192 tiles
@@ -445,6 +446,10 @@ def autotune_space():
     configs += [
         Config(block_m, block_n, 64, stages, alias_c=True, split_k=split_k)
         for block_m, block_n, stages in SPLIT_K_TILES
+        for split_k in SPLIT_K_FACTORS
+    ]
+    configs += [
+        Config(64, 64, 64, 8, alias_c=True, warp_specialize=False, split_k=split_k)
         for split_k in SPLIT_K_FACTORS
     ]
     configs += [

@@ -269,16 +269,20 @@ def _mma_partition(state, consumer: gl.constexpr, schedule):
 
 @gluon.jit
 def _pipelined_tile(
-    desc_a, desc_b, desc_c, a_ring, b_ring, c_tile, ready, off_m, off_n, k_steps, ALIAS_C
-):
-    """A whole tile in the kernel's one warpgroup, without warp specialization: the kernel has
-    issued the TMA copies of its first NUM_STAGES - 1 K steps; this keeps them NUM_STAGES - 1
-    steps ahead of its matrix products, and refills a stage as soon as
-    ``warpgroup_mma_wait(1)`` shows that the product which read it has completed."""
+    desc_a, desc_b, desc_c, a_ring, b_ring, c_tile, ready, off_m, off_n, tiles, workspace,
+    counters, ALIAS_C, SPLITS: gl.constexpr,
+):  # fmt: skip
+    """A whole tile in the kernel's one warpgroup, without warp specialization, over the
+    ``tiles.k_steps`` K steps from ``tiles.k_first``: the kernel has issued the TMA copies of
+    its first NUM_STAGES - 1 K steps; this keeps them NUM_STAGES - 1 steps ahead of its matrix
+    products, and refills a stage as soon as ``warpgroup_mma_wait(1)`` shows that the product
+    which read it has completed. Then C, or (SPLITS > 1, split-K) the split's partial of the
+    whole tile, reduced by the last of the tile's splits to arrive, which stores C
+    (split_reduction.py)."""
+    k_steps = tiles.k_steps
     NUM_STAGES: gl.constexpr = a_ring.shape[0]
     BLOCK_M: gl.constexpr = a_ring.shape[1]
     BLOCK_N: gl.constexpr = b_ring.shape[2]
-    SUB_M: gl.constexpr = desc_c.block_type.shape[0]
     acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[gl.num_warps(), 1], instr_shape=[16, BLOCK_N, 16]
     )
@@ -293,20 +297,35 @@ def _pipelined_tile(
         if refill < k_steps:
             refill_stage = refill % NUM_STAGES
             _copy_step(
-                desc_a, desc_b, a_ring, b_ring, None, ready, refill_stage, off_m, off_n, refill
-            )
+                desc_a, desc_b, a_ring, b_ring, None, ready, refill_stage, off_m, off_n,
+                tiles.k_first + refill,
+            )  # fmt: skip
     acc = warpgroup_mma_wait(0, deps=[acc])
     if ALIAS_C:
         # C lies over the ring: every copy issued has been waited for, and every product
         # has completed once all four warps are past their last wait.
         cta_barrier()
+    if SPLITS > 1:
+        # Split-K: the tile's slot is the tile; the split's one partial is the whole tile's.
+        acc, last = split_reduce(acc, workspace, counters, 0, tiles.first_tile, SPLITS, True, 1)
+        if last:
+            _store_c_whole(desc_c, c_tile, acc, off_m, off_n)
+    else:
+        _store_c_whole(desc_c, c_tile, acc, off_m, off_n)
+    tma.store_wait(0)
+
+
+@gluon.jit
+def _store_c_whole(desc_c, c_tile, acc, off_m, off_n):
+    """The pipelined kernel's tile ``acc`` into C's SMEM tile, then to C at (off_m, off_n) by
+    TMA, a descriptor's block (half of the tile's rows) at a time."""
+    BLOCK_M: gl.constexpr = c_tile.shape[1]
+    SUB_M: gl.constexpr = desc_c.block_type.shape[0]
     c_whole = c_tile.index(0)
     c_whole.store(acc.to(c_tile.dtype))
     fence_async_shared()
-    # The C descriptor's block is half a tile (a warp-specialized consumer's rows).
     for half in gl.static_range(BLOCK_M // SUB_M):
         tma_store(desc_c, [off_m + half * SUB_M, off_n], c_whole.slice(half * SUB_M, SUB_M))
-    tma.store_wait(0)
 
 
 @gluon.jit
@@ -388,8 +407,8 @@ def gemm_kernel(
     )
     # Split-K: one tile a CTA, each of the tile's splits a CTA of its own.
     gl.static_assert(
-        SPLIT_K == 1 or (WARP_SPECIALIZE and not PERSISTENT and STAGGER == 0),
-        "split-K needs warp specialization, one tile a CTA and no staggered consumers",
+        SPLIT_K == 1 or (not PERSISTENT and STAGGER == 0),
+        "split-K needs one tile a CTA and no staggered consumers",
     )
     # The last wave's split units follow a persistent CTA's whole tiles.
     gl.static_assert(
@@ -473,10 +492,14 @@ def gemm_kernel(
             mbarrier.init(ready.index(k), count=1)
             fence_async_shared()
             if k < NUM_STAGES - 1 and k < k_steps:
-                _copy_step(desc_a, desc_b, a_ring, b_ring, None, ready, k, off_m, off_n, k)
+                _copy_step(
+                    desc_a, desc_b, a_ring, b_ring, None, ready, k, off_m, off_n,
+                    tiles.k_first + k,
+                )  # fmt: skip
         _pipelined_tile(
-            desc_a, desc_b, desc_c, a_ring, b_ring, c_tile, ready, off_m, off_n, k_steps, ALIAS_C
-        )
+            desc_a, desc_b, desc_c, a_ring, b_ring, c_tile, ready, off_m, off_n, tiles, workspace,
+            counters, ALIAS_C, SPLIT_K,
+        )  # fmt: skip
     else:
         for i in gl.static_range(NUM_STAGES):
             mbarrier.init(ready.index(i), count=1)

@@ -37,12 +37,14 @@ def split_reduce(
     slot,
     SPLITS: gl.constexpr,
     SHARED_TILE: gl.constexpr = False,
+    PARTIALS: gl.constexpr = 2,
 ):  # fmt: skip
     """(the sum of every split's partial for this consumer's part of the tile, whether this
     CTA's consumer is the last of the part's partials to arrive and so stores it). ``acc`` is
     this split's partial of the part of the tile of ``slot``: its consumer's half of the rows,
-    or with SHARED_TILE the whole tile, of which each of the two consumers holds a partial
-    (tlx_kernels.hopper.fused_mlp_kernel's 64-row tiles). ``workspace`` holds a tile's fp32 sum
+    or with SHARED_TILE the whole tile, of which each of the split's PARTIALS warpgroups holds
+    a partial (two consumers: tlx_kernels.hopper.fused_mlp_kernel's 64-row tiles; one: the
+    GEMM's pipelined kernel, tlx_kernels.hopper.gemm_kernel). ``workspace`` holds a tile's fp32 sum
     a slot (``tile_sums`` sizes it) and ``counters`` two a slot (one a part), both zero
     between launches. Whole tiles need no masks: the TMA fills the rows and columns past the
     operands' with zeros, whose products are zeros, and the tile's store clips them."""
@@ -51,7 +53,7 @@ def split_reduce(
     if SHARED_TILE:
         TILE: gl.constexpr = ROWS * COLUMNS
         PART: gl.constexpr = 0
-        ARRIVALS: gl.constexpr = 2 * SPLITS
+        ARRIVALS: gl.constexpr = PARTIALS * SPLITS
     else:
         TILE: gl.constexpr = 2 * ROWS * COLUMNS
         PART: gl.constexpr = consumer
