@@ -196,7 +196,7 @@ def run_case(name: str) -> int:
         elif key.startswith("hopper_fused_mlp"):
             from tlx_kernels.hopper import fused_mlp as mlp
 
-            config = mlp.default_config(key.rsplit("_", 1)[1])
+            config = corpus.fused_mlp_config(key)
             x, w1, w2 = mlp.random_inputs(*MLP_SHAPE, torch.float16)
             y = mlp.fused_mlp(x, w1, w2, config)
             matches = torch.allclose(y.float(), mlp.torch_mlp(x, w1, w2).float(), atol=5e-2)

@@ -5,7 +5,7 @@ Runs only on a Hopper GPU (compute capability 9.x); skipped elsewhere.
 
 import pytest
 import torch
-from tlx_kernels.hopper import attention as fa
+from tlx_kernels.hopper import attention_schedule
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
@@ -152,10 +152,14 @@ def deal_units(
 ):
     """Each work unit's row blocks (head x row blocks + row block) at tiles[2 * unit + tile],
     as the attention kernel's partitions deal them."""
-    work, n_units = fa._work_units(seq_len, batch_heads, BLOCK_M, CAUSAL, BALANCE_TAIL)
+    work, n_units = attention_schedule._work_units(
+        seq_len, batch_heads, BLOCK_M, CAUSAL, BALANCE_TAIL
+    )
     n_row_blocks = work[0]
     for unit in range(gl.program_id(0), n_units, gl.num_programs(0)):
-        off_bh, first, step, n_tiles = fa._unit_tiles(unit, work, CAUSAL, BALANCE_TAIL)
+        off_bh, first, step, n_tiles = attention_schedule._unit_tiles(
+            unit, work, CAUSAL, BALANCE_TAIL
+        )
         for tile in range(n_tiles):
             gl.store(tiles + 2 * unit + tile, off_bh * n_row_blocks + first + tile * step)
 

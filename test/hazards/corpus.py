@@ -106,6 +106,18 @@ def gemm_config(key):
     return gemm.default_config()
 
 
+def fused_mlp_config(key):
+    """The Config of a fused MLP key: hopper_fused_mlp_<layout> (the layout's default), or
+    hopper_fused_mlp_chunks: 64 x 128 tiles whose consumers take every other hidden chunk
+    (four chunks at hidden 512: the epilogue over the rings' first stage follows both
+    consumers' last chunks)."""
+    mlp = kernel_module("hopper_fused_mlp")
+    variant = key.rsplit("_", 1)[1]
+    if variant == "chunks":
+        return mlp.CHUNK_SPLIT_CONFIGS["shared"][0]
+    return mlp.default_config(variant)
+
+
 def kernel(key):
     """(tlx.ASTSource, target, options, values) of a tutorial kernel the check runs."""
     if key.startswith("hopper_attention_d"):
@@ -139,14 +151,8 @@ def kernel(key):
         return source, gemm.SM90A, gemm.COMPILE_OPTIONS, values
     if key.startswith("hopper_fused_mlp"):
         mlp = kernel_module("hopper_fused_mlp")
-        variant = key.rsplit("_", 1)[1]
         values = {"tokens": 256, "d_model": 512, "hidden": 512}
-        if variant == "chunks":
-            # 64 x 128 tiles whose consumers take every other hidden chunk, four chunks: the
-            # epilogue over the rings' first stage follows both consumers' last chunks.
-            config = mlp.CHUNK_SPLIT_CONFIGS["shared"][0]
-        else:
-            config = mlp.default_config(variant)
+        config = fused_mlp_config(key)
         return mlp.kernel_source(config), mlp.SM90A, mlp.COMPILE_OPTIONS, values
     raise KeyError(key)
 
