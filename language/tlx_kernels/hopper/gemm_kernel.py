@@ -269,20 +269,33 @@ def _mma_partition(state, consumer: gl.constexpr, schedule):
 
 @gluon.jit
 def _pipelined_tile(
-    desc_a, desc_b, desc_c, a_ring, b_ring, c_tile, ready, off_m, off_n, tiles, workspace,
-    counters, ALIAS_C, SPLITS: gl.constexpr,
+    desc_a, desc_b, desc_c, a_ring, b_ring, c_tile, ready, tiles, workspace, counters, ALIAS_C,
+    SPLITS: gl.constexpr,
 ):  # fmt: skip
     """A whole tile in the kernel's one warpgroup, without warp specialization, over the
-    ``tiles.k_steps`` K steps from ``tiles.k_first``: the kernel has issued the TMA copies of
-    its first NUM_STAGES - 1 K steps; this keeps them NUM_STAGES - 1 steps ahead of its matrix
-    products, and refills a stage as soon as ``warpgroup_mma_wait(1)`` shows that the product
-    which read it has completed. Then C, or (SPLITS > 1, split-K) the split's partial of the
-    whole tile, reduced by the last of the tile's splits to arrive, which stores C
+    ``tiles.k_steps`` K steps from ``tiles.k_first``: it issues the TMA copies of the first
+    NUM_STAGES - 1 K steps, keeps them NUM_STAGES - 1 steps ahead of its matrix products, and
+    refills a stage as soon as ``warpgroup_mma_wait(1)`` shows that the product which read it
+    has completed. Then C, or (SPLITS > 1, split-K) the split's partial of the whole tile,
+    reduced by the last of the tile's splits to arrive, which stores C
     (split_reduction.py)."""
     k_steps = tiles.k_steps
     NUM_STAGES: gl.constexpr = a_ring.shape[0]
     BLOCK_M: gl.constexpr = a_ring.shape[1]
     BLOCK_N: gl.constexpr = b_ring.shape[2]
+    off_m, off_n = _tile_offsets(
+        tiles.first_tile, tiles.M, tiles.N, tiles.GROUP_M, BLOCK_M, BLOCK_N
+    )
+    # Each of the first NUM_STAGES - 1 copies is issued as soon as its stage's barrier is
+    # initialized and fenced, not after the whole ring's: at 1024 cubed the tile's first loads
+    # are on its critical path (0.1-0.2 us of 8, H200).
+    for k in gl.static_range(NUM_STAGES):
+        mbarrier.init(ready.index(k), count=1)
+        fence_async_shared()
+        if k < NUM_STAGES - 1 and k < k_steps:
+            _copy_step(
+                desc_a, desc_b, a_ring, b_ring, None, ready, k, off_m, off_n, tiles.k_first + k
+            )
     acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[gl.num_warps(), 1], instr_shape=[16, BLOCK_N, 16]
     )
@@ -423,8 +436,6 @@ def gemm_kernel(
     tiles = _cta_tiles(
         M, N, K, GROUP_M, BLOCK_M, BLOCK_N, BLOCK_K, PERSISTENT, SPLIT_K, LAST_WAVE_SPLIT
     )
-    first_tile = tiles.first_tile
-    k_steps = tiles.k_steps
 
     dtype: gl.constexpr = desc_a.dtype
     # One SMEM region planned by tlx for the ring and the epilogue tile. The layouts are the
@@ -484,21 +495,9 @@ def gemm_kernel(
     bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
     ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
     if not WARP_SPECIALIZE:
-        # Each of the first NUM_STAGES - 1 copies is issued as soon as its stage's barrier is
-        # initialized and fenced, not after the whole ring's: at 1024 cubed the tile's first
-        # loads are on its critical path (0.1-0.2 us of 8, H200).
-        off_m, off_n = _tile_offsets(first_tile, M, N, GROUP_M, BLOCK_M, BLOCK_N)
-        for k in gl.static_range(NUM_STAGES):
-            mbarrier.init(ready.index(k), count=1)
-            fence_async_shared()
-            if k < NUM_STAGES - 1 and k < k_steps:
-                _copy_step(
-                    desc_a, desc_b, a_ring, b_ring, None, ready, k, off_m, off_n,
-                    tiles.k_first + k,
-                )  # fmt: skip
         _pipelined_tile(
-            desc_a, desc_b, desc_c, a_ring, b_ring, c_tile, ready, off_m, off_n, tiles, workspace,
-            counters, ALIAS_C, SPLIT_K,
+            desc_a, desc_b, desc_c, a_ring, b_ring, c_tile, ready, tiles, workspace, counters,
+            ALIAS_C, SPLIT_K,
         )  # fmt: skip
     else:
         for i in gl.static_range(NUM_STAGES):
