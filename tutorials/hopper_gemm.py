@@ -124,11 +124,14 @@ first copies go out as soon as their stages' barriers are ready, not after the w
 Its tile may be 64 rows (``gemm.SKINNY_TILES``: 64 x 64, one warpgroup's MMA rows), twice
 the CTAs of 128 x 64 tiles for a product of few rows: at 128 x 4096 x 4096, 64 CTAs of
 128 x 64 leave half of an H200's 132 SMs idle, 128 of 64 x 64 fill them, and run it at
-1.06-1.09x cuBLAS in GPU time (docs/performance.md, "64-row tiles"). The tuner tries them
-only where 128 x 64 tiles make fewer CTAs than there are SMs, and split along K where K is
-long and they too leave SMs idle: each split adds its partial of the whole tile into the
-tile's sum (``split_reduction.py``), and the last to arrive stores C. 128 x 1024 x 4096, 32
-tiles split four ways: 0.96-0.97x cuBLAS in GPU time, level as called.
+1.06-1.09x cuBLAS in GPU time (docs/performance.md, "64-row tiles"). As a user calls it,
+the L2 cleared before each call, such a product streams B from DRAM: the rings are deep (up
+to 14 stages of 64 K steps, or 7 of 128, 224 KiB in flight a CTA), which took 128 x 4096 x
+4096 from 0.94-0.97x cuBLAS as called to 1.06-1.07x ("Deep rings for a cold L2"). The tuner
+tries them only where 128 x 64 tiles make fewer CTAs than there are SMs, and split along K
+where K is long and they too leave SMs idle: each split adds its partial of the whole tile
+into the tile's sum (``split_reduction.py``), and the last to arrive stores C. 128 x 1024 x
+4096, 32 tiles split four ways: 0.96-0.97x cuBLAS in GPU time, level as called.
 
 Measured on an H100 with Triton 3.6 (``bench/gemm.py``, M = N = K = 4096 and 8192 and
 16384 x 4096 x 4096): 96-99% of cuBLAS (``torch.matmul``) in fp16 and bf16. The fourth stage

@@ -52,6 +52,9 @@ def configs(dtype):
         "pipelined_64_rows_unaliased": gemm.Config(
             64, 64, 64, 6, alias_c=False, warp_specialize=False
         ),
+        # The deep rings of ``gemm.SKINNY_TILES``: more stages than most shapes' K steps.
+        "pipelined_64_rows_deep": gemm.Config(64, 64, 64, 14, alias_c=True, warp_specialize=False),
+        "pipelined_64_rows_k128": gemm.Config(64, 64, 128, 7, alias_c=True, warp_specialize=False),
         # The second consumer's last K steps wait for the first to finish the tile (each
         # tile of a persistent CTA: the barrier's phase turns), fewer K steps than that too.
         "staggered": gemm.Config(128, 256, 64, 2, alias_c=False, stagger=2),
@@ -85,6 +88,8 @@ CONFIG_NAMES = [
     "pipelined_k128",
     "pipelined_64_rows",
     "pipelined_64_rows_unaliased",
+    "pipelined_64_rows_deep",
+    "pipelined_64_rows_k128",
     "staggered",
     "staggered_persistent",
     "tall",

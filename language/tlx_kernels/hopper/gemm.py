@@ -345,13 +345,17 @@ MID_TILES = (
 )
 # 64 x 64 tiles of one warpgroup (pipelined): twice the CTAs of 128 x 64 tiles where those
 # leave SMs idle, a product of few rows (``shape_configs``). cuBLAS runs 64 x 64 tiles there
-# (128 CTAs at 128 x 4096 x 4096 and 512 x 1024 x 4096, H200); on the H200 these ran
-# 128 x 4096 x 4096 at 1.10x cuBLAS where the 128 x 64 tiles ran 0.95-0.99x
-# (docs/performance.md, "64-row tiles").
-SKINNY_TILES = tuple(
-    Config(64, 64, 64, stages, alias_c, warp_specialize=False)
-    for stages in (6, 8)
-    for alias_c in (True, False)
+# (128 CTAs at 128 x 4096 x 4096 and 512 x 1024 x 4096, H200). Deep rings: as a user calls
+# it (``do_bench``, the L2 cleared before each call) such a product streams B from DRAM, and
+# a CTA needs many K steps in flight. K steps of 64 with 8 stages (C over the ring or beside
+# it), 12 or 14; of 128 with 6 or 7 (fewer barrier waits a byte). On the H200, L2 cleared,
+# 14 stages of 64 or 7 of 128 ran 128 x 4096 x 4096 at 1.05-1.07x cuBLAS where 8 of 64 ran
+# 0.94x, and 7 of 128 ran 512 x 1024 x 4096 at 1.11x where 8 of 64 ran 0.88x
+# (docs/performance.md, "Deep rings for a cold L2").
+SKINNY_TILES = (
+    *(Config(64, 64, 64, 8, alias_c, warp_specialize=False) for alias_c in (True, False)),
+    *(Config(64, 64, 64, stages, True, warp_specialize=False) for stages in (12, 14)),
+    *(Config(64, 64, 128, stages, True, warp_specialize=False) for stages in (6, 7)),
 )
 # Split-K's tiles, (BLOCK_M, BLOCK_N, stages) with C over the ring, and its splits (and the
 # 64 x 64 tiles of one warpgroup, 8 stages, split so: ``autotune_space``). The 128 x 64 and
