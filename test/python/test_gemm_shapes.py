@@ -367,10 +367,12 @@ def test_new_configurations_compile_for_sm90a(gemm, config_fields):
     ptx = compiled.asm["ptx"]
     if config.split_k > 1 or config.last_wave_split > 1:
         # Each consumer's partial added by the L2, two columns an instruction; one
-        # acquire-release arrival a consumer; the sum read through the L2.
+        # acquire-release arrival a consumer; the sum taken from the L2 and left zero by one
+        # exchange a pair of values.
         assert "red.global.gpu.relaxed.add.v2.f32" in ptx
         assert ptx.count("atom.global.gpu.acq_rel.add") == 2
-        assert "ld.global.cg" in ptx
+        assert "atom.global.gpu.relaxed.exch.b64" in ptx
+        assert "ld.global.cg" not in ptx
     else:
         assert "atom.global" not in ptx
 

@@ -217,3 +217,20 @@ def red_add_pairs(pointers, values, mask):
         is_pure=False,
         pack=2,
     )
+
+
+@gluon.jit
+def take_pairs(pointers):
+    """``atom.global.exch.b64`` of zero: each pair of fp32 values at a thread's pointers (two
+    neighbouring columns, as ``red_add_pairs`` adds them), read and left zero in one atomic
+    operation, where a load and then a store of zeros each wait on the L2. The pair goes in as
+    one 64-bit word: Triton 3.6 and 3.9 emit no vector exchange."""
+    return gl.inline_asm_elementwise(
+        "{ .reg .b64 pair; atom.global.gpu.relaxed.exch.b64 pair, [$2], 0; "
+        "mov.b64 {$0, $1}, pair; }",
+        "=f,=f,l,l",
+        [pointers.to(gl.int64, bitcast=True)],
+        dtype=gl.float32,
+        is_pure=False,
+        pack=2,
+    )

@@ -16,8 +16,11 @@ to launch. The order of the arrival is that of CUTLASS's generic barrier: every 
 consumer sends its adds, the consumer's warps meet (``cta_barrier``: a named barrier of the
 partition), and one thread's atomic add on the half tile's counter, acquire-release at GPU
 scope, publishes them; the one that sees SPLITS - 1 arrivals before its own acquires every
-other split's adds, reads the sum through the L2 (``.cg``: an SM's L1 is not coherent with
-the others'), and leaves the sum and the counter zero for the next launch."""
+other split's adds, takes the sum from the L2 and leaves it zero for the next launch in one
+atomic exchange a pair of values (``common.take_pairs``; an SM's L1 is not coherent with the
+others', so a plain load would not do), and zeroes the counter. A load of the sum and a store
+of zeros cost a last-wave unit of 128 x 128 tiles at 1536 cubed 5-6 us more than the exchange
+(30.5 against 24.8 us a launch, H200)."""
 
 import torch
 import triton
@@ -25,7 +28,7 @@ from tlx.compat import cta_barrier
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
-from tlx_kernels.hopper.common import red_add_pairs
+from tlx_kernels.hopper.common import red_add_pairs, take_pairs
 
 
 @gluon.jit
@@ -70,9 +73,9 @@ def split_reduce(
     arrived = gl.atomic_add(counter, 1, sem="acq_rel", scope="gpu")
     last = arrived == ARRIVALS - 1
     if last:
-        # Each thread reads back the elements it added to (the same layout), now the sum.
-        acc = gl.load(sums, cache_modifier=".cg")
-        gl.store(sums, gl.zeros_like(acc))
+        # Each thread takes the elements it added to (the same layout), now the sum, and
+        # leaves them zero for the next launch.
+        acc = take_pairs(sums)
         gl.store(counter, 0)
     return acc, last
 
