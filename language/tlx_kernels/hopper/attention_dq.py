@@ -44,7 +44,13 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 from tlx_kernels._host import KernelConfig, KernelHost
 from tlx_kernels.hopper.attention_backward_step import LOG2E
 from tlx_kernels.hopper.attention_common import key_blocks, load_pair_into_ring, load_pairs_once
-from tlx_kernels.hopper.common import LOADER_REGISTERS, SM90A, partition_registers, ring_barriers
+from tlx_kernels.hopper.common import (
+    LOADER_REGISTERS,
+    SM90A,
+    accumulator_layout,
+    partition_registers,
+    ring_barriers,
+)
 
 # Kernel side -------------------------------------------------------------------------------
 
@@ -102,9 +108,7 @@ def _dq_step(state, index, q, do, queries, lse2, delta, dq, MASKED: gl.constexpr
     SUB_M: gl.constexpr = q.shape[0]
     dtype: gl.constexpr = q.dtype
     num_warps: gl.constexpr = gl.num_warps()
-    s_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16]
-    )
+    s_layout: gl.constexpr = accumulator_layout(BLOCK_N, num_warps)
     stage = index % NUM_STAGES
     k = k_tiles.index(stage)
     mbarrier.wait(ready.index(stage), (index // NUM_STAGES) & 1)
@@ -147,12 +151,8 @@ def _dq_consumer_partition(
     HEAD_DIM: gl.constexpr = q_tiles.shape[2]
     BLOCK_N: gl.constexpr = state[2].shape[1]
     num_warps: gl.constexpr = gl.num_warps()
-    s_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16]
-    )
-    dq_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, HEAD_DIM, 16]
-    )
+    s_layout: gl.constexpr = accumulator_layout(BLOCK_N, num_warps)
+    dq_layout: gl.constexpr = accumulator_layout(HEAD_DIM, num_warps)
     bh_q = gl.program_id(1)
     off_m = _row_block(CONSUMERS * SUB_M, CAUSAL)
     rows = off_m + consumer * SUB_M

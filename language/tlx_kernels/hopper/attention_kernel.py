@@ -17,7 +17,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 from tlx_kernels.hopper.attention_common import key_blocks, load_kv_blocks, load_q_tiles
 from tlx_kernels.hopper.attention_schedule import _unit_tiles, _work_units
 from tlx_kernels.hopper.attention_state import AttentionSchedule, AttentionState, AttentionTile
-from tlx_kernels.hopper.common import LOADER_REGISTERS
+from tlx_kernels.hopper.common import LOADER_REGISTERS, accumulator_layout
 
 LN2 = gl.constexpr(0.6931471805599453)
 
@@ -253,12 +253,8 @@ def _attend_rows(state, schedule, tile, pending, previous):
     STORE_O_DURING_NEXT_S: gl.constexpr = schedule.STORE_O_DURING_NEXT_S
     ALIAS_O: gl.constexpr = schedule.ALIAS_O
     num_warps: gl.constexpr = gl.num_warps()
-    s_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16]
-    )
-    o_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, HEAD_DIM, 16]
-    )
+    s_layout: gl.constexpr = accumulator_layout(BLOCK_N, num_warps)
+    o_layout: gl.constexpr = accumulator_layout(HEAD_DIM, num_warps)
     p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
     dtype: gl.constexpr = q_tiles.dtype
     if Q_IN_REGISTERS:
@@ -370,9 +366,7 @@ def _consumer_partition(state, consumer: gl.constexpr, schedule):
     pending = -1
     # With STORE_O_DURING_NEXT_S: the last tile's O, not stored yet, with where it goes (its
     # head, its first row, its O buffer); valid while pending >= 0.
-    o_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[gl.num_warps(), 1], instr_shape=[16, HEAD_DIM, 16]
-    )
+    o_layout: gl.constexpr = accumulator_layout(HEAD_DIM, gl.num_warps())
     o_previous = gl.zeros([SUB_M, HEAD_DIM], q_tiles.dtype, o_layout)
     previous_bh = 0
     previous_rows = 0

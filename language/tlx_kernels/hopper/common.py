@@ -53,6 +53,16 @@ def triton_dtype(dtype):
     return name
 
 
+@gluon.constexpr_function
+def accumulator_layout(columns, num_warps):
+    """The register layout of a warpgroup's fp32 ``warpgroup_mma`` accumulator (and result)
+    of ``columns`` columns, ``num_warps`` warps along its rows: what every Hopper kernel here
+    accumulates in."""
+    return gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, columns, 16]
+    )
+
+
 @functools.cache
 def tile_layout(bits):
     """The shared layout of every tile: 128-byte swizzle, which the TMA writes and

@@ -18,6 +18,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 
 from tlx_kernels.hopper.common import (
     LOADER_REGISTERS,
+    accumulator_layout,
     partition_registers,
     ring_barriers,
     ring_matmul,
@@ -214,9 +215,9 @@ def _consume_rows(state, consumer: gl.constexpr, schedule):
     SUB_M: gl.constexpr = state.h_tiles.shape[1]
     BLOCK_H: gl.constexpr = state.h_tiles.shape[2]
     BLOCK_N: gl.constexpr = state.y_tiles.shape[2]
-    h_layout: gl.constexpr = _accumulator_layout(BLOCK_H, gl.num_warps())
+    h_layout: gl.constexpr = accumulator_layout(BLOCK_H, gl.num_warps())
     h_tile = state.h_tiles.index(consumer)
-    acc_y = gl.zeros([SUB_M, BLOCK_N], gl.float32, _accumulator_layout(BLOCK_N, gl.num_warps()))
+    acc_y = gl.zeros([SUB_M, BLOCK_N], gl.float32, accumulator_layout(BLOCK_N, gl.num_warps()))
     steps1 = 0
     steps2 = 0
     for _chunk in range(state.chunks):
@@ -256,8 +257,8 @@ def _consume_chunks(state, consumer: gl.constexpr, schedule):
     BLOCK_H: gl.constexpr = state.w2_ring.shape[1]
     BLOCK_N: gl.constexpr = state.w2_ring.shape[2]
     num_warps: gl.constexpr = gl.num_warps()
-    h_layout: gl.constexpr = _accumulator_layout(BLOCK_H, num_warps)
-    y_layout: gl.constexpr = _accumulator_layout(BLOCK_N, num_warps)
+    h_layout: gl.constexpr = accumulator_layout(BLOCK_H, num_warps)
+    y_layout: gl.constexpr = accumulator_layout(BLOCK_N, num_warps)
     h_operand: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=y_layout, k_width=2)
     dtype: gl.constexpr = state.w2_ring.dtype
     k_steps = state.k_steps
@@ -321,14 +322,6 @@ def _w2_stage(state, index):
     stage = index % STAGES2
     mbarrier.wait(state.ready2.index(stage), (index // STAGES2) & 1)
     return stage
-
-
-@gluon.constexpr_function
-def _accumulator_layout(columns, num_warps):
-    """The register layout of a consumer's fp32 accumulator of ``columns`` columns."""
-    return gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, columns, 16]
-    )
 
 
 @gluon.jit

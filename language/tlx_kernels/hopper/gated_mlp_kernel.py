@@ -17,6 +17,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 
 from tlx_kernels.hopper.common import (
     LOADER_REGISTERS,
+    accumulator_layout,
     partition_registers,
     ring_barriers,
     ring_matmul_pair,
@@ -108,9 +109,7 @@ def _mma_tile(state, consumer: gl.constexpr, off_m, off_n, first_index, PERSISTE
     h_tile = state.h_tile
     SUB_M: gl.constexpr = h_tile.shape[1] // 2
     BLOCK_N: gl.constexpr = h_tile.shape[2]
-    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[gl.num_warps(), 1], instr_shape=[16, BLOCK_N, 16]
-    )
+    acc_layout: gl.constexpr = accumulator_layout(BLOCK_N, gl.num_warps())
     acc_g = gl.zeros([SUB_M, BLOCK_N], gl.float32, acc_layout)
     acc_u = gl.zeros([SUB_M, BLOCK_N], gl.float32, acc_layout)
     acc_g, acc_u = ring_matmul_pair(

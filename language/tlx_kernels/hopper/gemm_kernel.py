@@ -16,6 +16,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 
 from tlx_kernels.hopper.common import (
     LOADER_REGISTERS,
+    accumulator_layout,
     partition_registers,
     ring_matmul,
     ring_matmul_pair,
@@ -153,9 +154,7 @@ def _mma_tile(
     SUB_M: gl.constexpr = c_tile.shape[1] // 2
     BLOCK_N: gl.constexpr = c_tile.shape[2]
     num_warps: gl.constexpr = gl.num_warps()
-    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16]
-    )
+    acc_layout: gl.constexpr = accumulator_layout(BLOCK_N, num_warps)
     c_half = c_tile.index(0).slice(consumer * SUB_M, SUB_M)
     acc = gl.zeros([SUB_M, BLOCK_N], gl.float32, acc_layout)
     # The tile's last stage is released at the end, so the loader may refill it with the next
@@ -163,9 +162,7 @@ def _mma_tile(
     if state.b_tail is not None:
         # Two column parts (Config refuses STAGGER and SPLITS > 1 for them).
         TAIL_N: gl.constexpr = state.b_tail.shape[2]
-        tail_layout: gl.constexpr = gl.NVMMADistributedLayout(
-            version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, TAIL_N, 16]
-        )
+        tail_layout: gl.constexpr = accumulator_layout(TAIL_N, num_warps)
         acc_tail = gl.zeros([SUB_M, TAIL_N], gl.float32, tail_layout)
         acc, acc_tail = ring_matmul_pair(
             a_ring, b_ring, state.b_tail, ready, empty, acc, acc_tail, first_index, k_steps,
@@ -296,9 +293,7 @@ def _pipelined_tile(
             _copy_step(
                 desc_a, desc_b, a_ring, b_ring, None, ready, k, off_m, off_n, tiles.k_first + k
             )
-    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[gl.num_warps(), 1], instr_shape=[16, BLOCK_N, 16]
-    )
+    acc_layout: gl.constexpr = accumulator_layout(BLOCK_N, gl.num_warps())
     acc = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, acc_layout)
     for k in range(k_steps):
         stage = k % NUM_STAGES
