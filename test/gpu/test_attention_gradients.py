@@ -243,6 +243,18 @@ def test_the_split_pass_agrees(dtype, head_dim, causal):
     assert_agree_on_tma_add_shapes(configs, dtype, head_dim, causal)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_alternating_pass_agrees(dtype, causal):
+    """Each configuration of the tuning space with dq_pass "alternate" (the consumers take
+    turns computing the CTA's dQ of a Q block over both consumers' dS^T, the other's read from
+    SMEM between the ds_ready and ds_free barriers), on the shapes of
+    ``assert_agree_on_tma_add_shapes``: odd and even step counts, so that either consumer may
+    take the last turn (at HEAD_DIM 64, the only one whose space has it)."""
+    configs = [config for config in bwd.autotune_space(64) if config.dq_pass == "alternate"]
+    assert_agree_on_tma_add_shapes(configs, dtype, 64, causal)
+
+
 @pytest.mark.parametrize("head_dim", [64, 128])
 @pytest.mark.parametrize("causal", [False, True])
 def test_every_dq_configuration_agrees(head_dim, causal):
@@ -271,10 +283,11 @@ def test_every_dq_configuration_agrees(head_dim, causal):
 
 @pytest.mark.parametrize("dq_pass", bwd.DQ_PASSES)
 def test_each_tuned_dq_pass_agrees(dq_pass):
-    """The backward tuned among the configurations of one dq_pass, bf16, D = 128, causal,
-    grouped heads, N = 1000: the configuration the tuner keeps gives the reference's
-    gradients."""
-    q, k, v, do = random_inputs(2, 8, 2, 1000, 128, torch.bfloat16, 2)
+    """The backward tuned among the configurations of one dq_pass, bf16, D = 128 (64 for a
+    pass whose space is at 64 alone), causal, grouped heads, N = 1000: the configuration the
+    tuner keeps gives the reference's gradients."""
+    head_dim = 128 if any(c.dq_pass == dq_pass for c in bwd.autotune_space(128)) else 64
+    q, k, v, do = random_inputs(2, 8, 2, 1000, head_dim, torch.bfloat16, 2)
     _, dq_ref, dk_ref, dv_ref = reference_gradients(q, k, v, do, True)
     o, lse = reference_forward(q, k, v, True)
     dq, dk, dv = bwd.backward(do, q, k, v, o, lse, True, dq_pass=dq_pass)

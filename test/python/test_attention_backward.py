@@ -159,7 +159,9 @@ def test_the_space_has_every_way_to_sum_dq():
     configurations it had before, first among them the hazard corpus's, are as they were."""
     for head_dim in bwd.HEAD_DIMS:
         space = bwd.autotune_space(head_dim)
-        assert {config.dq_pass for config in space} == set(bwd.DQ_PASSES)
+        # The consumers' turns at HEAD_DIM 64 alone (autotune_space says why).
+        expected = set(bwd.DQ_PASSES) - ({"alternate"} if head_dim == 128 else set())
+        assert {config.dq_pass for config in space} == expected
         assert space[0] == bwd.Config(64, 128, 2) and space[0].dq_pass == "atomics"
         assert len(set(space)) == len(space)
     with pytest.raises(ValueError, match="dq_pass must be one of atomics, vector, summed, sep"):
@@ -173,13 +175,27 @@ def test_the_space_has_every_way_to_sum_dq():
         bwd.Config(64, 128, 4, p_in_smem=True, dq_pass="split", pipelined=True)
     with pytest.raises(ValueError, match=split_needs):
         bwd.Config(64, 128, 4, p_in_smem=True, scores_by_query=True, dq_pass="split")
+    with pytest.raises(ValueError, match="'alternate' sums the dQ shares of two consumers"):
+        bwd.Config(64, 64, 4, consumers=1, dq_pass="alternate", pipelined=True)
+    alternate_needs = (
+        "'alternate' is built on the pipelined steps with S\\^T, whose P\\^T is dV's A operand "
+        "from registers: it needs pipelined=True, scores_by_query=False and p_in_smem=False"
+    )
+    for steps in (
+        {},
+        dict(pipelined=True, p_in_smem=True),
+        dict(pipelined=True, p_in_smem=True, scores_by_query=True),
+    ):
+        with pytest.raises(ValueError, match=alternate_needs):
+            bwd.Config(64, 128, 4, dq_pass="alternate", **steps)
 
 
-def test_the_tuner_tries_the_separate_pass_and_at_d128_the_split_unless_asked_for_more():
-    """``backward``'s dq_pass None tunes the default ways (the separate pass, and at D = 128
-    FA3's split, which won there), "any" every way, a name that way alone; another name is
-    refused, with the ways named. The default ways' space is theirs alone."""
-    assert bwd.dq_passes_of(None, 64) == ("separate",)
+def test_the_tuner_tries_its_default_passes_unless_asked_for_more():
+    """``backward``'s dq_pass None tunes the default ways (the separate pass, and the one that
+    won beside it: the consumers' turns at D = 64, FA3's split at 128), "any" every way, a
+    name that way alone; another name is refused, with the ways named. The default ways'
+    space is theirs alone."""
+    assert bwd.dq_passes_of(None, 64) == ("separate", "alternate")
     assert bwd.dq_passes_of(None, 128) == ("separate", "split")
     assert attention_backward_config.TUNED_DQ_PASSES.keys() == set(bwd.HEAD_DIMS)
     for head_dim in bwd.HEAD_DIMS:
@@ -299,6 +315,37 @@ def test_the_split_pass_adds_half_the_columns_once(head_dim):
     assert {config.block_m for config in configs} == ({64, 128} if head_dim == 64 else {64})
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_alternating_pass_adds_the_ctas_dq_once(causal):
+    """dq_pass "alternate" (HEAD_DIM 64): one TMA reduce-add a turn (two consumers, each in
+    the branch of its turn of each step, masked and not with the causal mask, and in the
+    last turn after the loop), no atomics from registers; its dQ products read both
+    consumers' dS^T from SMEM, each consumer's two buffers (one a parity of the step); its
+    staging tiles, one fp32 BLOCK_M x D a consumer, have bytes of their own, the
+    descriptor's block is a whole Q block of dQ, and every ring depth fits."""
+    configs = [config for config in bwd.autotune_space(64) if config.dq_pass == "alternate"]
+    assert {config.num_stages for config in configs} == {4, 6, 8}
+    for config in configs:
+        compiled = bwd.compile_for_hopper(config, 64, causal=causal)
+        # Without the mask the loop of masked steps is gone: one step and the last turn.
+        reductions = 6 if causal else 4
+        assert compiled.asm["ttgir"].count("ttng.async_tma_reduce add,") == reductions, config
+        assert not re.search(r"(?:red|atom)\.global", compiled.asm["ptx"]), config
+        assert compiled.metadata.shared <= SMEM_LIMIT, config
+        smem = bwd.smem_plan(config, 64)
+        buffers = {buffer.name: buffer for buffer in smem.buffers}
+        assert buffers["ds_tiles"].shape[0] == 4 and buffers["dq_tiles"].shape[0] == 2
+        views = dict(zip(buffers, smem.plan.views, strict=True))
+        assert views["dq_tiles"].buffer_size == config.block_m * 64 * 4
+        spans = {
+            buffer.name: {byte for i in range(buffer.shape[0]) for byte in _span(view, i)}
+            for buffer, view in zip(smem.buffers, smem.plan.views, strict=True)
+        }
+        dq_bytes = spans.pop("dq_tiles")
+        assert not dq_bytes & set().union(*spans.values()), config
+        assert bwd.block_shapes(config, {"HEAD_DIM": 64})[-1] == [1, config.block_m, 64]
+
+
 def pipelined_configs(head_dim):
     return [config for config in bwd.autotune_space(head_dim) if config.pipelined]
 
@@ -308,19 +355,22 @@ def test_the_space_has_the_pipelined_steps():
     dQ in its pass of its own, S^T or S with two or four stages, and at HEAD_DIM 64 128-row Q
     blocks with S; with dQ's TMA reduce-adds, S with the stages that fit beside the staging
     tiles (two or four at 64, two at 128), and S^T at 64; with dQ split over the consumers, S
-    with the same stages, and at HEAD_DIM 64 128-row Q blocks with two."""
+    with the same stages, and at HEAD_DIM 64 128-row Q blocks with two; at HEAD_DIM 64 the
+    consumers' turns at dQ, S^T with P^T from registers, four, six or eight stages."""
     separate = {(64, by_query, stages) for by_query in (False, True) for stages in (2, 4)}
     expected = {
         64: {
             "separate": separate | {(128, True, 2), (128, True, 4)},
             "tma_add": separate,
             "split": {(64, True, 2), (64, True, 4), (128, True, 2)},
+            "alternate": {(64, False, 4), (64, False, 6), (64, False, 8)},
         },
         128: {"separate": separate, "tma_add": {(64, True, 2)}, "split": {(64, True, 2)}},
     }
     for head_dim in bwd.HEAD_DIMS:
         pipelined = pipelined_configs(head_dim)
-        assert all(config.p_in_smem for config in pipelined)
+        # "alternate" takes P^T from registers, its steps retiring dV before they end.
+        assert all(config.p_in_smem != (config.dq_pass == "alternate") for config in pipelined)
         found = collections.defaultdict(set)
         for config in pipelined:
             shape = (config.block_m, config.scores_by_query, config.num_stages)
@@ -332,23 +382,27 @@ def test_the_space_has_the_pipelined_steps():
 @pytest.mark.parametrize("dq_pass", ["atomics", "vector", "summed"])
 def test_pipelined_names_what_it_needs(dq_pass):
     """``pipelined`` with a way to sum dQ its steps are not built for (a wait for dQ's
-    products would retire dV and dK), without P in SMEM, or with one stage; with dq_pass
-    "separate" or "tma_add" it is a configuration."""
+    products would retire dV and dK), without P in SMEM (but with "alternate", built on P^T
+    from registers), or with one stage; with a way it is built for it is a configuration."""
     message = (
         "pipelined leaves dK and dV in flight .* it is built for dq_pass 'separate' or "
-        f"'tma_add' or 'split', got '{dq_pass}'"
+        f"'tma_add' or 'split' or 'alternate', got '{dq_pass}'"
     )
     with pytest.raises(ValueError, match=message):
         bwd.Config(64, 128, 4, p_in_smem=True, dq_pass=dq_pass, pipelined=True)
     for built_for in attention_backward_config.PIPELINED_DQ_PASSES:
-        # "split" is built on S by queries alone, which needs P in SMEM itself.
-        steps = dict(scores_by_query=True) if built_for == "split" else {}
-        if not steps:
+        # "split" is built on S by queries, which needs P in SMEM itself; "alternate" on P^T
+        # from registers.
+        steps = {
+            "split": dict(p_in_smem=True, scores_by_query=True),
+            "alternate": {},
+        }.get(built_for, dict(p_in_smem=True))
+        if built_for not in ("split", "alternate"):
             with pytest.raises(ValueError, match="pipelined writes P.* needs p_in_smem=True"):
                 bwd.Config(64, 128, 4, dq_pass=built_for, pipelined=True)
         with pytest.raises(ValueError, match="so the consumers hold two: it needs num_stages >="):
-            bwd.Config(64, 128, 1, p_in_smem=True, dq_pass=built_for, pipelined=True, **steps)
-        config = bwd.Config(64, 128, 2, p_in_smem=True, dq_pass=built_for, pipelined=True, **steps)
+            bwd.Config(64, 128, 1, dq_pass=built_for, pipelined=True, **steps)
+        config = bwd.Config(64, 128, 2, dq_pass=built_for, pipelined=True, **steps)
         assert config.pipelined
 
 
@@ -362,8 +416,10 @@ def test_a_pipelined_plan_gives_p_and_ds_bytes_of_their_own(head_dim):
     """The pipelined kernel's tree makes each consumer's P and dS ``distinct`` (dV still reads
     P while dS is written) and keeps dK and dV over K and V; the planner's plan gives every P
     buffer bytes no dS buffer has. At HEAD_DIM 128 with four stages that is 224 KiB, 16 KiB
-    more than the kernel whose P and dS share."""
-    for config in pipelined_configs(head_dim):
+    more than the kernel whose P and dS share. (dq_pass "alternate" has no P buffer: P^T is
+    dV's operand from registers; ``test_the_alternating_pass_adds_the_ctas_dq_once`` checks
+    its plan.)"""
+    for config in (c for c in pipelined_configs(head_dim) if c.p_in_smem):
         smem = bwd.smem_plan(config, head_dim)
         names = [buffer.name for buffer in smem.buffers]
         groups = {
@@ -409,9 +465,13 @@ def pipelined_step_waits(config, head_dim):
     dQ's products, leaving dK and, where they were issued after the chunk, dV and the later
     chunks: with S at HEAD_DIM 64 dQ, dV, dK (2); with S at 128 dQ's first chunk, dV (1), the
     second, dK (1); with S^T dV, dQ, dK (1); with dq_pass "split", dQ's two products (its
-    first before dV's, its second before dK's), leaving dK (1)."""
+    first before dV's, its second before dK's), leaving dK (1); with dq_pass "alternate", on
+    the consumer's turn, for S leaving dP and the turn's two dQ products (3), for dP (2) and
+    for dQ after the softmax (0), else for S (1) and dP (0), then for dV leaving dK (1)."""
     if config.dq_pass == "separate":
         return ["1", "0"]
+    if config.dq_pass == "alternate":
+        return ["3", "2", "0", "1", "0", "1"]
     if config.dq_pass == "split":
         return ["1", "0", "1"]
     if not config.scores_by_query:
@@ -423,18 +483,22 @@ def pipelined_step_waits(config, head_dim):
 def test_the_pipelined_steps_wait_twice_a_step(head_dim):
     """Each consumer's two steps (masked and not) wait for S leaving dP outstanding and for
     dP (and, with dQ's TMA reduce-adds, for dQ's products leaving dK in flight), and one wait
-    after the loop retires the last dV and dK: where the unpipelined kernel waits four times
-    a step. ptxas keeps the wgmmas asynchronous (no C7515 warning of serialized wgmma) and
-    spills nothing at HEAD_DIM 64 with 64-row Q blocks, S^T with dQ's reduce-adds aside
-    (docs/attention-backward.md has the figures)."""
+    after the loop retires the last dV and dK (with "alternate" a second, the last turn's
+    dQ): where the unpipelined kernel waits four times a step. ptxas keeps the wgmmas
+    asynchronous (no C7515 warning of serialized wgmma) and spills nothing at HEAD_DIM 64 with
+    64-row Q blocks, S^T with dQ summed in the kernel aside (docs/attention-backward.md has
+    the figures)."""
     for config in pipelined_configs(head_dim):
         compiled = bwd.compile_for_hopper(config, head_dim, causal=True)
         waits = re.findall(r"warp_group_dot_wait .*\{pendings = (\d)", compiled.asm["ttgir"])
-        assert waits == (pipelined_step_waits(config, head_dim) * 2 + ["0"]) * 2, config
+        after_the_loop = ["0", "0"] if config.dq_pass == "alternate" else ["0"]
+        assert waits == (pipelined_step_waits(config, head_dim) * 2 + after_the_loop) * 2, config
         log = ptxas_log(compiled.asm["ptx"])
         assert "Used" in log and "C7515" not in log and "warning" not in log, (config, log)
-        by_keys_tma_add = config.dq_pass == "tma_add" and not config.scores_by_query
-        if head_dim == 64 and config.block_m == 64 and not by_keys_tma_add:
+        by_keys_in_kernel = (
+            config.dq_pass in ("tma_add", "alternate") and not config.scores_by_query
+        )
+        if head_dim == 64 and config.block_m == 64 and not by_keys_in_kernel:
             assert "0 bytes spill stores, 0 bytes spill loads" in log, (config, log)
     unpipelined = bwd.Config(64, 128, 4, p_in_smem=True, dq_pass="separate")
     ttgir = bwd.compile_for_hopper(unpipelined, head_dim, causal=True).asm["ttgir"]

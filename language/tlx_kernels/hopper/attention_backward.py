@@ -30,7 +30,8 @@ consumer writes.
 
 dQ: dQ of a Q block is a sum over every key block, which other CTAs own. How it is summed is
 the configuration's ``dq_pass`` (attention_backward_config.py's ``DQ_PASSES``; by default
-the tuner tries the second pass, and at D = 128 the last too, ``TUNED_DQ_PASSES``): fp32 atomics of
+the tuner tries the fourth and, by head dim, the last or the one before,
+``TUNED_DQ_PASSES``): fp32 atomics of
 each consumer's share straight from the accumulator's registers (``red.global.add.f32``, no
 SMEM), the same two columns an instruction, the two consumers' shares summed by the tensor
 cores first (each reads the other's dS and K, and adds half of the columns), no dQ here
@@ -39,7 +40,8 @@ matrix products a block pair rather than five) and writes dQ once, without atomi
 consumer's share through fp32 SMEM staging tiles, each added by one asynchronous TMA
 reduce-add (``desc_dq``; ``tlx.compat.tma_atomic_add`` on Triton 3.6 to 3.9), or, on the
 pipelined steps, half of the CTA's columns a consumer over both consumers' dS, added the
-same way ("split": each element once a CTA).
+same way ("split": each element once a CTA), or the consumers taking turns, one computing the
+CTA's whole dQ of a Q block over both consumers' dS^T, added the same way ("alternate").
 docs/attention-backward.md says why each.
 
 Where aliasing buys room
@@ -85,15 +87,18 @@ from tlx_kernels.hopper.attention_backward_step import (
     DQ_COLUMNS,
     LOG2E,
     drain_pipeline,
+    last_turn,
     start_pipeline,
     step_by_keys,
     step_by_queries,
+    step_taking_turns,
     wait_for_other_consumer,
 )
 from tlx_kernels.hopper.attention_common import load_pair_into_ring, load_pairs_once
 from tlx_kernels.hopper.common import (
     LOADER_REGISTERS,
     SM90A,
+    accumulator_layout,
     ring_barriers,
 )
 
@@ -161,11 +166,21 @@ def _store_dk_dv(state, dk, dv, bh_kv, rows, consumer: gl.constexpr):
 
 
 @gluon.jit
-def _step(state, index, bh_q, off_m, rows, key_rows, dk, dv, consumer, MASKED, SCHEDULE):
-    """One Q block in the shape SCHEDULE names (attention_backward_step.py): S^T or S."""
-    if SCHEDULE[2]:
+def _step(state, at, rows, key_rows, dk, dv, consumer, MASKED, SCHEDULE):
+    """One Q block in the shape SCHEDULE names (attention_backward_step.py): S^T or S, or
+    the consumers' turns at dQ, which need the previous step's Q block. ``at``: (ring index,
+    query head, the Q block's first row, the previous step's Q block as ``previous_row``)."""
+    (index, bh_q, off_m, previous_row) = at
+    P_IN_SMEM: gl.constexpr = SCHEDULE[1]
+    DQ_PASS: gl.constexpr = SCHEDULE[3]
+    PIPELINED: gl.constexpr = SCHEDULE[4]
+    if DQ_PASS == "alternate":
+        dk, dv = step_taking_turns(
+            state, index, bh_q, off_m, previous_row, key_rows, dk, dv, consumer, MASKED
+        )
+    elif SCHEDULE[2]:
         dk, dv = step_by_queries(
-            state, index, bh_q, off_m, rows, dk, dv, consumer, MASKED, SCHEDULE[3], SCHEDULE[4]
+            state, index, bh_q, off_m, rows, dk, dv, consumer, MASKED, DQ_PASS, PIPELINED
         )
     else:
         dk, dv = step_by_keys(
@@ -178,9 +193,9 @@ def _step(state, index, bh_q, off_m, rows, key_rows, dk, dv, consumer, MASKED, S
             dv,
             consumer,
             MASKED,
-            SCHEDULE[1],
-            SCHEDULE[3],
-            SCHEDULE[4],
+            P_IN_SMEM,
+            DQ_PASS,
+            PIPELINED,
         )
     return dk, dv
 
@@ -199,12 +214,8 @@ def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
     HEAD_DIM: gl.constexpr = k_tiles.shape[2]
     BLOCK_M: gl.constexpr = q_tiles.shape[1]
     num_warps: gl.constexpr = gl.num_warps()
-    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, HEAD_DIM, 16]
-    )
-    st_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_M, 16]
-    )
+    acc_layout: gl.constexpr = accumulator_layout(HEAD_DIM, num_warps)
+    st_layout: gl.constexpr = accumulator_layout(BLOCK_M, num_warps)
     bh_kv = gl.program_id(1)
     off_n = gl.program_id(0) * (CONSUMERS * SUB_N)
     rows = off_n + consumer * SUB_N
@@ -215,19 +226,23 @@ def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
     dk, dv = start_pipeline(dk, dv, SCHEDULE[4])
     mbarrier.wait(kv_ready, 0)
     index = 0
+    # The previous step's Q block (its first row of the [batch * heads * seq_len] rows), whose
+    # dQ a step of dq_pass "alternate" may compute.
+    previous_row = 0
     for g in range(group):
         bh_q = bh_kv * group + g
         for m in range(first, masked_end):
-            dk, dv = _step(
-                state, index, bh_q, m * BLOCK_M, rows, key_rows, dk, dv, consumer, True, SCHEDULE
-            )
+            at = (index, bh_q, m * BLOCK_M, previous_row)
+            dk, dv = _step(state, at, rows, key_rows, dk, dv, consumer, True, SCHEDULE)
+            previous_row = bh_q * seq_len + m * BLOCK_M
             index += 1
         for m in range(gl.maximum(first, masked_end), n_m):
-            dk, dv = _step(
-                state, index, bh_q, m * BLOCK_M, rows, key_rows, dk, dv, consumer, False, SCHEDULE
-            )
+            at = (index, bh_q, m * BLOCK_M, previous_row)
+            dk, dv = _step(state, at, rows, key_rows, dk, dv, consumer, False, SCHEDULE)
+            previous_row = bh_q * seq_len + m * BLOCK_M
             index += 1
     dk, dv = drain_pipeline(state, index, dk, dv, SCHEDULE[4])
+    last_turn(state, index, previous_row, consumer, SCHEDULE[3])
     wait_for_other_consumer(state, index, consumer, SCHEDULE[3])
     _store_dk_dv(state, dk, dv, bh_kv, rows, consumer)
 
@@ -269,7 +284,12 @@ def _smem_tiles(
         SCORES: gl.constexpr = (BLOCK_M, SUB_N)
     else:
         SCORES: gl.constexpr = (SUB_N, BLOCK_M)
-    ds_tiles = tlx.local_alloc(SCORES, dtype, CONSUMERS, reuse=smem, layout=layout)
+    # "alternate": two dS^T buffers a consumer, one for each parity of the step.
+    if DQ_PASS == "alternate":
+        DS_BUFFERS: gl.constexpr = 2 * CONSUMERS
+    else:
+        DS_BUFFERS: gl.constexpr = CONSUMERS
+    ds_tiles = tlx.local_alloc(SCORES, dtype, DS_BUFFERS, reuse=smem, layout=layout)
     if ALIAS:
         over: gl.constexpr = tlx.reuse_group_type.shared
     else:
@@ -283,22 +303,26 @@ def _smem_tiles(
         scores = tlx.reuse_group(ds_tiles, p_tiles, group_type=scores_over, group_size=CONSUMERS)
     else:
         p_tiles = ds_tiles
-        scores = tlx.reuse_group(ds_tiles, group_size=CONSUMERS)
+        scores = tlx.reuse_group(ds_tiles, group_size=DS_BUFFERS)
     keys = tlx.reuse_group(k_tiles, dk_tiles, group_type=over, group_size=CONSUMERS)
     values = tlx.reuse_group(v_tiles, dv_tiles, group_type=over, group_size=CONSUMERS)
     ring = tlx.reuse_group(
         q_tiles, do_tiles, group_type=tlx.reuse_group_type.distinct, group_size=NUM_STAGES
     )
-    if DQ_PASS == "tma_add" or DQ_PASS == "split":
+    if DQ_PASS == "tma_add" or DQ_PASS == "split" or DQ_PASS == "alternate":
         dq_layout: gl.constexpr = gl.NVMMASharedLayout(
             swizzle_byte_width=128, element_bitwidth=32, rank=2
         )
+        # "alternate": one tile a consumer, which reduces every other step.
+        STAGING: gl.constexpr = CONSUMERS if DQ_PASS == "alternate" else 2 * CONSUMERS
         if DQ_PASS == "split":
             STAGED_COLUMNS: gl.constexpr = HEAD_DIM // 2
+        elif DQ_PASS == "alternate":
+            STAGED_COLUMNS: gl.constexpr = HEAD_DIM
         else:
             STAGED_COLUMNS: gl.constexpr = DQ_COLUMNS
         dq_tiles = tlx.local_alloc(
-            (BLOCK_M, STAGED_COLUMNS), gl.float32, 2 * CONSUMERS, reuse=smem, layout=dq_layout
+            (BLOCK_M, STAGED_COLUMNS), gl.float32, STAGING, reuse=smem, layout=dq_layout
         )
         smem.set_buffer_overlap(
             tlx.reuse_group(
@@ -370,7 +394,7 @@ def attention_bwd_kernel(
     kv_ready = gl.allocate_shared_memory(gl.int64, [1, 1], bar_layout)
     mbarrier.init(kv_ready.index(0), count=1)
     ready, empty = ring_barriers(NUM_STAGES, CONSUMERS)
-    if DQ_PASS == "summed" or DQ_PASS == "split":
+    if DQ_PASS == "summed" or DQ_PASS == "split" or DQ_PASS == "alternate":
         # A consumer's dS is written (ds_ready), and the other consumer has read it (ds_free).
         ds_ready = gl.allocate_shared_memory(gl.int64, [CONSUMERS, 1], bar_layout)
         ds_free = gl.allocate_shared_memory(gl.int64, [CONSUMERS, 1], bar_layout)
@@ -405,7 +429,7 @@ def attention_bwd_kernel(
         state = state + (ds_ready, ds_free)
     if DQ_PASS == "tma_add":
         state = state + (tiles[8], desc_dq)
-    if DQ_PASS == "split":
+    if DQ_PASS == "split" or DQ_PASS == "alternate":
         state = state + (tiles[8], desc_dq, ds_ready, ds_free)
     SCHEDULE: gl.constexpr = (CAUSAL, P_IN_SMEM, SCORES_BY_QUERY, DQ_PASS, PIPELINED)
     if CONSUMERS == 2:
@@ -438,11 +462,14 @@ def block_shapes(config, arguments):
     """Block shapes of the Q, K, V, dO, dK, dV and fp32 dQ accumulator descriptors, which
     address [batch * heads, seq_len, head_dim] (``arguments``: HEAD_DIM among them): a Q block
     of Q and dO, a consumer's keys of K, V, dK and dV, DQ_COLUMNS columns of a Q block of dQ
-    (a TMA reduce-add's, dq_pass "tma_add"; half of head_dim with "split")."""
+    (a TMA reduce-add's, dq_pass "tma_add"; half of head_dim with "split", all of it with
+    "alternate")."""
     head_dim = arguments["HEAD_DIM"]
     q_block = [1, config.block_m, head_dim]
     kv_block = [1, config.block_n // config.consumers, head_dim]
-    dq_columns = head_dim // 2 if config.dq_pass == "split" else DQ_COLUMNS.value
+    dq_columns = {"split": head_dim // 2, "alternate": head_dim}.get(
+        config.dq_pass, DQ_COLUMNS.value
+    )
     dq_block = [1, config.block_m, dq_columns]
     return (q_block, kv_block, kv_block, q_block, kv_block, kv_block, dq_block)
 
@@ -575,6 +602,16 @@ def autotune_space(head_dim):
         # And with 128-row Q blocks, as the separate pass's best at HEAD_DIM 64 (224 KiB;
         # ptxas: 196 bytes of spills a thread, 868 with the causal mask).
         configs.append(Config(128, 128, 2, dq_pass="split", **pipelined, scores_by_query=True))
+    if head_dim == 64:
+        # The consumers taking turns (``step_taking_turns``): one computes the CTA's dQ of a Q
+        # block over both consumers' dS^T, one TMA reduce-add of 64 x D every other step a
+        # consumer, P^T from registers; the ring four, six or eight stages beside two dS^T
+        # buffers and one staging tile a consumer (160 / 192 / 224 KiB). Not at 128, where
+        # S^T's registers spill 1.4 KiB a thread and the two stages that fit ran at 0.65x
+        # "split" (docs/performance.md).
+        configs += [
+            Config(64, 128, stages, dq_pass="alternate", pipelined=True) for stages in (4, 6, 8)
+        ]
     return configs
 
 

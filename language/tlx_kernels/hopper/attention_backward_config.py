@@ -17,22 +17,26 @@ from tlx_kernels.hopper.common import partition_registers
 # chunk of columns (``cp.reduce.async.bulk.tensor``), asynchronous: the consumer goes on while
 # the TMA reads the tile; "split", FA3's: each consumer computes half of the columns of the
 # CTA's dQ over both consumers' dS (the other's read from SMEM) and adds them by one TMA
-# reduce-add, so that a CTA adds each element once (pipelined steps, S by queries only).
-DQ_PASSES = ("atomics", "vector", "summed", "separate", "tma_add", "split")
+# reduce-add, so that a CTA adds each element once (pipelined steps, S by queries only);
+# "alternate": the consumers take turns, one computing the CTA's whole dQ of a Q block over
+# both consumers' dS^T, added by one TMA reduce-add (pipelined steps, S^T, P^T from
+# registers: attention_backward_step.step_taking_turns).
+DQ_PASSES = ("atomics", "vector", "summed", "separate", "tma_add", "split", "alternate")
 # The ways ``backward`` tunes by default (dq_pass None), by head dim: the separate pass won
 # every row timed on the H200 against the in-kernel sums of one consumer's dQ
 # (docs/performance.md: D 64 and 128, grouped heads, causal or not), 9-27% ahead of the best
 # at D = 64, so those, a space three times its size, are tuned only when asked for (a dq_pass
 # of theirs, or "any" for every way). FA3's split beat it by 3-6% at D = 128 (N 2048-8192,
 # grouped or not) and lost by 2-11% at D = 64 (docs/performance.md, "The split of dQ over
-# the consumers, timed").
-TUNED_DQ_PASSES = {64: ("separate",), 128: ("separate", "split")}
+# the consumers, timed"), where the consumers' turns beat it from N = 2048 on by 2-11%
+# ("The consumers take turns at dQ").
+TUNED_DQ_PASSES = {64: ("separate", "alternate"), 128: ("separate", "split")}
 # The ways to sum dQ the pipelined steps are built for (``Config.pipelined``): none in the
 # kernel, or TMA reduce-adds, whose products the steps issue before dK's
 # (attention_backward_step._issue_dq), or after dV's with "split" (``_split_dq``). The other
 # in-kernel sums keep the unpipelined steps ("summed" orders its products across the two
 # consumers, with barriers of its own).
-PIPELINED_DQ_PASSES = ("separate", "tma_add", "split")
+PIPELINED_DQ_PASSES = ("separate", "tma_add", "split", "alternate")
 
 
 def dq_passes_of(dq_pass, head_dim):
@@ -60,9 +64,10 @@ class Config(KernelConfig):
     over K and V (and P^T with dS^T), else every tile in bytes of its own;
     ``scores_by_query`` (with ``p_in_smem``): S and dP with queries as rows rather than keys
     (attention_backward_step.py: fewer registers a consumer thread); ``dq_pass``, how dQ is
-    summed over the key blocks (``DQ_PASSES``); ``pipelined`` (with dq_pass "separate" or
-    "tma_add", and ``p_in_smem``): a step's dV and dK stay in flight into the next step, P and
-    dS each in a buffer of its own, and the step's Q/dO stage is released in the next step;
+    summed over the key blocks (``DQ_PASSES``); ``pipelined`` (with dq_pass "separate",
+    "tma_add" or "split" and ``p_in_smem``, or "alternate" without): a step's dK (and dV)
+    stay in flight into the next step, P and dS each in a buffer of its own, and the step's
+    Q/dO stage is released in the next step;
     with "tma_add" dQ's products are issued before dK's, and the step's wait for them leaves
     dK in flight (dV too with scores_by_query at HEAD_DIM 64).
 
@@ -99,7 +104,7 @@ class Config(KernelConfig):
     def __post_init__(self):
         if self.dq_pass not in DQ_PASSES:
             raise ValueError(f"dq_pass must be one of {', '.join(DQ_PASSES)}, got {self.dq_pass!r}")
-        if self.dq_pass in ("summed", "split") and self.consumers != 2:
+        if self.dq_pass in ("summed", "split", "alternate") and self.consumers != 2:
             raise ValueError(
                 f"dq_pass={self.dq_pass!r} sums the dQ shares of two consumers: consumers=2"
             )
@@ -108,6 +113,14 @@ class Config(KernelConfig):
                 "dq_pass='split' is built on the pipelined steps with S by queries, whose dS "
                 "is dQ's A operand from registers: it needs scores_by_query=True and "
                 "pipelined=True"
+            )
+        if self.dq_pass == "alternate" and not (
+            self.pipelined and not self.scores_by_query and not self.p_in_smem
+        ):
+            raise ValueError(
+                "dq_pass='alternate' is built on the pipelined steps with S^T, whose P^T is dV's "
+                "A operand from registers: it needs pipelined=True, scores_by_query=False and "
+                "p_in_smem=False"
             )
         if self.consumers not in (1, 2):
             raise ValueError(f"consumers must be 1 or 2, got {self.consumers}")
@@ -128,15 +141,16 @@ class Config(KernelConfig):
         """``pipelined`` leaves dK (and dV) in flight into the next step (attention_backward_step
         ``_wait_for_scores``): a wait for dQ's products must not retire them, which the steps
         arrange for dq_pass "tma_add" only (its products issued before dK's:
-        ``_issue_dq``; "separate" has none), P^T must be in SMEM of its own while dV reads it,
-        and the ring must hold the step's stage and the previous one, still unreleased."""
+        ``_issue_dq``; "separate" has none), P^T must be in SMEM of its own while dV reads it
+        (but with "alternate", whose steps retire dV before they end), and the ring must hold
+        the step's stage and the previous one, still unreleased."""
         if self.dq_pass not in PIPELINED_DQ_PASSES:
             raise ValueError(
                 "pipelined leaves dK and dV in flight into the next step, which a wait for dQ's "
                 "products issued after them would retire: it is built for dq_pass "
                 f"{' or '.join(map(repr, PIPELINED_DQ_PASSES))}, got {self.dq_pass!r}"
             )
-        if not self.p_in_smem:
+        if not self.p_in_smem and self.dq_pass != "alternate":
             raise ValueError(
                 "pipelined writes P^T to an SMEM buffer of its own, which dV reads while dS^T "
                 "is written: it needs p_in_smem=True"

@@ -39,7 +39,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
-from tlx_kernels.hopper.common import red_add_pairs
+from tlx_kernels.hopper.common import accumulator_layout, red_add_pairs
 
 LOG2E = gl.constexpr(1.4426950408889634)
 # dQ = dS K is computed DQ_COLUMNS columns at a time.
@@ -95,18 +95,20 @@ def _add_dq(state, dq, bh_q, off_m, first_column, VECTOR: gl.constexpr):
 @gluon.jit
 def _reduce_dq(state, dq, bh_q, off_m, sequence, first_column, consumer: gl.constexpr):
     """Adds sm_scale * ``dq`` (this consumer's share, columns ``first_column`` on) to the fp32
-    dQ accumulator by a TMA reduce-add from one of the consumer's two fp32 staging tiles (rows
+    dQ accumulator by a TMA reduce-add from one of the consumer's fp32 staging tiles (rows
     past the sequence's end lie outside the descriptor's [batch * heads, seq_len, head_dim]:
-    the TMA drops them). ``sequence`` numbers the consumer's reductions, which take the two
-    tiles in turn: before a tile is rewritten ``tma.store_wait(1)`` retires the reduction that
-    read it, two ago, and leaves the one issued since in flight. The epilogue's
-    ``tma.store_wait(0)`` (``_store_dk_dv``) retires the last ones."""
+    the TMA drops them). ``sequence`` numbers the consumer's reductions, which take its tiles
+    in turn (two a consumer, or one with "alternate", whose consumer reduces every other
+    step): before a tile is rewritten ``tma.store_wait`` retires the reduction that read it
+    and leaves those issued since in flight. The epilogue's ``tma.store_wait(0)``
+    (``_store_dk_dv``) retires the last ones."""
     (dq_tiles, desc_dq) = state[20:22]
     sm_scale = state[14]
     BLOCK_M: gl.constexpr = dq.shape[0]
     COLUMNS: gl.constexpr = dq.shape[1]
-    staging = dq_tiles.index(2 * consumer + sequence % 2)
-    tma.store_wait(1)
+    TILES: gl.constexpr = dq_tiles.shape[0] // state[2].shape[0]
+    staging = dq_tiles.index(TILES * consumer + sequence % TILES)
+    tma.store_wait(TILES - 1)
     staging.store(dq * sm_scale)
     fence_async_shared()
     tma_atomic_add(desc_dq, [bh_q, off_m, first_column], staging.reshape([1, BLOCK_M, COLUMNS]))
@@ -120,9 +122,7 @@ def _issue_dq(ds_operand, k, BLOCK_M: gl.constexpr, FIRST: gl.constexpr, END: gl
     registers or SMEM; ``k`` its K buffer), DQ_COLUMNS columns a product, one
     ``warpgroup_mma`` group each; a tuple of them for ``_reduce_issued_dq``."""
     num_warps: gl.constexpr = gl.num_warps()
-    dq_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, DQ_COLUMNS, 16]
-    )
+    dq_layout: gl.constexpr = accumulator_layout(DQ_COLUMNS, num_warps)
     dq_zeros = gl.zeros([BLOCK_M, DQ_COLUMNS], gl.float32, dq_layout)
     chunks = ()
     for chunk in gl.static_range(FIRST, END):
@@ -166,9 +166,9 @@ def _reduce_issued_dq(
 @gluon.jit
 def _cross_consumer_barriers(state, DQ_PASS: gl.constexpr):
     """(ds_ready, ds_free) of the dQ passes in which a consumer's products read the other's
-    dS and K ("summed", "split"): the kernel appends them to the state after the TMA
-    reduce-add's staging tiles and descriptor where it has those ("split")."""
-    if DQ_PASS == "split":
+    dS and K ("summed", "split", "alternate"): the kernel appends them to the state after the
+    TMA reduce-add's staging tiles and descriptor where it has those ("split", "alternate")."""
+    if DQ_PASS == "split" or DQ_PASS == "alternate":
         barriers = state[22:24]
     else:
         barriers = state[20:22]
@@ -182,9 +182,7 @@ def _own_half_of_dq(ds_operand, k, BLOCK_M: gl.constexpr, consumer: gl.constexpr
     its K buffer)."""
     COLUMNS: gl.constexpr = k.shape[1] // 2
     num_warps: gl.constexpr = gl.num_warps()
-    half_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, COLUMNS, 16]
-    )
+    half_layout: gl.constexpr = accumulator_layout(COLUMNS, num_warps)
     return warpgroup_mma(
         ds_operand,
         k.slice(consumer * COLUMNS, COLUMNS, dim=1),
@@ -214,14 +212,20 @@ def _other_half_of_dq(state, dq, other_ds, index, consumer: gl.constexpr, DQ_PAS
 
 @gluon.jit
 def wait_for_other_consumer(state, index, consumer: gl.constexpr, DQ_PASS: gl.constexpr):
-    """With ``DQ_PASS`` "summed" or "split", where the other consumer's dQ products read this
-    consumer's dS and K: waits until the one of step ``index - 1`` has completed
-    (``ds_free``; at index 0 it passes). Before a step's first write to this consumer's dS
-    buffer (its P/dS buffer unpipelined), and before the epilogue writes dK over its K
+    """With ``DQ_PASS`` "summed", "split" or "alternate", where the other consumer's dQ
+    products read this consumer's dS and K: waits until the other consumer has read every dS
+    this consumer gave it before step ``index`` (``ds_free``; when there is none, it passes):
+    with "summed" and "split" one a step, with "alternate" one on each of the other's turns
+    (the steps of parity 1 - consumer). Before a step's write to the dS buffer the other
+    reads (its P/dS buffer unpipelined), and before the epilogue writes dK over its K
     (``index``: the steps it took)."""
     if DQ_PASS == "summed" or DQ_PASS == "split":
         ds_free = _cross_consumer_barriers(state, DQ_PASS)[1]
         mbarrier.wait(ds_free.index(consumer), (index & 1) ^ 1)
+    if DQ_PASS == "alternate":
+        ds_free = _cross_consumer_barriers(state, DQ_PASS)[1]
+        given = (index + consumer) >> 1
+        mbarrier.wait(ds_free.index(consumer), (given & 1) ^ 1)
 
 
 @gluon.jit
@@ -368,14 +372,10 @@ def step_by_keys(
     SUB_N: gl.constexpr = k_tiles.shape[1]
     dtype: gl.constexpr = q_tiles.dtype
     num_warps: gl.constexpr = gl.num_warps()
-    st_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_M, 16]
-    )
+    st_layout: gl.constexpr = accumulator_layout(BLOCK_M, num_warps)
     # dK's and dV's (``_consumer_partition``'s), named here: with PIPELINED they come in as
     # ``warpgroup_mma`` results in flight, whose type has no layout.
-    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, q_tiles.shape[2], 16]
-    )
+    acc_layout: gl.constexpr = accumulator_layout(q_tiles.shape[2], num_warps)
     operand_layout: gl.constexpr = gl.DotOperandLayout(
         operand_index=0, parent=acc_layout, k_width=2
     )
@@ -444,6 +444,150 @@ def step_by_keys(
 
 
 @gluon.jit
+def _issue_turn(state, index, consumer: gl.constexpr):
+    """Issues, on this consumer's turn (dq_pass "alternate"), dQ's products of step
+    ``index``'s Q block over both consumers' keys: dS_c K_c from its own dS^T buffer of the
+    step's parity, then, once the other's dS^T of the step is written (``ds_ready``), the
+    other's. Each dS is read from SMEM as the transpose of the dS^T tile written."""
+    (k_tiles, ds_tiles) = state[2], state[4]
+    ds_ready = _cross_consumer_barriers(state, "alternate")[0]
+    HEAD_DIM: gl.constexpr = k_tiles.shape[2]
+    BLOCK_M: gl.constexpr = ds_tiles.shape[2]
+    num_warps: gl.constexpr = gl.num_warps()
+    acc_layout: gl.constexpr = accumulator_layout(HEAD_DIM, num_warps)
+    other: gl.constexpr = 1 - consumer
+    parity = index & 1
+    dq = warpgroup_mma(
+        ds_tiles.index(2 * consumer + parity).permute((1, 0)),
+        k_tiles.index(consumer),
+        gl.zeros([BLOCK_M, HEAD_DIM], gl.float32, acc_layout),
+        use_acc=False,
+        is_async=True,
+    )
+    mbarrier.wait(ds_ready.index(other), (index >> 1) & 1)
+    dq = warpgroup_mma(
+        ds_tiles.index(2 * other + parity).permute((1, 0)),
+        k_tiles.index(other),
+        dq,
+        is_async=True,
+    )
+    return dq
+
+
+@gluon.jit
+def _finish_turn(state, dq, index, row, consumer: gl.constexpr):
+    """dQ of step ``index``'s Q block complete (``dq``, its products waited for): the other
+    consumer's dS^T buffer is free again (``ds_free``), and dQ goes to this consumer's staging
+    tile and its TMA reduce-add (``_reduce_dq``; ``row``: the Q block's first row of the
+    [batch * heads * seq_len] rows)."""
+    ds_free = _cross_consumer_barriers(state, "alternate")[1]
+    seq_len = state[16]
+    mbarrier.arrive(ds_free.index(1 - consumer))
+    _reduce_dq(state, dq, row // seq_len, row % seq_len, index >> 1, 0, consumer)
+
+
+@gluon.jit
+def last_turn(state, index, previous_row, consumer: gl.constexpr, DQ_PASS: gl.constexpr):
+    """After the loop (``index``: the steps taken; ``previous_row``: the last step's Q block,
+    as ``step_taking_turns`` takes it), with dq_pass "alternate": the consumer whose turn the
+    last step's dQ is computes it, before the epilogue writes dK over K (the other
+    consumer's epilogue waits for ``ds_free``)."""
+    if DQ_PASS == "alternate":
+        if (index > 0) & (((index - 1) & 1) == consumer):
+            dq = _issue_turn(state, index - 1, consumer)
+            dq = warpgroup_mma_wait(0, deps=[dq])
+            _finish_turn(state, dq, index - 1, previous_row, consumer)
+
+
+@gluon.jit
+def step_taking_turns(
+    state,
+    index,
+    bh_q,
+    off_m,
+    previous_row,
+    key_rows,
+    dk,
+    dv,
+    consumer: gl.constexpr,
+    MASKED: gl.constexpr,
+):
+    """One pipelined step with dq_pass "alternate": ``step_by_keys``'s S^T, P^T from
+    registers for dV, dS^T through SMEM for dK, and the consumers taking turns at dQ. The
+    dQ of step i's Q block is computed once a CTA, by consumer i % 2 over both consumers'
+    dS^T, in step i + 1 (or after the loop: ``last_turn``), so that the two consumers need
+    not be in step: its products are issued after this step's S^T and dP^T and stay in flight
+    through the softmax, and it is added by one TMA reduce-add. ``previous_row`` is step
+    index - 1's Q block, its first row of the [batch * heads * seq_len] rows.
+
+    Each consumer has two dS^T buffers, one a parity of the step. The one of a step whose
+    dQ is the other consumer's turn is announced by ``ds_ready`` and rewritten two steps
+    later only after ``ds_free`` says the other has read it (the epilogue waits for it too,
+    before it writes dK over K). dV is retired within the step (P^T's registers), dK left in
+    flight into the next step (``_wait_for_scores``). No branch of a turn yields a product
+    in flight: the registers of such a result were copied before the tensor cores had
+    written them (a first version's dK came out wrong so), hence each branch waits for what
+    it issues and dV and dK are issued after it."""
+    (q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles) = state[0:5]
+    ready = state[9]
+    NUM_STAGES: gl.constexpr = q_tiles.shape[0]
+    BLOCK_M: gl.constexpr = q_tiles.shape[1]
+    SUB_N: gl.constexpr = k_tiles.shape[1]
+    HEAD_DIM: gl.constexpr = k_tiles.shape[2]
+    dtype: gl.constexpr = q_tiles.dtype
+    num_warps: gl.constexpr = gl.num_warps()
+    st_layout: gl.constexpr = accumulator_layout(BLOCK_M, num_warps)
+    acc_layout: gl.constexpr = accumulator_layout(HEAD_DIM, num_warps)
+    operand_layout: gl.constexpr = gl.DotOperandLayout(
+        operand_index=0, parent=acc_layout, k_width=2
+    )
+    ds_ready = _cross_consumer_barriers(state, "alternate")[0]
+    stage = index % NUM_STAGES
+    q = q_tiles.index(stage)
+    do = do_tiles.index(stage)
+    mbarrier.wait(ready.index(stage), (index // NUM_STAGES) & 1)
+    zeros = gl.zeros([SUB_N, BLOCK_M], gl.float32, st_layout)
+    s_tok = warpgroup_mma(
+        k_tiles.index(consumer), q.permute((1, 0)), zeros, use_acc=False, is_async=True
+    )
+    dp_tok = warpgroup_mma(
+        v_tiles.index(consumer), do.permute((1, 0)), zeros, use_acc=False, is_async=True
+    )
+    queries = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(0, st_layout))
+    lse2, delta = _row_statistics(state, bh_q, queries)
+    parity = index & 1
+    # This consumer's turn: step index - 1's dQ, its products run under the softmax.
+    if (parity != consumer) & (index > 0):
+        dq = _issue_turn(state, index - 1, consumer)
+        s, dk_done, dv_done = warpgroup_mma_wait(3, deps=[s_tok, dk, dv])
+        _release_stage_of(state, index - 1)
+        dp = warpgroup_mma_wait(2, deps=[dp_tok])
+        p, ds = _scores_to_gradients(s, dp, lse2, delta, queries, key_rows, state[15], MASKED)
+        dq = warpgroup_mma_wait(0, deps=[dq])
+        _finish_turn(state, dq, index - 1, previous_row, consumer)
+    else:
+        s, dk_done, dv_done = warpgroup_mma_wait(1, deps=[s_tok, dk, dv])
+        if index > 0:
+            _release_stage_of(state, index - 1)
+        dp = warpgroup_mma_wait(0, deps=[dp_tok])
+        p, ds = _scores_to_gradients(s, dp, lse2, delta, queries, key_rows, state[15], MASKED)
+    p16 = gl.convert_layout(p.to(dtype), operand_layout)
+    dv = warpgroup_mma(p16, do, dv_done, is_async=True)
+    ds16 = ds.to(dtype)
+    ds_smem = ds_tiles.index(2 * consumer + parity)
+    # dQ of this step is consumer parity's turn, in the next step: the other gives it dS^T.
+    if parity != consumer:
+        wait_for_other_consumer(state, index, consumer, "alternate")
+    ds_smem.store(ds16)
+    fence_async_shared()
+    if parity != consumer:
+        mbarrier.arrive(ds_ready.index(consumer))
+    dk = warpgroup_mma(ds_smem, q, dk_done, is_async=True)
+    dv, p16 = warpgroup_mma_wait(1, deps=[dv, p16])
+    return dk, warpgroup_mma_init(dv)
+
+
+@gluon.jit
 def _gradients_by_query(s, dp, lse2, delta, queries, keys, qk_scale, MASKED: gl.constexpr):
     """(P, dS) of a Q block from S and dP (fp32, queries by rows, keys by columns): P =
     exp(S * sm_scale - LSE), zero right of the diagonal when MASKED (a key after the query),
@@ -489,9 +633,7 @@ def _split_dq(
     other: gl.constexpr = 1 - consumer
     dtype: gl.constexpr = k_tiles.dtype
     num_warps: gl.constexpr = gl.num_warps()
-    dq_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, COLUMNS, 16]
-    )
+    dq_layout: gl.constexpr = accumulator_layout(COLUMNS, num_warps)
     ds16 = ds.to(dtype)
     ds_operand = gl.convert_layout(
         ds16, gl.DotOperandLayout(operand_index=0, parent=dq_layout, k_width=2)
@@ -538,17 +680,13 @@ def step_by_queries(
     SUB_N: gl.constexpr = k_tiles.shape[1]
     dtype: gl.constexpr = q_tiles.dtype
     num_warps: gl.constexpr = gl.num_warps()
-    s_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, SUB_N, 16]
-    )
+    s_layout: gl.constexpr = accumulator_layout(SUB_N, num_warps)
     # dS from registers is the A operand of dQ's products, whose columns _dq_and_release says.
     if DQ_PASS == "summed":
         DQ_N: gl.constexpr = HEAD_DIM // 2
     else:
         DQ_N: gl.constexpr = DQ_COLUMNS
-    dq_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, DQ_N, 16]
-    )
+    dq_layout: gl.constexpr = accumulator_layout(DQ_N, num_warps)
     stage = index % NUM_STAGES
     q = q_tiles.index(stage)
     do = do_tiles.index(stage)
