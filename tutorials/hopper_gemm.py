@@ -73,24 +73,28 @@ of a tile's units to arrive reads the sum and stores C, as split-K does
 (``split_reduction.py``). The ring runs on from the tiles into the
 units, and nothing of it is added to SMEM.
 
-128 x 192 tiles, two column parts
----------------------------------
+128 x 192 and 128 x 160 tiles, two column parts
+-----------------------------------------------
 At 1536 cubed, 3072 cubed and 512 x 6144 every power-of-two tile width makes a ragged wave on
 132 SMs (1536 cubed at 128 x 128: 144 tiles, 1.09 waves), where 128 x 192 tiles make 96, 384
-and 128 tiles (0.73, 2.91 and 0.97 waves). Gluon's buffers and tensors have power-of-two
-shapes, so ``block_n=192`` builds the tile of a 128- and a 64-column part
-(``gemm_state.column_parts``): each stage holds A, B's 128-column part and its 64-column part,
-each consumer keeps two accumulators and issues two products a K step on the same A rows
-(``common.ring_matmul_pair``, which the gated MLP's gate and up products share), and C is
-stored a part at a time. The tree names the parts::
+and 128 tiles (0.73, 2.91 and 0.97 waves) and 128 x 160 tiles make 120 at 1536 cubed (0.91
+wave). Gluon's buffers and tensors have power-of-two shapes, so ``block_n=192`` builds the
+tile of a 128- and a 64-column part, ``block_n=160`` of a 128- and a 32-column part
+(``gemm_state.column_parts``): each stage holds A and B's two parts, each consumer keeps two
+accumulators and issues two products a K step on the same A rows (``common.ring_matmul_pair``,
+which the gated MLP's gate and up products share), and C is stored a part at a time. B and C
+are copied the narrower part's width at a time, in a layout swizzled over that width's rows
+(``common.tile_layout``: 64 bytes for 32 columns). The tree names the parts::
 
     stage = distinct(b_ring, a_ring, b_tail)
     distinct(distinct(c_tile, c_tail), reuse_group(stage, group_size=NUM_STAGES))
 
 persistent (C beside the ring), or ``shared(...)`` with C over the ring for one tile a CTA.
-The tuner tries these tiles only where their waves keep the SMs busier than both 128 x 128
-and 128 x 256 tiles (``gemm.split_columns_fill_waves``), and takes them at all three shapes
-(``bench/gemm.py --grid``; docs/performance.md).
+The tuner tries the tiles of the width whose waves keep the SMs busiest, and only where they
+keep them busier than both 128 x 128 and 128 x 256 tiles (``gemm.split_columns_width``): 160
+at 1536 cubed, 192 at the other two shapes (``bench/gemm.py --grid``; docs/performance.md).
+A 16-column part (144 columns, 132 tiles at 1536 cubed) ran slower than either: its products
+of N = 16 read A from SMEM as often as the 128-column part's.
 
 Staggered consumers
 -------------------

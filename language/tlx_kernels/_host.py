@@ -19,9 +19,8 @@ import torch
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler.errors import CompilationError
-from triton.experimental.gluon import language as gl
 
-from tlx_kernels.hopper.common import TRITON_DTYPE_BITS, triton_dtype
+from tlx_kernels.hopper.common import TRITON_DTYPE_BITS, tile_layout, triton_dtype
 from tlx_kernels.launch import DirectLaunch
 
 # The default partition is one consumer warpgroup; the other consumers (4 warps each) and the
@@ -65,12 +64,8 @@ DESCRIPTOR_DTYPE_BITS = {**TRITON_DTYPE_BITS, "fp32": 32}
 
 def descriptor_type(dtype, block_shape):
     """The signature entry of a TMA descriptor of ``dtype`` ("fp16", "bf16" or "fp32") whose
-    block is ``block_shape``, in the 128-byte-swizzled layout every tile of these kernels has."""
-    layout = gl.NVMMASharedLayout(
-        swizzle_byte_width=128,
-        element_bitwidth=DESCRIPTOR_DTYPE_BITS[dtype],
-        rank=len(block_shape),
-    )
+    block is ``block_shape``, in the tiles' shared layout (``common.tile_layout``)."""
+    layout = tile_layout(DESCRIPTOR_DTYPE_BITS[dtype], tuple(block_shape))
     return f"tensordesc<{dtype}[{','.join(str(size) for size in block_shape)}],{layout!r}>"
 
 
@@ -148,7 +143,7 @@ class KernelHost:
 
     def make_descriptors(self, config, tensors, **call_constexprs):
         """A TMA descriptor of each of ``tensors`` (one a descriptor parameter) in its block
-        shape with ``config`` and the call's constexprs, over 128-byte swizzled tiles."""
+        shape with ``config`` and the call's constexprs, in the tiles' shared layout."""
         from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
         shapes = self.block_shapes(config, call_constexprs)
@@ -156,11 +151,7 @@ class KernelHost:
             TensorDescriptor.from_tensor(
                 tensor,
                 list(shape),
-                gl.NVMMASharedLayout(
-                    swizzle_byte_width=128,
-                    element_bitwidth=tensor.element_size() * 8,
-                    rank=len(shape),
-                ),
+                tile_layout(tensor.element_size() * 8, tuple(shape)),
             )
             for tensor, shape in zip(tensors, shapes, strict=True)
         ]
@@ -199,11 +190,13 @@ class KernelHost:
         launch(tensors, call_arguments)
 
     def set_block_shapes(self, arguments):
-        """The configuration's tiles on the descriptors: the autotuner runs this before each
-        launch, and the plan pruner before it types the arguments."""
+        """The configuration's tiles, and their layouts, on the descriptors: the autotuner runs
+        this before each launch, and the plan pruner before it types the arguments."""
         shapes = self.block_shapes(self.config_type.of_arguments(arguments), arguments)
         for name, shape in zip(self.descriptors, shapes, strict=True):
-            arguments[name].block_shape = list(shape)
+            descriptor = arguments[name]
+            descriptor.block_shape = list(shape)
+            descriptor.layout = tile_layout(descriptor.layout.element_bitwidth, tuple(shape))
 
     def triton_config(self, config):
         """``config`` as the autotuner takes it."""
@@ -237,9 +230,7 @@ class KernelHost:
         tensor = torch.empty(16, 16, dtype=torch.float16 if dtype == "fp16" else torch.bfloat16)
         arguments = {}
         for name, shape in zip(self.descriptors, self.block_shapes(config, {}), strict=True):
-            layout = gl.NVMMASharedLayout(
-                swizzle_byte_width=128, element_bitwidth=TRITON_DTYPE_BITS[dtype], rank=len(shape)
-            )
+            layout = tile_layout(TRITON_DTYPE_BITS[dtype], tuple(shape))
             arguments[name] = TensorDescriptor(tensor, [4096, 4096], [4096, 1], list(shape), layout)
         return {**arguments, **scalars}
 

@@ -120,8 +120,9 @@ def test_matches_reference(dtype, config_name, shape):
 @pytest.mark.parametrize("persistent", [False, True], ids=["one_tile", "persistent"])
 @pytest.mark.parametrize(
     "shape",
-    # The shapes the tuner tries 128 x 192 tiles at; N of 500 and 1000: a last tile column of
-    # 116 and 40 columns (the 64-column part wholly past N).
+    # The shapes the tuner tries the two-part tiles at; N of 500 and 1000: at 128 x 192 a last
+    # tile column of 116 and 40 columns (the 64-column part wholly past N), at 128 x 160 of 20
+    # and 40 (the 32-column part wholly past N).
     [
         (1536, 1536, 1536),
         (512, 6144, 4096),
@@ -131,7 +132,7 @@ def test_matches_reference(dtype, config_name, shape):
     ],
     ids=lambda shape: "x".join(map(str, shape)),
 )
-def test_192_column_tiles_match_reference(dtype, persistent, shape):
+def test_two_part_tiles_match_reference(dtype, persistent, shape):
     from tlx_kernels.hopper import gemm
 
     M, N, K = shape

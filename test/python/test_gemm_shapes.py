@@ -1,7 +1,7 @@
 """The GEMM off the square grid, on the CPU: split-K, the last-wave schedule, the 256 x 128,
-128 x 192 and 64 x 64 tiles as configurations (what they refuse, what the tuner keeps at which
-shape), the split units' schedule, their SMEM plans, and their kernels compiled for sm_90a
-or pruned with the planner's reason. The GPU tests are test/gpu/test_hopper_gemm.py's."""
+128 x 192, 128 x 160 and 64 x 64 tiles as configurations (what they refuse, what the tuner
+keeps at which shape), the split units' schedule, their SMEM plans, and their kernels compiled
+for sm_90a or pruned with the planner's reason. The GPU tests are test/gpu/test_hopper_gemm.py's."""
 
 import importlib
 
@@ -377,6 +377,7 @@ def test_new_configurations_compile_for_sm90a(gemm, config_fields):
         assert "atom.global" not in ptx
 
 
+@pytest.mark.parametrize("block_n", [160, 192])
 @pytest.mark.parametrize(
     "fields",
     [
@@ -387,55 +388,86 @@ def test_new_configurations_compile_for_sm90a(gemm, config_fields):
     ],
     ids=["pipelined", "stagger", "split_k", "last_wave_split"],
 )
-def test_192_column_tiles_need_the_warp_specialized_kernel_unsplit(gemm, fields):
+def test_two_part_tiles_need_the_warp_specialized_kernel_unsplit(gemm, fields, block_n):
     alias_c = not fields.get("persistent") and "stagger" not in fields
-    with pytest.raises(ValueError, match="block_n=192 .*split of B and C"):
-        gemm.Config(128, 192, 64, 4, alias_c, **fields)
+    with pytest.raises(ValueError, match=f"block_n={block_n} .*split of B and C"):
+        gemm.Config(128, block_n, 64, 4, alias_c, **fields)
     gemm.Config(128, 256, 64, 4, alias_c, **fields)  # the same schedule of a 256-column tile
 
 
-def test_a_192_column_tile_is_a_128_and_a_64_column_part(gemm):
+def test_a_tile_of_two_parts_is_a_128_and_a_narrower_column_part(gemm):
     assert gemm.column_parts(192) == (128, 64)
+    assert gemm.column_parts(160) == (128, 32)
     assert [gemm.column_parts(n) for n in (64, 128, 256)] == [(64,), (128,), (256,)]
-    # B and C are copied 64 columns at a time, the parts' common width.
-    config = gemm.Config(128, 192, 64, 4, alias_c=False, persistent=True)
-    assert gemm.block_shapes(config) == ([128, 64], [64, 64], [64, 64])
+    # B and C are copied the narrower part's width at a time, in a layout swizzled over a
+    # row of that width: 128 bytes for 64 columns, 64 for 32.
+    # The autotuner's pre-hook sets both on the descriptors of the call, before each launch.
+    arguments = gemm.placeholder_arguments("bf16")
+    for block_n, width in ((192, 64), (160, 32)):
+        config = gemm.Config(128, block_n, 64, 3, alias_c=False, persistent=True)
+        assert gemm.block_shapes(config) == ([128, 64], [64, width], [64, width])
+        gemm.HOST.set_block_shapes({**arguments, **config.kernel_arguments()})
+        for name in ("desc_b", "desc_c"):
+            assert arguments[name].block_shape == [64, width]
+            assert arguments[name].layout.swizzle_byte_width == width * 2
+        assert arguments["desc_a"].layout.swizzle_byte_width == 128
+    gemm.HOST.set_block_shapes({**arguments, **gemm.default_config().kernel_arguments()})
+    assert arguments["desc_b"].block_shape == [64, 256]
+    assert arguments["desc_b"].layout.swizzle_byte_width == 128
+
+
+@pytest.mark.parametrize("block_n", [144, 96, 300, 8])
+def test_a_tile_width_neither_a_power_of_two_nor_two_parts_is_refused(gemm, block_n):
+    with pytest.raises(
+        ValueError, match=rf"block_n={block_n}: a power of two from 16 to 256 .* \(160, 192\)"
+    ):
+        gemm.Config(128, block_n, 64, 4, alias_c=True)
 
 
 @pytest.mark.parametrize(
-    ("shape", "fills", "tried"),
+    ("shape", "width", "tried"),
     [
-        # One wave of 96 tiles; 2.91 waves; 0.97 wave (128 x 256: 0.55, 2.18, 0.73 waves).
-        ((1536, 1536, 1536), True, True),
-        ((3072, 3072, 3072), True, True),
-        ((512, 6144, 4096), True, True),
+        # One wave of 120 tiles of 128 x 160 (of 96 of 128 x 192; 128 x 256: 0.55 wave).
+        ((1536, 1536, 1536), 160, True),
+        # 2.91 waves; 0.97 wave (128 x 256: 2.18, 0.73 waves; 128 x 160: 3.6, 1.2).
+        ((3072, 3072, 3072), 192, True),
+        ((512, 6144, 4096), 192, True),
         # 5.3 waves of 128 x 192 tiles, whose last is a third busy; 128 x 256's 3.9 waves.
-        ((4096, 4096, 4096), False, False),
-        ((300, 500, 200), False, False),
+        ((4096, 4096, 4096), None, False),
+        ((300, 500, 200), None, False),
         # Fuller waves than 128 x 256 tiles', but after 16 of them: not tried.
-        ((8192, 8192, 8192), True, False),
+        ((8192, 8192, 8192), 192, False),
     ],
 )
-def test_the_tuner_tries_192_column_tiles_where_their_waves_fill_the_sms(gemm, shape, fills, tried):
-    assert gemm.split_columns_fill_waves(shape[0], shape[1], SMS) == fills
-    split_columns = [config for config in shape_kept(gemm, *shape) if config.block_n == 192]
-    assert split_columns == (gemm.SPLIT_COLUMN_TILES if tried else [])
+def test_the_tuner_tries_the_two_part_tiles_whose_waves_fill_the_sms(gemm, shape, width, tried):
+    assert gemm.split_columns_width(shape[0], shape[1], SMS) == width
+    two_parts = [config for config in shape_kept(gemm, *shape) if config.block_n in (160, 192)]
+    expected = [config for config in gemm.SPLIT_COLUMN_TILES if config.block_n == width]
+    assert two_parts == (expected if tried else [])
+    assert not tried or len(expected) >= 2
 
 
-@pytest.mark.parametrize("config", [0, 1, 2, 3], ids=lambda i: f"split_column_tile{i}")
-def test_192_column_tiles_compile_with_n128_and_n64_products(gemm, config):
+@pytest.mark.parametrize("config", range(6), ids=lambda i: f"split_column_tile{i}")
+def test_two_part_tiles_compile_with_a_product_a_part(gemm, config):
     config = gemm.SPLIT_COLUMN_TILES[config]
+    main, tail = gemm.column_parts(config.block_n)
+    if tlx.compat.NEEDS_WHOLE_VIEWS and (config.block_n, config.num_stages) == (160, 5):
+        # Views of whole slots over 36 KiB stages round the region past the SMEM: pruned.
+        needs = "needs 262144 bytes of shared memory, more than the target's limit of 232448"
+        with pytest.raises(CompilationError, match=needs):
+            gemm.smem_plan(config)
+        return
     smem = gemm.smem_plan(config)
-    stage = (128 * 64 + 64 * 128 + 64 * 64) * 2  # A, B's 128- and 64-column parts: 40 KiB
-    c_bytes = 0 if config.alias_c else 128 * 192 * 2
+    stage = (128 * 64 + 64 * main + 64 * tail) * 2  # A, B's two parts: 40 or 36 KiB
+    c_bytes = 0 if config.alias_c else 128 * config.block_n * 2
     assert_region_holds(smem.plan.size_bytes, config.num_stages * stage + c_bytes, config)
     compiled = gemm.compile_for_hopper(config, "bf16")
     assert smem.plan.size_bytes < compiled.metadata.shared <= 232448
     ptx = compiled.asm["ptx"]
-    # Each consumer's two products a K step: 128 and 64 columns of the same A rows.
+    # Each consumer's two products a K step: 128 and 64 or 32 columns of the same A rows.
     assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16" in ptx
-    assert "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16" in ptx
-    assert "n192" not in ptx and "n256" not in ptx
+    assert f"wgmma.mma_async.sync.aligned.m64n{tail}k16.f32.bf16.bf16" in ptx
+    assert f"n{config.block_n}" not in ptx and "n256" not in ptx
 
 
 def test_the_bench_grid_takes_groups_and_shapes():

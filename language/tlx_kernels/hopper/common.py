@@ -64,10 +64,16 @@ def accumulator_layout(columns, num_warps):
 
 
 @functools.cache
-def tile_layout(bits):
-    """The shared layout of every tile: 128-byte swizzle, which the TMA writes and
-    warpgroup_mma reads."""
-    return gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=bits, rank=2)
+def tile_layout(bits, block_shape=None):
+    """The shared layout of a tile (of ``block_shape``: its rank, and its rows' bytes), which
+    the TMA writes and warpgroup_mma reads: 128-byte swizzle, or a row's bytes where a row is
+    narrower (a GEMM tile's 16- or 32-column part, gemm_state.column_parts)."""
+    if block_shape is None:
+        return gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=bits, rank=2)
+    row_bytes = block_shape[-1] * bits // 8
+    return gl.NVMMASharedLayout(
+        swizzle_byte_width=min(128, row_bytes), element_bitwidth=bits, rank=len(block_shape)
+    )
 
 
 @gluon.jit
@@ -163,9 +169,9 @@ def tma_descriptors(tensors, block_shapes):
     of its block shape, in the tiles' shared layout (``tile_layout``)."""
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
-    layout = tile_layout(tensors[0].element_size() * 8)
+    bits = tensors[0].element_size() * 8
     return [
-        TensorDescriptor.from_tensor(t, shape, layout)
+        TensorDescriptor.from_tensor(t, shape, tile_layout(bits, tuple(shape)))
         for t, shape in zip(tensors, block_shapes, strict=True)
     ]
 

@@ -14,7 +14,7 @@ from tlx_kernels.hopper.common import (
     SM90A,
     TMA_ALIGNMENT,
     TORCH_TO_TRITON_DTYPE,
-    tile_layout,
+    tma_descriptors,
     tma_operand,
     triton_dtype,
 )
@@ -34,9 +34,9 @@ from tlx_kernels.launch import DirectLaunch
 _TORCH_DTYPE = {name: dtype for dtype, name in TORCH_TO_TRITON_DTYPE.items()}
 
 
-# A tile of this many columns is built of power-of-two parts (``gemm_state.column_parts``),
+# Tiles of these many columns are built of power-of-two parts (``gemm_state.column_parts``),
 # whose wave counts fit grids that 128 and 256 columns leave ragged (``shape_configs``).
-SPLIT_BLOCK_N = 192
+SPLIT_COLUMN_WIDTHS = (160, 192)
 column_parts = _column_parts.fn
 
 
@@ -89,6 +89,14 @@ class Config(KernelConfig):
                     else "a multiple of 64 (a warpgroup's MMA rows)"
                 )
             )
+        if self.block_n not in SPLIT_COLUMN_WIDTHS and (
+            not 16 <= self.block_n <= 256 or self.block_n & (self.block_n - 1)
+        ):
+            raise ValueError(
+                f"block_n={self.block_n}: a power of two from 16 to 256 (Gluon's tiles have "
+                f"power-of-two shapes), or one of {SPLIT_COLUMN_WIDTHS}, a tile of two "
+                "power-of-two column parts"
+            )
         if self.persistent and self.alias_c:
             raise ValueError(
                 "a persistent kernel loads a CTA's next tile while it stores C: C cannot alias "
@@ -124,11 +132,11 @@ class Config(KernelConfig):
             )
         if self.split_k < 1:
             raise ValueError(f"split_k={self.split_k}: a number of K splits, 1 or more")
-        if self.block_n == SPLIT_BLOCK_N and (
+        if len(column_parts(self.block_n)) > 1 and (
             not self.warp_specialize or self.stagger or self.split_k > 1 or self.last_wave_split > 1
         ):
             raise ValueError(
-                f"block_n={SPLIT_BLOCK_N} (a {column_parts(SPLIT_BLOCK_N)} split of B and C) is "
+                f"block_n={self.block_n} (a {column_parts(self.block_n)} split of B and C) is "
                 "built by the warp-specialized kernel's consumers only: it needs "
                 "warp_specialize=True, stagger=0, split_k=1 and last_wave_split=1"
             )
@@ -187,8 +195,8 @@ def benchmark_configs(dtype="fp16"):
 
 def block_shapes(config, arguments=None):
     """Block shapes of the A, B and C descriptors: C is stored a consumer's half at a time; a
-    tile of ``SPLIT_BLOCK_N`` columns copies B and C 64 columns at a time (its parts' common
-    width, ``column_parts``)."""
+    tile of two column parts (``SPLIT_COLUMN_WIDTHS``) copies B and C its narrower part's
+    width at a time (``column_parts``)."""
     return (
         [config.block_m, config.block_k],
         [config.block_k, column_parts(config.block_n)[-1]],
@@ -254,17 +262,12 @@ def matmul(a, b, config=None):
     """a @ b for CUDA tensors a [M, K] and b [K, N] of one dtype (float16 or bfloat16),
     accumulated in float32; the result has the inputs' dtype. Operands whose rows the TMA
     cannot address (a row not a multiple of 16 bytes) are first copied into padded rows."""
-    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
     a, b, c, (M, N, K) = _operands(a, b)
     if c is None:
         return torch.zeros(M, N, device=a.device, dtype=a.dtype)
     config = config or default_config(a.dtype)
-    layout = tile_layout(a.element_size() * 8)
-    block_a, block_b, block_c = block_shapes(config)
-    desc_a = TensorDescriptor.from_tensor(a, block_a, layout)
-    desc_b = TensorDescriptor.from_tensor(b, block_b, layout)
-    desc_c = TensorDescriptor.from_tensor(c, block_c, layout)
+    desc_a, desc_b, desc_c = tma_descriptors((a, b, c), block_shapes(config))
     _check_splits(config, K)
     grid = _launch_grid(M, N, config, a.device)
     workspace, counters = split_k_buffers(a.device, [config], M, N)
@@ -374,25 +377,31 @@ LAST_WAVE_TILES = ((128, 256, 3), (256, 128, 3), (128, 128, 5))
 LAST_WAVE_FACTORS = (2, 3, 4, 6, 8)
 
 
-# The 128 x 192 tiles (``SPLIT_BLOCK_N``): persistent with C beside a ring of 3 or 4 stages
-# of 40 KiB (4: 48 + 160 KiB), and one tile a CTA with C over a ring of 4 or 5 stages.
-SPLIT_COLUMN_TILES = [
-    Config(128, SPLIT_BLOCK_N, 64, stages, alias_c=False, persistent=True) for stages in (3, 4)
-] + [Config(128, SPLIT_BLOCK_N, 64, stages, alias_c=True) for stages in (4, 5)]
+# The tiles of two column parts (``SPLIT_COLUMN_WIDTHS``). 128 x 192: persistent with C
+# beside a ring of 3 or 4 stages of 40 KiB (4: 48 + 160 KiB), and one tile a CTA with C over
+# a ring of 4 or 5 stages. 128 x 160: persistent with C beside a ring of 4 or 5 stages of
+# 36 KiB (5: 40 + 180 KiB), the configurations measured at 1536 cubed (docs/performance.md).
+SPLIT_COLUMN_TILES = (
+    [Config(128, 192, 64, stages, alias_c=False, persistent=True) for stages in (3, 4)]
+    + [Config(128, 192, 64, stages, alias_c=True) for stages in (4, 5)]
+    + [Config(128, 160, 64, stages, alias_c=False, persistent=True) for stages in (4, 5)]
+)
 
 
-def split_columns_fill_waves(M, N, sms):
-    """Whether 128 x 192 tiles keep the SMs busier with C's columns over their waves than
-    both 128 x 128 and 128 x 256 tiles do at M x N on ``sms`` SMs (``wave_occupancy``, times
-    the share of the tiles' columns that N fills: columns past N are work thrown away). On
-    132 SMs: 1536 cubed, 3072 cubed and 512 x 6144; not 4096 cubed."""
+def split_columns_width(M, N, sms):
+    """The width of ``SPLIT_COLUMN_WIDTHS`` whose 128-row tiles keep the SMs busiest with C's
+    columns over their waves at M x N on ``sms`` SMs (``wave_occupancy``, times the share of
+    the tiles' columns that N fills: columns past N are work thrown away), if busier than
+    both 128 x 128 and 128 x 256 tiles; else None. On 132 SMs: 160 at 1536 cubed, 192 at
+    3072 cubed and 512 x 6144; none at 4096 cubed."""
     tiles_m = triton.cdiv(M, 128)
 
     def occupancy(block_n):
         tiles_n = triton.cdiv(N, block_n)
         return wave_occupancy(tiles_m * tiles_n, sms) * N / (tiles_n * block_n)
 
-    return occupancy(SPLIT_BLOCK_N) > max(occupancy(128), occupancy(256))
+    best = max(SPLIT_COLUMN_WIDTHS, key=occupancy)
+    return best if occupancy(best) > max(occupancy(128), occupancy(256)) else None
 
 
 def autotune_space():
@@ -415,7 +424,8 @@ def autotune_space():
     fp32 partials are added from registers to the workspace and need no SMEM; and the
     persistent last-wave schedule (``LAST_WAVE_TILES`` x ``LAST_WAVE_FACTORS``, C beside the
     ring: the split units' partials too are added to the workspace); and the 128 x 192 tiles
-    (``SPLIT_COLUMN_TILES``, a 128- and a 64-column part: ``column_parts``); and 64 x 64
+    and 128 x 160 tiles (``SPLIT_COLUMN_TILES``, a 128- and a 64- or 32-column part:
+    ``column_parts``); and 64 x 64
     tiles of one warpgroup (``SKINNY_TILES``)."""
     configs = [
         Config(128, block_n, 64, stages, alias_c)
@@ -480,21 +490,22 @@ def shape_configs(M, N, K, sms, space=None):
     fused MLP's rule too); and the last-wave schedule where its tiles make a wave or more
     and a last wave that keeps less than 90% of the SMs busy, each split of at least
     ``SPLIT_K_MIN_STEPS`` K steps, the two splits whose units keep the most SMs busy, more
-    than the last wave unsplit (``split_reduction.last_wave_splits_to_try``); the 128 x 192
-    tiles only where 128 x 256 tiles make fewer than four waves (a ragged last wave costs
-    little after more) and their waves keep the SMs busier than 128 x 128 and 128 x 256
-    tiles do (``split_columns_fill_waves``); the 64 x 64 tiles (``SKINNY_TILES``) only where
-    128 x 64 tiles leave SMs idle; so that elsewhere the tuner times no more. Split tiles
-    whose sums 32-bit offsets cannot address are not tried."""
+    than the last wave unsplit (``split_reduction.last_wave_splits_to_try``); the tiles of
+    two column parts only where 128 x 256 tiles make fewer than four waves (a ragged last
+    wave costs little after more), and only those of the width whose waves keep the SMs
+    busiest, busier than 128 x 128 and 128 x 256 tiles do (``split_columns_width``); the
+    64 x 64 tiles (``SKINNY_TILES``) only where 128 x 64 tiles leave SMs idle; so that
+    elsewhere the tuner times no more. Split tiles whose sums 32-bit offsets cannot address
+    are not tried."""
     space = autotune_space() if space is None else space
     few_waves = triton.cdiv(M, 128) * triton.cdiv(N, 256) < 4 * sms
     few_rows = triton.cdiv(M, 128) * triton.cdiv(N, 64) < sms
-    split_columns = few_waves and split_columns_fill_waves(M, N, sms)
+    split_width = split_columns_width(M, N, sms) if few_waves else None
     kept, splits = [], {}
     for config in space:
         if config.block_m > 128 * triton.cdiv(M, 128):
             continue  # rows of a 256-row tile past M's 128-row multiple: work thrown away
-        if config.block_n == SPLIT_BLOCK_N and not split_columns:
+        if len(column_parts(config.block_n)) > 1 and config.block_n != split_width:
             continue
         if config in SKINNY_TILES and not few_rows:
             continue
@@ -589,16 +600,11 @@ def tuner_arguments(a, b):
     shapes each configuration's pre_hook sets, M, N, K, split-K's buffers for the shape's
     configurations); the arguments are None when the product is empty, and c is then its
     zeros."""
-    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
     a, b, c, (M, N, K) = _operands(a, b)
     if c is None:
         return torch.zeros(M, N, device=a.device, dtype=a.dtype), None
-    layout = tile_layout(a.element_size() * 8)
-    descriptors = (
-        TensorDescriptor.from_tensor(t, shape, layout)
-        for t, shape in zip((a, b, c), block_shapes(default_config()), strict=True)
-    )
+    descriptors = tma_descriptors((a, b, c), block_shapes(default_config()))
     configs = shape_configs(M, N, K, sm_count(a.device))
     return c, (*descriptors, M, N, K, *split_k_buffers(a.device, configs, M, N))
 
@@ -633,17 +639,12 @@ def compiled_launch(kernel, a, b, config):
     """The ``tlx_kernels.launch.DirectLaunch`` of ``kernel`` (``compile_for_hopper(config, ...)``'s)
     for products of ``a``'s and ``b``'s shapes and dtype, which the TMA addresses as they
     are."""
-    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
     M, K = a.shape
     N = b.shape[1]
     _check_splits(config, K)
-    layout = tile_layout(a.element_size() * 8)
     c = torch.empty(M, N, device=a.device, dtype=a.dtype)
-    descriptors = [
-        TensorDescriptor.from_tensor(t, shape, layout)
-        for t, shape in zip((a, b, c), block_shapes(config), strict=True)
-    ]
+    descriptors = tma_descriptors((a, b, c), block_shapes(config))
     return DirectLaunch.of_compiled(
         kernel,
         gemm_kernel,

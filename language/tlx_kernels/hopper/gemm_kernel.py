@@ -54,7 +54,7 @@ def _tile_offsets(tile, M, N, GROUP_M, BLOCK_M: gl.constexpr, BLOCK_N: gl.conste
 
 @gluon.constexpr_function
 def _tile_columns(b_ring, b_tail):
-    """A tile's columns: its B stage's, and its 64-column part's if it has one."""
+    """A tile's columns: its B stage's, and its narrower part's if it has one."""
     return b_ring.shape[2] + (0 if b_tail is None else b_tail.shape[2])
 
 
@@ -62,8 +62,9 @@ def _tile_columns(b_ring, b_tail):
 def _copy_step(desc_a, desc_b, a_ring, b_ring, b_tail, ready, stage, off_m, off_n, k):
     """The TMA copies of K step ``k``'s A and B tiles into stage ``stage`` of the ring, whose
     ``ready`` barrier expects their bytes. A tile of two column parts (``b_tail`` not None)
-    copies B a descriptor's box (its parts' common width) at a time: two into the 128-column
-    part, one into ``b_tail``; past N the TMA fills zeros and still counts the box's bytes."""
+    copies B a descriptor's box (the narrower part's width) at a time: 128 / that many into
+    the 128-column part, one into ``b_tail``; past N the TMA fills zeros and still counts the
+    box's bytes."""
     BLOCK_K: gl.constexpr = a_ring.shape[2]
     BOX_N: gl.constexpr = desc_b.block_type.shape[1]
     MAIN_N: gl.constexpr = b_ring.shape[2]
@@ -434,10 +435,10 @@ def gemm_kernel(
 
     dtype: gl.constexpr = desc_a.dtype
     # One SMEM region planned by tlx for the ring and the epilogue tile. The layouts are the
-    # descriptors' (128-byte swizzle), which the TMA and warpgroup_mma both read.
+    # descriptors' (``common.tile_layout``), which the TMA and warpgroup_mma both read.
     smem = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
     # A tile of two column parts (``column_parts``) has a second B ring and C tile, of its
-    # 64-column part: each buffer of the spec has a power-of-two shape.
+    # narrower part: each buffer of the spec has a power-of-two shape.
     MAIN_N: gl.constexpr = column_parts(BLOCK_N)[0]
     TWO_PARTS: gl.constexpr = MAIN_N != BLOCK_N
     a_ring = tlx.local_alloc(
@@ -453,8 +454,8 @@ def gemm_kernel(
             (BLOCK_K, TAIL_N), dtype, NUM_STAGES, reuse=smem, layout=desc_b.layout
         )
         c_tail = tlx.local_alloc((BLOCK_M, TAIL_N), dtype, 1, reuse=smem, layout=desc_c.layout)
-        # A stage: B's parts, then A (the 64-column part last, so that each stage's buffers
-        # start at multiples of 8 KiB); C: both parts side by side.
+        # A stage: B's parts, then A (the narrower part last, so that each stage's buffers
+        # start at multiples of 4 KiB); C: both parts side by side.
         stage = tlx.reuse_group(b_ring, a_ring, b_tail, group_type=tlx.reuse_group_type.distinct)
         c_group = tlx.reuse_group(c_tile, c_tail, group_type=tlx.reuse_group_type.distinct)
         ring = tlx.reuse_group(stage, group_size=NUM_STAGES)

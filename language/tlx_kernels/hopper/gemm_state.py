@@ -15,9 +15,12 @@ from triton.experimental.gluon.language.nvidia.hopper import tma
 @gluon.constexpr_function
 def column_parts(BLOCK_N):
     """The power-of-two column parts of a tile of ``BLOCK_N`` columns (Gluon's buffers and
-    tensors have power-of-two shapes): (128, 64) for 192, else (BLOCK_N,). B's stages, the
-    consumers' accumulators and C are built of them; the host calls it (``.fn``) on ints."""
-    return (128, BLOCK_N - 128) if BLOCK_N == 192 else (BLOCK_N,)
+    tensors have power-of-two shapes): (128, 32) for 160, (128, 64) for 192, else (BLOCK_N,).
+    B's stages, the consumers' accumulators and C are built of them; the host calls it
+    (``.fn``) on ints. (A 16-column part, 144 columns, ran 25% slower than 192 at 1536 cubed:
+    its products of N = 16 read A as often as the 128-column part's for an eighth of the work,
+    docs/performance.md.)"""
+    return (128, BLOCK_N - 128) if BLOCK_N in (160, 192) else (BLOCK_N,)
 
 
 @gluon.jit
@@ -121,7 +124,7 @@ class GemmState:
         self.a_ring = a_ring
         self.b_ring = b_ring
         self.c_tile = c_tile
-        # A tile of two column parts (``column_parts``): the 64-column part's B ring and C;
+        # A tile of two column parts (``column_parts``): the narrower part's B ring and C;
         # else the constexpr None.
         self.b_tail = gl.constexpr(None) if b_tail is None else b_tail
         self.c_tail = gl.constexpr(None) if c_tail is None else c_tail
