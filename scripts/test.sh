@@ -19,7 +19,9 @@ echo "== lit (MLIR half)"
 
 # One pytest worker a core (pytest-xdist): the suites are Triton's compiles, a core each.
 # The newest Triton and 3.6 (the GPU machine's), the two ends of every API difference
-# tlx.compat bridges, run the whole suite. 3.7 and 3.8 run all but the suites that compile
+# tlx.compat bridges, run the whole suite, but for the tests that compile or trace every
+# configuration of a tuning space: the newest Triton's alone (test/python/_helpers.py,
+# whole_space_on_newest_triton). 3.7 and 3.8 run all but the suites that compile
 # the kernel package's whole tuning spaces (each configuration of the attention backward, the
 # GEMM and the MLPs, cold in each Triton's cache): their compat paths are the ones the rest
 # of the suite compiles, and the run stays within CI's time.

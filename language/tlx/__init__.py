@@ -75,7 +75,7 @@ from .api import (
     tmem_copy,
 )
 from .api._reference import NOT_PORTED
-from .hazards import Access, AmbiguousWait, Hazard, HazardReport, check_hazards
+from .hazards import Access, AmbiguousWait, Hazard, HazardReport, check_hazards, check_hazards_at
 from .report import JoinedBuffer, KernelBudget, SpecPlan, StorageBudget, kernel_budget
 from .suggest import SpecSuggestion, Suggestion, suggest_reuse
 from .tuning import ConfigVerdict, PlanPruner, autotune
@@ -113,6 +113,7 @@ __all__ = [
     "buffered_tensor",
     "buffered_tensor_type",
     "check_hazards",
+    "check_hazards_at",
     "default_layout",
     "dtype_of",
     "fence",

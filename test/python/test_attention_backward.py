@@ -20,6 +20,7 @@ import pytest
 import tlx
 import torch
 import triton
+from _helpers import whole_space_on_newest_triton
 from tlx_kernels.hopper import attention_backward as bwd
 from tlx_kernels.hopper import attention_backward_config, attention_dq
 from tlx_kernels.hopper.attention_common import tile_layout
@@ -73,6 +74,16 @@ def error_messages(error):
     return "\n".join(messages)
 
 
+def checked_ctas(block):
+    """(seq_len, program, programs) of the CTAs the hazard tests check, ``block`` rows a CTA:
+    the first, a middle and the last block of a sequence that ends inside one, and the one
+    block of a single row."""
+    for seq_len, program in ((300, 0), (300, 1), (300, 2), (1, 0)):
+        programs = -(-seq_len // block)
+        if program < programs:
+            yield seq_len, program, programs
+
+
 def verdicts(head_dim, causal):
     return verdicts_of(bwd.autotune_space(head_dim), head_dim, causal)
 
@@ -86,6 +97,7 @@ def verdicts_of(configs, head_dim, causal=False):
     ]
 
 
+@whole_space_on_newest_triton
 @pytest.mark.parametrize("head_dim", bwd.HEAD_DIMS)
 def test_every_configuration_compiles_or_is_pruned(head_dim):
     """A configuration the plans keep compiles within an sm_90a CTA's shared memory; one they
@@ -137,20 +149,18 @@ def test_every_configuration_is_free_of_hazards(head_dim, causal):
     for config, verdict in verdicts(head_dim, causal):
         if not verdict.fits:
             continue
+        ctas = [
+            {
+                "values": {"seq_len": seq_len, "group": 2, "batch_kv_heads": 1},
+                "program_id": (program, 0, 0),
+                "num_programs": (programs, 1, 1),
+            }
+            for seq_len, program, programs in checked_ctas(config.block_n)
+        ]
         source = bwd.kernel_source(config, head_dim, causal=causal)
-        for seq_len, program in ((300, 0), (300, 1), (300, 2), (1, 0)):
-            programs = -(-seq_len // config.block_n)
-            if program >= programs:
-                continue
-            report = tlx.check_hazards(
-                source,
-                bwd.SM90A,
-                config.compile_options,
-                values={"seq_len": seq_len, "group": 2, "batch_kv_heads": 1},
-                program_id=(program, 0, 0),
-                num_programs=(programs, 1, 1),
-            )
-            assert report.result == "clean", (config, seq_len, program, report.describe())
+        reports = tlx.check_hazards_at(source, bwd.SM90A, config.compile_options, ctas=ctas)
+        for cta, report in zip(ctas, reports, strict=True):
+            assert report.result == "clean", (config, cta, report.describe())
             assert report.accesses > 0 and not report.unmodelled
 
 
@@ -533,20 +543,20 @@ def test_every_dq_configuration_compiles_and_is_clean(head_dim):
                 compiled = attention_dq.compile_for_hopper(config, head_dim, causal=True)
                 assert compiled.metadata.shared <= SMEM_LIMIT, config
                 assert "red.global" not in compiled.asm["ptx"]
+            ctas = [
+                {
+                    "values": {"seq_len": seq_len, "group": 2, "batch_heads": 4},
+                    "program_id": (program, 3, 0),
+                    "num_programs": (programs, 4, 1),
+                }
+                for seq_len, program, programs in checked_ctas(config.block_m)
+            ]
             source = attention_dq.kernel_source(config, head_dim, causal=causal)
-            for seq_len, program in ((300, 0), (300, 1), (300, 2), (1, 0)):
-                programs = -(-seq_len // config.block_m)
-                if program >= programs:
-                    continue
-                report = tlx.check_hazards(
-                    source,
-                    attention_dq.SM90A,
-                    config.compile_options,
-                    values={"seq_len": seq_len, "group": 2, "batch_heads": 4},
-                    program_id=(program, 3, 0),
-                    num_programs=(programs, 4, 1),
-                )
-                assert report.result == "clean", (config, seq_len, program, report.describe())
+            reports = tlx.check_hazards_at(
+                source, attention_dq.SM90A, config.compile_options, ctas=ctas
+            )
+            for cta, report in zip(ctas, reports, strict=True):
+                assert report.result == "clean", (config, cta, report.describe())
                 assert report.accesses > 0 and not report.unmodelled
 
 

@@ -13,6 +13,7 @@ import pytest
 import tlx
 import tlx_kernels
 import torch
+from _helpers import whole_space_on_newest_triton
 from _planner_helpers import buffer_ranges, overlapping_pairs
 from tlx.hazards import check as _hazards
 from tlx.report import cli as _cli
@@ -28,7 +29,6 @@ CHECK_VALUES = (
     {"tokens": 256, "d_model": 512, "hidden": 512, "GROUP_M": 8},
     {"tokens": 100, "d_model": 100, "hidden": 200, "GROUP_M": 8},
 )
-NEWEST_TRITON = (3, 9)
 
 
 def planner_message(error):
@@ -89,11 +89,7 @@ def test_configs():
     assert {(c.block_n, c.num_stages) for c in space} == {(128, 3), (128, 4), (64, 4), (64, 7)}
 
 
-@pytest.mark.skipif(
-    tlx.compat.TRITON_VERSION != NEWEST_TRITON,
-    reason="compiles every configuration: the newest supported Triton does (as "
-    "test_tutorial_spaces.py does the tutorials')",
-)
+@whole_space_on_newest_triton
 @pytest.mark.usefixtures("always_compile")
 def test_every_configuration_compiles_or_is_pruned():
     """What the plan pruner keeps compiles to a cubin within the target's shared memory; what
@@ -145,10 +141,13 @@ def test_every_configuration_checks_clean(config):
     except CompilationError as error:
         assert TOO_BIG in planner_message(error)
         return
-    for values in CHECK_VALUES:
-        report = tlx.check_hazards(
-            gated.kernel_source(config), gated.SM90A, gated.COMPILE_OPTIONS, values=values
-        )
+    reports = tlx.check_hazards_at(
+        gated.kernel_source(config),
+        gated.SM90A,
+        gated.COMPILE_OPTIONS,
+        ctas=[{"values": values} for values in CHECK_VALUES],
+    )
+    for report in reports:
         assert report.result == "clean", report.describe()
         assert report.accesses > 0 and not report.unmodelled
 

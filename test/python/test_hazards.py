@@ -14,7 +14,7 @@ import partition_order
 import pytest
 import tcgen05_shape
 import tlx
-from _helpers import REPOSITORY, SM90, fill, load_api_example
+from _helpers import REPOSITORY, SM90, fill, load_api_example, whole_space_on_newest_triton
 from tlx.hazards import check as _hazards
 from tlx.report import cli as _cli
 from triton.compiler.errors import CompilationError
@@ -204,6 +204,16 @@ def test_an_unknown_loop_bound_is_not_checked():
 def test_check_hazards_refuses_another_source():
     with pytest.raises(TypeError, match="tlx.check_hazards expects a tlx.ASTSource"):
         tlx.check_hazards(object(), SM90)
+
+
+def test_check_hazards_at_names_what_it_refuses():
+    source, target, options, values = corpus.kernel("hopper_gemm")
+    with pytest.raises(ValueError, match="ctas is empty"):
+        tlx.check_hazards_at(source, target, options, ctas=[])
+    with pytest.raises(ValueError, match=r"CTA 1 has 'program', 'value'; a CTA takes values"):
+        tlx.check_hazards_at(
+            source, target, options, ctas=[{"values": values}, {"value": values, "program": 1}]
+        )
 
 
 def test_cli_check(tmp_path, capsys):
@@ -438,11 +448,7 @@ def _space_kernels(tutorial):
                 yield str(config), module.kernel_source(config), values
 
 
-@pytest.mark.skipif(
-    tlx.compat.TRITON_VERSION != (3, 9),
-    reason="traces every configuration: the newest supported Triton does (as "
-    "test_tutorial_spaces.py compiles them)",
-)
+@whole_space_on_newest_triton
 @pytest.mark.parametrize("tutorial", ["hopper_flash_attention", "hopper_gemm", "hopper_fused_mlp"])
 def test_every_configuration_of_the_tutorials_spaces_checks_clean(tutorial):
     """What the tuner may choose is as race-free as the defaults: every configuration of a

@@ -126,6 +126,22 @@ def racing_buffers(out, index):
     ttgl.warp_specialize([(_store_u1, (u1, index)), (_load_u0, (u0, out))], [4], [80])
 
 
+def test_checking_several_ctas_at_once_reports_each_as_alone():
+    """tlx.check_hazards_at, the four indices at once from one TTGIR, reports what
+    tlx.check_hazards reports for each alone: the race where the index chooses one (the
+    test below), in order."""
+    source = tlx.ASTSource(fn=racing_buffers, signature=SIGNATURE, constexprs={})
+    ctas = [{"values": {"index": index}} for index in range(4)]
+    together = tlx.check_hazards_at(source, SM90, ctas=ctas)
+    alone = [tlx.check_hazards(source, SM90, **cta) for cta in ctas]
+    assert [report.result for report in together] == [report.result for report in alone]
+    assert [report.hazards for report in together] == [report.hazards for report in alone]
+    assert [report.values for report in together] == [cta["values"] for cta in ctas]
+    assert len({report.ttgir_seconds for report in together}) == 1
+    if OWN_STARTS:
+        assert [report.result for report in together] == ["hazards", "clean", "clean", "clean"]
+
+
 @pytest.mark.parametrize("index", [0, 1, 2, 3])
 def test_the_hazard_check_finds_the_race_of_the_buffer_a_runtime_index_chooses(index):
     """The check follows u1[index] to the view its index chooses: a race exactly where the

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 import torch
-from _helpers import run_tutorial
+from _helpers import run_tutorial, whole_space_on_newest_triton
 from _planner_helpers import buffer_ranges, overlapping_pairs
 from tlx import planner
 from tlx.compat import NEEDS_WHOLE_VIEWS
@@ -441,6 +441,7 @@ def test_the_tuner_splits_the_hidden_dimension_only_where_sms_idle(mlp, layout):
             assert kept_splits(mlp, tokens, d_model, layout) == {}
 
 
+@whole_space_on_newest_triton
 @pytest.mark.parametrize("layout", ["shared", "separate", "phases"])
 def test_split_configurations_plan_as_their_base_and_compile(mlp, layout):
     """A split adds no SMEM (its partials go from registers to the workspace): each split

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import tlx
 import torch
+from _helpers import whole_space_on_newest_triton
 from triton.compiler.errors import CompilationError
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
@@ -19,16 +20,8 @@ SMEM_LIMIT = 232448
 # Processes that compile a space's configurations at once, at most (each holds a kernel's
 # compilation in memory).
 COMPILE_WORKERS = 8
-# Compiling every configuration to cubin takes minutes: the newest supported Triton does it,
-# the older ones trace the same spaces (test_autotune.py, the tutorials' --plans).
-NEWEST_TRITON = (3, 9)
-pytestmark = [
-    pytest.mark.usefixtures("always_compile"),
-    pytest.mark.skipif(
-        tlx.compat.TRITON_VERSION != NEWEST_TRITON,
-        reason="compiles every configuration: run on the newest supported Triton only",
-    ),
-]
+# The older Tritons trace the same spaces (test_autotune.py, the tutorials' --plans).
+pytestmark = [pytest.mark.usefixtures("always_compile"), whole_space_on_newest_triton]
 
 
 def gemm_arguments(gemm):

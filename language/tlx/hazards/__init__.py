@@ -2,8 +2,8 @@
 
 docs/hazards.md says what it finds and how. Its modules, by job:
 
-* ``check``: the public entry, ``check_hazards``: the kernel's TTGIR made by Triton
-  (``kernel_ttgir``), checked (``check_ttgir``), reported;
+* ``check``: the public entries, ``check_hazards`` (``check_hazards_at``: several CTAs):
+  the kernel's TTGIR made by Triton (``kernel_ttgir``), checked (``check_ttgir``), reported;
 * ``ttgir``: the TTGIR text Triton prints, read back as a tree of operations;
 * ``ops``: the table of what each TTGIR operation reads, writes and how it completes;
 * ``execution``: the abstract execution of one CTA, an operation-name dispatch table;
@@ -15,7 +15,15 @@ docs/hazards.md says what it finds and how. Its modules, by job:
 * ``report``: ``HazardReport``, ``Hazard``, ``AmbiguousWait``, with Python names and lines.
 """
 
-from .check import check_hazards
+from .check import check_hazards, check_hazards_at
 from .report import Access, AmbiguousWait, BarrierRace, Hazard, HazardReport
 
-__all__ = ["Access", "AmbiguousWait", "BarrierRace", "Hazard", "HazardReport", "check_hazards"]
+__all__ = [
+    "Access",
+    "AmbiguousWait",
+    "BarrierRace",
+    "Hazard",
+    "HazardReport",
+    "check_hazards",
+    "check_hazards_at",
+]

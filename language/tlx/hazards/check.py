@@ -266,23 +266,52 @@ def check_hazards(
     ``program_id``/``num_programs`` place the one CTA executed in the grid. Runs on
     the CPU; returns a ``HazardReport`` (``describe()`` prints it). ``partition_order``:
     as ``check_ttgir``'s."""
+    cta = {"values": values, "program_id": program_id, "num_programs": num_programs}
+    (report,) = check_hazards_at(
+        src, target, options, ctas=[cta], budget=budget, partition_order=partition_order
+    )
+    return report
+
+
+CTA_FIELDS = ("values", "program_id", "num_programs")
+
+
+def check_hazards_at(
+    src, target, options=None, *, ctas, budget: int = 2_000_000, partition_order=()
+) -> tuple[HazardReport, ...]:
+    """``check_hazards`` at each CTA of ``ctas``, a dict a CTA of ``check_hazards``'s
+    ``values``, ``program_id`` and ``num_programs`` (each optional): one report a CTA, in
+    order. The kernel's TTGIR, which no CTA changes, is made once, which is most of a
+    small check's time (``HazardReport.ttgir_seconds``)."""
+    ctas = list(ctas)
+    if not ctas:
+        raise ValueError("check_hazards_at: ctas is empty; give at least one CTA to check")
+    for number, cta in enumerate(ctas):
+        unknown = sorted(set(cta) - set(CTA_FIELDS))
+        if unknown:
+            raise ValueError(
+                f"check_hazards_at: CTA {number} has {', '.join(map(repr, unknown))}; a CTA "
+                f"takes {', '.join(CTA_FIELDS)}"
+            )
     started = time.perf_counter()
     text, spec_plans = kernel_ttgir(src, target, options)
     ttgir_seconds = time.perf_counter() - started
-    report = check_ttgir(
-        text,
-        spec_plans,
-        kernel=src.fn.__name__,
-        target=planner.target_name(target.arch),
-        values=values,
-        program_id=program_id,
-        num_programs=num_programs,
-        budget=budget,
-        partition_order=partition_order,
-        integer_arguments=tuple(
-            param.name
-            for param in src.fn.params
-            if src.signature.get(param.name) in INTEGER_SIGNATURES
-        ),
+    integer_arguments = tuple(
+        param.name for param in src.fn.params if src.signature.get(param.name) in INTEGER_SIGNATURES
     )
-    return dataclasses.replace(report, ttgir_seconds=ttgir_seconds)
+    return tuple(
+        dataclasses.replace(
+            check_ttgir(
+                text,
+                spec_plans,
+                kernel=src.fn.__name__,
+                target=planner.target_name(target.arch),
+                budget=budget,
+                partition_order=partition_order,
+                integer_arguments=integer_arguments,
+                **cta,
+            ),
+            ttgir_seconds=ttgir_seconds,
+        )
+        for cta in ctas
+    )
