@@ -22,17 +22,23 @@ echo "== lit (MLIR half)"
 # tlx.compat bridges, run the whole suite, but for the tests that compile or trace every
 # configuration of a tuning space: the newest Triton's alone (test/python/_helpers.py,
 # whole_space_on_newest_triton). 3.7 and 3.8 run all but the suites that compile
-# the kernel package's whole tuning spaces (each configuration of the attention backward, the
-# GEMM and the MLPs, cold in each Triton's cache): their compat paths are the ones the rest
-# of the suite compiles, and the run stays within CI's time.
-TUNING_SPACE_SUITES=(test_attention_backward.py test_tutorial_spaces.py
+# the kernel package's kernels (each configuration of the attention backward, the GEMM and
+# the MLPs, the kernels on suggested trees, cold in each Triton's cache): their compat paths
+# are the ones the rest of the suite compiles, and the run stays within CI's time. The
+# planner's property suites import no Triton: the newest Triton's run is theirs.
+KERNEL_PACKAGE_SUITES=(test_attention_backward.py test_tutorial_spaces.py
   test_tutorial_hopper_gemm.py test_tutorial_hopper_fused_mlp.py test_gated_mlp.py
-  test_gemm_shapes.py)
+  test_gemm_shapes.py test_suggest_compile.py)
+PLANNER_ALONE_SUITES=(test_planner_properties.py test_planner_group_by_group.py
+  test_planner_group_stride.py)
 for venv in .venv .venv-triton36 .venv-triton37 .venv-triton38; do
   echo "== pytest (Triton $("$venv/bin/python" -c 'import triton; print(triton.__version__)'))"
   skip=()
+  if [ "$venv" != .venv ]; then
+    for suite in "${PLANNER_ALONE_SUITES[@]}"; do skip+=(--ignore "test/python/$suite"); done
+  fi
   if [ "$venv" = .venv-triton37 ] || [ "$venv" = .venv-triton38 ]; then
-    for suite in "${TUNING_SPACE_SUITES[@]}"; do skip+=(--ignore "test/python/$suite"); done
+    for suite in "${KERNEL_PACKAGE_SUITES[@]}"; do skip+=(--ignore "test/python/$suite"); done
   fi
   "$venv/bin/python" -m pytest -q -n auto "${skip[@]}"
 done
