@@ -140,6 +140,7 @@ def test_aliasing_is_what_makes_four_stages_fit():
     assert not smem.plan_without_aliasing().ok
 
 
+@whole_space_on_newest_triton
 @pytest.mark.parametrize("head_dim", bwd.HEAD_DIMS)
 @pytest.mark.parametrize("causal", [False, True])
 def test_every_configuration_is_free_of_hazards(head_dim, causal):
@@ -531,6 +532,7 @@ def dq_verdicts(head_dim, causal, seq_len=4096):
     ]
 
 
+@whole_space_on_newest_triton
 @pytest.mark.parametrize("head_dim", bwd.HEAD_DIMS)
 def test_every_dq_configuration_compiles_and_is_clean(head_dim):
     """The dQ kernel: every configuration of its space fits and compiles for sm_90a, and the
