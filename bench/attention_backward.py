@@ -5,6 +5,8 @@
     PYTHONPATH=language python bench/attention_backward.py --aliasing [--runs 50]
     PYTHONPATH=language python bench/attention_backward.py --dq atomics vector summed \
         separate tma_add split auto any [--dtype ... --head-dim ... --mask ... --seq-len ...]
+    PYTHONPATH=language python bench/attention_backward.py --turns [--dtype ... --mask ...
+        --seq-len ...]
 
 The grid: N in 512 ... 16384 at B x N = 32768 tokens, H = 16, D in {64, 128}, causal and not,
 fp16 and bf16, then the grouped-query rows (H = 32, H_kv = 8, D = 128, N = 2048 and 8192), on
@@ -34,6 +36,11 @@ consumers' dS; ``auto``:
 the tuner's default, ``attention_backward_config.TUNED_DQ_PASSES``; ``any``: the tuner's
 choice among them all) and cuDNN's, in GPU time, in the same run, with the configurations
 chosen and each pass's first-call (tuning) cost.
+
+``--turns`` times, on each D = 64 row the other flags select, every configuration of the
+consumers' turns at dQ (dq_pass "alternate"): the tuning space's and
+``attention_backward_config.turn_variants``' (turns two steps late, other numbers of dS^T buffers),
+each fixed, and cuDNN's, round-robin in GPU time.
 """
 
 import argparse
@@ -44,6 +51,7 @@ import torch
 from gpu_timing import called_ms, median_ms, print_header
 from tlx_kernels.hopper import attention as fwd
 from tlx_kernels.hopper import attention_backward as bwd
+from tlx_kernels.hopper import attention_backward_config
 from tlx_kernels.hopper.attention_autograd import attention, forward_with_lse
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
@@ -177,6 +185,33 @@ def dq_passes(runs, passes, dtype_names, head_dims, masks, seq_lens):
         )
 
 
+def turns(runs, dtype_names, masks, seq_lens):
+    """Each configuration of the consumers' turns, the space's and the variants outside it,
+    fixed, and cuDNN, round-robin in GPU time, on each D = 64 row."""
+    configs = [c for c in bwd.autotune_space(64) if c.dq_pass == "alternate"]
+    configs += attention_backward_config.turn_variants()
+    for number, config in enumerate(configs):
+        print(f"[{number}] {config}")
+    print_header(
+        f"{'dtype':>5} {'B':>3} {'N':>5} {'causal':>6} | bwd GPU TFLOP/s: "
+        + " ".join(f"{f'[{number}]':>6}" for number in range(len(configs)))
+        + f" {'cuDNN':>6} | best / cuDNN"
+    )
+    for dtype_name, (batch, heads, kv_heads, seq_len, head_dim, causal) in grid_rows(
+        dtype_names, [64], masks, seq_lens
+    ):
+        row = Row(batch, heads, kv_heads, seq_len, head_dim, DTYPES[dtype_name], causal)
+        calls = [functools.partial(row.ours_backward, config) for config in configs]
+        tflops = [row.tflops(ms) for ms in median_ms([*calls, row.cudnn_backward], runs)]
+        best = max(range(len(configs)), key=tflops.__getitem__)
+        print(
+            f"{dtype_name:>5} {batch:>3} {seq_len:>5} {causal!s:>6} | bwd GPU TFLOP/s: "
+            + " ".join(f"{value:6.1f}" for value in tflops)
+            + f" | [{best}] {tflops[best] / tflops[-1]:.2f}",
+            flush=True,
+        )
+
+
 def grid(runs, dtype_names, head_dims, masks, seq_lens):
     print_header(
         f"{'dtype':>5} {'B':>3} {'H':>3} {'Hkv':>3} {'N':>5} {'D':>4} {'causal':>6} | "
@@ -250,12 +285,20 @@ def main():
         choices=[*bwd.DQ_PASSES, "auto", "any"],
         help="time the backward tuned with dQ summed each of these ways, and cuDNN",
     )
+    parser.add_argument(
+        "--turns",
+        action="store_true",
+        help="time each configuration of the consumers' turns at dQ (D = 64), and cuDNN",
+    )
     args = parser.parse_args()
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}")
     if args.aliasing:
         aliasing(args.runs)
         return
     masks = [mask == "causal" for mask in args.mask]
+    if args.turns:
+        turns(args.runs, args.dtype, masks, args.seq_len)
+        return
     if args.dq:
         dq_passes(args.runs, args.dq, args.dtype, args.head_dim, masks, args.seq_len)
         return

@@ -13,7 +13,7 @@ import pytest
 import torch
 from tlx_kernels.hopper import attention as forward
 from tlx_kernels.hopper import attention_backward as bwd
-from tlx_kernels.hopper import attention_dq
+from tlx_kernels.hopper import attention_backward_config, attention_dq
 from tlx_kernels.hopper.attention_autograd import attention
 
 pytestmark = pytest.mark.hopper
@@ -77,7 +77,7 @@ def random_inputs(batch, heads, kv_heads, seq_len, head_dim, dtype, seed):
 def test_gradients_match_reference(dtype, head_dim, causal):
     """The backward's default configuration (untuned) at N = 1, 100, 1000 and 4133, two KV
     heads each serving two query heads, from O and LSE computed by torch."""
-    config = bwd.default_config(head_dim)
+    config = attention_backward_config.default_config(head_dim)
     for seq_len in (1, 100, 1000, 4133):
         q, k, v, do = random_inputs(2, 4, 2, seq_len, head_dim, dtype, seq_len)
         _, dq_ref, dk_ref, dv_ref = reference_gradients(q, k, v, do, causal)
@@ -253,6 +253,15 @@ def test_the_alternating_pass_agrees(dtype, causal):
     take the last turn (at HEAD_DIM 64, the only one whose space has it)."""
     configs = [config for config in bwd.autotune_space(64) if config.dq_pass == "alternate"]
     assert_agree_on_tma_add_shapes(configs, dtype, 64, causal)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_turn_variants_agree(dtype, causal):
+    """The consumers' turns outside the tuning space (``turn_variants``: two steps after
+    their dS^T, one or three dS^T buffers a consumer, a barrier pair each), on the shapes of
+    ``assert_agree_on_tma_add_shapes``."""
+    assert_agree_on_tma_add_shapes(attention_backward_config.turn_variants(), dtype, 64, causal)
 
 
 @pytest.mark.parametrize("head_dim", [64, 128])

@@ -199,6 +199,13 @@ def test_the_space_has_every_way_to_sum_dq():
     ):
         with pytest.raises(ValueError, match=alternate_needs):
             bwd.Config(64, 128, 4, dq_pass="alternate", **steps)
+    turns = dict(dq_pass="alternate", pipelined=True)
+    with pytest.raises(ValueError, match="schedule the turns of dq_pass='alternate', got "):
+        bwd.Config(64, 128, 4, p_in_smem=True, dq_pass="separate", pipelined=True, turn_delay=2)
+    with pytest.raises(ValueError, match="turn_delay must be 1 or 2, got 3"):
+        bwd.Config(64, 128, 4, **turns, turn_delay=3, turn_buffers=3)
+    with pytest.raises(ValueError, match="turn_buffers must be at least turn_delay \\(2\\)"):
+        bwd.Config(64, 128, 4, **turns, turn_delay=2, turn_buffers=1)
 
 
 def test_the_tuner_tries_its_default_passes_unless_asked_for_more():
@@ -355,6 +362,46 @@ def test_the_alternating_pass_adds_the_ctas_dq_once(causal):
         dq_bytes = spans.pop("dq_tiles")
         assert not dq_bytes & set().union(*spans.values()), config
         assert bwd.block_shapes(config, {"HEAD_DIM": 64})[-1] == [1, config.block_m, 64]
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_later_turns_compile_and_are_free_of_hazards(causal):
+    """The turns' variants outside the space (``attention_backward_config.turn_variants``:
+    turns two steps after their dS^T, one or three dS^T buffers a consumer, each with a
+    barrier pair of its own) fit in 224 KiB, compile with a turn in each step's branch and
+    the last ``turn_delay`` turns after the loop, and are free of hazards (and of ambiguous
+    barrier waits, which one barrier pair a consumer had with three buffers) on CTAs whose
+    consumers take odd and even numbers of steps (without the mask one, five, eight or
+    ten), grouped heads or not."""
+    variants = attention_backward_config.turn_variants()
+    assert {(c.turn_delay, c.turn_buffers) for c in variants} == {(2, 2), (2, 3), (1, 1), (1, 3)}
+    space = [c for c in bwd.autotune_space(64) if c.dq_pass == "alternate"]
+    assert not set(variants) & set(space)
+    for config in variants:
+        smem = bwd.smem_plan(config, 64)
+        assert smem.plan.size_bytes == 224 * 1024, config
+        ds_tiles = next(buffer for buffer in smem.buffers if buffer.name == "ds_tiles")
+        assert ds_tiles.shape[0] == 2 * config.turn_buffers
+        compiled = bwd.compile_for_hopper(config, 64, causal=causal)
+        steps = 2 if causal else 1
+        reductions = compiled.asm["ttgir"].count("ttng.async_tma_reduce add,")
+        assert reductions == 2 * (steps + config.turn_delay), config
+        waits = re.findall(r"warp_group_dot_wait .*\{pendings = (\d)", compiled.asm["ttgir"])
+        after_the_loop = ["0"] * (1 + config.turn_delay)
+        assert waits == (pipelined_step_waits(config, 64) * steps + after_the_loop) * 2, config
+        ctas = [
+            {
+                "values": {"seq_len": seq_len, "group": group, "batch_kv_heads": 1},
+                "program_id": (program, 0, 0),
+                "num_programs": (-(-seq_len // config.block_n), 1, 1),
+            }
+            for seq_len, group, program in ((300, 1, 0), (300, 2, 1), (1, 1, 0), (512, 1, 1))
+        ]
+        source = bwd.kernel_source(config, 64, causal=causal)
+        reports = tlx.check_hazards_at(source, bwd.SM90A, config.compile_options, ctas=ctas)
+        for cta, report in zip(ctas, reports, strict=True):
+            assert report.result == "clean", (config, cta, report.describe())
+            assert report.accesses > 0 and not report.unmodelled
 
 
 def pipelined_configs(head_dim):

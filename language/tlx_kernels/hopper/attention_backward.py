@@ -41,7 +41,8 @@ consumer's share through fp32 SMEM staging tiles, each added by one asynchronous
 reduce-add (``desc_dq``; ``tlx.compat.tma_atomic_add`` on Triton 3.6 to 3.9), or, on the
 pipelined steps, half of the CTA's columns a consumer over both consumers' dS, added the
 same way ("split": each element once a CTA), or the consumers taking turns, one computing the
-CTA's whole dQ of a Q block over both consumers' dS^T, added the same way ("alternate").
+CTA's whole dQ of a Q block over both consumers' dS^T, added the same way ("alternate",
+attention_backward_turns.py).
 docs/attention-backward.md says why each.
 
 Where aliasing buys room
@@ -82,17 +83,25 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 
 from tlx_kernels._host import KernelHost
 from tlx_kernels.hopper import attention_backward_delta, attention_dq
-from tlx_kernels.hopper.attention_backward_config import DQ_PASSES, Config, dq_passes_of
+from tlx_kernels.hopper.attention_backward_config import (
+    DQ_PASSES,
+    Config,
+    autotune_space,
+    dq_passes_of,
+)
 from tlx_kernels.hopper.attention_backward_step import (
     DQ_COLUMNS,
     LOG2E,
     drain_pipeline,
-    last_turn,
     start_pipeline,
     step_by_keys,
     step_by_queries,
-    step_taking_turns,
     wait_for_other_consumer,
+)
+from tlx_kernels.hopper.attention_backward_turns import (
+    last_turns,
+    step_taking_turns,
+    wait_for_turns_on_own,
 )
 from tlx_kernels.hopper.attention_common import load_pair_into_ring, load_pairs_once
 from tlx_kernels.hopper.common import (
@@ -168,15 +177,26 @@ def _store_dk_dv(state, dk, dv, bh_kv, rows, consumer: gl.constexpr):
 @gluon.jit
 def _step(state, at, rows, key_rows, dk, dv, consumer, MASKED, SCHEDULE):
     """One Q block in the shape SCHEDULE names (attention_backward_step.py): S^T or S, or
-    the consumers' turns at dQ, which need the previous step's Q block. ``at``: (ring index,
-    query head, the Q block's first row, the previous step's Q block as ``previous_row``)."""
-    (index, bh_q, off_m, previous_row) = at
+    the consumers' turns at dQ (attention_backward_turns.py), which need the earlier steps' Q
+    blocks. ``at``: (ring index, query head, the Q block's first row, the Q blocks of the two
+    steps before as ``previous_rows``)."""
+    (index, bh_q, off_m, previous_rows) = at
     P_IN_SMEM: gl.constexpr = SCHEDULE[1]
     DQ_PASS: gl.constexpr = SCHEDULE[3]
     PIPELINED: gl.constexpr = SCHEDULE[4]
     if DQ_PASS == "alternate":
         dk, dv = step_taking_turns(
-            state, index, bh_q, off_m, previous_row, key_rows, dk, dv, consumer, MASKED
+            state,
+            index,
+            bh_q,
+            off_m,
+            previous_rows,
+            key_rows,
+            dk,
+            dv,
+            consumer,
+            MASKED,
+            SCHEDULE[5],
         )
     elif SCHEDULE[2]:
         dk, dv = step_by_queries(
@@ -204,7 +224,7 @@ def _step(state, at, rows, key_rows, dk, dv, consumer, MASKED, SCHEDULE):
 def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
     """Keys [consumer * SUB_N, (consumer + 1) * SUB_N) of the CTA's block, one warpgroup:
     every Q block of every query head of the group, masked ones (on the diagonal) first.
-    SCHEDULE: (CAUSAL, P_IN_SMEM, SCORES_BY_QUERY, DQ_PASS, PIPELINED)."""
+    SCHEDULE: (CAUSAL, P_IN_SMEM, SCORES_BY_QUERY, DQ_PASS, PIPELINED, TURN_DELAY)."""
     CAUSAL: gl.constexpr = SCHEDULE[0]
     (q_tiles, k_tiles) = state[0], state[2]
     kv_ready = state[8]
@@ -226,24 +246,30 @@ def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
     dk, dv = start_pipeline(dk, dv, SCHEDULE[4])
     mbarrier.wait(kv_ready, 0)
     index = 0
-    # The previous step's Q block (its first row of the [batch * heads * seq_len] rows), whose
-    # dQ a step of dq_pass "alternate" may compute.
+    # The Q blocks of the last two steps (their first rows of the [batch * heads * seq_len]
+    # rows), whose dQ a step of dq_pass "alternate" may compute.
     previous_row = 0
+    earlier_row = 0
     for g in range(group):
         bh_q = bh_kv * group + g
         for m in range(first, masked_end):
-            at = (index, bh_q, m * BLOCK_M, previous_row)
+            at = (index, bh_q, m * BLOCK_M, (previous_row, earlier_row))
             dk, dv = _step(state, at, rows, key_rows, dk, dv, consumer, True, SCHEDULE)
+            earlier_row = previous_row
             previous_row = bh_q * seq_len + m * BLOCK_M
             index += 1
         for m in range(gl.maximum(first, masked_end), n_m):
-            at = (index, bh_q, m * BLOCK_M, previous_row)
+            at = (index, bh_q, m * BLOCK_M, (previous_row, earlier_row))
             dk, dv = _step(state, at, rows, key_rows, dk, dv, consumer, False, SCHEDULE)
+            earlier_row = previous_row
             previous_row = bh_q * seq_len + m * BLOCK_M
             index += 1
     dk, dv = drain_pipeline(state, index, dk, dv, SCHEDULE[4])
-    last_turn(state, index, previous_row, consumer, SCHEDULE[3])
-    wait_for_other_consumer(state, index, consumer, SCHEDULE[3])
+    if SCHEDULE[3] == "alternate":
+        last_turns(state, index, (previous_row, earlier_row), consumer, SCHEDULE[5])
+        wait_for_turns_on_own(state, index, consumer)
+    else:
+        wait_for_other_consumer(state, index, consumer, SCHEDULE[3])
     _store_dk_dv(state, dk, dv, bh_kv, rows, consumer)
 
 
@@ -260,6 +286,7 @@ def _smem_tiles(
     SCORES_BY_QUERY: gl.constexpr,
     PIPELINED: gl.constexpr,
     DQ_PASS: gl.constexpr,
+    TURN_BUFFERS: gl.constexpr,
 ):
     """The kernel's SMEM, one spec: (q, dO, K, V, dS^T, P^T, dK, dV tiles; dS and P, queries
     by rows, with SCORES_BY_QUERY; dQ's fp32 staging tiles, two a consumer, with DQ_PASS
@@ -284,9 +311,10 @@ def _smem_tiles(
         SCORES: gl.constexpr = (BLOCK_M, SUB_N)
     else:
         SCORES: gl.constexpr = (SUB_N, BLOCK_M)
-    # "alternate": two dS^T buffers a consumer, one for each parity of the step.
+    # "alternate": TURN_BUFFERS dS^T buffers a consumer, written in turn
+    # (attention_backward_turns.py).
     if DQ_PASS == "alternate":
-        DS_BUFFERS: gl.constexpr = 2 * CONSUMERS
+        DS_BUFFERS: gl.constexpr = TURN_BUFFERS * CONSUMERS
     else:
         DS_BUFFERS: gl.constexpr = CONSUMERS
     ds_tiles = tlx.local_alloc(SCORES, dtype, DS_BUFFERS, reuse=smem, layout=layout)
@@ -367,6 +395,8 @@ def attention_bwd_kernel(
     SCORES_BY_QUERY: gl.constexpr,
     DQ_PASS: gl.constexpr,
     PIPELINED: gl.constexpr,
+    TURN_DELAY: gl.constexpr,
+    TURN_BUFFERS: gl.constexpr,
     CONSUMER_REGISTERS: gl.constexpr,
 ):
     """Grid (key blocks, batch * KV heads): dK and dV of BLOCK_N keys of a KV head, summed
@@ -389,16 +419,23 @@ def attention_bwd_kernel(
         SCORES_BY_QUERY,
         PIPELINED,
         DQ_PASS,
+        TURN_BUFFERS,
     )
     bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
     kv_ready = gl.allocate_shared_memory(gl.int64, [1, 1], bar_layout)
     mbarrier.init(kv_ready.index(0), count=1)
     ready, empty = ring_barriers(NUM_STAGES, CONSUMERS)
     if DQ_PASS == "summed" or DQ_PASS == "split" or DQ_PASS == "alternate":
-        # A consumer's dS is written (ds_ready), and the other consumer has read it (ds_free).
-        ds_ready = gl.allocate_shared_memory(gl.int64, [CONSUMERS, 1], bar_layout)
-        ds_free = gl.allocate_shared_memory(gl.int64, [CONSUMERS, 1], bar_layout)
-        for i in gl.static_range(CONSUMERS):
+        # A consumer's dS is written (ds_ready), and the other consumer has read it (ds_free):
+        # a pair a consumer, or, with "alternate", a pair a dS^T buffer
+        # (attention_backward_turns.py).
+        if DQ_PASS == "alternate":
+            GIVEN: gl.constexpr = CONSUMERS * TURN_BUFFERS
+        else:
+            GIVEN: gl.constexpr = CONSUMERS
+        ds_ready = gl.allocate_shared_memory(gl.int64, [GIVEN, 1], bar_layout)
+        ds_free = gl.allocate_shared_memory(gl.int64, [GIVEN, 1], bar_layout)
+        for i in gl.static_range(GIVEN):
             mbarrier.init(ds_ready.index(i), count=1)
             mbarrier.init(ds_free.index(i), count=1)
     fence_async_shared()
@@ -431,7 +468,7 @@ def attention_bwd_kernel(
         state = state + (tiles[8], desc_dq)
     if DQ_PASS == "split" or DQ_PASS == "alternate":
         state = state + (tiles[8], desc_dq, ds_ready, ds_free)
-    SCHEDULE: gl.constexpr = (CAUSAL, P_IN_SMEM, SCORES_BY_QUERY, DQ_PASS, PIPELINED)
+    SCHEDULE: gl.constexpr = (CAUSAL, P_IN_SMEM, SCORES_BY_QUERY, DQ_PASS, PIPELINED, TURN_DELAY)
     if CONSUMERS == 2:
         gl.warp_specialize(
             [
@@ -509,110 +546,6 @@ def compile_for_hopper(config, head_dim, dtype="fp16", causal=False):
 def smem_plan(config, head_dim):
     """The plan of the kernel's SMEM spec (a ``tlx.SpecPlan``) for sm_90a with ``config``."""
     return HOST.smem_plan(config, HEAD_DIM=head_dim, CAUSAL=False)
-
-
-def default_config(head_dim):
-    """Two consumers over 128 keys, 64-row Q blocks through four stages, the epilogue over K
-    and V: the configuration the GPU tests run without tuning (``autotune_space``'s)."""
-    return Config(64, 128, 4)
-
-
-def autotune_space(head_dim):
-    """The configurations the tuner searches for ``head_dim``: two consumers over 128 keys
-    with two or four Q/dO stages, P^T from registers or through SMEM, aliased or not (at
-    HEAD_DIM 128 the planner drops four stages without aliasing: 272 KiB), 128-row Q blocks
-    at HEAD_DIM 64, and one consumer over 64 keys (twice the CTAs, each half the work); then
-    the other ways to sum dQ (``DQ_PASSES``) on the configurations chosen most (the TMA
-    reduce-add's with the stages that fit beside its staging tiles), and the pipelined steps
-    (with dQ in its pass of its own, or by TMA reduce-adds)."""
-    configs = [
-        Config(64, 128, stages, alias, p_in_smem=p_in_smem)
-        for p_in_smem in (False, True)
-        for stages in (2, 4)
-        for alias in (True, False)
-    ]
-    if head_dim == 64:
-        configs += [Config(128, 128, stages) for stages in (2, 3)]
-    configs.append(Config(64, 64, 4, consumers=1))
-    # S and dP with queries as rows (attention_backward_step.py): no column vectors of LSE,
-    # delta and query numbers a thread, dS from registers for dQ; spills at HEAD_DIM 128 (ptxas
-    # on sm_90a, the 4-stage aliased kernel): 552 bytes a thread where S^T's spills 1424.
-    by_query = dict(p_in_smem=True, scores_by_query=True)
-    configs += [
-        Config(64, 128, stages, alias, **by_query) for stages in (2, 4) for alias in (True, False)
-    ]
-    if head_dim == 64:
-        # The ring as deep as fits beside K, V and the aliased P/dS (176 KiB), and 128-row Q
-        # blocks.
-        configs += [Config(64, 128, 8, **by_query), Config(128, 128, 3, **by_query)]
-    # The configurations the bf16 grid chose (docs/performance.md), with dQ's vector adds,
-    # summed over the CTA's consumers, or in a pass of its own.
-    chosen = (
-        Config(64, 128, 4),
-        Config(64, 128, 2),
-        Config(64, 128, 4, p_in_smem=True),
-        Config(64, 128, 4, **by_query),
-    )
-    configs += [
-        config.replace(dq_pass=dq) for dq in ("vector", "summed", "separate") for config in chosen
-    ]
-    # dQ by TMA reduce-adds from fp32 staging tiles, two a consumer (64 KiB at BLOCK_M 64):
-    # at HEAD_DIM 128 the ring has room for two stages (208 KiB), at 64 for four (176 KiB);
-    # P^T from registers or SMEM, S^T or S, and one consumer.
-    tma_stages = (2,) if head_dim == 128 else (2, 4)
-    configs += [
-        Config(64, 128, stages, dq_pass="tma_add", **steps)
-        for steps in ({}, dict(p_in_smem=True), by_query)
-        for stages in tma_stages
-    ]
-    configs.append(Config(64, 64, 4, consumers=1, dq_pass="tma_add"))
-    # dV and dK left in flight into the next step (``pipelined``: P and dS in buffers of their
-    # own, dQ in its pass), S^T or S; at HEAD_DIM 128 four stages take 224 KiB.
-    pipelined = dict(p_in_smem=True, pipelined=True)
-    configs += [
-        Config(64, 128, stages, dq_pass="separate", **pipelined, **by_keys)
-        for by_keys in ({}, dict(scores_by_query=True))
-        for stages in (2, 4)
-    ]
-    if head_dim == 64:
-        # 128-row Q blocks with S (ptxas: about 300 bytes of spills a thread; S^T's spill
-        # 4.6 KiB, docs/attention-backward.md); four stages take 224 KiB.
-        pipelined_by_query = dict(scores_by_query=True, **pipelined)
-        configs += [
-            Config(128, 128, stages, dq_pass="separate", **pipelined_by_query) for stages in (2, 4)
-        ]
-    # The same with dQ's TMA reduce-adds (its products issued before dK's, with S the first
-    # before dV's), the staging tiles beside the rest: two or four stages at HEAD_DIM 64
-    # (160 / 192 KiB), two at 128 (224 KiB), where S^T, spilling 1.7 KiB a thread, is left
-    # out.
-    configs += [
-        Config(64, 128, stages, dq_pass="tma_add", **pipelined, **by_keys)
-        for by_keys in ({}, dict(scores_by_query=True))
-        for stages in tma_stages
-        if head_dim == 64 or by_keys
-    ]
-    # FA3's split of dQ over the two consumers (``_split_dq``): half the columns each, over
-    # both consumers' dS, one TMA reduce-add of 64 x D/2 a consumer and step; its staging
-    # tiles are half "tma_add"'s at HEAD_DIM 64, as large at 128.
-    configs += [
-        Config(64, 128, stages, dq_pass="split", **pipelined, scores_by_query=True)
-        for stages in tma_stages
-    ]
-    if head_dim == 64:
-        # And with 128-row Q blocks, as the separate pass's best at HEAD_DIM 64 (224 KiB;
-        # ptxas: 196 bytes of spills a thread, 868 with the causal mask).
-        configs.append(Config(128, 128, 2, dq_pass="split", **pipelined, scores_by_query=True))
-    if head_dim == 64:
-        # The consumers taking turns (``step_taking_turns``): one computes the CTA's dQ of a Q
-        # block over both consumers' dS^T, one TMA reduce-add of 64 x D every other step a
-        # consumer, P^T from registers; the ring four, six or eight stages beside two dS^T
-        # buffers and one staging tile a consumer (160 / 192 / 224 KiB). Not at 128, where
-        # S^T's registers spill 1.4 KiB a thread and the two stages that fit ran at 0.65x
-        # "split" (docs/performance.md).
-        configs += [
-            Config(64, 128, stages, dq_pass="alternate", pipelined=True) for stages in (4, 6, 8)
-        ]
-    return configs
 
 
 def autotune_configs(head_dim, dq_passes=DQ_PASSES):

@@ -1,7 +1,7 @@
 """The Hopper attention backward's configurations (``Config``: tiles, stages, aliasing and
-schedule of one compiled kernel) and the ways it sums dQ (``DQ_PASSES``, the tuner's default
-``TUNED_DQ_PASSES``, ``dq_passes_of``). The kernel and its host code:
-tlx_kernels.hopper.attention_backward."""
+schedule of one compiled kernel), the tuner's space of them (``autotune_space``) and the
+ways it sums dQ (``DQ_PASSES``, the tuner's default ``TUNED_DQ_PASSES``, ``dq_passes_of``).
+The kernel and its host code: tlx_kernels.hopper.attention_backward."""
 
 import dataclasses
 
@@ -20,7 +20,7 @@ from tlx_kernels.hopper.common import partition_registers
 # reduce-add, so that a CTA adds each element once (pipelined steps, S by queries only);
 # "alternate": the consumers take turns, one computing the CTA's whole dQ of a Q block over
 # both consumers' dS^T, added by one TMA reduce-add (pipelined steps, S^T, P^T from
-# registers: attention_backward_step.step_taking_turns).
+# registers: attention_backward_turns.step_taking_turns).
 DQ_PASSES = ("atomics", "vector", "summed", "separate", "tma_add", "split", "alternate")
 # The ways ``backward`` tunes by default (dq_pass None), by head dim: the separate pass won
 # every row timed on the H200 against the in-kernel sums of one consumer's dQ
@@ -69,7 +69,11 @@ class Config(KernelConfig):
     stay in flight into the next step, P and dS each in a buffer of its own, and the step's
     Q/dO stage is released in the next step;
     with "tma_add" dQ's products are issued before dK's, and the step's wait for them leaves
-    dK in flight (dV too with scores_by_query at HEAD_DIM 64).
+    dK in flight (dV too with scores_by_query at HEAD_DIM 64). With "alternate",
+    ``turn_delay``: the steps between a consumer's dS^T and the turn that reads it (1 or 2),
+    and ``turn_buffers``: the dS^T buffers a consumer writes in turn (at least
+    ``turn_delay``: a consumer's own turn reads its buffer no later than the step that
+    rewrites it; attention_backward_turns.py).
 
     The ring with ``pipelined``: the consumers hold two stages at a time, the step's and the
     previous one, released only once the step's wait for S has retired the previous step's
@@ -89,6 +93,8 @@ class Config(KernelConfig):
         "scores_by_query": "SCORES_BY_QUERY",
         "dq_pass": "DQ_PASS",
         "pipelined": "PIPELINED",
+        "turn_delay": "TURN_DELAY",
+        "turn_buffers": "TURN_BUFFERS",
     }
 
     block_m: int
@@ -100,6 +106,8 @@ class Config(KernelConfig):
     scores_by_query: bool = False
     dq_pass: str = "atomics"
     pipelined: bool = False
+    turn_delay: int = 1
+    turn_buffers: int = 2
 
     def __post_init__(self):
         if self.dq_pass not in DQ_PASSES:
@@ -136,6 +144,29 @@ class Config(KernelConfig):
             )
         if self.pipelined:
             self._check_pipelined()
+        self._check_turns()
+
+    def _check_turns(self):
+        """The turns of dq_pass "alternate" (attention_backward_turns.py): a dS^T is read by
+        its turn ``turn_delay`` steps later, so a consumer's own turn must read its buffer no
+        later than the step that rewrites it (``turn_buffers`` steps later)."""
+        turns = (self.turn_delay, self.turn_buffers)
+        if self.dq_pass != "alternate":
+            if turns != (1, 2):
+                raise ValueError(
+                    "turn_delay and turn_buffers schedule the turns of dq_pass='alternate', got "
+                    f"turn_delay={self.turn_delay} turn_buffers={self.turn_buffers} with "
+                    f"dq_pass={self.dq_pass!r}"
+                )
+            return
+        if self.turn_delay not in (1, 2):
+            raise ValueError(f"turn_delay must be 1 or 2, got {self.turn_delay}")
+        if self.turn_buffers < self.turn_delay:
+            raise ValueError(
+                f"turn_buffers must be at least turn_delay ({self.turn_delay}): a consumer's "
+                f"turn reads its dS^T {self.turn_delay} steps after writing it, into buffer "
+                f"step % turn_buffers, got turn_buffers={self.turn_buffers}"
+            )
 
     def _check_pipelined(self):
         """``pipelined`` leaves dK (and dV) in flight into the next step (attention_backward_step
@@ -173,7 +204,129 @@ class Config(KernelConfig):
         consumers = "" if self.consumers == 2 else f" consumers={self.consumers}"
         dq_pass = "" if self.dq_pass == "atomics" else f" dq={self.dq_pass}"
         pipelined = " pipelined" if self.pipelined else ""
+        turns = (self.turn_delay, self.turn_buffers)
+        turns = "" if turns == (1, 2) else f" turn_delay={turns[0]} turn_buffers={turns[1]}"
         return (
             f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} stages={self.num_stages} "
-            f"alias={self.alias}{consumers}{p_in_smem}{by_query}{dq_pass}{pipelined}"
+            f"alias={self.alias}{consumers}{p_in_smem}{by_query}{dq_pass}{pipelined}{turns}"
         )
+
+
+def default_config(head_dim):
+    """Two consumers over 128 keys, 64-row Q blocks through four stages, the epilogue over K
+    and V: the configuration the GPU tests run without tuning (``autotune_space``'s)."""
+    return Config(64, 128, 4)
+
+
+def autotune_space(head_dim):
+    """The configurations the tuner searches for ``head_dim``: two consumers over 128 keys
+    with two or four Q/dO stages, P^T from registers or through SMEM, aliased or not (at
+    HEAD_DIM 128 the planner drops four stages without aliasing: 272 KiB), 128-row Q blocks
+    at HEAD_DIM 64, and one consumer over 64 keys (twice the CTAs, each half the work); then
+    the other ways to sum dQ (``DQ_PASSES``) on the configurations chosen most (the TMA
+    reduce-add's with the stages that fit beside its staging tiles), and the pipelined steps
+    (with dQ in its pass of its own, or by TMA reduce-adds)."""
+    configs = [
+        Config(64, 128, stages, alias, p_in_smem=p_in_smem)
+        for p_in_smem in (False, True)
+        for stages in (2, 4)
+        for alias in (True, False)
+    ]
+    if head_dim == 64:
+        configs += [Config(128, 128, stages) for stages in (2, 3)]
+    configs.append(Config(64, 64, 4, consumers=1))
+    # S and dP with queries as rows (attention_backward_step.py): no column vectors of LSE,
+    # delta and query numbers a thread, dS from registers for dQ; spills at HEAD_DIM 128 (ptxas
+    # on sm_90a, the 4-stage aliased kernel): 552 bytes a thread where S^T's spills 1424.
+    by_query = dict(p_in_smem=True, scores_by_query=True)
+    configs += [
+        Config(64, 128, stages, alias, **by_query) for stages in (2, 4) for alias in (True, False)
+    ]
+    if head_dim == 64:
+        # The ring as deep as fits beside K, V and the aliased P/dS (176 KiB), and 128-row Q
+        # blocks.
+        configs += [Config(64, 128, 8, **by_query), Config(128, 128, 3, **by_query)]
+    # The configurations the bf16 grid chose (docs/performance.md), with dQ's vector adds,
+    # summed over the CTA's consumers, or in a pass of its own.
+    chosen = (
+        Config(64, 128, 4),
+        Config(64, 128, 2),
+        Config(64, 128, 4, p_in_smem=True),
+        Config(64, 128, 4, **by_query),
+    )
+    configs += [
+        config.replace(dq_pass=dq) for dq in ("vector", "summed", "separate") for config in chosen
+    ]
+    # dQ by TMA reduce-adds from fp32 staging tiles, two a consumer (64 KiB at BLOCK_M 64):
+    # at HEAD_DIM 128 the ring has room for two stages (208 KiB), at 64 for four (176 KiB);
+    # P^T from registers or SMEM, S^T or S, and one consumer.
+    tma_stages = (2,) if head_dim == 128 else (2, 4)
+    configs += [
+        Config(64, 128, stages, dq_pass="tma_add", **steps)
+        for steps in ({}, dict(p_in_smem=True), by_query)
+        for stages in tma_stages
+    ]
+    configs.append(Config(64, 64, 4, consumers=1, dq_pass="tma_add"))
+    # dV and dK left in flight into the next step (``pipelined``: P and dS in buffers of their
+    # own, dQ in its pass), S^T or S; at HEAD_DIM 128 four stages take 224 KiB.
+    pipelined = dict(p_in_smem=True, pipelined=True)
+    configs += [
+        Config(64, 128, stages, dq_pass="separate", **pipelined, **by_keys)
+        for by_keys in ({}, dict(scores_by_query=True))
+        for stages in (2, 4)
+    ]
+    if head_dim == 64:
+        # 128-row Q blocks with S (ptxas: about 300 bytes of spills a thread; S^T's spill
+        # 4.6 KiB, docs/attention-backward.md); four stages take 224 KiB.
+        pipelined_by_query = dict(scores_by_query=True, **pipelined)
+        configs += [
+            Config(128, 128, stages, dq_pass="separate", **pipelined_by_query) for stages in (2, 4)
+        ]
+    # The same with dQ's TMA reduce-adds (its products issued before dK's, with S the first
+    # before dV's), the staging tiles beside the rest: two or four stages at HEAD_DIM 64
+    # (160 / 192 KiB), two at 128 (224 KiB), where S^T, spilling 1.7 KiB a thread, is left
+    # out.
+    configs += [
+        Config(64, 128, stages, dq_pass="tma_add", **pipelined, **by_keys)
+        for by_keys in ({}, dict(scores_by_query=True))
+        for stages in tma_stages
+        if head_dim == 64 or by_keys
+    ]
+    # FA3's split of dQ over the two consumers (``_split_dq``): half the columns each, over
+    # both consumers' dS, one TMA reduce-add of 64 x D/2 a consumer and step; its staging
+    # tiles are half "tma_add"'s at HEAD_DIM 64, as large at 128.
+    configs += [
+        Config(64, 128, stages, dq_pass="split", **pipelined, scores_by_query=True)
+        for stages in tma_stages
+    ]
+    if head_dim == 64:
+        # And with 128-row Q blocks, as the separate pass's best at HEAD_DIM 64 (224 KiB;
+        # ptxas: 196 bytes of spills a thread, 868 with the causal mask).
+        configs.append(Config(128, 128, 2, dq_pass="split", **pipelined, scores_by_query=True))
+    if head_dim == 64:
+        # The consumers taking turns (``step_taking_turns``): one computes the CTA's dQ of a Q
+        # block over both consumers' dS^T, one TMA reduce-add of 64 x D every other step a
+        # consumer, P^T from registers; the ring four, six or eight stages beside two dS^T
+        # buffers and one staging tile a consumer (160 / 192 / 224 KiB). Not at 128, where
+        # S^T's registers spill 1.4 KiB a thread and the two stages that fit ran at 0.65x
+        # "split" (docs/performance.md).
+        configs += [
+            Config(64, 128, stages, dq_pass="alternate", pipelined=True) for stages in (4, 6, 8)
+        ]
+    return configs
+
+
+def turn_variants():
+    """Configurations of dq_pass "alternate" (HEAD_DIM 64) whose turns come two steps after
+    their dS^T, or whose consumers keep one or three dS^T buffers (``Config.turn_delay``,
+    ``turn_buffers``), each with the deepest ring that fits (224 KiB): the space's 8-stage
+    turns' SMEM with two buffers, one stage more with one, one less with three. Compiled and
+    checked on the CPU, not yet timed on a GPU, so outside ``autotune_space`` until they are
+    (``bench/attention_backward.py --turns`` times them beside the space's turns)."""
+    turns = dict(dq_pass="alternate", pipelined=True)
+    return [
+        Config(64, 128, 8, **turns, turn_delay=2, turn_buffers=2),
+        Config(64, 128, 7, **turns, turn_delay=2, turn_buffers=3),
+        Config(64, 128, 9, **turns, turn_delay=1, turn_buffers=1),
+        Config(64, 128, 7, **turns, turn_delay=1, turn_buffers=3),
+    ]

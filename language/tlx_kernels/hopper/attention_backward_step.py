@@ -15,7 +15,7 @@ Both end in ``_dq_and_release``, which sums dQ the way the configuration's ``dq_
 a consumer's share added to an fp32 accumulator in global memory with atomics (``_add_dq``),
 64 columns at a time so that one chunk's accumulator is live at once, scalar or two columns
 an instruction; the same chunks through fp32 SMEM staging tiles, each added by one TMA
-reduce-add (``_reduce_dq``); the two consumers' shares summed first, each consumer adding
+reduce-add (``reduce_dq``); the two consumers' shares summed first, each consumer adding
 half of the columns; or nothing (a kernel of its own, attention_dq.py, computes dQ).
 
 With PIPELINED (dQ in its kernel of its own or by TMA reduce-adds, P in SMEM) a step ends
@@ -47,7 +47,7 @@ DQ_COLUMNS = gl.constexpr(64)
 
 
 @gluon.jit
-def _row_statistics(state, bh_q, queries):
+def row_statistics(state, bh_q, queries):
     """(LSE in base 2, delta) of the rows ``queries`` of query head ``bh_q``: +inf and 0 for
     rows past the sequence's end, so that their P is 0."""
     (lse_ptr, delta_ptr) = state[11:13]
@@ -60,7 +60,7 @@ def _row_statistics(state, bh_q, queries):
 
 
 @gluon.jit
-def _scores_to_gradients(s, dp, lse2, delta, queries, key_rows, qk_scale, MASKED: gl.constexpr):
+def scores_to_gradients(s, dp, lse2, delta, queries, key_rows, qk_scale, MASKED: gl.constexpr):
     """(P^T, dS^T) of a Q block from S^T and dP^T (fp32, keys by rows, queries by columns):
     P^T = exp(S^T * sm_scale - LSE), zero above the diagonal when MASKED (a query before a
     key), and dS^T = P^T * (dP^T - delta)."""
@@ -93,7 +93,7 @@ def _add_dq(state, dq, bh_q, off_m, first_column, VECTOR: gl.constexpr):
 
 
 @gluon.jit
-def _reduce_dq(state, dq, bh_q, off_m, sequence, first_column, consumer: gl.constexpr):
+def reduce_dq(state, dq, bh_q, off_m, sequence, first_column, consumer: gl.constexpr):
     """Adds sm_scale * ``dq`` (this consumer's share, columns ``first_column`` on) to the fp32
     dQ accumulator by a TMA reduce-add from one of the consumer's fp32 staging tiles (rows
     past the sequence's end lie outside the descriptor's [batch * heads, seq_len, head_dim]:
@@ -152,7 +152,7 @@ def _reduce_issued_dq(
     """Waits for each of the dQ products ``_issue_dq`` issued (chunks FIRST on), leaving in
     flight the AFTER groups issued since (dK's, and dV's if issued after them: wgmma groups
     retire in order, so the wait for a chunk leaves the later chunks and those groups
-    outstanding), and adds it by a TMA reduce-add (``_reduce_dq``) while they run.
+    outstanding), and adds it by a TMA reduce-add (``reduce_dq``) while they run.
     ``ds_operand`` is kept alive till the last wait: an A operand from registers is read by
     the products in flight."""
     HEAD_DIM: gl.constexpr = state[2].shape[2]
@@ -160,11 +160,11 @@ def _reduce_issued_dq(
     for i in gl.static_range(COUNT):
         dq, ds_operand = warpgroup_mma_wait(AFTER + COUNT - 1 - i, deps=[chunks[i], ds_operand])
         sequence = index * (HEAD_DIM // DQ_COLUMNS) + FIRST + i
-        _reduce_dq(state, dq, bh_q, off_m, sequence, (FIRST + i) * DQ_COLUMNS, consumer)
+        reduce_dq(state, dq, bh_q, off_m, sequence, (FIRST + i) * DQ_COLUMNS, consumer)
 
 
 @gluon.jit
-def _cross_consumer_barriers(state, DQ_PASS: gl.constexpr):
+def cross_consumer_barriers(state, DQ_PASS: gl.constexpr):
     """(ds_ready, ds_free) of the dQ passes in which a consumer's products read the other's
     dS and K ("summed", "split", "alternate"): the kernel appends them to the state after the
     TMA reduce-add's staging tiles and descriptor where it has those ("split", "alternate")."""
@@ -198,7 +198,7 @@ def _other_half_of_dq(state, dq, other_ds, index, consumer: gl.constexpr, DQ_PAS
     share of this consumer's columns of dQ onto ``dq``: ``other_ds`` (its dS as the A
     operand) times the same columns of its K."""
     k_tiles = state[2]
-    ds_ready = _cross_consumer_barriers(state, DQ_PASS)[0]
+    ds_ready = cross_consumer_barriers(state, DQ_PASS)[0]
     COLUMNS: gl.constexpr = k_tiles.shape[2] // 2
     other: gl.constexpr = 1 - consumer
     mbarrier.wait(ds_ready.index(other), index & 1)
@@ -212,24 +212,19 @@ def _other_half_of_dq(state, dq, other_ds, index, consumer: gl.constexpr, DQ_PAS
 
 @gluon.jit
 def wait_for_other_consumer(state, index, consumer: gl.constexpr, DQ_PASS: gl.constexpr):
-    """With ``DQ_PASS`` "summed", "split" or "alternate", where the other consumer's dQ
-    products read this consumer's dS and K: waits until the other consumer has read every dS
-    this consumer gave it before step ``index`` (``ds_free``; when there is none, it passes):
-    with "summed" and "split" one a step, with "alternate" one on each of the other's turns
-    (the steps of parity 1 - consumer). Before a step's write to the dS buffer the other
-    reads (its P/dS buffer unpipelined), and before the epilogue writes dK over its K
-    (``index``: the steps it took)."""
+    """With ``DQ_PASS`` "summed" or "split", where the other consumer's dQ products read this
+    consumer's dS and K: waits until the other consumer has read every dS this consumer gave
+    it before step ``index``, one a step (``ds_free``; when there is none, it passes). Before
+    a step's write to the dS buffer the other reads (its P/dS buffer unpipelined), and before
+    the epilogue writes dK over its K (``index``: the steps it took). "alternate" has its
+    own: attention_backward_turns.wait_for_turns_on_own."""
     if DQ_PASS == "summed" or DQ_PASS == "split":
-        ds_free = _cross_consumer_barriers(state, DQ_PASS)[1]
+        ds_free = cross_consumer_barriers(state, DQ_PASS)[1]
         mbarrier.wait(ds_free.index(consumer), (index & 1) ^ 1)
-    if DQ_PASS == "alternate":
-        ds_free = _cross_consumer_barriers(state, DQ_PASS)[1]
-        given = (index + consumer) >> 1
-        mbarrier.wait(ds_free.index(consumer), (given & 1) ^ 1)
 
 
 @gluon.jit
-def _release_stage_of(state, index):
+def release_stage_of(state, index):
     """The consumer is done with the Q/dO stage of step ``index``: one arrival on its
     ``empty`` barrier (of the CONSUMERS it counts)."""
     empty = state[10]
@@ -247,7 +242,7 @@ def _wait_for_scores(state, index, s_tok, dk, dv, PIPELINED: gl.constexpr):
     if PIPELINED:
         s, dk, dv = warpgroup_mma_wait(1, deps=[s_tok, dk, dv])
         if index > 0:
-            _release_stage_of(state, index - 1)
+            release_stage_of(state, index - 1)
     else:
         s = warpgroup_mma_wait(1, deps=[s_tok])
     return s, dk, dv
@@ -271,7 +266,7 @@ def drain_pipeline(state, index, dk, dv, PIPELINED: gl.constexpr):
     if PIPELINED:
         dk, dv = warpgroup_mma_wait(0, deps=[dk, dv])
         if index > 0:
-            _release_stage_of(state, index - 1)
+            release_stage_of(state, index - 1)
     return dk, dv
 
 
@@ -297,7 +292,7 @@ def _dq_and_release(
 
     * "atomics" / "vector" / "tma_add": this consumer's share dS K, DQ_COLUMNS columns at a
       time, added with atomics (scalar, or two columns an instruction: ``red_add_pairs``),
-      or by a TMA reduce-add from SMEM (``_reduce_dq``);
+      or by a TMA reduce-add from SMEM (``reduce_dq``);
     * "summed": the CTA's dQ, both consumers' dS against their K, each consumer computing
       and adding half of the columns (``ds_ready``: the other's dS is written; ``ds_free``:
       this consumer has read it), so that a CTA adds each element once, not once a consumer;
@@ -312,7 +307,7 @@ def _dq_and_release(
         dv, dk = warpgroup_mma_wait(0, deps=[dv, dk])
         mbarrier.arrive(empty.index(stage))
     elif DQ_PASS == "summed":
-        (ds_ready, ds_free) = _cross_consumer_barriers(state, DQ_PASS)
+        (ds_ready, ds_free) = cross_consumer_barriers(state, DQ_PASS)
         other: gl.constexpr = 1 - consumer
         first: gl.constexpr = consumer * (HEAD_DIM // 2)
         mbarrier.arrive(ds_ready.index(consumer))
@@ -338,7 +333,7 @@ def _dq_and_release(
                 dq = warpgroup_mma_wait(0, deps=[dq])
             if DQ_PASS == "tma_add":
                 sequence = index * CHUNKS + chunk
-                _reduce_dq(state, dq, bh_q, off_m, sequence, chunk * DQ_COLUMNS, consumer)
+                reduce_dq(state, dq, bh_q, off_m, sequence, chunk * DQ_COLUMNS, consumer)
             else:
                 _add_dq(state, dq, bh_q, off_m, chunk * DQ_COLUMNS, DQ_PASS == "vector")
     return dk, dv
@@ -392,10 +387,10 @@ def step_by_keys(
     )
     # The rows' statistics load from global memory while the tensor cores work.
     queries = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(0, st_layout))
-    lse2, delta = _row_statistics(state, bh_q, queries)
+    lse2, delta = row_statistics(state, bh_q, queries)
     s, dk, dv = _wait_for_scores(state, index, s_tok, dk, dv, PIPELINED)
     dp = warpgroup_mma_wait(0, deps=[dp_tok])
-    p, ds = _scores_to_gradients(s, dp, lse2, delta, queries, key_rows, state[15], MASKED)
+    p, ds = scores_to_gradients(s, dp, lse2, delta, queries, key_rows, state[15], MASKED)
     if P_IN_SMEM:
         p_smem = p_tiles.index(consumer)
         wait_for_other_consumer(state, index, consumer, DQ_PASS)
@@ -444,150 +439,6 @@ def step_by_keys(
 
 
 @gluon.jit
-def _issue_turn(state, index, consumer: gl.constexpr):
-    """Issues, on this consumer's turn (dq_pass "alternate"), dQ's products of step
-    ``index``'s Q block over both consumers' keys: dS_c K_c from its own dS^T buffer of the
-    step's parity, then, once the other's dS^T of the step is written (``ds_ready``), the
-    other's. Each dS is read from SMEM as the transpose of the dS^T tile written."""
-    (k_tiles, ds_tiles) = state[2], state[4]
-    ds_ready = _cross_consumer_barriers(state, "alternate")[0]
-    HEAD_DIM: gl.constexpr = k_tiles.shape[2]
-    BLOCK_M: gl.constexpr = ds_tiles.shape[2]
-    num_warps: gl.constexpr = gl.num_warps()
-    acc_layout: gl.constexpr = accumulator_layout(HEAD_DIM, num_warps)
-    other: gl.constexpr = 1 - consumer
-    parity = index & 1
-    dq = warpgroup_mma(
-        ds_tiles.index(2 * consumer + parity).permute((1, 0)),
-        k_tiles.index(consumer),
-        gl.zeros([BLOCK_M, HEAD_DIM], gl.float32, acc_layout),
-        use_acc=False,
-        is_async=True,
-    )
-    mbarrier.wait(ds_ready.index(other), (index >> 1) & 1)
-    dq = warpgroup_mma(
-        ds_tiles.index(2 * other + parity).permute((1, 0)),
-        k_tiles.index(other),
-        dq,
-        is_async=True,
-    )
-    return dq
-
-
-@gluon.jit
-def _finish_turn(state, dq, index, row, consumer: gl.constexpr):
-    """dQ of step ``index``'s Q block complete (``dq``, its products waited for): the other
-    consumer's dS^T buffer is free again (``ds_free``), and dQ goes to this consumer's staging
-    tile and its TMA reduce-add (``_reduce_dq``; ``row``: the Q block's first row of the
-    [batch * heads * seq_len] rows)."""
-    ds_free = _cross_consumer_barriers(state, "alternate")[1]
-    seq_len = state[16]
-    mbarrier.arrive(ds_free.index(1 - consumer))
-    _reduce_dq(state, dq, row // seq_len, row % seq_len, index >> 1, 0, consumer)
-
-
-@gluon.jit
-def last_turn(state, index, previous_row, consumer: gl.constexpr, DQ_PASS: gl.constexpr):
-    """After the loop (``index``: the steps taken; ``previous_row``: the last step's Q block,
-    as ``step_taking_turns`` takes it), with dq_pass "alternate": the consumer whose turn the
-    last step's dQ is computes it, before the epilogue writes dK over K (the other
-    consumer's epilogue waits for ``ds_free``)."""
-    if DQ_PASS == "alternate":
-        if (index > 0) & (((index - 1) & 1) == consumer):
-            dq = _issue_turn(state, index - 1, consumer)
-            dq = warpgroup_mma_wait(0, deps=[dq])
-            _finish_turn(state, dq, index - 1, previous_row, consumer)
-
-
-@gluon.jit
-def step_taking_turns(
-    state,
-    index,
-    bh_q,
-    off_m,
-    previous_row,
-    key_rows,
-    dk,
-    dv,
-    consumer: gl.constexpr,
-    MASKED: gl.constexpr,
-):
-    """One pipelined step with dq_pass "alternate": ``step_by_keys``'s S^T, P^T from
-    registers for dV, dS^T through SMEM for dK, and the consumers taking turns at dQ. The
-    dQ of step i's Q block is computed once a CTA, by consumer i % 2 over both consumers'
-    dS^T, in step i + 1 (or after the loop: ``last_turn``), so that the two consumers need
-    not be in step: its products are issued after this step's S^T and dP^T and stay in flight
-    through the softmax, and it is added by one TMA reduce-add. ``previous_row`` is step
-    index - 1's Q block, its first row of the [batch * heads * seq_len] rows.
-
-    Each consumer has two dS^T buffers, one a parity of the step. The one of a step whose
-    dQ is the other consumer's turn is announced by ``ds_ready`` and rewritten two steps
-    later only after ``ds_free`` says the other has read it (the epilogue waits for it too,
-    before it writes dK over K). dV is retired within the step (P^T's registers), dK left in
-    flight into the next step (``_wait_for_scores``). No branch of a turn yields a product
-    in flight: the registers of such a result were copied before the tensor cores had
-    written them (a first version's dK came out wrong so), hence each branch waits for what
-    it issues and dV and dK are issued after it."""
-    (q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles) = state[0:5]
-    ready = state[9]
-    NUM_STAGES: gl.constexpr = q_tiles.shape[0]
-    BLOCK_M: gl.constexpr = q_tiles.shape[1]
-    SUB_N: gl.constexpr = k_tiles.shape[1]
-    HEAD_DIM: gl.constexpr = k_tiles.shape[2]
-    dtype: gl.constexpr = q_tiles.dtype
-    num_warps: gl.constexpr = gl.num_warps()
-    st_layout: gl.constexpr = accumulator_layout(BLOCK_M, num_warps)
-    acc_layout: gl.constexpr = accumulator_layout(HEAD_DIM, num_warps)
-    operand_layout: gl.constexpr = gl.DotOperandLayout(
-        operand_index=0, parent=acc_layout, k_width=2
-    )
-    ds_ready = _cross_consumer_barriers(state, "alternate")[0]
-    stage = index % NUM_STAGES
-    q = q_tiles.index(stage)
-    do = do_tiles.index(stage)
-    mbarrier.wait(ready.index(stage), (index // NUM_STAGES) & 1)
-    zeros = gl.zeros([SUB_N, BLOCK_M], gl.float32, st_layout)
-    s_tok = warpgroup_mma(
-        k_tiles.index(consumer), q.permute((1, 0)), zeros, use_acc=False, is_async=True
-    )
-    dp_tok = warpgroup_mma(
-        v_tiles.index(consumer), do.permute((1, 0)), zeros, use_acc=False, is_async=True
-    )
-    queries = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(0, st_layout))
-    lse2, delta = _row_statistics(state, bh_q, queries)
-    parity = index & 1
-    # This consumer's turn: step index - 1's dQ, its products run under the softmax.
-    if (parity != consumer) & (index > 0):
-        dq = _issue_turn(state, index - 1, consumer)
-        s, dk_done, dv_done = warpgroup_mma_wait(3, deps=[s_tok, dk, dv])
-        _release_stage_of(state, index - 1)
-        dp = warpgroup_mma_wait(2, deps=[dp_tok])
-        p, ds = _scores_to_gradients(s, dp, lse2, delta, queries, key_rows, state[15], MASKED)
-        dq = warpgroup_mma_wait(0, deps=[dq])
-        _finish_turn(state, dq, index - 1, previous_row, consumer)
-    else:
-        s, dk_done, dv_done = warpgroup_mma_wait(1, deps=[s_tok, dk, dv])
-        if index > 0:
-            _release_stage_of(state, index - 1)
-        dp = warpgroup_mma_wait(0, deps=[dp_tok])
-        p, ds = _scores_to_gradients(s, dp, lse2, delta, queries, key_rows, state[15], MASKED)
-    p16 = gl.convert_layout(p.to(dtype), operand_layout)
-    dv = warpgroup_mma(p16, do, dv_done, is_async=True)
-    ds16 = ds.to(dtype)
-    ds_smem = ds_tiles.index(2 * consumer + parity)
-    # dQ of this step is consumer parity's turn, in the next step: the other gives it dS^T.
-    if parity != consumer:
-        wait_for_other_consumer(state, index, consumer, "alternate")
-    ds_smem.store(ds16)
-    fence_async_shared()
-    if parity != consumer:
-        mbarrier.arrive(ds_ready.index(consumer))
-    dk = warpgroup_mma(ds_smem, q, dk_done, is_async=True)
-    dv, p16 = warpgroup_mma_wait(1, deps=[dv, p16])
-    return dk, warpgroup_mma_init(dv)
-
-
-@gluon.jit
 def _gradients_by_query(s, dp, lse2, delta, queries, keys, qk_scale, MASKED: gl.constexpr):
     """(P, dS) of a Q block from S and dP (fp32, queries by rows, keys by columns): P =
     exp(S * sm_scale - LSE), zero right of the diagonal when MASKED (a key after the query),
@@ -620,13 +471,13 @@ def _split_dq(
     in registers: this consumer computes columns [c D/2, (c+1) D/2) of the CTA's dQ of the Q
     block over both consumers' keys, dS K_c from its dS in registers, plus the other
     consumer's dS (from SMEM) times the other's K, and adds them by one TMA reduce-add
-    (``_reduce_dq``): each element once a CTA, half the bytes of "tma_add". Products in the
+    (``reduce_dq``): each element once a CTA, half the bytes of "tma_add". Products in the
     order dQ's first, dV, dQ's second, dK, so that the wait for dQ (``warpgroup_mma_wait(1)``)
     leaves dK in flight into the next step. ``ds_ready``: this consumer's dS is in SMEM;
     ``ds_free``: the other consumer's product has read it (waited for before it is rewritten,
     and before the epilogue writes dK over K, which the other's product reads too)."""
     (k_tiles, ds_tiles) = state[2], state[4]
-    (ds_ready, ds_free) = _cross_consumer_barriers(state, "split")
+    (ds_ready, ds_free) = cross_consumer_barriers(state, "split")
     HEAD_DIM: gl.constexpr = k_tiles.shape[2]
     BLOCK_M: gl.constexpr = p.shape[0]
     COLUMNS: gl.constexpr = HEAD_DIM // 2
@@ -650,7 +501,7 @@ def _split_dq(
     dk = warpgroup_mma(ds_smem.permute((1, 0)), q, dk, is_async=True)
     dq, ds_operand = warpgroup_mma_wait(1, deps=[dq, ds_operand])
     mbarrier.arrive(ds_free.index(other))
-    _reduce_dq(state, dq, bh_q, off_m, index, consumer * COLUMNS, consumer)
+    reduce_dq(state, dq, bh_q, off_m, index, consumer * COLUMNS, consumer)
     return dk, dv
 
 
@@ -703,7 +554,7 @@ def step_by_queries(
     # The rows' statistics load from global memory while the tensor cores work.
     queries = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(1, s_layout))
     keys = first_key + (index >> 31) + gl.arange(0, SUB_N, gl.SliceLayout(0, s_layout))
-    lse2, delta = _row_statistics(state, bh_q, queries)
+    lse2, delta = row_statistics(state, bh_q, queries)
     s, dk, dv = _wait_for_scores(state, index, s_tok, dk, dv, PIPELINED)
     dp = warpgroup_mma_wait(0, deps=[dp_tok])
     p, ds = _gradients_by_query(s, dp, lse2, delta, queries, keys, state[15], MASKED)

@@ -1,0 +1,225 @@
+"""The consumers' turns at dQ in the Hopper attention backward (dq_pass "alternate";
+tlx_kernels/hopper/attention_backward.py has the kernel, attention_backward_step.py the other
+steps).
+
+A step is ``attention_backward_step.step_by_keys``'s, pipelined: S^T = K Q^T and dP^T =
+V dO^T, P^T from registers for dV, dS^T through SMEM for dK. The dQ of step i's Q block, a
+sum over both consumers' keys, is computed once a CTA, by consumer i % 2 (its turn), in step
+i + TURN_DELAY or, for the last steps, after the loop (``last_turns``): its two products
+read the dS^T each consumer wrote in step i, are issued after the turn's step's S^T and dP^T
+so that they run under its softmax, and their sum is added by one TMA reduce-add from the
+consumer's fp32 staging tile. So the consumers need not be in step: a turn waits for a dS^T
+written TURN_DELAY steps earlier.
+
+Each consumer writes its dS^T to TURN_BUFFERS buffers in turn (step i's to buffer
+i % TURN_BUFFERS), so a buffer is rewritten TURN_BUFFERS steps later. A dS^T whose turn is
+the other consumer's (a "given" one: consumer c's are those of the steps of parity 1 - c) is
+announced by its buffer's ``ds_ready`` barrier once written; the other arrives on the
+buffer's ``ds_free`` once its turn has read it and the writer's K, and the writer waits for
+that before it rewrites the buffer (``_wait_for_turn_on``) and before the epilogue writes
+dK over K (``wait_for_turns_on_own``). A consumer reads a dS^T of its own turn itself, in
+step i + TURN_DELAY, before that step writes: hence TURN_DELAY <= TURN_BUFFERS
+(attention_backward_config.Config).
+
+A buffer's barriers, not a consumer's: a buffer is given every lcm(TURN_BUFFERS, 2) steps,
+and each of its uses waits for the one before, so neither barrier can complete a phase
+twice between a wait and the one it means. With one barrier pair a consumer and three
+buffers, the writer could announce two dS^T before the other's turn waited for the first
+(``python -m tlx check`` reports it as an ambiguous wait).
+
+No branch of a turn yields a product in flight: the registers of such a result were copied
+before the tensor cores had written them (a first version's dK came out wrong so), hence
+each branch waits for what it issues and dV and dK are issued after it.
+"""
+
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    warpgroup_mma,
+    warpgroup_mma_init,
+    warpgroup_mma_wait,
+)
+
+from tlx_kernels.hopper.attention_backward_step import (
+    cross_consumer_barriers,
+    reduce_dq,
+    release_stage_of,
+    row_statistics,
+    scores_to_gradients,
+)
+from tlx_kernels.hopper.common import accumulator_layout
+
+
+@gluon.jit
+def _ds_buffer(state, owner: gl.constexpr, step):
+    """Consumer ``owner``'s dS^T buffer of step ``step``: its TURN_BUFFERS buffers are the
+    spec's ds_tiles [owner * TURN_BUFFERS, (owner + 1) * TURN_BUFFERS)."""
+    (k_tiles, ds_tiles) = state[2], state[4]
+    TURN_BUFFERS: gl.constexpr = ds_tiles.shape[0] // k_tiles.shape[0]
+    return ds_tiles.index(TURN_BUFFERS * owner + step % TURN_BUFFERS)
+
+
+@gluon.jit
+def _given(barriers, owner: gl.constexpr, step, TURN_BUFFERS: gl.constexpr):
+    """(the barrier of consumer ``owner``'s dS^T buffer of step ``step``, the phase of its
+    use by that step): the buffer's given uses are lcm(TURN_BUFFERS, 2) steps apart."""
+    SPACING: gl.constexpr = TURN_BUFFERS * (1 + TURN_BUFFERS % 2)
+    return barriers.index(TURN_BUFFERS * owner + step % TURN_BUFFERS), (step // SPACING) & 1
+
+
+@gluon.jit
+def _issue_turn(state, step, consumer: gl.constexpr):
+    """Issues, on this consumer's turn, dQ's products of step ``step``'s Q block over both
+    consumers' keys: dS_c K_c from its own dS^T buffer of the step, then, once the other's
+    dS^T of the step is written (``ds_ready``), the other's. Each dS is read from SMEM as the
+    transpose of the dS^T tile written."""
+    (k_tiles, ds_tiles) = state[2], state[4]
+    ds_ready = cross_consumer_barriers(state, "alternate")[0]
+    HEAD_DIM: gl.constexpr = k_tiles.shape[2]
+    BLOCK_M: gl.constexpr = ds_tiles.shape[2]
+    TURN_BUFFERS: gl.constexpr = ds_tiles.shape[0] // k_tiles.shape[0]
+    num_warps: gl.constexpr = gl.num_warps()
+    acc_layout: gl.constexpr = accumulator_layout(HEAD_DIM, num_warps)
+    other: gl.constexpr = 1 - consumer
+    dq = warpgroup_mma(
+        _ds_buffer(state, consumer, step).permute((1, 0)),
+        k_tiles.index(consumer),
+        gl.zeros([BLOCK_M, HEAD_DIM], gl.float32, acc_layout),
+        use_acc=False,
+        is_async=True,
+    )
+    barrier, phase = _given(ds_ready, other, step, TURN_BUFFERS)
+    mbarrier.wait(barrier, phase)
+    dq = warpgroup_mma(
+        _ds_buffer(state, other, step).permute((1, 0)), k_tiles.index(other), dq, is_async=True
+    )
+    return dq
+
+
+@gluon.jit
+def _finish_turn(state, dq, step, row, consumer: gl.constexpr):
+    """dQ of step ``step``'s Q block complete (``dq``, its products waited for): the other
+    consumer's dS^T buffer is free again (``ds_free``), and dQ goes to this consumer's staging
+    tile and its TMA reduce-add (``reduce_dq``; ``row``: the Q block's first row of the
+    [batch * heads * seq_len] rows)."""
+    ds_free = cross_consumer_barriers(state, "alternate")[1]
+    seq_len = state[16]
+    TURN_BUFFERS: gl.constexpr = state[4].shape[0] // state[2].shape[0]
+    mbarrier.arrive(_given(ds_free, 1 - consumer, step, TURN_BUFFERS)[0])
+    reduce_dq(state, dq, row // seq_len, row % seq_len, step >> 1, 0, consumer)
+
+
+@gluon.jit
+def _wait_for_turn_on(state, step, consumer: gl.constexpr):
+    """If step ``step`` (none if negative) gave this consumer's dS^T to the other's turn,
+    waits until that turn has read it and this consumer's K (its buffer's ``ds_free``)."""
+    ds_free = cross_consumer_barriers(state, "alternate")[1]
+    TURN_BUFFERS: gl.constexpr = state[4].shape[0] // state[2].shape[0]
+    if (step >= 0) & ((step & 1) != consumer):
+        barrier, phase = _given(ds_free, consumer, step, TURN_BUFFERS)
+        mbarrier.wait(barrier, phase)
+
+
+@gluon.jit
+def wait_for_turns_on_own(state, index, consumer: gl.constexpr):
+    """Before the epilogue writes dK over K (``index``: the steps taken): waits until the
+    other consumer's turns have read the dS^T this consumer gave them in its last
+    TURN_BUFFERS steps, and its K; the earlier ones were waited for before their buffers were
+    rewritten."""
+    (k_tiles, ds_tiles) = state[2], state[4]
+    TURN_BUFFERS: gl.constexpr = ds_tiles.shape[0] // k_tiles.shape[0]
+    for back in gl.static_range(TURN_BUFFERS):
+        _wait_for_turn_on(state, index - TURN_BUFFERS + back, consumer)
+
+
+@gluon.jit
+def last_turns(state, index, previous_rows, consumer: gl.constexpr, TURN_DELAY: gl.constexpr):
+    """After the loop (``index``: the steps taken; ``previous_rows``: the Q blocks of steps
+    index - 1 and index - 2, as ``step_taking_turns`` takes them): this consumer's turns of
+    the last TURN_DELAY steps, oldest first."""
+    for back in gl.static_range(TURN_DELAY):
+        step = index - TURN_DELAY + back
+        if (step >= 0) & ((step & 1) == consumer):
+            dq = _issue_turn(state, step, consumer)
+            dq = warpgroup_mma_wait(0, deps=[dq])
+            _finish_turn(state, dq, step, previous_rows[TURN_DELAY - 1 - back], consumer)
+
+
+@gluon.jit
+def step_taking_turns(
+    state,
+    index,
+    bh_q,
+    off_m,
+    previous_rows,
+    key_rows,
+    dk,
+    dv,
+    consumer: gl.constexpr,
+    MASKED: gl.constexpr,
+    TURN_DELAY: gl.constexpr,
+):
+    """One step: S^T and dP^T, on this consumer's turn the products of step index -
+    TURN_DELAY's dQ, the softmax, dV from P^T in registers, dS^T into SMEM for dK (and the
+    other consumer's turn, if the step's is). ``previous_rows``: the Q blocks of steps
+    index - 1 and index - 2, their first rows of the [batch * heads * seq_len] rows. dV is
+    retired within the step (P^T's registers), dK left in flight into the next step."""
+    (q_tiles, do_tiles, k_tiles, v_tiles) = state[0:4]
+    ready = state[9]
+    NUM_STAGES: gl.constexpr = q_tiles.shape[0]
+    BLOCK_M: gl.constexpr = q_tiles.shape[1]
+    SUB_N: gl.constexpr = k_tiles.shape[1]
+    HEAD_DIM: gl.constexpr = k_tiles.shape[2]
+    TURN_BUFFERS: gl.constexpr = state[4].shape[0] // k_tiles.shape[0]
+    dtype: gl.constexpr = q_tiles.dtype
+    num_warps: gl.constexpr = gl.num_warps()
+    st_layout: gl.constexpr = accumulator_layout(BLOCK_M, num_warps)
+    acc_layout: gl.constexpr = accumulator_layout(HEAD_DIM, num_warps)
+    operand_layout: gl.constexpr = gl.DotOperandLayout(
+        operand_index=0, parent=acc_layout, k_width=2
+    )
+    ds_ready = cross_consumer_barriers(state, "alternate")[0]
+    stage = index % NUM_STAGES
+    q = q_tiles.index(stage)
+    do = do_tiles.index(stage)
+    mbarrier.wait(ready.index(stage), (index // NUM_STAGES) & 1)
+    zeros = gl.zeros([SUB_N, BLOCK_M], gl.float32, st_layout)
+    s_tok = warpgroup_mma(
+        k_tiles.index(consumer), q.permute((1, 0)), zeros, use_acc=False, is_async=True
+    )
+    dp_tok = warpgroup_mma(
+        v_tiles.index(consumer), do.permute((1, 0)), zeros, use_acc=False, is_async=True
+    )
+    queries = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(0, st_layout))
+    lse2, delta = row_statistics(state, bh_q, queries)
+    turn = index - TURN_DELAY
+    # This consumer's turn: step turn's dQ, its products run under the softmax.
+    if (turn >= 0) & ((turn & 1) == consumer):
+        dq = _issue_turn(state, turn, consumer)
+        s, dk_done, dv_done = warpgroup_mma_wait(3, deps=[s_tok, dk, dv])
+        release_stage_of(state, index - 1)
+        dp = warpgroup_mma_wait(2, deps=[dp_tok])
+        p, ds = scores_to_gradients(s, dp, lse2, delta, queries, key_rows, state[15], MASKED)
+        dq = warpgroup_mma_wait(0, deps=[dq])
+        _finish_turn(state, dq, turn, previous_rows[TURN_DELAY - 1], consumer)
+    else:
+        s, dk_done, dv_done = warpgroup_mma_wait(1, deps=[s_tok, dk, dv])
+        if index > 0:
+            release_stage_of(state, index - 1)
+        dp = warpgroup_mma_wait(0, deps=[dp_tok])
+        p, ds = scores_to_gradients(s, dp, lse2, delta, queries, key_rows, state[15], MASKED)
+    p16 = gl.convert_layout(p.to(dtype), operand_layout)
+    dv = warpgroup_mma(p16, do, dv_done, is_async=True)
+    ds16 = ds.to(dtype)
+    ds_smem = _ds_buffer(state, consumer, index)
+    _wait_for_turn_on(state, index - TURN_BUFFERS, consumer)
+    ds_smem.store(ds16)
+    fence_async_shared()
+    # dQ of this step is consumer (index & 1)'s turn: the other's, this consumer gives it dS^T.
+    if (index & 1) != consumer:
+        mbarrier.arrive(_given(ds_ready, consumer, index, TURN_BUFFERS)[0])
+    dk = warpgroup_mma(ds_smem, q, dk_done, is_async=True)
+    dv, p16 = warpgroup_mma_wait(1, deps=[dv, p16])
+    return dk, warpgroup_mma_init(dv)
