@@ -179,7 +179,7 @@ def test_hidden_splits_match_reference(dtype, layout, shape):
             config = base.replace(hidden_splits=splits)
             out = mlp.fused_mlp(x, w1, w2, config)
             assert_matches_reference(out, x, w1, w2)
-            _, counters = split_reduction._device_buffers[x.device]
+            _, counters = split_reduction.stream_buffers(x.device)
             assert not counters.any(), config
 
 
@@ -252,6 +252,7 @@ def test_later_calls_launch_the_tuned_kernel_directly(split_hidden, tokens, d_mo
             assert_matches_reference(out, *inputs)
         key = (
             first[0].device,
+            split_reduction.current_stream(first[0].device),
             torch.float16,
             (tokens, d_model, 4 * d_model),
             layout,
@@ -260,5 +261,5 @@ def test_later_calls_launch_the_tuned_kernel_directly(split_hidden, tokens, d_mo
         )
         assert mlp._launches[key].config == mlp.chosen_config(torch.float16, layout)
         assert split_hidden or mlp.chosen_config(torch.float16, layout).hidden_splits == 1
-    _, counters = split_reduction._device_buffers[first[0].device]
+    _, counters = split_reduction.stream_buffers(first[0].device)
     assert not counters.any()

@@ -190,8 +190,41 @@ def test_split_k_again_and_again(shape, warp_specialize):
     for _ in range(20):
         again = gemm.matmul(a, b, config)
         torch.testing.assert_close(again, first, rtol=2e-2, atol=2e-2)
-    _, counters = split_reduction._device_buffers[a.device]
+    _, counters = split_reduction.stream_buffers(a.device)
     assert not counters.any()
+
+
+def test_split_launches_on_two_streams_at_once_sum_apart():
+    """Split-K launches on two streams at once, tuned and direct (``autotuned_matmul``) and
+    with a split configuration given: each stream adds into a workspace of its own
+    (``split_reduction.stream_buffers``), so their sums do not mix, and each leaves its
+    counters zero."""
+    from tlx_kernels.hopper import gemm, split_reduction
+
+    torch.manual_seed(1)
+    config = gemm.Config(128, 256, 64, 4, alias_c=True, split_k=8)
+    streams = (torch.cuda.Stream(), torch.cuda.Stream())
+    operands = [
+        tuple(torch.randn(*shape, device="cuda", dtype=torch.bfloat16) for shape in shapes)
+        for shapes in (((128, 4096), (4096, 1024)), ((128, 4096), (4096, 1024)))
+    ]
+    torch.cuda.synchronize()
+    results = ([], [])
+    for _ in range(20):
+        for stream, (a, b), out in zip(streams, operands, results, strict=True):
+            with torch.cuda.stream(stream):
+                out.append(gemm.matmul(a, b, config))
+                out.append(gemm.autotuned_matmul(a, b))
+    torch.cuda.synchronize()
+    for stream, (a, b), out in zip(streams, operands, results, strict=True):
+        for c in out:
+            assert_matches_reference(c, a, b)
+        with torch.cuda.stream(stream):
+            workspace, counters = split_reduction.stream_buffers(a.device)
+        assert not counters.any() and not workspace.any()
+    with torch.cuda.stream(streams[0]):
+        first = split_reduction.stream_buffers(operands[0][0].device)
+    assert first[0].data_ptr() != workspace.data_ptr()
 
 
 # Shapes whose persistent grids leave a ragged last wave on 132 SMs (an H100 SXM's or H200's):
@@ -255,7 +288,7 @@ def test_the_last_wave_schedule_writes_every_tile_again_and_again():
         config = last_wave_config((128, 128, 5), splits)
         for _ in range(10):
             assert torch.equal(gemm.matmul(a, b, config), b)
-        _, counters = split_reduction._device_buffers[a.device]
+        _, counters = split_reduction.stream_buffers(a.device)
         assert not counters.any()
         kernel = gemm.compile_for_hopper(config)
         launch = gemm.compiled_launch(kernel, a, b, config)

@@ -250,7 +250,7 @@ def test_mid_sized_products_try_the_256_x_128_tiles(gemm):
 
 def test_split_k_buffers_grow_to_the_largest_need(gemm):
     device = torch.device("cpu")
-    split_reduction._device_buffers.pop(device, None)
+    split_reduction.forget_stream_buffers(device)
     split = gemm.Config(128, 256, 64, 4, alias_c=True, split_k=4)
     plain = gemm.default_config()
     workspace, counters = gemm.split_k_buffers(device, [plain], 100, 100)
@@ -270,9 +270,28 @@ def test_split_k_buffers_grow_to_the_largest_need(gemm):
     assert gemm.split_k_sums(last, 6144, 3072, SMS) == 48 * 128 * 256
     assert gemm.split_tiles(last, 6144, 3072, 576) == (0, 8)
     assert gemm.split_tiles(plain, 6144, 3072, SMS) == (0, 1)
-    split_reduction._device_buffers.pop(device, None)
+    split_reduction.forget_stream_buffers(device)
     workspace, counters = gemm.split_k_buffers(device, [plain, last], 6144, 3072, SMS)
     assert workspace.numel() == 48 * 128 * 256 and counters.numel() == 2 * 48
+
+
+def test_each_stream_has_split_buffers_of_its_own(gemm, monkeypatch):
+    """Split launches on two streams may run at once: the workspace and counters are a
+    stream's (``split_reduction.current_stream``, here two handles on the CPU), each grown
+    to its own launches, and a stream's launches share its buffers."""
+    device = torch.device("cpu")
+    split = gemm.Config(128, 256, 64, 4, alias_c=True, split_k=4)
+    buffers = {}
+    for stream, (M, N) in ((1, (300, 600)), (2, (128, 256)), (1, (128, 256))):
+        monkeypatch.setattr(split_reduction, "current_stream", lambda _, stream=stream: stream)
+        if stream not in buffers:
+            split_reduction.forget_stream_buffers(device)
+        buffers.setdefault(stream, gemm.split_k_buffers(device, [split], M, N))
+        workspace, counters = gemm.split_k_buffers(device, [split], M, N)
+        assert workspace is buffers[stream][0] and counters is buffers[stream][1]
+        assert split_reduction.stream_buffers(device) == (workspace, counters)
+    assert buffers[1][0].numel() == 9 * 128 * 256 and buffers[2][0].numel() == 128 * 256
+    assert buffers[1][0].data_ptr() != buffers[2][0].data_ptr()
 
 
 def assert_region_holds(region, buffers, config):

@@ -278,7 +278,7 @@ def test_split_sums_size_the_largest_launch(mlp):
     grow the same device buffers as the GEMM's split-K."""
     reduction = importlib.import_module("tlx_kernels.hopper.split_reduction")
     device = torch.device("cpu")
-    reduction._device_buffers.pop(device, None)
+    reduction.forget_stream_buffers(device)
     plain = mlp.default_config()
     workspace, counters = mlp.split_sums(device, 4096, 256, [plain])
     assert workspace.numel() == 1 and counters.numel() == 1
@@ -292,7 +292,7 @@ def test_split_sums_size_the_largest_launch(mlp):
     # tiles, 33 row blocks x 2 column tiles of 128 columns.
     assert workspace.numel() == 33 * 128 * 256 and not workspace.any()
     assert counters.numel() == 2 * 33 * 2 and not counters.any()
-    assert reduction._device_buffers[device] == (workspace, counters)
+    assert reduction.stream_buffers(device) == (workspace, counters)
 
 
 SMS = 132  # an H100 SXM's or H200's

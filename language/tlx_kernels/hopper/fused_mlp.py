@@ -22,6 +22,7 @@ from tlx_kernels.hopper.common import (
 )
 from tlx_kernels.hopper.fused_mlp_kernel import fused_mlp_kernel
 from tlx_kernels.hopper.split_reduction import (
+    current_stream,
     leaves_sms_idle,
     split_buffers,
     splits_to_try,
@@ -456,8 +457,9 @@ def autotuned_kernel(dtype, layout, split_hidden=True):
     )(fused_mlp_kernel)
 
 
-# (device, dtype, shape, layout, activation, split_hidden) -> tlx_kernels.launch.DirectLaunch,
-# and (dtype, layout) -> the configuration last run.
+# (device, stream, dtype, shape, layout, activation, split_hidden) ->
+# tlx_kernels.launch.DirectLaunch, and (dtype, layout) -> the configuration last run. A launch
+# keeps the split buffers of its stream (split_reduction.split_buffers).
 _launches = {}
 _last_config = {}
 
@@ -505,7 +507,7 @@ def autotuned_fused_mlp(x, w1, w2, layout="shared", activation="gelu", split_hid
     x, w1, w2, y, shape = _operands(x, w1, w2)
     if y is None:
         return torch.zeros(shape[:2], device=x.device, dtype=x.dtype)
-    key = (x.device, x.dtype, shape, layout, activation, split_hidden)
+    key = (x.device, current_stream(x.device), x.dtype, shape, layout, activation, split_hidden)
     launch = _launches.get(key)
     if launch is None:
         launch = _launches[key] = _tune(x, w1, w2, y, shape, layout, activation, split_hidden)

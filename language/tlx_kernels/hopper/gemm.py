@@ -22,6 +22,7 @@ from tlx_kernels.hopper.gemm_kernel import gemm_kernel
 from tlx_kernels.hopper.gemm_state import column_parts as _column_parts
 from tlx_kernels.hopper.gemm_state import last_wave
 from tlx_kernels.hopper.split_reduction import (
+    current_stream,
     last_wave_splits_to_try,
     split_buffers,
     splits_to_try,
@@ -578,8 +579,9 @@ def tuner_grid(meta):
     return _launch_grid(meta["M"], meta["N"], config_of(meta), meta["desc_a"].base.device)
 
 
-# (device, dtypes, shapes) -> tlx_kernels.launch.DirectLaunch, and dtype -> the configuration last
-# run.
+# (device, stream, dtypes, shapes) -> tlx_kernels.launch.DirectLaunch, and dtype -> the
+# configuration last run. A launch keeps the split-K buffers of its stream
+# (split_reduction.split_buffers): split launches on two streams at once sum apart.
 _launches = {}
 _last_config = {}
 
@@ -623,7 +625,7 @@ def launch_arguments(config, device, M, N):
 
 
 def _launch_key(a, b):
-    return (a.device, a.dtype, b.dtype, *a.shape, *b.shape)
+    return (a.device, current_stream(a.device), a.dtype, b.dtype, *a.shape, *b.shape)
 
 
 def direct_launch(a, b):

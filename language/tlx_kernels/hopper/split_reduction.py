@@ -27,6 +27,7 @@ import triton
 from tlx.compat import cta_barrier
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
+from triton.runtime import driver
 
 from tlx_kernels.hopper.common import red_add_pairs, take_pairs
 
@@ -82,10 +83,11 @@ def split_reduce(
 
 # Host ----------------------------------------------------------------------------------------
 
-# Each device's buffers: (fp32 sums, int32 arrival counters), grown as launches need; the
-# kernels leave both zero. Launches on one stream share them, the GEMM's and the fused
-# MLP's; two split launches running at once on two streams would not.
-_device_buffers = {}
+# Each stream's buffers, by (device, stream handle): (fp32 sums, int32 arrival counters),
+# grown as launches need; the kernels leave both zero. Launches on one stream, the GEMM's and
+# the fused MLP's, run one after another and share them; launches on two streams may run at
+# once, and would race on one workspace, so each stream has its own.
+_stream_buffers = {}
 
 # Splits are tried where a wave of the tiles alone would keep fewer of the SMs busy, and kept
 # for a tile where their waves keep at least as many: the most of each tile's splits.
@@ -104,11 +106,39 @@ def sums_addressable(sums):
     return sums < 2**31
 
 
+def current_stream(device):
+    """The handle of the stream a launch on ``device`` goes to now, torch's current stream
+    there (Triton's driver reads it as Triton's launches do, cheaply), or None off CUDA, where
+    the CPU tests size the buffers. The kernels' direct launches are kept a stream, with
+    their buffers (gemm.py, fused_mlp.py)."""
+    if device.type != "cuda":
+        return None
+    return driver.active.get_current_stream(device.index)
+
+
+def _stream_key(device):
+    """The key of the buffers of a launch on ``device`` now."""
+    return device, current_stream(device)
+
+
+def stream_buffers(device):
+    """(workspace, counters) of the current stream of ``device``, as the split launches on it
+    left them (zero), or None where none has needed them."""
+    return _stream_buffers.get(_stream_key(device))
+
+
+def forget_stream_buffers(device):
+    """Drops the buffers of the current stream of ``device``: the next split launch there
+    allocates them anew, to its own size."""
+    _stream_buffers.pop(_stream_key(device), None)
+
+
 def split_buffers(device, launches):
     """(workspace, counters) for ``launches``, each (tiles, splits, BLOCK_M, BLOCK_N): the fp32
     sums of the one that needs most (``tile_sums``) and two counters a split tile (one a
-    consumer) for the one of most split tiles, a device's buffers grown to them, zero (the
-    kernels leave them so). Refuses sums the kernels' 32-bit offsets cannot address."""
+    consumer) for the one of most split tiles, the buffers of the current stream of
+    ``device`` grown to them, zero (the kernels leave them so). Refuses sums the kernels'
+    32-bit offsets cannot address."""
     launches = [launch for launch in launches if launch[1] > 1]
     sums = max((tile_sums(*launch) for launch in launches), default=0)
     counts = max((2 * tiles for tiles, *_ in launches), default=0)
@@ -117,12 +147,13 @@ def split_buffers(device, launches):
             f"the split tiles need {sums} fp32 sums, more than 32-bit offsets address: take a "
             "configuration without splits"
         )
-    workspace, counters = _device_buffers.get(device, (None, None))
+    key = _stream_key(device)
+    workspace, counters = _stream_buffers.get(key, (None, None))
     if workspace is None or workspace.numel() < sums:
         workspace = torch.zeros(max(sums, 1), device=device, dtype=torch.float32)
     if counters is None or counters.numel() < counts:
         counters = torch.zeros(max(counts, 1), device=device, dtype=torch.int32)
-    _device_buffers[device] = (workspace, counters)
+    _stream_buffers[key] = (workspace, counters)
     return workspace, counters
 
 
