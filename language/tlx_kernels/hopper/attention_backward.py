@@ -180,24 +180,12 @@ def _step(state, at, rows, key_rows, dk, dv, consumer, MASKED, SCHEDULE):
     the consumers' turns at dQ (attention_backward_turns.py), which need the earlier steps' Q
     blocks. ``at``: (ring index, query head, the Q block's first row, the Q blocks of the two
     steps before as ``previous_rows``)."""
-    (index, bh_q, off_m, previous_rows) = at
+    (index, bh_q, off_m, _) = at
     P_IN_SMEM: gl.constexpr = SCHEDULE[1]
     DQ_PASS: gl.constexpr = SCHEDULE[3]
     PIPELINED: gl.constexpr = SCHEDULE[4]
     if DQ_PASS == "alternate":
-        dk, dv = step_taking_turns(
-            state,
-            index,
-            bh_q,
-            off_m,
-            previous_rows,
-            key_rows,
-            dk,
-            dv,
-            consumer,
-            MASKED,
-            SCHEDULE[5],
-        )
+        dk, dv = step_taking_turns(state, at, key_rows, dk, dv, consumer, MASKED, SCHEDULE[5])
     elif SCHEDULE[2]:
         dk, dv = step_by_queries(
             state, index, bh_q, off_m, rows, dk, dv, consumer, MASKED, DQ_PASS, PIPELINED

@@ -150,10 +150,7 @@ def last_turns(state, index, previous_rows, consumer: gl.constexpr, TURN_DELAY: 
 @gluon.jit
 def step_taking_turns(
     state,
-    index,
-    bh_q,
-    off_m,
-    previous_rows,
+    at,
     key_rows,
     dk,
     dv,
@@ -163,9 +160,11 @@ def step_taking_turns(
 ):
     """One step: S^T and dP^T, on this consumer's turn the products of step index -
     TURN_DELAY's dQ, the softmax, dV from P^T in registers, dS^T into SMEM for dK (and the
-    other consumer's turn, if the step's is). ``previous_rows``: the Q blocks of steps
-    index - 1 and index - 2, their first rows of the [batch * heads * seq_len] rows. dV is
-    retired within the step (P^T's registers), dK left in flight into the next step."""
+    other consumer's turn, if the step's is). ``at``: (the step's ring index, its query head,
+    its Q block's first row, ``previous_rows``: the Q blocks of steps index - 1 and
+    index - 2, their first rows of the [batch * heads * seq_len] rows). dV is retired within
+    the step (P^T's registers), dK left in flight into the next step."""
+    (index, bh_q, off_m, previous_rows) = at
     (q_tiles, do_tiles, k_tiles, v_tiles) = state[0:4]
     ready = state[9]
     NUM_STAGES: gl.constexpr = q_tiles.shape[0]
