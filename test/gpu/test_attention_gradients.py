@@ -174,10 +174,12 @@ def test_the_pipelined_steps_agree(dtype, head_dim, causal):
 
 
 def assert_agree_on_tma_add_shapes(configs, dtype, head_dim, causal):
-    """Each of ``configs`` (dq_pass "tma_add" or "split", dQ by TMA reduce-adds) against
-    torch at N = 1, 100, 1000 and 4133, two KV heads each serving two query heads, then one
-    KV head serving four at N = 1000: one Q block whose rows past the sequence's end the TMA
-    drops, ragged blocks, and many steps, whose reductions reuse each staging tile."""
+    """Each of ``configs`` (dq_pass "tma_add", "split" or "alternate", dQ by TMA
+    reduce-adds) against torch at N = 1, 100, 1000 and 4133, two KV heads each serving two
+    query heads, then one KV head serving four at N = 1000, and two heads of their own at
+    N = 300: one Q block whose rows past the sequence's end the TMA drops, ragged blocks,
+    many steps, whose reductions reuse each staging tile, and an odd number of steps a CTA
+    (five, or fewer with the mask), whose last turn is consumer 0's."""
     assert configs
     for heads, kv_heads, seq_len in (
         (4, 2, 1),
@@ -185,6 +187,7 @@ def assert_agree_on_tma_add_shapes(configs, dtype, head_dim, causal):
         (4, 2, 1000),
         (4, 2, 4133),
         (4, 1, 1000),
+        (2, 2, 300),
     ):
         q, k, v, do = random_inputs(2, heads, kv_heads, seq_len, head_dim, dtype, seq_len)
         _, dq_ref, dk_ref, dv_ref = reference_gradients(q, k, v, do, causal)

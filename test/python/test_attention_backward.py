@@ -364,15 +364,18 @@ def test_the_alternating_pass_adds_the_ctas_dq_once(causal):
         assert bwd.block_shapes(config, {"HEAD_DIM": 64})[-1] == [1, config.block_m, 64]
 
 
+def turn_schedules():
+    """Every configuration of the consumers' turns: the space's and the variants outside it."""
+    space = [config for config in bwd.autotune_space(64) if config.dq_pass == "alternate"]
+    return space + attention_backward_config.turn_variants()
+
+
 @pytest.mark.parametrize("causal", [False, True])
-def test_the_later_turns_compile_and_are_free_of_hazards(causal):
+def test_the_later_turns_compile(causal):
     """The turns' variants outside the space (``attention_backward_config.turn_variants``:
     turns two steps after their dS^T, one or three dS^T buffers a consumer, each with a
-    barrier pair of its own) fit in 224 KiB, compile with a turn in each step's branch and
-    the last ``turn_delay`` turns after the loop, and are free of hazards (and of ambiguous
-    barrier waits, which one barrier pair a consumer had with three buffers) on CTAs whose
-    consumers take odd and even numbers of steps (without the mask one, five, eight or
-    ten), grouped heads or not."""
+    barrier pair of its own) fit in 224 KiB and compile with a turn in each step's branch
+    and the last ``turn_delay`` turns after the loop."""
     variants = attention_backward_config.turn_variants()
     assert {(c.turn_delay, c.turn_buffers) for c in variants} == {(2, 2), (2, 3), (1, 1), (1, 3)}
     space = [c for c in bwd.autotune_space(64) if c.dq_pass == "alternate"]
@@ -389,6 +392,17 @@ def test_the_later_turns_compile_and_are_free_of_hazards(causal):
         waits = re.findall(r"warp_group_dot_wait .*\{pendings = (\d)", compiled.asm["ttgir"])
         after_the_loop = ["0"] * (1 + config.turn_delay)
         assert waits == (pipelined_step_waits(config, 64) * steps + after_the_loop) * 2, config
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_every_turn_schedule_is_free_of_hazards_at_odd_and_even_steps(causal):
+    """Each configuration of the turns, the space's and the variants, is free of hazards (and
+    of ambiguous barrier waits, which one barrier pair a consumer had with three buffers) on
+    CTAs whose consumers take odd and even numbers of steps (without the mask one, five,
+    eight or ten), grouped heads or not: either consumer may take the last turns. The whole
+    space's check (``test_every_configuration_is_free_of_hazards``) runs two query heads a
+    KV head, an even number of steps a CTA."""
+    for config in turn_schedules():
         ctas = [
             {
                 "values": {"seq_len": seq_len, "group": group, "batch_kv_heads": 1},
