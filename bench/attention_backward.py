@@ -40,7 +40,7 @@ chosen and each pass's first-call (tuning) cost.
 ``--turns`` times, on each D = 64 row the other flags select, every configuration of the
 consumers' turns at dQ (dq_pass "alternate"): the tuning space's and
 ``attention_backward_config.turn_variants``' (turns two steps late, other numbers of dS^T buffers),
-each fixed, and cuDNN's, round-robin in GPU time.
+each fixed, and cuDNN's, round-robin in GPU time, then the fastest and cuDNN as called.
 """
 
 import argparse
@@ -187,7 +187,8 @@ def dq_passes(runs, passes, dtype_names, head_dims, masks, seq_lens):
 
 def turns(runs, dtype_names, masks, seq_lens):
     """Each configuration of the consumers' turns, the space's and the variants outside it,
-    fixed, and cuDNN, round-robin in GPU time, on each D = 64 row."""
+    fixed, and cuDNN, round-robin in GPU time, on each D = 64 row; then the fastest and cuDNN
+    as a user calls them."""
     configs = [c for c in bwd.autotune_space(64) if c.dq_pass == "alternate"]
     configs += attention_backward_config.turn_variants()
     for number, config in enumerate(configs):
@@ -195,7 +196,7 @@ def turns(runs, dtype_names, masks, seq_lens):
     print_header(
         f"{'dtype':>5} {'B':>3} {'N':>5} {'causal':>6} | bwd GPU TFLOP/s: "
         + " ".join(f"{f'[{number}]':>6}" for number in range(len(configs)))
-        + f" {'cuDNN':>6} | best / cuDNN"
+        + f" {'cuDNN':>6} | best / cuDNN | called: {'best':>6} {'cuDNN':>6} {'ratio':>5}"
     )
     for dtype_name, (batch, heads, kv_heads, seq_len, head_dim, causal) in grid_rows(
         dtype_names, [64], masks, seq_lens
@@ -204,10 +205,12 @@ def turns(runs, dtype_names, masks, seq_lens):
         calls = [functools.partial(row.ours_backward, config) for config in configs]
         tflops = [row.tflops(ms) for ms in median_ms([*calls, row.cudnn_backward], runs)]
         best = max(range(len(configs)), key=tflops.__getitem__)
+        called = [row.tflops(called_ms(fn)) for fn in (calls[best], row.cudnn_backward)]
         print(
             f"{dtype_name:>5} {batch:>3} {seq_len:>5} {causal!s:>6} | bwd GPU TFLOP/s: "
             + " ".join(f"{value:6.1f}" for value in tflops)
-            + f" | [{best}] {tflops[best] / tflops[-1]:.2f}",
+            + f" | [{best}] {tflops[best] / tflops[-1]:.2f} | called: {called[0]:6.1f} "
+            f"{called[1]:6.1f} {called[0] / called[1]:5.2f}",
             flush=True,
         )
 
