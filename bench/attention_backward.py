@@ -7,6 +7,8 @@
         separate tma_add split auto any [--dtype ... --head-dim ... --mask ... --seq-len ...]
     PYTHONPATH=language python bench/attention_backward.py --turns [--dtype ... --mask ...
         --seq-len ...]
+    PYTHONPATH=language python bench/attention_backward.py --persistent [--dtype ...
+        --head-dim ... --mask ... --seq-len ...]
 
 The grid: N in 512 ... 16384 at B x N = 32768 tokens, H = 16, D in {64, 128}, causal and not,
 fp16 and bf16, then the grouped-query rows (H = 32, H_kv = 8, D = 128, N = 2048 and 8192), on
@@ -41,6 +43,10 @@ chosen and each pass's first-call (tuning) cost.
 consumers' turns at dQ (dq_pass "alternate"): the tuning space's and
 ``attention_backward_config.turn_variants``' (turns two steps late, other numbers of dS^T buffers),
 each fixed, and cuDNN's, round-robin in GPU time, then the fastest and cuDNN as called.
+
+``--persistent`` does the same, on each row the flags select, for
+``attention_backward_config.persistent_variants`` (a CTA an SM taking the tiles in turn, with
+one or two K/V slots) and the configurations they come from (a CTA a tile).
 """
 
 import argparse
@@ -185,34 +191,49 @@ def dq_passes(runs, passes, dtype_names, head_dims, masks, seq_lens):
         )
 
 
-def turns(runs, dtype_names, masks, seq_lens):
-    """Each configuration of the consumers' turns, the space's and the variants outside it,
-    fixed, and cuDNN, round-robin in GPU time, on each D = 64 row; then the fastest and cuDNN
-    as a user calls them."""
-    configs = [c for c in bwd.autotune_space(64) if c.dq_pass == "alternate"]
-    configs += attention_backward_config.turn_variants()
-    for number, config in enumerate(configs):
-        print(f"[{number}] {config}")
-    print_header(
-        f"{'dtype':>5} {'B':>3} {'N':>5} {'causal':>6} | bwd GPU TFLOP/s: "
-        + " ".join(f"{f'[{number}]':>6}" for number in range(len(configs)))
-        + f" {'cuDNN':>6} | best / cuDNN | called: {'best':>6} {'cuDNN':>6} {'ratio':>5}"
-    )
-    for dtype_name, (batch, heads, kv_heads, seq_len, head_dim, causal) in grid_rows(
-        dtype_names, [64], masks, seq_lens
-    ):
-        row = Row(batch, heads, kv_heads, seq_len, head_dim, DTYPES[dtype_name], causal)
-        calls = [functools.partial(row.ours_backward, config) for config in configs]
-        tflops = [row.tflops(ms) for ms in median_ms([*calls, row.cudnn_backward], runs)]
-        best = max(range(len(configs)), key=tflops.__getitem__)
-        called = [row.tflops(called_ms(fn)) for fn in (calls[best], row.cudnn_backward)]
-        print(
-            f"{dtype_name:>5} {batch:>3} {seq_len:>5} {causal!s:>6} | bwd GPU TFLOP/s: "
-            + " ".join(f"{value:6.1f}" for value in tflops)
-            + f" | [{best}] {tflops[best] / tflops[-1]:.2f} | called: {called[0]:6.1f} "
-            f"{called[1]:6.1f} {called[0] / called[1]:5.2f}",
-            flush=True,
+def turn_configs(head_dim):
+    """Every configuration of the consumers' turns (HEAD_DIM 64): the space's and the variants
+    outside it."""
+    configs = [c for c in bwd.autotune_space(head_dim) if c.dq_pass == "alternate"]
+    return configs + attention_backward_config.turn_variants()
+
+
+def persistent_configs(head_dim):
+    """The persistent variants and the configurations they come from (one tile a CTA)."""
+    variants = attention_backward_config.persistent_variants(head_dim)
+    single = dict(persistent=False, kv_buffers=1)
+    bases = list(dict.fromkeys(config.replace(**single) for config in variants))
+    return bases + variants
+
+
+def fixed(runs, configs_of, dtype_names, head_dims, masks, seq_lens):
+    """Each configuration ``configs_of(head_dim)`` lists, fixed, and cuDNN, round-robin in
+    GPU time, on each row; then the fastest and cuDNN as a user calls them."""
+    for head_dim in head_dims:
+        configs = configs_of(head_dim)
+        for number, config in enumerate(configs):
+            print(f"D={head_dim} [{number}] {config}")
+        print_header(
+            f"{'dtype':>5} {'B':>3} {'N':>5} {'D':>4} {'causal':>6} | bwd GPU TFLOP/s: "
+            + " ".join(f"{f'[{number}]':>6}" for number in range(len(configs)))
+            + f" {'cuDNN':>6} | best / cuDNN | called: {'best':>6} {'cuDNN':>6} {'ratio':>5}"
         )
+        for dtype_name, (batch, heads, kv_heads, seq_len, _, causal) in grid_rows(
+            dtype_names, [head_dim], masks, seq_lens
+        ):
+            row = Row(batch, heads, kv_heads, seq_len, head_dim, DTYPES[dtype_name], causal)
+            calls = [functools.partial(row.ours_backward, config) for config in configs]
+            tflops = [row.tflops(ms) for ms in median_ms([*calls, row.cudnn_backward], runs)]
+            best = max(range(len(configs)), key=tflops.__getitem__)
+            called = [row.tflops(called_ms(fn)) for fn in (calls[best], row.cudnn_backward)]
+            print(
+                f"{dtype_name:>5} {batch:>3} {seq_len:>5} {head_dim:>4} {causal!s:>6} | bwd GPU "
+                "TFLOP/s: "
+                + " ".join(f"{value:6.1f}" for value in tflops)
+                + f" | [{best}] {tflops[best] / tflops[-1]:.2f} | called: {called[0]:6.1f} "
+                f"{called[1]:6.1f} {called[0] / called[1]:5.2f}",
+                flush=True,
+            )
 
 
 def grid(runs, dtype_names, head_dims, masks, seq_lens):
@@ -293,14 +314,22 @@ def main():
         action="store_true",
         help="time each configuration of the consumers' turns at dQ (D = 64), and cuDNN",
     )
+    parser.add_argument(
+        "--persistent",
+        action="store_true",
+        help="time the persistent variants and the configurations they come from, and cuDNN",
+    )
     args = parser.parse_args()
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}")
     if args.aliasing:
         aliasing(args.runs)
         return
     masks = [mask == "causal" for mask in args.mask]
-    if args.turns:
-        turns(args.runs, args.dtype, masks, args.seq_len)
+    if args.turns or args.persistent:
+        configs_of, head_dims = (
+            (turn_configs, [64]) if args.turns else (persistent_configs, args.head_dim)
+        )
+        fixed(args.runs, configs_of, args.dtype, head_dims, masks, args.seq_len)
         return
     if args.dq:
         dq_passes(args.runs, args.dq, args.dtype, args.head_dim, masks, args.seq_len)

@@ -267,6 +267,37 @@ def test_the_turn_variants_agree(dtype, causal):
     assert_agree_on_tma_add_shapes(attention_backward_config.turn_variants(), dtype, 64, causal)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_persistent_variants_agree(dtype, head_dim, causal):
+    """The persistent variants outside the tuning space (``persistent_variants``: a CTA an
+    SM taking the tiles in turn, one or two K/V slots) against torch, on shapes of more tiles
+    than SMs (8 x 4 heads at N = 1000: 256 tiles; grouped heads at N = 4133: 264; 40 x 2
+    heads at N = 300, three Q blocks a tile, an odd number of steps), fewer (one row; one
+    Q block a tile, a KV head serving two query heads)."""
+    configs = attention_backward_config.persistent_variants(head_dim)
+    for batch, heads, kv_heads, seq_len in (
+        (8, 4, 4, 1000),
+        (4, 4, 2, 4133),
+        (40, 2, 2, 300),
+        (2, 4, 2, 1),
+        (64, 2, 1, 100),
+    ):
+        q, k, v, do = random_inputs(batch, heads, kv_heads, seq_len, head_dim, dtype, seq_len)
+        _, dq_ref, dk_ref, dv_ref = reference_gradients(q, k, v, do, causal)
+        o, lse = reference_forward(q, k, v, causal)
+        for config in configs:
+            dq, dk, dv = bwd.backward(do, q, k, v, o, lse, causal, config=config)
+            for name, ours, expected in (
+                ("dQ", dq, dq_ref),
+                ("dK", dk, dk_ref),
+                ("dV", dv, dv_ref),
+            ):
+                where = f"{config} B={batch} H={heads}/{kv_heads} N={seq_len} {name}"
+                assert_close_to_scale(where, ours, expected, dtype)
+
+
 @pytest.mark.parametrize("head_dim", [64, 128])
 @pytest.mark.parametrize("causal", [False, True])
 def test_every_dq_configuration_agrees(head_dim, causal):

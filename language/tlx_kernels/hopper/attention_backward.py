@@ -9,12 +9,14 @@ which the forward saves) and dO, the gradients are, with P = exp(Q K^T * sm_scal
 The kernels
 -----------
 ``attention_backward_delta.delta`` computes delta, one fp32 a row of Q. ``attention_bwd_kernel``
-gives one CTA each BLOCK_N keys of one (batch, KV head): K and V stay in SMEM, and the CTA
-loops over the query heads of the KV head's group (grouped-query attention: dK and dV are
-summed over the group) and over their blocks of BLOCK_M rows of Q (with a causal mask, those
-at or below the keys' diagonal). A CTA has warp-specialized partitions:
+gives one CTA each tile, BLOCK_N keys of one (batch, KV head) (or, persistent, a CTA an SM
+taking the tiles in turn: docs/attention-backward.md, "Persistent CTAs"): K and V stay in
+SMEM for the tile, and the CTA loops over the query heads of the KV head's group
+(grouped-query attention: dK and dV are summed over the group) and over their blocks of
+BLOCK_M rows of Q (with a causal mask, those at or below the keys' diagonal). A CTA has
+warp-specialized partitions:
 
-* a loader warp loads K and V once, then each Q block's Q and dO into a ring of NUM_STAGES
+* a loader warp loads a tile's K and V, then each Q block's Q and dO into a ring of NUM_STAGES
   stages (``ready``: both copies landed; ``empty``: every consumer is done with the stage);
 * CONSUMERS warpgroups, each owning BLOCK_N / CONSUMERS keys (its own K and V buffers). Per
   Q block a consumer computes S^T = K Q^T and dP^T = V dO^T (``warpgroup_mma``, both from
@@ -81,7 +83,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     tma,
 )
 
-from tlx_kernels._host import KernelHost
+from tlx_kernels._host import KernelHost, sm_count
 from tlx_kernels.hopper import attention_backward_delta, attention_dq
 from tlx_kernels.hopper.attention_backward_config import (
     DQ_PASSES,
@@ -93,6 +95,8 @@ from tlx_kernels.hopper.attention_backward_step import (
     DQ_COLUMNS,
     LOG2E,
     drain_pipeline,
+    first_step,
+    kv_buffer,
     start_pipeline,
     step_by_keys,
     step_by_queries,
@@ -130,42 +134,83 @@ def _q_blocks(seq_len, off_n, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUS
 
 
 @gluon.jit
-def _load_partition(state, desc_q, desc_do, desc_k, desc_v, CAUSAL: gl.constexpr):
-    """The loader warp: the CTA's K and V once (``kv_ready``), then Q and dO of every Q block
-    of every query head of the group into the ring, in the consumers' order."""
+def _tile_at(tile, seq_len, BLOCK_N: gl.constexpr):
+    """(batch * KV head, first key) of tile ``tile``: the key blocks of a KV head are
+    consecutive tiles, so that CTAs running at once share the head's Q and dO in the L2."""
+    key_blocks = gl.cdiv(seq_len, BLOCK_N)
+    return tile // key_blocks, (tile % key_blocks) * BLOCK_N
+
+
+@gluon.jit
+def _tiles_of_cta(seq_len, batch_kv_heads, BLOCK_N: gl.constexpr, PERSISTENT: gl.constexpr):
+    """(first, end, step) of this CTA's tiles (BLOCK_N keys of one (batch, KV head) each):
+    its program's own, or with PERSISTENT every num_programs-th from it on."""
+    if PERSISTENT:
+        tiles = (gl.program_id(0), gl.cdiv(seq_len, BLOCK_N) * batch_kv_heads, gl.num_programs(0))
+    else:
+        tiles = (gl.program_id(0), gl.program_id(0) + 1, 1)
+    return tiles
+
+
+@gluon.jit
+def _load_partition(
+    state, desc_q, desc_do, desc_k, desc_v, CAUSAL: gl.constexpr, PERSISTENT: gl.constexpr
+):
+    """The loader warp, for each of the CTA's tiles: its K and V into the tile's K/V slot
+    (``kv_ready``) once the epilogue of the slot's previous tile has stored dK and dV from
+    its bytes (``kv_free``), then Q and dO of every Q block of every query head of the group
+    into the ring, in the consumers' order. The ring's index runs on from tile to tile, so
+    the next tile's first Q blocks load during this one's last steps."""
     (q_tiles, do_tiles, k_tiles, v_tiles) = state[0:4]
-    (kv_ready, ready, empty) = state[8:11]
+    (kv_ready, kv_free, batch_kv_heads) = state[8][0:3]
+    (ready, empty) = state[9:11]
     (seq_len, group) = state[16:18]
-    CONSUMERS: gl.constexpr = k_tiles.shape[0]
-    SUB_N: gl.constexpr = k_tiles.shape[1]
+    KV_BUFFERS: gl.constexpr = kv_ready.shape[0]
+    CONSUMERS: gl.constexpr = k_tiles.shape[0] // KV_BUFFERS
+    BLOCK_N: gl.constexpr = CONSUMERS * k_tiles.shape[1]
     BLOCK_M: gl.constexpr = q_tiles.shape[1]
-    bh_kv = gl.program_id(1)
-    off_n = gl.program_id(0) * (CONSUMERS * SUB_N)
-    load_pairs_once(desc_k, desc_v, k_tiles, v_tiles, kv_ready, bh_kv, off_n)
-    first, _, n_m = _q_blocks(seq_len, off_n, BLOCK_M, CONSUMERS * SUB_N, CAUSAL)
     index = 0
-    for g in range(group):
-        bh_q = bh_kv * group + g
-        for m in range(first, n_m):
-            load_pair_into_ring(
-                desc_q, desc_do, q_tiles, do_tiles, ready, empty, index, bh_q, m * BLOCK_M
-            )
-            index += 1
+    taken = 0
+    (first_tile, end_tile, tile_step) = _tiles_of_cta(seq_len, batch_kv_heads, BLOCK_N, PERSISTENT)
+    for tile in range(first_tile, end_tile, tile_step):
+        bh_kv, off_n = _tile_at(tile, seq_len, BLOCK_N)
+        slot = taken % KV_BUFFERS
+        mbarrier.wait(kv_free.index(slot), ((taken // KV_BUFFERS) & 1) ^ 1)
+        load_pairs_once(
+            desc_k,
+            desc_v,
+            k_tiles,
+            v_tiles,
+            kv_ready.index(slot),
+            bh_kv,
+            off_n,
+            slot * CONSUMERS,
+            CONSUMERS,
+        )
+        first, _, n_m = _q_blocks(seq_len, off_n, BLOCK_M, BLOCK_N, CAUSAL)
+        for g in range(group):
+            bh_q = bh_kv * group + g
+            for m in range(first, n_m):
+                load_pair_into_ring(
+                    desc_q, desc_do, q_tiles, do_tiles, ready, empty, index, bh_q, m * BLOCK_M
+                )
+                index += 1
+        taken += 1
 
 
 @gluon.jit
 def _store_dk_dv(state, dk, dv, bh_kv, rows, consumer: gl.constexpr):
     """The epilogue: sm_scale * dK and dV in the inputs' dtype through SMEM (with aliasing,
-    the bytes of this consumer's K and V buffers, which its last products have read) and TMA
-    stores."""
+    the bytes of this consumer's K and V buffers of the tile, which its last products have
+    read) and TMA stores, waited for: the tile's K/V slot may then take the next tile's."""
     (dk_tiles, dv_tiles) = state[6:8]
     sm_scale = state[14]
     (desc_dk, desc_dv) = state[18:20]
     SUB_N: gl.constexpr = dk_tiles.shape[1]
     HEAD_DIM: gl.constexpr = dk_tiles.shape[2]
     dtype: gl.constexpr = dk_tiles.dtype
-    dk_smem = dk_tiles.index(consumer)
-    dv_smem = dv_tiles.index(consumer)
+    dk_smem = kv_buffer(state, dk_tiles, consumer)
+    dv_smem = kv_buffer(state, dv_tiles, consumer)
     dk_smem.store((dk * sm_scale).to(dtype))
     dv_smem.store(dv.to(dtype))
     fence_async_shared()
@@ -209,31 +254,28 @@ def _step(state, at, rows, key_rows, dk, dv, consumer, MASKED, SCHEDULE):
 
 
 @gluon.jit
-def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
-    """Keys [consumer * SUB_N, (consumer + 1) * SUB_N) of the CTA's block, one warpgroup:
-    every Q block of every query head of the group, masked ones (on the diagonal) first.
-    SCHEDULE: (CAUSAL, P_IN_SMEM, SCORES_BY_QUERY, DQ_PASS, PIPELINED, TURN_DELAY)."""
+def _tile(state, bh_kv, off_n, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
+    """One tile, keys [off_n + consumer * SUB_N, off_n + (consumer + 1) * SUB_N) of KV head
+    ``bh_kv``: every Q block of every query head of the group, masked ones (on the diagonal)
+    first, then the epilogue. ``state[8]`` names the tile's K/V buffers and first step
+    (attention_backward_step.kv_buffer, first_step); returns the steps taken so far."""
     CAUSAL: gl.constexpr = SCHEDULE[0]
     (q_tiles, k_tiles) = state[0], state[2]
-    kv_ready = state[8]
     (seq_len, group) = state[16:18]
-    CONSUMERS: gl.constexpr = k_tiles.shape[0]
     SUB_N: gl.constexpr = k_tiles.shape[1]
+    BLOCK_N: gl.constexpr = k_tiles.shape[0] // state[8][0].shape[0] * SUB_N
     HEAD_DIM: gl.constexpr = k_tiles.shape[2]
     BLOCK_M: gl.constexpr = q_tiles.shape[1]
     num_warps: gl.constexpr = gl.num_warps()
     acc_layout: gl.constexpr = accumulator_layout(HEAD_DIM, num_warps)
     st_layout: gl.constexpr = accumulator_layout(BLOCK_M, num_warps)
-    bh_kv = gl.program_id(1)
-    off_n = gl.program_id(0) * (CONSUMERS * SUB_N)
     rows = off_n + consumer * SUB_N
     key_rows = rows + gl.arange(0, SUB_N, gl.SliceLayout(1, st_layout))
-    first, masked_end, n_m = _q_blocks(seq_len, off_n, BLOCK_M, CONSUMERS * SUB_N, CAUSAL)
+    first, masked_end, n_m = _q_blocks(seq_len, off_n, BLOCK_M, BLOCK_N, CAUSAL)
     dk = gl.zeros([SUB_N, HEAD_DIM], gl.float32, acc_layout)
     dv = gl.zeros([SUB_N, HEAD_DIM], gl.float32, acc_layout)
     dk, dv = start_pipeline(dk, dv, SCHEDULE[4])
-    mbarrier.wait(kv_ready, 0)
-    index = 0
+    index = first_step(state)
     # The Q blocks of the last two steps (their first rows of the [batch * heads * seq_len]
     # rows), whose dQ a step of dq_pass "alternate" may compute.
     previous_row = 0
@@ -259,6 +301,37 @@ def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
     else:
         wait_for_other_consumer(state, index, consumer, SCHEDULE[3])
     _store_dk_dv(state, dk, dv, bh_kv, rows, consumer)
+    return index
+
+
+@gluon.jit
+def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
+    """One consumer warpgroup, for each of the CTA's tiles (``_tile``) once its K and V have
+    landed (``kv_ready``); with PERSISTENT it then frees the tile's K/V slot (``kv_free``: the
+    epilogue has stored dK and dV from its bytes) for the loader's next tile in it. The ring's
+    index and every barrier phase run on from tile to tile. SCHEDULE: (CAUSAL, P_IN_SMEM,
+    SCORES_BY_QUERY, DQ_PASS, PIPELINED, TURN_DELAY, PERSISTENT)."""
+    (kv_ready, kv_free, batch_kv_heads) = state[8][0:3]
+    k_tiles = state[2]
+    seq_len = state[16]
+    KV_BUFFERS: gl.constexpr = kv_ready.shape[0]
+    CONSUMERS: gl.constexpr = k_tiles.shape[0] // KV_BUFFERS
+    BLOCK_N: gl.constexpr = CONSUMERS * k_tiles.shape[1]
+    index = 0
+    taken = 0
+    PERSISTENT: gl.constexpr = SCHEDULE[6]
+    (first_tile, end_tile, tile_step) = _tiles_of_cta(seq_len, batch_kv_heads, BLOCK_N, PERSISTENT)
+    for tile in range(first_tile, end_tile, tile_step):
+        bh_kv, off_n = _tile_at(tile, seq_len, BLOCK_N)
+        slot = taken % KV_BUFFERS
+        tile_state = (
+            state[0:8] + ((kv_ready, kv_free, batch_kv_heads, slot * CONSUMERS, index),) + state[9:]
+        )
+        mbarrier.wait(kv_ready.index(slot), (taken // KV_BUFFERS) & 1)
+        index = _tile(tile_state, bh_kv, off_n, consumer, SCHEDULE)
+        if PERSISTENT:
+            mbarrier.arrive(kv_free.index(slot))
+        taken += 1
 
 
 @gluon.jit
@@ -275,6 +348,7 @@ def _smem_tiles(
     PIPELINED: gl.constexpr,
     DQ_PASS: gl.constexpr,
     TURN_BUFFERS: gl.constexpr,
+    KV_BUFFERS: gl.constexpr,
 ):
     """The kernel's SMEM, one spec: (q, dO, K, V, dS^T, P^T, dK, dV tiles; dS and P, queries
     by rows, with SCORES_BY_QUERY; dQ's fp32 staging tiles, two a consumer, with DQ_PASS
@@ -284,17 +358,19 @@ def _smem_tiles(
     tile has bytes of its own. P^T is dS^T's buffer (unused) without P_IN_SMEM. dQ's staging
     tiles have bytes of their own either way: a TMA reduce-add reads one into the next step,
     while K, V, the ring and the next P and dS are live (and a P/dS buffer is half a staging
-    tile)."""
+    tile). K, V, dK and dV: CONSUMERS buffers a K/V slot, KV_BUFFERS slots (a persistent
+    CTA loads its next tile's K and V into the other slot while this one runs)."""
     layout: gl.constexpr = gl.NVMMASharedLayout(
         swizzle_byte_width=128, element_bitwidth=dtype.primitive_bitwidth, rank=2
     )
     smem = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
     q_tiles = tlx.local_alloc((BLOCK_M, HEAD_DIM), dtype, NUM_STAGES, reuse=smem, layout=layout)
     do_tiles = tlx.local_alloc((BLOCK_M, HEAD_DIM), dtype, NUM_STAGES, reuse=smem, layout=layout)
-    k_tiles = tlx.local_alloc((SUB_N, HEAD_DIM), dtype, CONSUMERS, reuse=smem, layout=layout)
-    v_tiles = tlx.local_alloc((SUB_N, HEAD_DIM), dtype, CONSUMERS, reuse=smem, layout=layout)
-    dk_tiles = tlx.local_alloc((SUB_N, HEAD_DIM), dtype, CONSUMERS, reuse=smem, layout=layout)
-    dv_tiles = tlx.local_alloc((SUB_N, HEAD_DIM), dtype, CONSUMERS, reuse=smem, layout=layout)
+    KV: gl.constexpr = CONSUMERS * KV_BUFFERS
+    k_tiles = tlx.local_alloc((SUB_N, HEAD_DIM), dtype, KV, reuse=smem, layout=layout)
+    v_tiles = tlx.local_alloc((SUB_N, HEAD_DIM), dtype, KV, reuse=smem, layout=layout)
+    dk_tiles = tlx.local_alloc((SUB_N, HEAD_DIM), dtype, KV, reuse=smem, layout=layout)
+    dv_tiles = tlx.local_alloc((SUB_N, HEAD_DIM), dtype, KV, reuse=smem, layout=layout)
     if SCORES_BY_QUERY:
         SCORES: gl.constexpr = (BLOCK_M, SUB_N)
     else:
@@ -320,8 +396,8 @@ def _smem_tiles(
     else:
         p_tiles = ds_tiles
         scores = tlx.reuse_group(ds_tiles, group_size=DS_BUFFERS)
-    keys = tlx.reuse_group(k_tiles, dk_tiles, group_type=over, group_size=CONSUMERS)
-    values = tlx.reuse_group(v_tiles, dv_tiles, group_type=over, group_size=CONSUMERS)
+    keys = tlx.reuse_group(k_tiles, dk_tiles, group_type=over, group_size=KV)
+    values = tlx.reuse_group(v_tiles, dv_tiles, group_type=over, group_size=KV)
     ring = tlx.reuse_group(
         q_tiles, do_tiles, group_type=tlx.reuse_group_type.distinct, group_size=NUM_STAGES
     )
@@ -385,15 +461,18 @@ def attention_bwd_kernel(
     PIPELINED: gl.constexpr,
     TURN_DELAY: gl.constexpr,
     TURN_BUFFERS: gl.constexpr,
+    KV_BUFFERS: gl.constexpr,
+    PERSISTENT: gl.constexpr,
     CONSUMER_REGISTERS: gl.constexpr,
 ):
-    """Grid (key blocks, batch * KV heads): dK and dV of BLOCK_N keys of a KV head, summed
-    over the ``group`` query heads that share it, and their share of each of those heads' dQ
-    (into the fp32 accumulator ``dq_ptr``, as DQ_PASS says: atomics, or TMA reduce-adds
-    through ``desc_dq``, its [batch * heads, seq_len, head_dim] descriptor; none with
-    "separate"). ``qk_scale`` is
-    sm_scale * log2(e); ``lse_ptr`` holds the forward's natural-log LSE a row, ``delta_ptr``
-    rowsum(dO * O); ``batch_kv_heads`` (the grid's second axis) is for the tuner's key."""
+    """A tile a CTA (grid: the key blocks of every (batch, KV head)), or with PERSISTENT each
+    CTA's tiles in turn (grid: at most one CTA an SM): dK and dV of BLOCK_N keys of a KV head,
+    summed over the ``group`` query heads that share it, and their share of each of those
+    heads' dQ (into the fp32 accumulator ``dq_ptr``, as DQ_PASS says: atomics, or TMA
+    reduce-adds through ``desc_dq``, its [batch * heads, seq_len, head_dim] descriptor; none
+    with "separate"). ``qk_scale`` is sm_scale * log2(e); ``lse_ptr`` holds the forward's
+    natural-log LSE a row, ``delta_ptr`` rowsum(dO * O); ``batch_kv_heads``: batch * KV
+    heads, the tiles' heads (and the tuner's key)."""
     SUB_N: gl.constexpr = BLOCK_N // CONSUMERS
     tiles = _smem_tiles(
         desc_q.dtype,
@@ -408,10 +487,16 @@ def attention_bwd_kernel(
         PIPELINED,
         DQ_PASS,
         TURN_BUFFERS,
+        KV_BUFFERS,
     )
     bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
-    kv_ready = gl.allocate_shared_memory(gl.int64, [1, 1], bar_layout)
-    mbarrier.init(kv_ready.index(0), count=1)
+    # A K/V slot's K and V have landed (kv_ready); its tile's epilogue has stored dK and dV
+    # from its bytes, one arrival a consumer (kv_free).
+    kv_ready = gl.allocate_shared_memory(gl.int64, [KV_BUFFERS, 1], bar_layout)
+    kv_free = gl.allocate_shared_memory(gl.int64, [KV_BUFFERS, 1], bar_layout)
+    for i in gl.static_range(KV_BUFFERS):
+        mbarrier.init(kv_ready.index(i), count=1)
+        mbarrier.init(kv_free.index(i), count=CONSUMERS)
     ready, empty = ring_barriers(NUM_STAGES, CONSUMERS)
     if DQ_PASS == "summed" or DQ_PASS == "split" or DQ_PASS == "alternate":
         # A consumer's dS is written (ds_ready), and the other consumer has read it (ds_free):
@@ -437,7 +522,9 @@ def attention_bwd_kernel(
         tiles[5],
         tiles[6],
         tiles[7],
-        kv_ready.index(0),
+        # The tiles: each partition sets the last two (the tile's first K/V buffer and first
+        # step) for each of its tiles.
+        (kv_ready, kv_free, batch_kv_heads, 0, 0),
         ready,
         empty,
         lse_ptr,
@@ -456,13 +543,21 @@ def attention_bwd_kernel(
         state = state + (tiles[8], desc_dq)
     if DQ_PASS == "split" or DQ_PASS == "alternate":
         state = state + (tiles[8], desc_dq, ds_ready, ds_free)
-    SCHEDULE: gl.constexpr = (CAUSAL, P_IN_SMEM, SCORES_BY_QUERY, DQ_PASS, PIPELINED, TURN_DELAY)
+    SCHEDULE: gl.constexpr = (
+        CAUSAL,
+        P_IN_SMEM,
+        SCORES_BY_QUERY,
+        DQ_PASS,
+        PIPELINED,
+        TURN_DELAY,
+        PERSISTENT,
+    )
     if CONSUMERS == 2:
         gl.warp_specialize(
             [
                 (_consumer_partition, (state, 0, SCHEDULE)),
                 (_consumer_partition, (state, 1, SCHEDULE)),
-                (_load_partition, (state, desc_q, desc_do, desc_k, desc_v, CAUSAL)),
+                (_load_partition, (state, desc_q, desc_do, desc_k, desc_v, CAUSAL, PERSISTENT)),
             ],
             [4, 1],
             [CONSUMER_REGISTERS, LOADER_REGISTERS],
@@ -471,7 +566,7 @@ def attention_bwd_kernel(
         gl.warp_specialize(
             [
                 (_consumer_partition, (state, 0, SCHEDULE)),
-                (_load_partition, (state, desc_q, desc_do, desc_k, desc_v, CAUSAL)),
+                (_load_partition, (state, desc_q, desc_do, desc_k, desc_v, CAUSAL, PERSISTENT)),
             ],
             [1],
             [LOADER_REGISTERS],
@@ -564,6 +659,13 @@ def autotuned_kernel(dtype, head_dim, dq_passes=DQ_PASSES):
     )(attention_bwd_kernel)
 
 
+def launch_grid(block_n, persistent, seq_len, batch_kv_heads, device):
+    """The kernel's grid: a CTA a tile (BLOCK_N keys of one (batch, KV head)), or,
+    ``persistent``, one an SM while there are more tiles."""
+    tiles = triton.cdiv(seq_len, block_n) * batch_kv_heads
+    return (min(tiles, sm_count(device)) if persistent else tiles,)
+
+
 # (device, dtype, q's shape, k's heads, mask, dq_pass) -> (the configuration tuned for it,
 # the dQ kernel's with dq_pass "separate", else None).
 _tuned = {}
@@ -624,7 +726,7 @@ def _run(tensors, config, dq_config):
         group,
         k3.shape[0],
     )
-    grid = (triton.cdiv(seq_len, config.block_n), k3.shape[0])
+    grid = launch_grid(config.block_n, config.persistent, seq_len, k3.shape[0], q3.device)
     HOST.launch(config, grid, operands, call_arguments, HEAD_DIM=head_dim, CAUSAL=causal)
     if config.dq_pass == "separate":
         dq, _ = attention_dq.compute_dq(q3, k3, v3, do3, lse, delta, sm_scale, causal, dq_config)
@@ -647,7 +749,7 @@ def _tune_kernel(tensors, dq_passes):
     scalars = (sm_scale, sm_scale * LOG2E.value, seq_len, group, k3.shape[0])
 
     def grid(meta):
-        return (triton.cdiv(seq_len, meta["BLOCK_N"]), k3.shape[0])
+        return launch_grid(meta["BLOCK_N"], meta["PERSISTENT"], seq_len, k3.shape[0], q3.device)
 
     tuner[grid](*descs, lse, delta, scratch_dq, *scalars, HEAD_DIM=head_dim, CAUSAL=causal)
     return config_of(tuner.best_config)

@@ -95,6 +95,8 @@ class Config(KernelConfig):
         "pipelined": "PIPELINED",
         "turn_delay": "TURN_DELAY",
         "turn_buffers": "TURN_BUFFERS",
+        "kv_buffers": "KV_BUFFERS",
+        "persistent": "PERSISTENT",
     }
 
     block_m: int
@@ -108,6 +110,8 @@ class Config(KernelConfig):
     pipelined: bool = False
     turn_delay: int = 1
     turn_buffers: int = 2
+    kv_buffers: int = 1
+    persistent: bool = False
 
     def __post_init__(self):
         if self.dq_pass not in DQ_PASSES:
@@ -145,6 +149,19 @@ class Config(KernelConfig):
         if self.pipelined:
             self._check_pipelined()
         self._check_turns()
+        self._check_tiles()
+
+    def _check_tiles(self):
+        """``persistent``: a CTA an SM at most, each taking the key blocks in turn; its
+        ``kv_buffers`` K/V slots (1 or 2) let it load the next tile's K and V while this one
+        runs (2), where a CTA of one tile has no next one to load (attention_backward.py)."""
+        if self.kv_buffers not in (1, 2):
+            raise ValueError(f"kv_buffers must be 1 or 2, got {self.kv_buffers}")
+        if self.kv_buffers == 2 and not self.persistent:
+            raise ValueError(
+                "kv_buffers=2 loads a CTA's next tile's K and V while this one runs: it needs "
+                "persistent=True (a CTA of one tile has no next tile)"
+            )
 
     def _check_turns(self):
         """The turns of dq_pass "alternate" (attention_backward_turns.py): a dS^T is read by
@@ -206,9 +223,12 @@ class Config(KernelConfig):
         pipelined = " pipelined" if self.pipelined else ""
         turns = (self.turn_delay, self.turn_buffers)
         turns = "" if turns == (1, 2) else f" turn_delay={turns[0]} turn_buffers={turns[1]}"
+        persistent = " persistent" if self.persistent else ""
+        kv_buffers = "" if self.kv_buffers == 1 else f" kv_buffers={self.kv_buffers}"
         return (
             f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} stages={self.num_stages} "
             f"alias={self.alias}{consumers}{p_in_smem}{by_query}{dq_pass}{pipelined}{turns}"
+            f"{persistent}{kv_buffers}"
         )
 
 
@@ -329,4 +349,36 @@ def turn_variants():
         Config(64, 128, 7, **turns, turn_delay=2, turn_buffers=3),
         Config(64, 128, 9, **turns, turn_delay=1, turn_buffers=1),
         Config(64, 128, 7, **turns, turn_delay=1, turn_buffers=3),
+    ]
+
+
+def persistent_variants(head_dim):
+    """The persistent forms (``Config.persistent``: a CTA an SM, taking the tiles in turn) of
+    the configurations the grid's short rows chose (docs/performance.md: the separate pass
+    with 128- or 64-row Q blocks at HEAD_DIM 64, the turns from N = 1024, the split and the
+    separate pass at 128), with one K/V slot (their own ring) and with two (the next tile's
+    K and V load while a tile runs) where a second slot fits beside a ring of the same depth,
+    else beside the deepest that fits (the turns: six stages of eight; at HEAD_DIM 128 the
+    split's two stages leave no room). Compiled and checked on the CPU, not yet timed on a
+    GPU, so outside ``autotune_space`` until they are (``bench/attention_backward.py
+    --persistent`` times them beside the configurations they come from)."""
+    by_query = dict(p_in_smem=True, scores_by_query=True, pipelined=True)
+    persistent = dict(persistent=True)
+    two_slots = dict(persistent=True, kv_buffers=2)
+    if head_dim == 64:
+        separate = [
+            Config(block_m, 128, 2, dq_pass="separate", **by_query) for block_m in (128, 64)
+        ]
+        turns = Config(64, 128, 8, dq_pass="alternate", pipelined=True)
+        return [
+            *(config.replace(**slots) for config in separate for slots in (persistent, two_slots)),
+            turns.replace(**persistent),
+            turns.replace(num_stages=6, **two_slots),
+        ]
+    split = Config(64, 128, 2, dq_pass="split", **by_query)
+    separate = Config(64, 128, 2, dq_pass="separate", **by_query)
+    return [
+        split.replace(**persistent),
+        separate.replace(**persistent),
+        separate.replace(**two_slots),
     ]

@@ -47,6 +47,28 @@ DQ_COLUMNS = gl.constexpr(64)
 
 
 @gluon.jit
+def kv_buffer(state, tiles, consumer):
+    """Consumer ``consumer``'s buffer of ``tiles`` (K, V, dK or dV) for the tile at hand:
+    those are CONSUMERS a K/V slot, and state[8] = (kv_ready, kv_free, batch * KV heads, the
+    tile's slot's first buffer, the tile's first step) (attention_backward.py)."""
+    return tiles.index(state[8][3] + consumer)
+
+
+@gluon.constexpr_function
+def per_consumer(buffers, k_buffers, kv_slots):
+    """``buffers`` over CONSUMERS, which is the K buffers' count over the K/V slots'
+    (state[2] and state[8][0]: attention_backward.py)."""
+    return buffers * kv_slots // k_buffers
+
+
+@gluon.jit
+def first_step(state):
+    """The ring index of the tile's first step: the steps before it are an earlier tile's of
+    a persistent CTA, whose stages, dS buffers and turns that tile's epilogue settled."""
+    return state[8][4]
+
+
+@gluon.jit
 def row_statistics(state, bh_q, queries):
     """(LSE in base 2, delta) of the rows ``queries`` of query head ``bh_q``: +inf and 0 for
     rows past the sequence's end, so that their P is 0."""
@@ -106,7 +128,7 @@ def reduce_dq(state, dq, bh_q, off_m, sequence, first_column, consumer: gl.const
     sm_scale = state[14]
     BLOCK_M: gl.constexpr = dq.shape[0]
     COLUMNS: gl.constexpr = dq.shape[1]
-    TILES: gl.constexpr = dq_tiles.shape[0] // state[2].shape[0]
+    TILES: gl.constexpr = per_consumer(dq_tiles.shape[0], state[2].shape[0], state[8][0].shape[0])
     staging = dq_tiles.index(TILES * consumer + sequence % TILES)
     tma.store_wait(TILES - 1)
     staging.store(dq * sm_scale)
@@ -204,7 +226,7 @@ def _other_half_of_dq(state, dq, other_ds, index, consumer: gl.constexpr, DQ_PAS
     mbarrier.wait(ds_ready.index(other), index & 1)
     return warpgroup_mma(
         other_ds,
-        k_tiles.index(other).slice(consumer * COLUMNS, COLUMNS, dim=1),
+        kv_buffer(state, k_tiles, other).slice(consumer * COLUMNS, COLUMNS, dim=1),
         dq,
         is_async=True,
     )
@@ -241,7 +263,7 @@ def _wait_for_scores(state, index, s_tok, dk, dv, PIPELINED: gl.constexpr):
     consumer's P and dS buffers (which the step may now overwrite)."""
     if PIPELINED:
         s, dk, dv = warpgroup_mma_wait(1, deps=[s_tok, dk, dv])
-        if index > 0:
+        if index > first_step(state):
             release_stage_of(state, index - 1)
     else:
         s = warpgroup_mma_wait(1, deps=[s_tok])
@@ -265,7 +287,7 @@ def drain_pipeline(state, index, dk, dv, PIPELINED: gl.constexpr):
     epilogue writes dK and dV over K and V."""
     if PIPELINED:
         dk, dv = warpgroup_mma_wait(0, deps=[dk, dv])
-        if index > 0:
+        if index > first_step(state):
             release_stage_of(state, index - 1)
     return dk, dv
 
@@ -377,13 +399,17 @@ def step_by_keys(
     stage = index % NUM_STAGES
     q = q_tiles.index(stage)
     do = do_tiles.index(stage)
-    k = k_tiles.index(consumer)
+    k = kv_buffer(state, k_tiles, consumer)
     ds_smem = ds_tiles.index(consumer)
     mbarrier.wait(ready.index(stage), (index // NUM_STAGES) & 1)
     zeros = gl.zeros([SUB_N, BLOCK_M], gl.float32, st_layout)
     s_tok = warpgroup_mma(k, q.permute((1, 0)), zeros, use_acc=False, is_async=True)
     dp_tok = warpgroup_mma(
-        v_tiles.index(consumer), do.permute((1, 0)), zeros, use_acc=False, is_async=True
+        kv_buffer(state, v_tiles, consumer),
+        do.permute((1, 0)),
+        zeros,
+        use_acc=False,
+        is_async=True,
     )
     # The rows' statistics load from global memory while the tensor cores work.
     queries = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(0, st_layout))
@@ -542,14 +568,14 @@ def step_by_queries(
     q = q_tiles.index(stage)
     do = do_tiles.index(stage)
     own = consumer + (index >> 31)
-    k = k_tiles.index(own)
+    k = kv_buffer(state, k_tiles, own)
     p_smem = p_tiles.index(own)
     ds_smem = ds_tiles.index(own)
     mbarrier.wait(ready.index(stage), (index // NUM_STAGES) & 1)
     zeros = gl.zeros([BLOCK_M, SUB_N], gl.float32, s_layout)
     s_tok = warpgroup_mma(q, k.permute((1, 0)), zeros, use_acc=False, is_async=True)
     dp_tok = warpgroup_mma(
-        do, v_tiles.index(own).permute((1, 0)), zeros, use_acc=False, is_async=True
+        do, kv_buffer(state, v_tiles, own).permute((1, 0)), zeros, use_acc=False, is_async=True
     )
     # The rows' statistics load from global memory while the tensor cores work.
     queries = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(1, s_layout))

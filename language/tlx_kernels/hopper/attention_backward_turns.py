@@ -44,6 +44,9 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 
 from tlx_kernels.hopper.attention_backward_step import (
     cross_consumer_barriers,
+    first_step,
+    kv_buffer,
+    per_consumer,
     reduce_dq,
     release_stage_of,
     row_statistics,
@@ -56,8 +59,10 @@ from tlx_kernels.hopper.common import accumulator_layout
 def _ds_buffer(state, owner: gl.constexpr, step):
     """Consumer ``owner``'s dS^T buffer of step ``step``: its TURN_BUFFERS buffers are the
     spec's ds_tiles [owner * TURN_BUFFERS, (owner + 1) * TURN_BUFFERS)."""
-    (k_tiles, ds_tiles) = state[2], state[4]
-    TURN_BUFFERS: gl.constexpr = ds_tiles.shape[0] // k_tiles.shape[0]
+    ds_tiles = state[4]
+    TURN_BUFFERS: gl.constexpr = per_consumer(
+        state[4].shape[0], state[2].shape[0], state[8][0].shape[0]
+    )
     return ds_tiles.index(TURN_BUFFERS * owner + step % TURN_BUFFERS)
 
 
@@ -79,13 +84,15 @@ def _issue_turn(state, step, consumer: gl.constexpr):
     ds_ready = cross_consumer_barriers(state, "alternate")[0]
     HEAD_DIM: gl.constexpr = k_tiles.shape[2]
     BLOCK_M: gl.constexpr = ds_tiles.shape[2]
-    TURN_BUFFERS: gl.constexpr = ds_tiles.shape[0] // k_tiles.shape[0]
+    TURN_BUFFERS: gl.constexpr = per_consumer(
+        state[4].shape[0], state[2].shape[0], state[8][0].shape[0]
+    )
     num_warps: gl.constexpr = gl.num_warps()
     acc_layout: gl.constexpr = accumulator_layout(HEAD_DIM, num_warps)
     other: gl.constexpr = 1 - consumer
     dq = warpgroup_mma(
         _ds_buffer(state, consumer, step).permute((1, 0)),
-        k_tiles.index(consumer),
+        kv_buffer(state, k_tiles, consumer),
         gl.zeros([BLOCK_M, HEAD_DIM], gl.float32, acc_layout),
         use_acc=False,
         is_async=True,
@@ -93,7 +100,10 @@ def _issue_turn(state, step, consumer: gl.constexpr):
     barrier, phase = _given(ds_ready, other, step, TURN_BUFFERS)
     mbarrier.wait(barrier, phase)
     dq = warpgroup_mma(
-        _ds_buffer(state, other, step).permute((1, 0)), k_tiles.index(other), dq, is_async=True
+        _ds_buffer(state, other, step).permute((1, 0)),
+        kv_buffer(state, k_tiles, other),
+        dq,
+        is_async=True,
     )
     return dq
 
@@ -106,7 +116,9 @@ def _finish_turn(state, dq, step, row, consumer: gl.constexpr):
     [batch * heads * seq_len] rows)."""
     ds_free = cross_consumer_barriers(state, "alternate")[1]
     seq_len = state[16]
-    TURN_BUFFERS: gl.constexpr = state[4].shape[0] // state[2].shape[0]
+    TURN_BUFFERS: gl.constexpr = per_consumer(
+        state[4].shape[0], state[2].shape[0], state[8][0].shape[0]
+    )
     mbarrier.arrive(_given(ds_free, 1 - consumer, step, TURN_BUFFERS)[0])
     reduce_dq(state, dq, row // seq_len, row % seq_len, step >> 1, 0, consumer)
 
@@ -116,8 +128,10 @@ def _wait_for_turn_on(state, step, consumer: gl.constexpr):
     """If step ``step`` (none if negative) gave this consumer's dS^T to the other's turn,
     waits until that turn has read it and this consumer's K (its buffer's ``ds_free``)."""
     ds_free = cross_consumer_barriers(state, "alternate")[1]
-    TURN_BUFFERS: gl.constexpr = state[4].shape[0] // state[2].shape[0]
-    if (step >= 0) & ((step & 1) != consumer):
+    TURN_BUFFERS: gl.constexpr = per_consumer(
+        state[4].shape[0], state[2].shape[0], state[8][0].shape[0]
+    )
+    if (step >= first_step(state)) & ((step & 1) != consumer):
         barrier, phase = _given(ds_free, consumer, step, TURN_BUFFERS)
         mbarrier.wait(barrier, phase)
 
@@ -128,8 +142,9 @@ def wait_for_turns_on_own(state, index, consumer: gl.constexpr):
     other consumer's turns have read the dS^T this consumer gave them in its last
     TURN_BUFFERS steps, and its K; the earlier ones were waited for before their buffers were
     rewritten."""
-    (k_tiles, ds_tiles) = state[2], state[4]
-    TURN_BUFFERS: gl.constexpr = ds_tiles.shape[0] // k_tiles.shape[0]
+    TURN_BUFFERS: gl.constexpr = per_consumer(
+        state[4].shape[0], state[2].shape[0], state[8][0].shape[0]
+    )
     for back in gl.static_range(TURN_BUFFERS):
         _wait_for_turn_on(state, index - TURN_BUFFERS + back, consumer)
 
@@ -141,7 +156,7 @@ def last_turns(state, index, previous_rows, consumer: gl.constexpr, TURN_DELAY: 
     the last TURN_DELAY steps, oldest first."""
     for back in gl.static_range(TURN_DELAY):
         step = index - TURN_DELAY + back
-        if (step >= 0) & ((step & 1) == consumer):
+        if (step >= first_step(state)) & ((step & 1) == consumer):
             dq = _issue_turn(state, step, consumer)
             dq = warpgroup_mma_wait(0, deps=[dq])
             _finish_turn(state, dq, step, previous_rows[TURN_DELAY - 1 - back], consumer)
@@ -171,7 +186,9 @@ def step_taking_turns(
     BLOCK_M: gl.constexpr = q_tiles.shape[1]
     SUB_N: gl.constexpr = k_tiles.shape[1]
     HEAD_DIM: gl.constexpr = k_tiles.shape[2]
-    TURN_BUFFERS: gl.constexpr = state[4].shape[0] // k_tiles.shape[0]
+    TURN_BUFFERS: gl.constexpr = per_consumer(
+        state[4].shape[0], state[2].shape[0], state[8][0].shape[0]
+    )
     dtype: gl.constexpr = q_tiles.dtype
     num_warps: gl.constexpr = gl.num_warps()
     st_layout: gl.constexpr = accumulator_layout(BLOCK_M, num_warps)
@@ -186,16 +203,16 @@ def step_taking_turns(
     mbarrier.wait(ready.index(stage), (index // NUM_STAGES) & 1)
     zeros = gl.zeros([SUB_N, BLOCK_M], gl.float32, st_layout)
     s_tok = warpgroup_mma(
-        k_tiles.index(consumer), q.permute((1, 0)), zeros, use_acc=False, is_async=True
+        kv_buffer(state, k_tiles, consumer), q.permute((1, 0)), zeros, use_acc=False, is_async=True
     )
     dp_tok = warpgroup_mma(
-        v_tiles.index(consumer), do.permute((1, 0)), zeros, use_acc=False, is_async=True
+        kv_buffer(state, v_tiles, consumer), do.permute((1, 0)), zeros, use_acc=False, is_async=True
     )
     queries = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(0, st_layout))
     lse2, delta = row_statistics(state, bh_q, queries)
     turn = index - TURN_DELAY
     # This consumer's turn: step turn's dQ, its products run under the softmax.
-    if (turn >= 0) & ((turn & 1) == consumer):
+    if (turn >= first_step(state)) & ((turn & 1) == consumer):
         dq = _issue_turn(state, turn, consumer)
         s, dk_done, dv_done = warpgroup_mma_wait(3, deps=[s_tok, dk, dv])
         release_stage_of(state, index - 1)
@@ -205,7 +222,7 @@ def step_taking_turns(
         _finish_turn(state, dq, turn, previous_rows[TURN_DELAY - 1], consumer)
     else:
         s, dk_done, dv_done = warpgroup_mma_wait(1, deps=[s_tok, dk, dv])
-        if index > 0:
+        if index > first_step(state):
             release_stage_of(state, index - 1)
         dp = warpgroup_mma_wait(0, deps=[dp_tok])
         p, ds = scores_to_gradients(s, dp, lse2, delta, queries, key_rows, state[15], MASKED)

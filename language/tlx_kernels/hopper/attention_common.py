@@ -95,19 +95,22 @@ def load_kv_blocks(
 
 
 @gluon.jit
-def load_pairs_once(desc_a, desc_b, a_tiles, b_tiles, landed, head, first_row):
-    """The tiles a CTA loads once, a pair a consumer (the backward's K and V, its dQ kernel's
-    Q and dO): buffer c of ``a_tiles`` and ``b_tiles`` takes the [1, rows, head_dim] tiles of
-    ``desc_a`` and ``desc_b`` at (``head``, ``first_row + c * rows``); ``landed`` completes
-    when all have landed."""
-    COUNT: gl.constexpr = a_tiles.shape[0]
+def load_pairs_once(
+    desc_a, desc_b, a_tiles, b_tiles, landed, head, first_row, first_buffer, COUNT: gl.constexpr
+):
+    """The tiles a CTA loads once a tile, a pair a consumer (the backward's K and V, its dQ
+    kernel's Q and dO): buffer ``first_buffer + c`` of ``a_tiles`` and ``b_tiles``, c < COUNT,
+    takes the [1, rows, head_dim] tiles of ``desc_a`` and ``desc_b`` at (``head``,
+    ``first_row + c * rows``); ``landed`` completes when all have landed."""
     ROWS: gl.constexpr = a_tiles.shape[1]
     HEAD_DIM: gl.constexpr = a_tiles.shape[2]
     mbarrier.expect(landed, COUNT * (desc_a.block_type.nbytes + desc_b.block_type.nbytes))
     for c in gl.static_range(COUNT):
         row = first_row + c * ROWS
-        tma_load(desc_a, [head, row, 0], landed, a_tiles.index(c).reshape([1, ROWS, HEAD_DIM]))
-        tma_load(desc_b, [head, row, 0], landed, b_tiles.index(c).reshape([1, ROWS, HEAD_DIM]))
+        a_tile = a_tiles.index(first_buffer + c).reshape([1, ROWS, HEAD_DIM])
+        b_tile = b_tiles.index(first_buffer + c).reshape([1, ROWS, HEAD_DIM])
+        tma_load(desc_a, [head, row, 0], landed, a_tile)
+        tma_load(desc_b, [head, row, 0], landed, b_tile)
 
 
 @gluon.jit

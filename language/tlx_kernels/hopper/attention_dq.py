@@ -89,7 +89,7 @@ def _dq_load_partition(state, desc_q, desc_do, desc_k, desc_v, CAUSAL: gl.conste
     bh_q = gl.program_id(1)
     bh_kv = bh_q // group
     off_m = _row_block(CONSUMERS * SUB_M, CAUSAL)
-    load_pairs_once(desc_q, desc_do, q_tiles, do_tiles, q_ready, bh_q, off_m)
+    load_pairs_once(desc_q, desc_do, q_tiles, do_tiles, q_ready, bh_q, off_m, 0, CONSUMERS)
     _, n_blocks = _key_range(seq_len, off_m, CONSUMERS * SUB_M, BLOCK_N, CAUSAL)
     for j in range(n_blocks):
         load_pair_into_ring(desc_k, desc_v, k_tiles, v_tiles, ready, empty, j, bh_kv, j * BLOCK_N)
