@@ -46,7 +46,9 @@ each fixed, and cuDNN's, round-robin in GPU time, then the fastest and cuDNN as 
 
 ``--persistent`` does the same, on each row the flags select, for
 ``attention_backward_config.persistent_variants`` (a CTA an SM taking the tiles in turn, with
-one or two K/V slots) and the configurations they come from (a CTA a tile).
+one or two K/V slots) and the configurations they come from (a CTA a tile), then for
+``attention_dq.persistent_variants`` (one or two Q slots) and theirs, the dQ kernel's, each
+behind the same separate pass.
 """
 
 import argparse
@@ -57,7 +59,7 @@ import torch
 from gpu_timing import called_ms, median_ms, print_header
 from tlx_kernels.hopper import attention as fwd
 from tlx_kernels.hopper import attention_backward as bwd
-from tlx_kernels.hopper import attention_backward_config
+from tlx_kernels.hopper import attention_backward_config, attention_dq
 from tlx_kernels.hopper.attention_autograd import attention, forward_with_lse
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
@@ -112,7 +114,7 @@ class Row:
         q, k, v = self.cudnn_leaves
         return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=self.causal)
 
-    def ours_backward(self, config=None, dq_pass=None):
+    def ours_backward(self, config=None, dq_pass=None, dq_config=None):
         return bwd.backward(
             self.do,
             self.q,
@@ -122,6 +124,7 @@ class Row:
             self.lse,
             self.causal,
             config=config,
+            dq_config=dq_config,
             dq_pass=dq_pass,
         )
 
@@ -192,27 +195,37 @@ def dq_passes(runs, passes, dtype_names, head_dims, masks, seq_lens):
 
 
 def turn_configs(head_dim):
-    """Every configuration of the consumers' turns (HEAD_DIM 64): the space's and the variants
-    outside it."""
+    """Every configuration of the consumers' turns (HEAD_DIM 64), the space's and the
+    variants outside it, as (configuration, None) pairs."""
     configs = [c for c in bwd.autotune_space(head_dim) if c.dq_pass == "alternate"]
-    return configs + attention_backward_config.turn_variants()
+    return [(config, None) for config in configs + attention_backward_config.turn_variants()]
 
 
 def persistent_configs(head_dim):
-    """The persistent variants and the configurations they come from (one tile a CTA)."""
+    """(configuration, dQ kernel's configuration) pairs: the persistent variants of the
+    backward kernel and the configurations they come from (one tile a CTA), each with the
+    dQ kernel's default where it has dQ in a pass of its own; then the first of those
+    separate passes with the dQ kernel's persistent variants and the configurations they
+    come from."""
     variants = attention_backward_config.persistent_variants(head_dim)
-    single = dict(persistent=False, kv_buffers=1)
-    bases = list(dict.fromkeys(config.replace(**single) for config in variants))
-    return bases + variants
+    bases = list(dict.fromkeys(c.replace(persistent=False, kv_buffers=1) for c in variants))
+    dq_variants = attention_dq.persistent_variants(head_dim)
+    dq_bases = list(dict.fromkeys(c.replace(persistent=False, q_buffers=1) for c in dq_variants))
+    separate = next(config for config in bases if config.dq_pass == "separate")
+    return [(config, None) for config in bases + variants] + [
+        (separate, dq_config) for dq_config in dq_bases + dq_variants
+    ]
 
 
 def fixed(runs, configs_of, dtype_names, head_dims, masks, seq_lens):
-    """Each configuration ``configs_of(head_dim)`` lists, fixed, and cuDNN, round-robin in
-    GPU time, on each row; then the fastest and cuDNN as a user calls them."""
+    """Each (configuration, dQ kernel's configuration or None: its default) pair
+    ``configs_of(head_dim)`` lists, fixed, and cuDNN, round-robin in GPU time, on each row;
+    then the fastest and cuDNN as a user calls them."""
     for head_dim in head_dims:
         configs = configs_of(head_dim)
-        for number, config in enumerate(configs):
-            print(f"D={head_dim} [{number}] {config}")
+        for number, (config, dq_config) in enumerate(configs):
+            dq = "" if dq_config is None else f"; {dq_config}"
+            print(f"D={head_dim} [{number}] {config}{dq}")
         print_header(
             f"{'dtype':>5} {'B':>3} {'N':>5} {'D':>4} {'causal':>6} | bwd GPU TFLOP/s: "
             + " ".join(f"{f'[{number}]':>6}" for number in range(len(configs)))
@@ -222,7 +235,10 @@ def fixed(runs, configs_of, dtype_names, head_dims, masks, seq_lens):
             dtype_names, [head_dim], masks, seq_lens
         ):
             row = Row(batch, heads, kv_heads, seq_len, head_dim, DTYPES[dtype_name], causal)
-            calls = [functools.partial(row.ours_backward, config) for config in configs]
+            calls = [
+                functools.partial(row.ours_backward, config, dq_config=dq_config)
+                for config, dq_config in configs
+            ]
             tflops = [row.tflops(ms) for ms in median_ms([*calls, row.cudnn_backward], runs)]
             best = max(range(len(configs)), key=tflops.__getitem__)
             called = [row.tflops(called_ms(fn)) for fn in (calls[best], row.cudnn_backward)]

@@ -71,20 +71,39 @@ def random_inputs(batch, heads, kv_heads, seq_len, head_dim, dtype, seed):
     return q, k, v, do
 
 
+def assert_gradients_close(where, gradients, references, dtype):
+    """dQ, dK and dV against the reference's, each within the tolerance of its scale."""
+    for name, ours, expected in zip(("dQ", "dK", "dV"), gradients, references, strict=True):
+        assert_close_to_scale(f"{where} {name}", ours, expected, dtype)
+
+
+def assert_runs_agree(runs, shapes, dtype, head_dim, causal):
+    """Each (configuration, dQ kernel's configuration or None: its default) of ``runs``
+    against torch on each (batch, heads, kv_heads, seq_len) of ``shapes``, on fresh inputs a
+    shape, from O and LSE computed by torch."""
+    assert runs
+    for batch, heads, kv_heads, seq_len in shapes:
+        q, k, v, do = random_inputs(batch, heads, kv_heads, seq_len, head_dim, dtype, seq_len)
+        _, *references = reference_gradients(q, k, v, do, causal)
+        o, lse = reference_forward(q, k, v, causal)
+        for config, dq_config in runs:
+            gradients = bwd.backward(
+                do, q, k, v, o, lse, causal, config=config, dq_config=dq_config
+            )
+            assert gradients[0].dtype == dtype
+            where = f"{config} {dq_config} B={batch} H={heads}/{kv_heads} N={seq_len}"
+            assert_gradients_close(where, gradients, references, dtype)
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("head_dim", [64, 128])
 @pytest.mark.parametrize("causal", [False, True])
 def test_gradients_match_reference(dtype, head_dim, causal):
     """The backward's default configuration (untuned) at N = 1, 100, 1000 and 4133, two KV
     heads each serving two query heads, from O and LSE computed by torch."""
-    config = attention_backward_config.default_config(head_dim)
-    for seq_len in (1, 100, 1000, 4133):
-        q, k, v, do = random_inputs(2, 4, 2, seq_len, head_dim, dtype, seq_len)
-        _, dq_ref, dk_ref, dv_ref = reference_gradients(q, k, v, do, causal)
-        o, lse = reference_forward(q, k, v, causal)
-        dq, dk, dv = bwd.backward(do, q, k, v, o, lse, causal, config=config)
-        for name, ours, expected in (("dQ", dq, dq_ref), ("dK", dk, dk_ref), ("dV", dv, dv_ref)):
-            assert_close_to_scale(f"{name} N={seq_len}", ours, expected, dtype)
+    runs = [(attention_backward_config.default_config(head_dim), None)]
+    shapes = [(2, 4, 2, seq_len) for seq_len in (1, 100, 1000, 4133)]
+    assert_runs_agree(runs, shapes, dtype, head_dim, causal)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
@@ -117,13 +136,12 @@ def test_the_direct_launches_read_each_calls_tensors(causal):
             for t in (q, k, v, do):
                 t.copy_(torch.randn_like(t))
         o_ref, lse_ref = reference_forward(q, k, v, causal)
-        _, dq_ref, dk_ref, dv_ref = reference_gradients(q, k, v, do, causal)
+        _, *references = reference_gradients(q, k, v, do, causal)
         o, lse = forward.autotuned_attention(q, k, v, causal, return_lse=True)
         torch.testing.assert_close(lse, lse_ref, atol=1e-3, rtol=1e-4)
         assert_close_to_scale("O", o, o_ref.float(), torch.bfloat16)
-        dq, dk, dv = bwd.backward(do, q, k, v, o, lse, causal, config=config)
-        for name, ours, expected in (("dQ", dq, dq_ref), ("dK", dk, dk_ref), ("dV", dv, dv_ref)):
-            assert_close_to_scale(name, ours, expected, torch.bfloat16)
+        gradients = bwd.backward(do, q, k, v, o, lse, causal, config=config)
+        assert_gradients_close(f"call {call}", gradients, references, torch.bfloat16)
     key = (q.device, q.dtype, tuple(q.shape), k.shape[1], causal, True)
     assert forward._launches[key].call_names[-1] == "lse_ptr"
 
@@ -134,14 +152,13 @@ def test_every_configuration_agrees(head_dim):
     "separate", the dQ kernel's default configuration), causal, on a sequence that ends
     inside a block, with grouped heads."""
     q, k, v, do = random_inputs(1, 4, 2, 1000, head_dim, torch.float16, 0)
-    _, dq_ref, dk_ref, dv_ref = reference_gradients(q, k, v, do, True)
+    _, *references = reference_gradients(q, k, v, do, True)
     o, lse = reference_forward(q, k, v, True)
     for config in bwd.autotune_space(head_dim):
         if not config.alias and config.num_stages == 4 and head_dim == 128:
             continue  # pruned: does not fit (test/python/test_attention_backward.py)
-        dq, dk, dv = bwd.backward(do, q, k, v, o, lse, True, config=config)
-        for name, ours, expected in (("dQ", dq, dq_ref), ("dK", dk, dk_ref), ("dV", dv, dv_ref)):
-            assert_close_to_scale(f"{config} {name}", ours, expected, torch.float16)
+        gradients = bwd.backward(do, q, k, v, o, lse, True, config=config)
+        assert_gradients_close(f"{config}", gradients, references, torch.float16)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
@@ -158,19 +175,8 @@ def test_the_pipelined_steps_agree(dtype, head_dim, causal):
         for config in bwd.autotune_space(head_dim)
         if config.pipelined and config.dq_pass == "separate"
     ]
-    assert configs
-    for seq_len in (1, 100, 1000, 4133):
-        q, k, v, do = random_inputs(2, 4, 2, seq_len, head_dim, dtype, seq_len)
-        _, dq_ref, dk_ref, dv_ref = reference_gradients(q, k, v, do, causal)
-        o, lse = reference_forward(q, k, v, causal)
-        for config in configs:
-            dq, dk, dv = bwd.backward(do, q, k, v, o, lse, causal, config=config)
-            for name, ours, expected in (
-                ("dQ", dq, dq_ref),
-                ("dK", dk, dk_ref),
-                ("dV", dv, dv_ref),
-            ):
-                assert_close_to_scale(f"{config} N={seq_len} {name}", ours, expected, dtype)
+    shapes = [(2, 4, 2, seq_len) for seq_len in (1, 100, 1000, 4133)]
+    assert_runs_agree([(config, None) for config in configs], shapes, dtype, head_dim, causal)
 
 
 def assert_agree_on_tma_add_shapes(configs, dtype, head_dim, causal):
@@ -180,28 +186,18 @@ def assert_agree_on_tma_add_shapes(configs, dtype, head_dim, causal):
     N = 300: one Q block whose rows past the sequence's end the TMA drops, ragged blocks,
     many steps, whose reductions reuse each staging tile, and an odd number of steps a CTA
     (five, or fewer with the mask), whose last turn is consumer 0's."""
-    assert configs
-    for heads, kv_heads, seq_len in (
-        (4, 2, 1),
-        (4, 2, 100),
-        (4, 2, 1000),
-        (4, 2, 4133),
-        (4, 1, 1000),
-        (2, 2, 300),
-    ):
-        q, k, v, do = random_inputs(2, heads, kv_heads, seq_len, head_dim, dtype, seq_len)
-        _, dq_ref, dk_ref, dv_ref = reference_gradients(q, k, v, do, causal)
-        o, lse = reference_forward(q, k, v, causal)
-        for config in configs:
-            dq, dk, dv = bwd.backward(do, q, k, v, o, lse, causal, config=config)
-            assert dq.dtype == dtype
-            for name, ours, expected in (
-                ("dQ", dq, dq_ref),
-                ("dK", dk, dk_ref),
-                ("dV", dv, dv_ref),
-            ):
-                where = f"{config} H={heads}/{kv_heads} N={seq_len} {name}"
-                assert_close_to_scale(where, ours, expected, dtype)
+    shapes = [
+        (2, heads, kv_heads, seq_len)
+        for heads, kv_heads, seq_len in (
+            (4, 2, 1),
+            (4, 2, 100),
+            (4, 2, 1000),
+            (4, 2, 4133),
+            (4, 1, 1000),
+            (2, 2, 300),
+        )
+    ]
+    assert_runs_agree([(config, None) for config in configs], shapes, dtype, head_dim, causal)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
@@ -271,31 +267,17 @@ def test_the_turn_variants_agree(dtype, causal):
 @pytest.mark.parametrize("head_dim", [64, 128])
 @pytest.mark.parametrize("causal", [False, True])
 def test_the_persistent_variants_agree(dtype, head_dim, causal):
-    """The persistent variants outside the tuning space (``persistent_variants``: a CTA an
-    SM taking the tiles in turn, one or two K/V slots) against torch, on shapes of more tiles
-    than SMs (8 x 4 heads at N = 1000: 256 tiles; grouped heads at N = 4133: 264; 40 x 2
-    heads at N = 300, three Q blocks a tile, an odd number of steps), fewer (one row; one
-    Q block a tile, a KV head serving two query heads)."""
-    configs = attention_backward_config.persistent_variants(head_dim)
-    for batch, heads, kv_heads, seq_len in (
-        (8, 4, 4, 1000),
-        (4, 4, 2, 4133),
-        (40, 2, 2, 300),
-        (2, 4, 2, 1),
-        (64, 2, 1, 100),
-    ):
-        q, k, v, do = random_inputs(batch, heads, kv_heads, seq_len, head_dim, dtype, seq_len)
-        _, dq_ref, dk_ref, dv_ref = reference_gradients(q, k, v, do, causal)
-        o, lse = reference_forward(q, k, v, causal)
-        for config in configs:
-            dq, dk, dv = bwd.backward(do, q, k, v, o, lse, causal, config=config)
-            for name, ours, expected in (
-                ("dQ", dq, dq_ref),
-                ("dK", dk, dk_ref),
-                ("dV", dv, dv_ref),
-            ):
-                where = f"{config} B={batch} H={heads}/{kv_heads} N={seq_len} {name}"
-                assert_close_to_scale(where, ours, expected, dtype)
+    """The persistent variants outside the tuning spaces (a CTA an SM taking the tiles in
+    turn: the backward kernel's ``persistent_variants``, one or two K/V slots, and the dQ
+    kernel's, one or two Q slots, behind the separate pass) against torch, on shapes of more
+    tiles than SMs (8 x 4 heads at N = 1000: 256 key blocks, 256 Q blocks; grouped heads at
+    N = 4133: 264 key blocks; 40 x 2 heads at N = 300, three Q blocks a tile, an odd number
+    of steps) and fewer (one row; one Q block a tile, a KV head serving two query heads)."""
+    separate = bwd.Config(64, 128, 2, dq_pass="separate", p_in_smem=True, pipelined=True)
+    runs = [(config, None) for config in attention_backward_config.persistent_variants(head_dim)]
+    runs += [(separate, dq_config) for dq_config in attention_dq.persistent_variants(head_dim)]
+    shapes = [(8, 4, 4, 1000), (4, 4, 2, 4133), (40, 2, 2, 300), (2, 4, 2, 1), (64, 2, 1, 100)]
+    assert_runs_agree(runs, shapes, dtype, head_dim, causal)
 
 
 @pytest.mark.parametrize("head_dim", [64, 128])
@@ -306,22 +288,9 @@ def test_every_dq_configuration_agrees(head_dim, causal):
     their share zero), on one row and on a sequence that ends inside a block, with grouped
     heads."""
     config = bwd.Config(64, 128, 4, dq_pass="separate")
-    for seq_len in (1, 1000):
-        q, k, v, do = random_inputs(1, 4, 2, seq_len, head_dim, torch.float16, seq_len)
-        _, dq_ref, dk_ref, dv_ref = reference_gradients(q, k, v, do, causal)
-        o, lse = reference_forward(q, k, v, causal)
-        for dq_config in attention_dq.autotune_space(head_dim):
-            dq, dk, dv = bwd.backward(
-                do, q, k, v, o, lse, causal, config=config, dq_config=dq_config
-            )
-            for name, ours, expected in (
-                ("dQ", dq, dq_ref),
-                ("dK", dk, dk_ref),
-                ("dV", dv, dv_ref),
-            ):
-                assert_close_to_scale(
-                    f"{dq_config} N={seq_len} {name}", ours, expected, torch.float16
-                )
+    runs = [(config, dq_config) for dq_config in attention_dq.autotune_space(head_dim)]
+    shapes = [(1, 4, 2, seq_len) for seq_len in (1, 1000)]
+    assert_runs_agree(runs, shapes, torch.float16, head_dim, causal)
 
 
 @pytest.mark.parametrize("dq_pass", bwd.DQ_PASSES)
@@ -331,14 +300,13 @@ def test_each_tuned_dq_pass_agrees(dq_pass):
     tuner keeps gives the reference's gradients."""
     head_dim = 128 if any(c.dq_pass == dq_pass for c in bwd.autotune_space(128)) else 64
     q, k, v, do = random_inputs(2, 8, 2, 1000, head_dim, torch.bfloat16, 2)
-    _, dq_ref, dk_ref, dv_ref = reference_gradients(q, k, v, do, True)
+    _, *references = reference_gradients(q, k, v, do, True)
     o, lse = reference_forward(q, k, v, True)
-    dq, dk, dv = bwd.backward(do, q, k, v, o, lse, True, dq_pass=dq_pass)
+    gradients = bwd.backward(do, q, k, v, o, lse, True, dq_pass=dq_pass)
     config, dq_config = bwd.chosen_config(q, k, True, dq_pass)
     assert config.dq_pass == dq_pass and (dq_config is None) == (dq_pass != "separate")
-    assert dq.dtype == torch.bfloat16
-    for name, ours, expected in (("dQ", dq, dq_ref), ("dK", dk, dk_ref), ("dV", dv, dv_ref)):
-        assert_close_to_scale(f"{config} {name}", ours, expected, torch.bfloat16)
+    assert gradients[0].dtype == torch.bfloat16
+    assert_gradients_close(f"{config}", gradients, references, torch.bfloat16)
 
 
 @pytest.mark.parametrize(

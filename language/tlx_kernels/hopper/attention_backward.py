@@ -83,7 +83,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     tma,
 )
 
-from tlx_kernels._host import KernelHost, sm_count
+from tlx_kernels._host import KernelHost
 from tlx_kernels.hopper import attention_backward_delta, attention_dq
 from tlx_kernels.hopper.attention_backward_config import (
     DQ_PASSES,
@@ -107,7 +107,12 @@ from tlx_kernels.hopper.attention_backward_turns import (
     step_taking_turns,
     wait_for_turns_on_own,
 )
-from tlx_kernels.hopper.attention_common import load_pair_into_ring, load_pairs_once
+from tlx_kernels.hopper.attention_common import (
+    launch_grid,
+    load_pair_into_ring,
+    load_pairs_once,
+    tiles_of_cta,
+)
 from tlx_kernels.hopper.common import (
     LOADER_REGISTERS,
     SM90A,
@@ -142,17 +147,6 @@ def _tile_at(tile, seq_len, BLOCK_N: gl.constexpr):
 
 
 @gluon.jit
-def _tiles_of_cta(seq_len, batch_kv_heads, BLOCK_N: gl.constexpr, PERSISTENT: gl.constexpr):
-    """(first, end, step) of this CTA's tiles (BLOCK_N keys of one (batch, KV head) each):
-    its program's own, or with PERSISTENT every num_programs-th from it on."""
-    if PERSISTENT:
-        tiles = (gl.program_id(0), gl.cdiv(seq_len, BLOCK_N) * batch_kv_heads, gl.num_programs(0))
-    else:
-        tiles = (gl.program_id(0), gl.program_id(0) + 1, 1)
-    return tiles
-
-
-@gluon.jit
 def _load_partition(
     state, desc_q, desc_do, desc_k, desc_v, CAUSAL: gl.constexpr, PERSISTENT: gl.constexpr
 ):
@@ -171,7 +165,8 @@ def _load_partition(
     BLOCK_M: gl.constexpr = q_tiles.shape[1]
     index = 0
     taken = 0
-    (first_tile, end_tile, tile_step) = _tiles_of_cta(seq_len, batch_kv_heads, BLOCK_N, PERSISTENT)
+    tiles = gl.cdiv(seq_len, BLOCK_N) * batch_kv_heads
+    (first_tile, end_tile, tile_step) = tiles_of_cta(tiles, PERSISTENT)
     for tile in range(first_tile, end_tile, tile_step):
         bh_kv, off_n = _tile_at(tile, seq_len, BLOCK_N)
         slot = taken % KV_BUFFERS
@@ -320,7 +315,8 @@ def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
     index = 0
     taken = 0
     PERSISTENT: gl.constexpr = SCHEDULE[6]
-    (first_tile, end_tile, tile_step) = _tiles_of_cta(seq_len, batch_kv_heads, BLOCK_N, PERSISTENT)
+    tiles = gl.cdiv(seq_len, BLOCK_N) * batch_kv_heads
+    (first_tile, end_tile, tile_step) = tiles_of_cta(tiles, PERSISTENT)
     for tile in range(first_tile, end_tile, tile_step):
         bh_kv, off_n = _tile_at(tile, seq_len, BLOCK_N)
         slot = taken % KV_BUFFERS
@@ -659,13 +655,6 @@ def autotuned_kernel(dtype, head_dim, dq_passes=DQ_PASSES):
     )(attention_bwd_kernel)
 
 
-def launch_grid(block_n, persistent, seq_len, batch_kv_heads, device):
-    """The kernel's grid: a CTA a tile (BLOCK_N keys of one (batch, KV head)), or,
-    ``persistent``, one an SM while there are more tiles."""
-    tiles = triton.cdiv(seq_len, block_n) * batch_kv_heads
-    return (min(tiles, sm_count(device)) if persistent else tiles,)
-
-
 # (device, dtype, q's shape, k's heads, mask, dq_pass) -> (the configuration tuned for it,
 # the dQ kernel's with dq_pass "separate", else None).
 _tuned = {}
@@ -726,7 +715,8 @@ def _run(tensors, config, dq_config):
         group,
         k3.shape[0],
     )
-    grid = launch_grid(config.block_n, config.persistent, seq_len, k3.shape[0], q3.device)
+    tiles = triton.cdiv(seq_len, config.block_n) * k3.shape[0]
+    grid = launch_grid(tiles, config.persistent, q3.device)
     HOST.launch(config, grid, operands, call_arguments, HEAD_DIM=head_dim, CAUSAL=causal)
     if config.dq_pass == "separate":
         dq, _ = attention_dq.compute_dq(q3, k3, v3, do3, lse, delta, sm_scale, causal, dq_config)
@@ -749,7 +739,8 @@ def _tune_kernel(tensors, dq_passes):
     scalars = (sm_scale, sm_scale * LOG2E.value, seq_len, group, k3.shape[0])
 
     def grid(meta):
-        return launch_grid(meta["BLOCK_N"], meta["PERSISTENT"], seq_len, k3.shape[0], q3.device)
+        tiles = triton.cdiv(seq_len, meta["BLOCK_N"]) * k3.shape[0]
+        return launch_grid(tiles, meta["PERSISTENT"], q3.device)
 
     tuner[grid](*descs, lse, delta, scratch_dq, *scalars, HEAD_DIM=head_dim, CAUSAL=causal)
     return config_of(tuner.best_config)

@@ -7,6 +7,8 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import mbarrier
 
+from tlx_kernels._host import sm_count
+
 
 @gluon.jit
 def key_blocks(seq_len, off_m, ROWS: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr):
@@ -35,6 +37,18 @@ def block_range(seq_len, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: g
     off_m = start_m * BLOCK_M
     n_unmasked, n_blocks = key_blocks(seq_len, off_m, BLOCK_M, BLOCK_N, CAUSAL)
     return off_bh, off_m, n_unmasked, n_blocks
+
+
+@gluon.jit
+def tiles_of_cta(tiles, PERSISTENT: gl.constexpr):
+    """(first, end, step) of this CTA's tiles among ``tiles``: its program's own, or with
+    PERSISTENT (a grid of at most one CTA an SM) every num_programs-th from it on (the
+    Hopper backward's kernels)."""
+    if PERSISTENT:
+        taken = (gl.program_id(0), tiles, gl.num_programs(0))
+    else:
+        taken = (gl.program_id(0), gl.program_id(0) + 1, 1)
+    return taken
 
 
 @gluon.jit
@@ -155,6 +169,12 @@ def load_partition(buffers, barriers, work):
     load_kv_blocks(
         desc_k, desc_v, k_tiles, v_tiles, k_ready, v_ready, kv_empty, off_bh, 0, n_blocks, 0
     )
+
+
+def launch_grid(tiles, persistent, device):
+    """The grid of a kernel of ``tiles`` tiles that loops over ``tiles_of_cta``: a CTA a tile,
+    or, ``persistent``, one an SM while there are more tiles."""
+    return (min(tiles, sm_count(device)) if persistent else tiles,)
 
 
 def tile_layout(element_bits):

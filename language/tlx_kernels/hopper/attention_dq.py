@@ -3,8 +3,9 @@
 ``attention_bwd_kernel`` (tlx_kernels/hopper/attention_backward.py) gives a CTA a block of
 keys, so the dQ of a Q block is a sum over CTAs, which it adds to an fp32 accumulator with
 atomics. With ``dq_pass="separate"`` it skips dQ, and this kernel computes it the other way
-round: one CTA a block of BLOCK_M rows of Q of one query head, looping over the key blocks of
-its KV head (query head h reads KV head h // group), with
+round: one CTA a tile, a block of BLOCK_M rows of Q of one query head (or, persistent, a CTA
+an SM taking the tiles in turn: docs/attention-backward.md, "Persistent CTAs"), looping over
+the key blocks of its KV head (query head h reads KV head h // group), with
 
     S = Q K^T     P = exp(S * sm_scale - LSE)     dP = dO V^T     dS = P * (dP - delta)
     dQ += dS K,   written once, sm_scale * dQ in the inputs' dtype.
@@ -43,7 +44,13 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 
 from tlx_kernels._host import KernelConfig, KernelHost
 from tlx_kernels.hopper.attention_backward_step import LOG2E
-from tlx_kernels.hopper.attention_common import key_blocks, load_pair_into_ring, load_pairs_once
+from tlx_kernels.hopper.attention_common import (
+    key_blocks,
+    launch_grid,
+    load_pair_into_ring,
+    load_pairs_once,
+    tiles_of_cta,
+)
 from tlx_kernels.hopper.common import (
     LOADER_REGISTERS,
     SM90A,
@@ -56,13 +63,15 @@ from tlx_kernels.hopper.common import (
 
 
 @gluon.jit
-def _row_block(BLOCK_M: gl.constexpr, CAUSAL: gl.constexpr):
-    """This CTA's first row of Q: with a causal mask, the longest rows (the last blocks)
-    first, so that the short ones fill the tail of the grid."""
+def _tile_at(tile, seq_len, BLOCK_M: gl.constexpr, CAUSAL: gl.constexpr):
+    """(batch * head, first row) of tile ``tile``: the row blocks of a query head are
+    consecutive tiles, with a causal mask the longest rows (the last blocks) first, so that
+    the short ones fill the tail of the grid."""
+    row_blocks = gl.cdiv(seq_len, BLOCK_M)
+    block = tile % row_blocks
     if CAUSAL:
-        return (gl.num_programs(0) - 1 - gl.program_id(0)) * BLOCK_M
-    else:
-        return gl.program_id(0) * BLOCK_M
+        block = row_blocks - 1 - block
+    return tile // row_blocks, block * BLOCK_M
 
 
 @gluon.jit
@@ -77,28 +86,55 @@ def _key_range(seq_len, off_m, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAU
 
 
 @gluon.jit
-def _dq_load_partition(state, desc_q, desc_do, desc_k, desc_v, CAUSAL: gl.constexpr):
-    """The loader warp: each consumer's Q and dO once (``q_ready``), then K and V of every key
-    block into the ring, in the consumers' order."""
+def _dq_load_partition(
+    state, desc_q, desc_do, desc_k, desc_v, CAUSAL: gl.constexpr, PERSISTENT: gl.constexpr
+):
+    """The loader warp, for each of the CTA's tiles: each consumer's Q and dO into the tile's
+    Q slot (``q_ready``) once the epilogue of the slot's previous tile has stored dQ from its
+    bytes (``q_free``), then K and V of every key block into the ring, in the consumers'
+    order; the ring's index runs on from tile to tile."""
     (q_tiles, do_tiles, k_tiles, v_tiles) = state[0:4]
-    (q_ready, ready, empty) = state[5:8]
+    (q_ready, q_free, batch_heads) = state[5][0:3]
+    (ready, empty) = state[6:8]
     (seq_len, group) = state[12:14]
-    CONSUMERS: gl.constexpr = q_tiles.shape[0]
+    Q_BUFFERS: gl.constexpr = q_ready.shape[0]
+    CONSUMERS: gl.constexpr = q_tiles.shape[0] // Q_BUFFERS
     SUB_M: gl.constexpr = q_tiles.shape[1]
+    BLOCK_M: gl.constexpr = CONSUMERS * SUB_M
     BLOCK_N: gl.constexpr = k_tiles.shape[1]
-    bh_q = gl.program_id(1)
-    bh_kv = bh_q // group
-    off_m = _row_block(CONSUMERS * SUB_M, CAUSAL)
-    load_pairs_once(desc_q, desc_do, q_tiles, do_tiles, q_ready, bh_q, off_m, 0, CONSUMERS)
-    _, n_blocks = _key_range(seq_len, off_m, CONSUMERS * SUB_M, BLOCK_N, CAUSAL)
-    for j in range(n_blocks):
-        load_pair_into_ring(desc_k, desc_v, k_tiles, v_tiles, ready, empty, j, bh_kv, j * BLOCK_N)
+    index = 0
+    taken = 0
+    tiles = gl.cdiv(seq_len, BLOCK_M) * batch_heads
+    (first_tile, end_tile, tile_step) = tiles_of_cta(tiles, PERSISTENT)
+    for tile in range(first_tile, end_tile, tile_step):
+        bh_q, off_m = _tile_at(tile, seq_len, BLOCK_M, CAUSAL)
+        bh_kv = bh_q // group
+        slot = taken % Q_BUFFERS
+        mbarrier.wait(q_free.index(slot), ((taken // Q_BUFFERS) & 1) ^ 1)
+        load_pairs_once(
+            desc_q,
+            desc_do,
+            q_tiles,
+            do_tiles,
+            q_ready.index(slot),
+            bh_q,
+            off_m,
+            slot * CONSUMERS,
+            CONSUMERS,
+        )
+        _, n_blocks = _key_range(seq_len, off_m, BLOCK_M, BLOCK_N, CAUSAL)
+        for j in range(n_blocks):
+            load_pair_into_ring(
+                desc_k, desc_v, k_tiles, v_tiles, ready, empty, index, bh_kv, j * BLOCK_N
+            )
+            index += 1
+        taken += 1
 
 
 @gluon.jit
-def _dq_step(state, index, q, do, queries, lse2, delta, dq, MASKED: gl.constexpr):
-    """Key block ``index`` (its ring stage) for this consumer's rows: S and dP, P and dS from
-    them, dQ += dS K; the stage is released once dQ's product, the last reader of K, has
+def _dq_step(state, index, block, q, do, queries, lse2, delta, dq, MASKED: gl.constexpr):
+    """Key block ``block`` (ring index ``index``) for this consumer's rows: S and dP, P and dS
+    from them, dQ += dS K; the stage is released once dQ's product, the last reader of K, has
     completed. ``q`` and ``do``: the rows' Q and dO, in SMEM or registers."""
     (k_tiles, v_tiles) = state[2:4]
     (ready, empty) = state[6:8]
@@ -120,7 +156,7 @@ def _dq_step(state, index, q, do, queries, lse2, delta, dq, MASKED: gl.constexpr
     s = warpgroup_mma_wait(1, deps=[s_tok])
     dp = warpgroup_mma_wait(0, deps=[dp_tok])
     if MASKED:
-        keys = index * BLOCK_N + gl.arange(0, BLOCK_N, gl.SliceLayout(0, s_layout))
+        keys = block * BLOCK_N + gl.arange(0, BLOCK_N, gl.SliceLayout(0, s_layout))
         s = gl.where(queries[:, None] >= keys[None, :], s, float("-inf"))
     p = gl.exp2(s * qk_scale - lse2[:, None])
     ds = p * (dp - delta[:, None])
@@ -134,27 +170,32 @@ def _dq_step(state, index, q, do, queries, lse2, delta, dq, MASKED: gl.constexpr
 
 
 @gluon.jit
-def _dq_consumer_partition(
-    state, consumer: gl.constexpr, CAUSAL: gl.constexpr, ROWS_IN_REGISTERS: gl.constexpr
+def _dq_tile(
+    state,
+    bh_q,
+    off_m,
+    index,
+    consumer: gl.constexpr,
+    CAUSAL: gl.constexpr,
+    ROWS_IN_REGISTERS: gl.constexpr,
 ):
-    """Rows [consumer * SUB_M, (consumer + 1) * SUB_M) of the CTA's Q block, one warpgroup:
-    every key block (those that need no mask first), then sm_scale * dQ through SMEM (the
-    bytes of its Q buffer) and a TMA store, which clips rows past the sequence's end.
-    With ROWS_IN_REGISTERS the rows' Q and dO are loaded to registers once, the A operands of
-    every S and dP, whose products then read SMEM for K and V alone."""
+    """One tile, rows [off_m + consumer * SUB_M, off_m + (consumer + 1) * SUB_M) of query
+    head ``bh_q``, from ring index ``index`` on: every key block (those that need no mask
+    first), then sm_scale * dQ through SMEM (the bytes of its Q buffer of the tile's slot,
+    ``state[5][3]`` its first) and a TMA store, which clips rows past the sequence's end,
+    waited for. With ROWS_IN_REGISTERS the rows' Q and dO are loaded to registers once, the A
+    operands of every S and dP, whose products then read SMEM for K and V alone. Returns
+    the ring index after the tile."""
     (q_tiles, do_tiles, dq_tiles) = state[0], state[1], state[4]
-    q_ready = state[5]
     (lse_ptr, delta_ptr, sm_scale) = state[8:11]
-    (seq_len, group, desc_dq) = state[12:15]
-    CONSUMERS: gl.constexpr = q_tiles.shape[0]
+    (seq_len, desc_dq) = state[12], state[14]
     SUB_M: gl.constexpr = q_tiles.shape[1]
     HEAD_DIM: gl.constexpr = q_tiles.shape[2]
+    BLOCK_M: gl.constexpr = q_tiles.shape[0] // state[5][0].shape[0] * SUB_M
     BLOCK_N: gl.constexpr = state[2].shape[1]
     num_warps: gl.constexpr = gl.num_warps()
     s_layout: gl.constexpr = accumulator_layout(BLOCK_N, num_warps)
     dq_layout: gl.constexpr = accumulator_layout(HEAD_DIM, num_warps)
-    bh_q = gl.program_id(1)
-    off_m = _row_block(CONSUMERS * SUB_M, CAUSAL)
     rows = off_m + consumer * SUB_M
     queries = rows + gl.arange(0, SUB_M, gl.SliceLayout(1, s_layout))
     in_sequence = queries < seq_len
@@ -162,24 +203,58 @@ def _dq_consumer_partition(
     lse = gl.load(lse_ptr + row_start + queries, mask=in_sequence, other=float("inf"))
     delta = gl.load(delta_ptr + row_start + queries, mask=in_sequence, other=0.0)
     lse2 = lse * LOG2E
-    n_unmasked, n_blocks = _key_range(seq_len, off_m, CONSUMERS * SUB_M, BLOCK_N, CAUSAL)
+    n_unmasked, n_blocks = _key_range(seq_len, off_m, BLOCK_M, BLOCK_N, CAUSAL)
     dq = gl.zeros([SUB_M, HEAD_DIM], gl.float32, dq_layout)
-    q = q_tiles.index(consumer)
-    do = do_tiles.index(consumer)
-    mbarrier.wait(q_ready, 0)
+    buffer = state[5][3] + consumer
+    q = q_tiles.index(buffer)
+    do = do_tiles.index(buffer)
     if ROWS_IN_REGISTERS:
         rows_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=s_layout, k_width=2)
         q = q.load(rows_layout)
         do = do.load(rows_layout)
     for j in range(0, n_unmasked):
-        dq = _dq_step(state, j, q, do, queries, lse2, delta, dq, False)
+        dq = _dq_step(state, index + j, j, q, do, queries, lse2, delta, dq, False)
     for j in range(n_unmasked, n_blocks):
-        dq = _dq_step(state, j, q, do, queries, lse2, delta, dq, True)
-    dq_smem = dq_tiles.index(consumer)
+        dq = _dq_step(state, index + j, j, q, do, queries, lse2, delta, dq, True)
+    dq_smem = dq_tiles.index(buffer)
     dq_smem.store((dq * sm_scale).to(dq_tiles.dtype))
     fence_async_shared()
     tma_store(desc_dq, [bh_q, rows, 0], dq_smem.reshape([1, SUB_M, HEAD_DIM]))
     tma.store_wait(0)
+    return index + n_blocks
+
+
+@gluon.jit
+def _dq_consumer_partition(
+    state,
+    consumer: gl.constexpr,
+    CAUSAL: gl.constexpr,
+    ROWS_IN_REGISTERS: gl.constexpr,
+    PERSISTENT: gl.constexpr,
+):
+    """One consumer warpgroup, for each of the CTA's tiles (``_dq_tile``) once its Q and dO
+    have landed (``q_ready``); with PERSISTENT it then frees the tile's Q slot (``q_free``:
+    the epilogue has stored dQ from its bytes) for the loader's next tile in it. The ring's
+    index runs on from tile to tile."""
+    (q_ready, q_free, batch_heads) = state[5][0:3]
+    q_tiles = state[0]
+    seq_len = state[12]
+    Q_BUFFERS: gl.constexpr = q_ready.shape[0]
+    CONSUMERS: gl.constexpr = q_tiles.shape[0] // Q_BUFFERS
+    BLOCK_M: gl.constexpr = CONSUMERS * q_tiles.shape[1]
+    index = 0
+    taken = 0
+    tiles = gl.cdiv(seq_len, BLOCK_M) * batch_heads
+    (first_tile, end_tile, tile_step) = tiles_of_cta(tiles, PERSISTENT)
+    for tile in range(first_tile, end_tile, tile_step):
+        bh_q, off_m = _tile_at(tile, seq_len, BLOCK_M, CAUSAL)
+        slot = taken % Q_BUFFERS
+        tile_state = state[0:5] + ((q_ready, q_free, batch_heads, slot * CONSUMERS),) + state[6:]
+        mbarrier.wait(q_ready.index(slot), (taken // Q_BUFFERS) & 1)
+        index = _dq_tile(tile_state, bh_q, off_m, index, consumer, CAUSAL, ROWS_IN_REGISTERS)
+        if PERSISTENT:
+            mbarrier.arrive(q_free.index(slot))
+        taken += 1
 
 
 @gluon.jit
@@ -190,24 +265,27 @@ def _dq_smem_tiles(
     HEAD_DIM: gl.constexpr,
     NUM_STAGES: gl.constexpr,
     CONSUMERS: gl.constexpr,
+    Q_BUFFERS: gl.constexpr,
 ):
-    """The kernel's SMEM, one spec: (Q, dO, K, V, dQ tiles); consumer c's dQ staging tile
-    takes its Q buffer's bytes."""
+    """The kernel's SMEM, one spec: (Q, dO, K, V, dQ tiles); Q, dO and dQ are CONSUMERS
+    buffers a Q slot, Q_BUFFERS slots (a persistent CTA loads its next tile's Q and dO into
+    the other while this one runs), and each dQ staging tile takes its Q buffer's bytes."""
     layout: gl.constexpr = gl.NVMMASharedLayout(
         swizzle_byte_width=128, element_bitwidth=dtype.primitive_bitwidth, rank=2
     )
     smem = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
-    q_tiles = tlx.local_alloc((SUB_M, HEAD_DIM), dtype, CONSUMERS, reuse=smem, layout=layout)
-    do_tiles = tlx.local_alloc((SUB_M, HEAD_DIM), dtype, CONSUMERS, reuse=smem, layout=layout)
+    ROWS: gl.constexpr = CONSUMERS * Q_BUFFERS
+    q_tiles = tlx.local_alloc((SUB_M, HEAD_DIM), dtype, ROWS, reuse=smem, layout=layout)
+    do_tiles = tlx.local_alloc((SUB_M, HEAD_DIM), dtype, ROWS, reuse=smem, layout=layout)
     k_tiles = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_STAGES, reuse=smem, layout=layout)
     v_tiles = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_STAGES, reuse=smem, layout=layout)
-    dq_tiles = tlx.local_alloc((SUB_M, HEAD_DIM), dtype, CONSUMERS, reuse=smem, layout=layout)
+    dq_tiles = tlx.local_alloc((SUB_M, HEAD_DIM), dtype, ROWS, reuse=smem, layout=layout)
     smem.set_buffer_overlap(
         tlx.reuse_group(
             tlx.reuse_group(
-                q_tiles, dq_tiles, group_type=tlx.reuse_group_type.shared, group_size=CONSUMERS
+                q_tiles, dq_tiles, group_type=tlx.reuse_group_type.shared, group_size=ROWS
             ),
-            tlx.reuse_group(do_tiles, group_size=CONSUMERS),
+            tlx.reuse_group(do_tiles, group_size=ROWS),
             tlx.reuse_group(
                 k_tiles, v_tiles, group_type=tlx.reuse_group_type.distinct, group_size=NUM_STAGES
             ),
@@ -238,17 +316,26 @@ def attention_dq_kernel(
     CAUSAL: gl.constexpr,
     CONSUMERS: gl.constexpr,
     ROWS_IN_REGISTERS: gl.constexpr,
+    Q_BUFFERS: gl.constexpr,
+    PERSISTENT: gl.constexpr,
     CONSUMER_REGISTERS: gl.constexpr,
 ):
-    """Grid (Q blocks, batch * heads): dQ of BLOCK_M rows of a query head, in the inputs'
-    dtype, over every key of KV head ``bh // group``. ``qk_scale`` is sm_scale * log2(e);
-    ``lse_ptr`` holds the forward's natural-log LSE a row, ``delta_ptr`` rowsum(dO * O);
-    ``batch_heads`` (the grid's second axis) is for the tuner's key."""
+    """A tile a CTA (grid: the Q blocks of every (batch, head)), or with PERSISTENT each
+    CTA's tiles in turn (grid: at most one CTA an SM): dQ of BLOCK_M rows of a query head, in
+    the inputs' dtype, over every key of KV head ``bh // group``. ``qk_scale`` is sm_scale *
+    log2(e); ``lse_ptr`` holds the forward's natural-log LSE a row, ``delta_ptr`` rowsum(dO *
+    O); ``batch_heads``: batch * heads, the tiles' heads (and the tuner's key)."""
     tiles = _dq_smem_tiles(
-        desc_q.dtype, BLOCK_M // CONSUMERS, BLOCK_N, HEAD_DIM, NUM_STAGES, CONSUMERS
+        desc_q.dtype, BLOCK_M // CONSUMERS, BLOCK_N, HEAD_DIM, NUM_STAGES, CONSUMERS, Q_BUFFERS
     )
-    q_ready = gl.allocate_shared_memory(gl.int64, [1, 1], mbarrier.MBarrierLayout())
-    mbarrier.init(q_ready.index(0), count=1)
+    bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
+    # A Q slot's Q and dO have landed (q_ready); its tile's epilogue has stored dQ from its
+    # bytes, one arrival a consumer (q_free).
+    q_ready = gl.allocate_shared_memory(gl.int64, [Q_BUFFERS, 1], bar_layout)
+    q_free = gl.allocate_shared_memory(gl.int64, [Q_BUFFERS, 1], bar_layout)
+    for i in gl.static_range(Q_BUFFERS):
+        mbarrier.init(q_ready.index(i), count=1)
+        mbarrier.init(q_free.index(i), count=CONSUMERS)
     ready, empty = ring_barriers(NUM_STAGES, CONSUMERS)
     fence_async_shared()
     state = (
@@ -257,7 +344,9 @@ def attention_dq_kernel(
         tiles[2],
         tiles[3],
         tiles[4],
-        q_ready.index(0),
+        # The tiles: each partition sets the last (the tile's slot's first buffer) for each
+        # of its tiles.
+        (q_ready, q_free, batch_heads, 0),
         ready,
         empty,
         lse_ptr,
@@ -271,9 +360,9 @@ def attention_dq_kernel(
     if CONSUMERS == 2:
         gl.warp_specialize(
             [
-                (_dq_consumer_partition, (state, 0, CAUSAL, ROWS_IN_REGISTERS)),
-                (_dq_consumer_partition, (state, 1, CAUSAL, ROWS_IN_REGISTERS)),
-                (_dq_load_partition, (state, desc_q, desc_do, desc_k, desc_v, CAUSAL)),
+                (_dq_consumer_partition, (state, 0, CAUSAL, ROWS_IN_REGISTERS, PERSISTENT)),
+                (_dq_consumer_partition, (state, 1, CAUSAL, ROWS_IN_REGISTERS, PERSISTENT)),
+                (_dq_load_partition, (state, desc_q, desc_do, desc_k, desc_v, CAUSAL, PERSISTENT)),
             ],
             [4, 1],
             [CONSUMER_REGISTERS, LOADER_REGISTERS],
@@ -281,8 +370,8 @@ def attention_dq_kernel(
     else:
         gl.warp_specialize(
             [
-                (_dq_consumer_partition, (state, 0, CAUSAL, ROWS_IN_REGISTERS)),
-                (_dq_load_partition, (state, desc_q, desc_do, desc_k, desc_v, CAUSAL)),
+                (_dq_consumer_partition, (state, 0, CAUSAL, ROWS_IN_REGISTERS, PERSISTENT)),
+                (_dq_load_partition, (state, desc_q, desc_do, desc_k, desc_v, CAUSAL, PERSISTENT)),
             ],
             [1],
             [LOADER_REGISTERS],
@@ -305,6 +394,8 @@ class DqConfig(KernelConfig):
         "num_stages": "NUM_STAGES",
         "consumers": "CONSUMERS",
         "rows_in_registers": "ROWS_IN_REGISTERS",
+        "q_buffers": "Q_BUFFERS",
+        "persistent": "PERSISTENT",
     }
 
     block_m: int
@@ -312,6 +403,8 @@ class DqConfig(KernelConfig):
     num_stages: int
     consumers: int = 2
     rows_in_registers: bool = False
+    q_buffers: int = 1
+    persistent: bool = False
 
     def __post_init__(self):
         if self.consumers not in (1, 2):
@@ -320,6 +413,13 @@ class DqConfig(KernelConfig):
             raise ValueError(
                 f"each consumer warpgroup owns 64 rows of Q: block_m must be "
                 f"{64 * self.consumers} with {self.consumers} consumers, got {self.block_m}"
+            )
+        if self.q_buffers not in (1, 2):
+            raise ValueError(f"q_buffers must be 1 or 2, got {self.q_buffers}")
+        if self.q_buffers == 2 and not self.persistent:
+            raise ValueError(
+                "q_buffers=2 loads a CTA's next tile's Q and dO while this one runs: it needs "
+                "persistent=True (a CTA of one tile has no next tile)"
             )
 
     def kernel_arguments(self):
@@ -331,9 +431,11 @@ class DqConfig(KernelConfig):
     def __repr__(self):
         consumers = "" if self.consumers == 2 else f" consumers={self.consumers}"
         registers = " rows_in_registers" if self.rows_in_registers else ""
+        persistent = " persistent" if self.persistent else ""
+        q_buffers = "" if self.q_buffers == 1 else f" q_buffers={self.q_buffers}"
         return (
             f"dQ BLOCK_M={self.block_m} BLOCK_N={self.block_n} stages={self.num_stages}"
-            f"{consumers}{registers}"
+            f"{consumers}{registers}{persistent}{q_buffers}"
         )
 
 
@@ -402,6 +504,28 @@ def autotune_space(head_dim):
     ] + ([DqConfig(128, 128, 2, rows_in_registers=True)] if head_dim == 64 else [])
 
 
+def persistent_variants(head_dim):
+    """The persistent forms (``DqConfig.persistent``: a CTA an SM, taking the tiles in turn)
+    of the configurations the grid's rows chose (docs/performance.md: 128 x 128 with two
+    stages, the rows in registers or not, and at HEAD_DIM 128 also 128 x 64 with four, the
+    rows in registers), with one Q slot (their own ring) and with two (the next tile's Q and
+    dO load while a tile runs) where a second slot fits beside a ring of the same depth, else
+    beside the deepest that fits (at 128: the 128 x 64 ring's three stages of four; none
+    beside the 128 x 128 ring). Compiled and checked on the CPU, not yet timed on a GPU, so
+    outside ``autotune_space`` until they are (``bench/attention_backward.py --persistent``)."""
+    persistent = dict(persistent=True)
+    two_slots = dict(persistent=True, q_buffers=2)
+    if head_dim == 64:
+        chosen = [DqConfig(128, 128, 2, rows_in_registers=rows) for rows in (True, False)]
+        return [config.replace(**slots) for config in chosen for slots in (persistent, two_slots)]
+    in_registers = DqConfig(128, 64, 4, rows_in_registers=True)
+    return [
+        DqConfig(128, 128, 2, **persistent),
+        in_registers.replace(**persistent),
+        in_registers.replace(num_stages=3, **two_slots),
+    ]
+
+
 def autotune_configs(head_dim):
     """``autotune_space(head_dim)`` as ``triton.Config``s."""
     return [HOST.triton_config(config) for config in autotune_space(head_dim)]
@@ -438,10 +562,12 @@ def compute_dq(q3, k3, v3, do3, lse, delta, sm_scale, causal, config=None):
         descs = HOST.make_descriptors(autotune_space(head_dim)[0], operands, HEAD_DIM=head_dim)
 
         def grid(meta):
-            return (triton.cdiv(q3.shape[1], meta["BLOCK_M"]), q3.shape[0])
+            tiles = triton.cdiv(q3.shape[1], meta["BLOCK_M"]) * q3.shape[0]
+            return launch_grid(tiles, meta["PERSISTENT"], q3.device)
 
         tuner[grid](*descs, *scalars, HEAD_DIM=head_dim, CAUSAL=causal)
         return dq, config_of(tuner.best_config)
-    grid = (triton.cdiv(q3.shape[1], config.block_m), q3.shape[0])
+    tiles = triton.cdiv(q3.shape[1], config.block_m) * q3.shape[0]
+    grid = launch_grid(tiles, config.persistent, q3.device)
     HOST.launch(config, grid, operands, scalars, HEAD_DIM=head_dim, CAUSAL=causal)
     return dq, config

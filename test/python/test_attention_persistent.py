@@ -1,0 +1,167 @@
+"""Persistent CTAs of the Hopper attention backward's two kernels on the CPU
+(tlx_kernels/hopper/attention_backward.py and attention_dq.py; docs/attention-backward.md,
+"Persistent CTAs"): the configurations name what a second K/V or Q slot needs, a persistent
+launch takes a CTA an SM, the variants outside the tuning spaces fit with their epilogues
+over their slots, compile and loop over the CTA's tiles, and the hazard check finds them
+clean on CTAs that take several tiles in turn."""
+
+import dataclasses
+
+import pytest
+import tlx
+from _helpers import whole_space_on_newest_triton
+from tlx_kernels.hopper import attention_backward as bwd
+from tlx_kernels.hopper import attention_backward_config, attention_common, attention_dq
+from triton.compiler.errors import CompilationError
+
+# (seq_len, group, batch * KV heads (or heads), program, programs) of the CTAs checked:
+# every tile of two heads, every other tile of a grouped head, every third of two heads of
+# four blocks, one row a head, a CTA of one tile.
+SEVERAL_TILES = (
+    (300, 1, 2, 0, 1),
+    (300, 2, 1, 1, 2),
+    (512, 1, 2, 1, 3),
+    (1, 1, 3, 0, 2),
+    (200, 1, 1, 0, 1),
+)
+
+
+def ctas_of_several_tiles(heads_name):
+    return [
+        {
+            "values": {"seq_len": seq_len, "group": group, heads_name: heads},
+            "program_id": (program, 0, 0),
+            "num_programs": (programs, 1, 1),
+        }
+        for seq_len, group, heads, program, programs in SEVERAL_TILES
+    ]
+
+
+def assert_clean(host, config, head_dim, causal, heads_name):
+    source = host.kernel_source(config, head_dim, causal=causal)
+    ctas = ctas_of_several_tiles(heads_name)
+    reports = tlx.check_hazards_at(source, host.SM90A, config.compile_options, ctas=ctas)
+    for cta, report in zip(ctas, reports, strict=True):
+        assert report.result == "clean", (config, cta, report.describe())
+        assert report.accesses > 0 and not report.unmodelled
+
+
+def assert_deepest_beside_two_slots(host, variants, head_dim, slots):
+    """Each variant of two slots keeps the ring of the one-slot variant it pairs with (the
+    same but for the ring's depth), or has the deepest ring that fits beside them."""
+
+    def pairing(config):
+        fields = dataclasses.asdict(config)
+        return tuple(value for field, value in fields.items() if field not in ("num_stages", slots))
+
+    one_slot = {pairing(config): config for config in variants if getattr(config, slots) == 1}
+    for config in variants:
+        if getattr(config, slots) == 1:
+            continue
+        paired = one_slot[pairing(config)]
+        if config.num_stages != paired.num_stages:
+            with pytest.raises(CompilationError):
+                host.smem_plan(config.replace(num_stages=config.num_stages + 1), head_dim)
+
+
+def test_persistent_configurations_name_what_they_need():
+    """A second K/V slot without a persistent CTA (it would have no next tile to load), and
+    any other number of slots, are refused with what they need."""
+    with pytest.raises(ValueError, match="kv_buffers=2 .* needs persistent=True"):
+        bwd.Config(64, 128, 4, kv_buffers=2)
+    with pytest.raises(ValueError, match="kv_buffers must be 1 or 2, got 3"):
+        bwd.Config(64, 128, 4, persistent=True, kv_buffers=3)
+    config = bwd.Config(64, 128, 4, persistent=True, kv_buffers=2)
+    assert repr(config).endswith(" persistent kv_buffers=2")
+    assert config.kernel_arguments()["KV_BUFFERS"] == 2
+    assert config.kernel_arguments()["PERSISTENT"] is True
+
+
+def test_a_persistent_launch_takes_an_sm_a_cta(monkeypatch):
+    """A CTA a tile, or, persistent, one an SM while there are more tiles."""
+    monkeypatch.setattr(attention_common, "sm_count", lambda device: 132)
+    assert attention_common.launch_grid(8 * 64, False, "cuda") == (8 * 64,)
+    assert attention_common.launch_grid(8 * 64, True, "cuda") == (132,)
+    assert attention_common.launch_grid(32, True, "cuda") == (32,)
+
+
+def test_persistent_dq_configurations_name_what_they_need():
+    """The dQ kernel's second Q slot without a persistent CTA, and any other number of
+    slots, are refused with what they need."""
+    with pytest.raises(ValueError, match="q_buffers=2 .* needs persistent=True"):
+        attention_dq.DqConfig(128, 64, 4, q_buffers=2)
+    with pytest.raises(ValueError, match="q_buffers must be 1 or 2, got 0"):
+        attention_dq.DqConfig(128, 64, 4, persistent=True, q_buffers=0)
+    config = attention_dq.DqConfig(128, 64, 4, persistent=True, q_buffers=2)
+    assert repr(config).endswith(" persistent q_buffers=2")
+    assert config.kernel_arguments()["Q_BUFFERS"] == 2
+
+
+# Each kernel: its module, its variants and space, its slots' field, and the (buffer, staging
+# tile over it) pairs of a slot.
+KERNELS = {
+    "backward": (
+        bwd,
+        attention_backward_config.persistent_variants,
+        bwd.autotune_space,
+        "kv_buffers",
+        (("k_tiles", "dk_tiles"), ("v_tiles", "dv_tiles")),
+    ),
+    "dq": (
+        attention_dq,
+        attention_dq.persistent_variants,
+        attention_dq.autotune_space,
+        "q_buffers",
+        (("q_tiles", "dq_tiles"),),
+    ),
+}
+
+
+@whole_space_on_newest_triton
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("head_dim", bwd.HEAD_DIMS)
+def test_the_persistent_variants_fit_and_loop_over_tiles(kernel, head_dim):
+    """Each kernel's persistent variants outside its space (``persistent_variants``) come
+    from configurations of the space (with two slots, maybe with a shallower ring), with one
+    or two slots; each fits in 224 KiB with the slots' epilogue tiles over their buffers
+    (dK and dV over K and V, dQ over Q), compiles, and loops over the CTA's tiles (the
+    program count read by the loader and both consumers), where the configuration it comes
+    from takes its one tile."""
+    host, persistent_variants, autotune_space, slots, staged = KERNELS[kernel]
+    variants = persistent_variants(head_dim)
+    space = set(autotune_space(head_dim))
+    assert all(config.persistent for config in variants)
+    assert not set(variants) & space
+    assert {getattr(config, slots) for config in variants} == {1, 2}
+    for config in variants:
+        base = config.replace(persistent=False, **{slots: 1})
+        assert base in space or getattr(config, slots) == 2, config
+        smem = host.smem_plan(config, head_dim)
+        assert smem.plan.size_bytes <= 224 * 1024, config
+        views = dict(zip((b.name for b in smem.buffers), smem.plan.views, strict=True))
+        buffers = {b.name: b for b in smem.buffers}
+        for buffer, staging in staged:
+            assert buffers[buffer].shape[0] == 2 * getattr(config, slots)
+            for index in range(2 * getattr(config, slots)):
+                assert views[buffer].start_of(index) == views[staging].start_of(index)
+        for causal in (False, True):
+            for each, programs in ((config, 1), (base, 0)):
+                ttgir = host.compile_for_hopper(each, head_dim, causal=causal).asm["ttgir"]
+                assert ttgir.count("tt.get_num_programs") == programs * 3, each
+    assert_deepest_beside_two_slots(host, variants, head_dim, slots)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("causal", [False, True])
+def test_persistent_ctas_are_free_of_hazards_across_tiles(kernel, causal):
+    """Each kernel's persistent variants are free of hazards on CTAs that take several tiles
+    in turn (``SEVERAL_TILES``: one slot's tiles reloading it, or the two slots taking
+    turns). A slot is reloaded only once both consumers' epilogues have stored from it
+    (``kv_free``, ``q_free``): without the dQ kernel's wait the loader's copies overwrite the
+    epilogue's staging wherever a tile has fewer key blocks than the ring has stages (else
+    the ring's own barriers order them)."""
+    host, persistent_variants = KERNELS[kernel][0:2]
+    heads = {"backward": "batch_kv_heads", "dq": "batch_heads"}[kernel]
+    for head_dim in bwd.HEAD_DIMS:
+        for config in persistent_variants(head_dim):
+            assert_clean(host, config, head_dim, causal, heads)
