@@ -108,6 +108,7 @@ from tlx_kernels.hopper.attention_backward_turns import (
     wait_for_turns_on_own,
 )
 from tlx_kernels.hopper.attention_common import (
+    head_and_block,
     launch_grid,
     load_pair_into_ring,
     load_pairs_once,
@@ -139,11 +140,11 @@ def _q_blocks(seq_len, off_n, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUS
 
 
 @gluon.jit
-def _tile_at(tile, seq_len, BLOCK_N: gl.constexpr):
-    """(batch * KV head, first key) of tile ``tile``: the key blocks of a KV head are
-    consecutive tiles, so that CTAs running at once share the head's Q and dO in the L2."""
-    key_blocks = gl.cdiv(seq_len, BLOCK_N)
-    return tile // key_blocks, (tile % key_blocks) * BLOCK_N
+def _tile_at(tile, seq_len, batch_kv_heads, BLOCK_N: gl.constexpr, BY_BLOCK: gl.constexpr):
+    """(batch * KV head, first key) of tile ``tile`` (``head_and_block``): with a causal
+    mask key block 0, which meets every Q block, is the longest."""
+    bh_kv, block = head_and_block(tile, batch_kv_heads, gl.cdiv(seq_len, BLOCK_N), BY_BLOCK)
+    return bh_kv, block * BLOCK_N
 
 
 @gluon.jit
@@ -168,7 +169,7 @@ def _load_partition(
     tiles = gl.cdiv(seq_len, BLOCK_N) * batch_kv_heads
     (first_tile, end_tile, tile_step) = tiles_of_cta(tiles, PERSISTENT)
     for tile in range(first_tile, end_tile, tile_step):
-        bh_kv, off_n = _tile_at(tile, seq_len, BLOCK_N)
+        bh_kv, off_n = _tile_at(tile, seq_len, batch_kv_heads, BLOCK_N, CAUSAL and PERSISTENT)
         slot = taken % KV_BUFFERS
         mbarrier.wait(kv_free.index(slot), ((taken // KV_BUFFERS) & 1) ^ 1)
         load_pairs_once(
@@ -315,10 +316,11 @@ def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
     index = 0
     taken = 0
     PERSISTENT: gl.constexpr = SCHEDULE[6]
+    BY_BLOCK: gl.constexpr = SCHEDULE[0] and PERSISTENT
     tiles = gl.cdiv(seq_len, BLOCK_N) * batch_kv_heads
     (first_tile, end_tile, tile_step) = tiles_of_cta(tiles, PERSISTENT)
     for tile in range(first_tile, end_tile, tile_step):
-        bh_kv, off_n = _tile_at(tile, seq_len, BLOCK_N)
+        bh_kv, off_n = _tile_at(tile, seq_len, batch_kv_heads, BLOCK_N, BY_BLOCK)
         slot = taken % KV_BUFFERS
         tile_state = (
             state[0:8] + ((kv_ready, kv_free, batch_kv_heads, slot * CONSUMERS, index),) + state[9:]

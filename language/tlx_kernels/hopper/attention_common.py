@@ -40,6 +40,20 @@ def block_range(seq_len, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: g
 
 
 @gluon.jit
+def head_and_block(tile, heads, blocks, BY_BLOCK: gl.constexpr):
+    """(head, block) of tile ``tile`` of ``heads`` x ``blocks``: a head's blocks consecutive,
+    so that CTAs running at once share the head's tiles in the L2; or with BY_BLOCK block 0
+    of every head, then block 1, ...: a persistent CTA's tiles under a causal mask, whose
+    blocks differ in length, block 0 the longest, so that each round of the CTAs' turns
+    hands out tiles of one length and every CTA takes about as much work."""
+    if BY_BLOCK:
+        pair = (tile % heads, tile // heads)
+    else:
+        pair = (tile // blocks, tile % blocks)
+    return pair
+
+
+@gluon.jit
 def tiles_of_cta(tiles, PERSISTENT: gl.constexpr):
     """(first, end, step) of this CTA's tiles among ``tiles``: its program's own, or with
     PERSISTENT (a grid of at most one CTA an SM) every num_programs-th from it on (the

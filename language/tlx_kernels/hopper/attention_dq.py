@@ -45,6 +45,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 from tlx_kernels._host import KernelConfig, KernelHost
 from tlx_kernels.hopper.attention_backward_step import LOG2E
 from tlx_kernels.hopper.attention_common import (
+    head_and_block,
     key_blocks,
     launch_grid,
     load_pair_into_ring,
@@ -63,15 +64,22 @@ from tlx_kernels.hopper.common import (
 
 
 @gluon.jit
-def _tile_at(tile, seq_len, BLOCK_M: gl.constexpr, CAUSAL: gl.constexpr):
-    """(batch * head, first row) of tile ``tile``: the row blocks of a query head are
-    consecutive tiles, with a causal mask the longest rows (the last blocks) first, so that
-    the short ones fill the tail of the grid."""
+def _tile_at(
+    tile,
+    seq_len,
+    batch_heads,
+    BLOCK_M: gl.constexpr,
+    CAUSAL: gl.constexpr,
+    PERSISTENT: gl.constexpr,
+):
+    """(batch * head, first row) of tile ``tile`` (``head_and_block``; a persistent CTA's
+    under a causal mask by block): with a causal mask the longest rows (the last blocks)
+    first, so that the short ones fill the tail of the grid."""
     row_blocks = gl.cdiv(seq_len, BLOCK_M)
-    block = tile % row_blocks
+    bh_q, block = head_and_block(tile, batch_heads, row_blocks, CAUSAL and PERSISTENT)
     if CAUSAL:
         block = row_blocks - 1 - block
-    return tile // row_blocks, block * BLOCK_M
+    return bh_q, block * BLOCK_M
 
 
 @gluon.jit
@@ -107,7 +115,7 @@ def _dq_load_partition(
     tiles = gl.cdiv(seq_len, BLOCK_M) * batch_heads
     (first_tile, end_tile, tile_step) = tiles_of_cta(tiles, PERSISTENT)
     for tile in range(first_tile, end_tile, tile_step):
-        bh_q, off_m = _tile_at(tile, seq_len, BLOCK_M, CAUSAL)
+        bh_q, off_m = _tile_at(tile, seq_len, batch_heads, BLOCK_M, CAUSAL, PERSISTENT)
         bh_kv = bh_q // group
         slot = taken % Q_BUFFERS
         mbarrier.wait(q_free.index(slot), ((taken // Q_BUFFERS) & 1) ^ 1)
@@ -247,7 +255,7 @@ def _dq_consumer_partition(
     tiles = gl.cdiv(seq_len, BLOCK_M) * batch_heads
     (first_tile, end_tile, tile_step) = tiles_of_cta(tiles, PERSISTENT)
     for tile in range(first_tile, end_tile, tile_step):
-        bh_q, off_m = _tile_at(tile, seq_len, BLOCK_M, CAUSAL)
+        bh_q, off_m = _tile_at(tile, seq_len, batch_heads, BLOCK_M, CAUSAL, PERSISTENT)
         slot = taken % Q_BUFFERS
         tile_state = state[0:5] + ((q_ready, q_free, batch_heads, slot * CONSUMERS),) + state[6:]
         mbarrier.wait(q_ready.index(slot), (taken // Q_BUFFERS) & 1)
