@@ -26,7 +26,7 @@ echo "== lit (MLIR half)"
 # the MLPs, the kernels on suggested trees, cold in each Triton's cache): their compat paths
 # are the ones the rest of the suite compiles, and the run stays within CI's time. The
 # planner's property suites import no Triton: the newest Triton's run is theirs.
-KERNEL_PACKAGE_SUITES=(test_attention_backward.py test_attention_persistent.py
+KERNEL_PACKAGE_SUITES=(test_attention_backward.py test_attention_backward_variants.py
   test_tutorial_spaces.py test_tutorial_hopper_gemm.py test_tutorial_hopper_fused_mlp.py
   test_gated_mlp.py test_gemm_shapes.py test_suggest_compile.py)
 PLANNER_ALONE_SUITES=(test_planner_properties.py test_planner_group_by_group.py

@@ -374,10 +374,12 @@ def turn_schedules():
 def test_the_later_turns_compile(causal):
     """The turns' variants outside the space (``attention_backward_config.turn_variants``:
     turns two steps after their dS^T, one or three dS^T buffers a consumer, each with a
-    barrier pair of its own) fit in 224 KiB and compile with a turn in each step's branch
-    and the last ``turn_delay`` turns after the loop."""
+    barrier pair of its own; K and V in registers, loaded once a tile a consumer) fit in 224
+    KiB and compile with a turn in each step's branch and the last ``turn_delay`` turns
+    after the loop."""
     variants = attention_backward_config.turn_variants()
-    assert {(c.turn_delay, c.turn_buffers) for c in variants} == {(2, 2), (2, 3), (1, 1), (1, 3)}
+    turns = {(c.turn_delay, c.turn_buffers, c.keys_in_registers) for c in variants}
+    assert turns == {(2, 2, False), (2, 3, False), (1, 1, False), (1, 3, False), (1, 2, True)}
     space = [c for c in bwd.autotune_space(64) if c.dq_pass == "alternate"]
     assert not set(variants) & set(space)
     for config in variants:
@@ -392,6 +394,8 @@ def test_the_later_turns_compile(causal):
         waits = re.findall(r"warp_group_dot_wait .*\{pendings = (\d)", compiled.asm["ttgir"])
         after_the_loop = ["0"] * (1 + config.turn_delay)
         assert waits == (pipelined_step_waits(config, 64) * steps + after_the_loop) * 2, config
+        loads = compiled.asm["ttgir"].count("ttg.local_load")
+        assert loads == (4 if config.keys_in_registers else 0), config
 
 
 @pytest.mark.parametrize("causal", [False, True])

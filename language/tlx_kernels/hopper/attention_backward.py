@@ -271,6 +271,14 @@ def _tile(state, bh_kv, off_n, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
     dk = gl.zeros([SUB_N, HEAD_DIM], gl.float32, acc_layout)
     dv = gl.zeros([SUB_N, HEAD_DIM], gl.float32, acc_layout)
     dk, dv = start_pipeline(dk, dv, SCHEDULE[4])
+    if SCHEDULE[7]:
+        # K and V as the A operands of S^T and dP^T, loaded once a tile (scores_operands).
+        operand_layout: gl.constexpr = gl.DotOperandLayout(
+            operand_index=0, parent=st_layout, k_width=2
+        )
+        keys = kv_buffer(state, k_tiles, consumer).load(operand_layout)
+        values = kv_buffer(state, state[3], consumer).load(operand_layout)
+        state = state[0:8] + (state[8] + (keys, values),) + state[9:]
     index = first_step(state)
     # The Q blocks of the last two steps (their first rows of the [batch * heads * seq_len]
     # rows), whose dQ a step of dq_pass "alternate" may compute.
@@ -306,7 +314,7 @@ def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
     landed (``kv_ready``); with PERSISTENT it then frees the tile's K/V slot (``kv_free``: the
     epilogue has stored dK and dV from its bytes) for the loader's next tile in it. The ring's
     index and every barrier phase run on from tile to tile. SCHEDULE: (CAUSAL, P_IN_SMEM,
-    SCORES_BY_QUERY, DQ_PASS, PIPELINED, TURN_DELAY, PERSISTENT)."""
+    SCORES_BY_QUERY, DQ_PASS, PIPELINED, TURN_DELAY, PERSISTENT, KEYS_IN_REGISTERS)."""
     (kv_ready, kv_free, batch_kv_heads) = state[8][0:3]
     k_tiles = state[2]
     seq_len = state[16]
@@ -461,6 +469,7 @@ def attention_bwd_kernel(
     TURN_BUFFERS: gl.constexpr,
     KV_BUFFERS: gl.constexpr,
     PERSISTENT: gl.constexpr,
+    KEYS_IN_REGISTERS: gl.constexpr,
     CONSUMER_REGISTERS: gl.constexpr,
 ):
     """A tile a CTA (grid: the key blocks of every (batch, KV head)), or with PERSISTENT each
@@ -549,6 +558,7 @@ def attention_bwd_kernel(
         PIPELINED,
         TURN_DELAY,
         PERSISTENT,
+        KEYS_IN_REGISTERS,
     )
     if CONSUMERS == 2:
         gl.warp_specialize(

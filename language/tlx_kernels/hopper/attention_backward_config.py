@@ -97,6 +97,7 @@ class Config(KernelConfig):
         "turn_buffers": "TURN_BUFFERS",
         "kv_buffers": "KV_BUFFERS",
         "persistent": "PERSISTENT",
+        "keys_in_registers": "KEYS_IN_REGISTERS",
     }
 
     block_m: int
@@ -112,6 +113,7 @@ class Config(KernelConfig):
     turn_buffers: int = 2
     kv_buffers: int = 1
     persistent: bool = False
+    keys_in_registers: bool = False
 
     def __post_init__(self):
         if self.dq_pass not in DQ_PASSES:
@@ -150,6 +152,12 @@ class Config(KernelConfig):
             self._check_pipelined()
         self._check_turns()
         self._check_tiles()
+        if self.keys_in_registers and self.scores_by_query:
+            raise ValueError(
+                "keys_in_registers loads K and V to registers as the A operands of S^T and dP^T; "
+                "with scores_by_query they are the B operands of S and dP, read from SMEM: it "
+                "needs scores_by_query=False"
+            )
 
     def _check_tiles(self):
         """``persistent``: a CTA an SM at most, each taking the key blocks in turn; its
@@ -225,10 +233,11 @@ class Config(KernelConfig):
         turns = "" if turns == (1, 2) else f" turn_delay={turns[0]} turn_buffers={turns[1]}"
         persistent = " persistent" if self.persistent else ""
         kv_buffers = "" if self.kv_buffers == 1 else f" kv_buffers={self.kv_buffers}"
+        keys = " keys_in_registers" if self.keys_in_registers else ""
         return (
             f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} stages={self.num_stages} "
             f"alias={self.alias}{consumers}{p_in_smem}{by_query}{dq_pass}{pipelined}{turns}"
-            f"{persistent}{kv_buffers}"
+            f"{persistent}{kv_buffers}{keys}"
         )
 
 
@@ -340,11 +349,16 @@ def turn_variants():
     """Configurations of dq_pass "alternate" (HEAD_DIM 64) whose turns come two steps after
     their dS^T, or whose consumers keep one or three dS^T buffers (``Config.turn_delay``,
     ``turn_buffers``), each with the deepest ring that fits (224 KiB): the space's 8-stage
-    turns' SMEM with two buffers, one stage more with one, one less with three. Compiled and
-    checked on the CPU, not yet timed on a GPU, so outside ``autotune_space`` until they are
-    (``bench/attention_backward.py --turns`` times them beside the space's turns)."""
+    turns' SMEM with two buffers, one stage more with one, one less with three; and the
+    space's 8-stage turns with K and V in registers (``keys_in_registers``: the A operands of
+    S^T and dP^T loaded once a tile, 16 of a step's 72 KiB of SMEM reads a consumer saved for
+    32 registers a thread; ptxas on Triton 3.6: 80 / 288 bytes of spills a thread without / with the causal
+    mask, against 40 / 152). Compiled and checked on the CPU, not yet timed on a GPU, so
+    outside ``autotune_space`` until they are (``bench/attention_backward.py --turns`` times
+    them beside the space's turns)."""
     turns = dict(dq_pass="alternate", pipelined=True)
     return [
+        Config(64, 128, 8, **turns, keys_in_registers=True),
         Config(64, 128, 8, **turns, turn_delay=2, turn_buffers=2),
         Config(64, 128, 7, **turns, turn_delay=2, turn_buffers=3),
         Config(64, 128, 9, **turns, turn_delay=1, turn_buffers=1),

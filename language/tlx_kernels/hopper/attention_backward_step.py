@@ -54,6 +54,18 @@ def kv_buffer(state, tiles, consumer):
     return tiles.index(state[8][3] + consumer)
 
 
+@gluon.jit
+def scores_operands(state, consumer):
+    """(K, V), the A operands of S^T = K Q^T and dP^T = V dO^T: registers loaded once a tile
+    where the tile tuple carries them (``Config.keys_in_registers``: state[8]'s last two),
+    else this consumer's K and V buffers."""
+    if len(state[8]) == 7:
+        operands = (state[8][5], state[8][6])
+    else:
+        operands = (kv_buffer(state, state[2], consumer), kv_buffer(state, state[3], consumer))
+    return operands
+
+
 @gluon.constexpr_function
 def per_consumer(buffers, k_buffers, kv_slots):
     """``buffers`` over CONSUMERS, which is the K buffers' count over the K/V slots'
@@ -382,7 +394,8 @@ def step_by_keys(
     PIPELINED (P^T and dS^T in buffers of their own) in the next one, whose wait for S^T
     retires this step's dV and dK (``_wait_for_scores``), which stay in flight till then
     (with "tma_add" dK alone: dQ's products, which read dS^T from SMEM, follow dV's)."""
-    (q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles, p_tiles) = state[0:6]
+    (q_tiles, do_tiles, k_tiles) = state[0:3]
+    (ds_tiles, p_tiles) = state[4:6]
     (ready, empty) = state[9:11]
     NUM_STAGES: gl.constexpr = q_tiles.shape[0]
     BLOCK_M: gl.constexpr = q_tiles.shape[1]
@@ -403,14 +416,9 @@ def step_by_keys(
     ds_smem = ds_tiles.index(consumer)
     mbarrier.wait(ready.index(stage), (index // NUM_STAGES) & 1)
     zeros = gl.zeros([SUB_N, BLOCK_M], gl.float32, st_layout)
-    s_tok = warpgroup_mma(k, q.permute((1, 0)), zeros, use_acc=False, is_async=True)
-    dp_tok = warpgroup_mma(
-        kv_buffer(state, v_tiles, consumer),
-        do.permute((1, 0)),
-        zeros,
-        use_acc=False,
-        is_async=True,
-    )
+    keys, values = scores_operands(state, consumer)
+    s_tok = warpgroup_mma(keys, q.permute((1, 0)), zeros, use_acc=False, is_async=True)
+    dp_tok = warpgroup_mma(values, do.permute((1, 0)), zeros, use_acc=False, is_async=True)
     # The rows' statistics load from global memory while the tensor cores work.
     queries = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(0, st_layout))
     lse2, delta = row_statistics(state, bh_q, queries)

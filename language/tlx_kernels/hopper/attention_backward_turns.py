@@ -50,6 +50,7 @@ from tlx_kernels.hopper.attention_backward_step import (
     reduce_dq,
     release_stage_of,
     row_statistics,
+    scores_operands,
     scores_to_gradients,
 )
 from tlx_kernels.hopper.common import accumulator_layout
@@ -180,7 +181,7 @@ def step_taking_turns(
     index - 2, their first rows of the [batch * heads * seq_len] rows). dV is retired within
     the step (P^T's registers), dK left in flight into the next step."""
     (index, bh_q, off_m, previous_rows) = at
-    (q_tiles, do_tiles, k_tiles, v_tiles) = state[0:4]
+    (q_tiles, do_tiles, k_tiles) = state[0:3]
     ready = state[9]
     NUM_STAGES: gl.constexpr = q_tiles.shape[0]
     BLOCK_M: gl.constexpr = q_tiles.shape[1]
@@ -202,12 +203,9 @@ def step_taking_turns(
     do = do_tiles.index(stage)
     mbarrier.wait(ready.index(stage), (index // NUM_STAGES) & 1)
     zeros = gl.zeros([SUB_N, BLOCK_M], gl.float32, st_layout)
-    s_tok = warpgroup_mma(
-        kv_buffer(state, k_tiles, consumer), q.permute((1, 0)), zeros, use_acc=False, is_async=True
-    )
-    dp_tok = warpgroup_mma(
-        kv_buffer(state, v_tiles, consumer), do.permute((1, 0)), zeros, use_acc=False, is_async=True
-    )
+    keys, values = scores_operands(state, consumer)
+    s_tok = warpgroup_mma(keys, q.permute((1, 0)), zeros, use_acc=False, is_async=True)
+    dp_tok = warpgroup_mma(values, do.permute((1, 0)), zeros, use_acc=False, is_async=True)
     queries = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(0, st_layout))
     lse2, delta = row_statistics(state, bh_q, queries)
     turn = index - TURN_DELAY

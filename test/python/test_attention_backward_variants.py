@@ -1,9 +1,11 @@
-"""Persistent CTAs of the Hopper attention backward's two kernels on the CPU
-(tlx_kernels/hopper/attention_backward.py and attention_dq.py; docs/attention-backward.md,
-"Persistent CTAs"): the configurations name what a second K/V or Q slot needs, a persistent
-launch takes a CTA an SM, the variants outside the tuning spaces fit with their epilogues
-over their slots, compile and loop over the CTA's tiles, and the hazard check finds them
-clean on CTAs that take several tiles in turn."""
+"""The Hopper attention backward's variants outside the tuning spaces on the CPU: persistent
+CTAs of its two kernels (tlx_kernels/hopper/attention_backward.py and attention_dq.py;
+docs/attention-backward.md, "Persistent CTAs") and K and V in registers. The configurations
+name what a second K/V or Q slot needs, and K and V in registers; a persistent launch takes
+a CTA an SM; the persistent variants fit with their epilogues over their slots, compile and
+loop over the CTA's tiles, and the hazard check finds them clean on CTAs that take several
+tiles in turn. (The later turns' variants: test_attention_backward.py, beside the space's
+turns.)"""
 
 import dataclasses
 
@@ -75,6 +77,16 @@ def test_persistent_configurations_name_what_they_need():
     assert repr(config).endswith(" persistent kv_buffers=2")
     assert config.kernel_arguments()["KV_BUFFERS"] == 2
     assert config.kernel_arguments()["PERSISTENT"] is True
+
+
+def test_keys_in_registers_needs_scores_by_keys():
+    """K and V are the A operands of S^T and dP^T, which registers can hold; with S by
+    queries they are B operands, read from SMEM: refused with what it needs."""
+    with pytest.raises(ValueError, match="keys_in_registers .* needs scores_by_query=False"):
+        bwd.Config(64, 128, 4, p_in_smem=True, scores_by_query=True, keys_in_registers=True)
+    config = bwd.Config(64, 128, 4, keys_in_registers=True)
+    assert repr(config).endswith(" keys_in_registers")
+    assert config.kernel_arguments()["KEYS_IN_REGISTERS"] is True
 
 
 def test_a_persistent_launch_takes_an_sm_a_cta(monkeypatch):
