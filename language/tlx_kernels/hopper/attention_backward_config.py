@@ -352,10 +352,10 @@ def turn_variants():
     turns' SMEM with two buffers, one stage more with one, one less with three; and the
     space's 8-stage turns with K and V in registers (``keys_in_registers``: the A operands of
     S^T and dP^T loaded once a tile, 16 of a step's 72 KiB of SMEM reads a consumer saved for
-    32 registers a thread; ptxas on Triton 3.6: 80 / 288 bytes of spills a thread without / with the causal
-    mask, against 40 / 152). Compiled and checked on the CPU, not yet timed on a GPU, so
-    outside ``autotune_space`` until they are (``bench/attention_backward.py --turns`` times
-    them beside the space's turns)."""
+    32 registers a thread; ptxas on Triton 3.6: 80 / 288 bytes of spills a thread without /
+    with the causal mask, against 40 / 152). Compiled and checked on the CPU, not yet timed
+    on a GPU, so outside ``autotune_space`` until they are (``bench/attention_backward.py
+    --turns`` times them beside the space's turns)."""
     turns = dict(dq_pass="alternate", pipelined=True)
     return [
         Config(64, 128, 8, **turns, keys_in_registers=True),
