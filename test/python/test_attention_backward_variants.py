@@ -137,8 +137,8 @@ def test_the_persistent_variants_fit_and_loop_over_tiles(kernel, head_dim):
     from configurations of the space (with two slots, maybe with a shallower ring), with one
     or two slots; each fits in 224 KiB with the slots' epilogue tiles over their buffers
     (dK and dV over K and V, dQ over Q), compiles, and loops over the CTA's tiles (the
-    program count read by the loader and both consumers), where the configuration it comes
-    from takes its one tile."""
+    program count read by the loader and both consumers), where a configuration of one tile
+    a CTA (the first variant's) reads no program count."""
     host, persistent_variants, autotune_space, slots, staged = KERNELS[kernel]
     variants = persistent_variants(head_dim)
     space = set(autotune_space(head_dim))
