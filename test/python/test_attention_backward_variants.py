@@ -8,6 +8,7 @@ tiles in turn. (The later turns' variants: test_attention_backward.py, beside th
 turns.)"""
 
 import dataclasses
+import functools
 
 import pytest
 import tlx
@@ -66,16 +67,24 @@ def assert_deepest_beside_two_slots(host, variants, head_dim, slots):
                 host.smem_plan(config.replace(num_stages=config.num_stages + 1), head_dim)
 
 
-def test_persistent_configurations_name_what_they_need():
-    """A second K/V slot without a persistent CTA (it would have no next tile to load), and
-    any other number of slots, are refused with what they need."""
-    with pytest.raises(ValueError, match="kv_buffers=2 .* needs persistent=True"):
-        bwd.Config(64, 128, 4, kv_buffers=2)
-    with pytest.raises(ValueError, match="kv_buffers must be 1 or 2, got 3"):
-        bwd.Config(64, 128, 4, persistent=True, kv_buffers=3)
-    config = bwd.Config(64, 128, 4, persistent=True, kv_buffers=2)
-    assert repr(config).endswith(" persistent kv_buffers=2")
-    assert config.kernel_arguments()["KV_BUFFERS"] == 2
+@pytest.mark.parametrize(
+    ("make", "slots", "loaded"),
+    [
+        (functools.partial(bwd.Config, 64, 128, 4), "kv_buffers", "K and V"),
+        (functools.partial(attention_dq.DqConfig, 128, 64, 4), "q_buffers", "Q and dO"),
+    ],
+)
+def test_persistent_configurations_name_what_they_need(make, slots, loaded):
+    """A second slot (the backward's K/V, the dQ kernel's Q) without a persistent CTA, which
+    would have no next tile to load, and any other number of slots, are refused with what
+    they need."""
+    with pytest.raises(ValueError, match=f"{slots}=2 loads .*{loaded}.* needs persistent=True"):
+        make(**{slots: 2})
+    with pytest.raises(ValueError, match=f"{slots} must be 1 or 2, got 3"):
+        make(persistent=True, **{slots: 3})
+    config = make(persistent=True, **{slots: 2})
+    assert repr(config).endswith(f" persistent {slots}=2")
+    assert config.kernel_arguments()[slots.upper()] == 2
     assert config.kernel_arguments()["PERSISTENT"] is True
 
 
@@ -95,18 +104,6 @@ def test_a_persistent_launch_takes_an_sm_a_cta(monkeypatch):
     assert attention_common.launch_grid(8 * 64, False, "cuda") == (8 * 64,)
     assert attention_common.launch_grid(8 * 64, True, "cuda") == (132,)
     assert attention_common.launch_grid(32, True, "cuda") == (32,)
-
-
-def test_persistent_dq_configurations_name_what_they_need():
-    """The dQ kernel's second Q slot without a persistent CTA, and any other number of
-    slots, are refused with what they need."""
-    with pytest.raises(ValueError, match="q_buffers=2 .* needs persistent=True"):
-        attention_dq.DqConfig(128, 64, 4, q_buffers=2)
-    with pytest.raises(ValueError, match="q_buffers must be 1 or 2, got 0"):
-        attention_dq.DqConfig(128, 64, 4, persistent=True, q_buffers=0)
-    config = attention_dq.DqConfig(128, 64, 4, persistent=True, q_buffers=2)
-    assert repr(config).endswith(" persistent q_buffers=2")
-    assert config.kernel_arguments()["Q_BUFFERS"] == 2
 
 
 # Each kernel: its module, its variants and space, its slots' field, and the (buffer, staging

@@ -6,6 +6,7 @@ The kernel and its host code: tlx_kernels.hopper.attention_backward."""
 import dataclasses
 
 from tlx_kernels._host import KernelConfig
+from tlx_kernels.hopper.attention_common import check_slots
 from tlx_kernels.hopper.common import partition_registers
 
 # How dQ, a sum over every key block, is summed (attention_backward_step._dq_and_release):
@@ -73,7 +74,10 @@ class Config(KernelConfig):
     ``turn_delay``: the steps between a consumer's dS^T and the turn that reads it (1 or 2),
     and ``turn_buffers``: the dS^T buffers a consumer writes in turn (at least
     ``turn_delay``: a consumer's own turn reads its buffer no later than the step that
-    rewrites it; attention_backward_turns.py).
+    rewrites it; attention_backward_turns.py). ``persistent``: a CTA an SM at most, taking the
+    tiles in turn, with ``kv_buffers`` K/V slots (the second loads the next tile's K and V
+    while one runs; docs/attention-backward.md, "Persistent CTAs"). ``keys_in_registers``
+    (S^T): K and V loaded to registers once a tile, the A operands of S^T and dP^T.
 
     The ring with ``pipelined``: the consumers hold two stages at a time, the step's and the
     previous one, released only once the step's wait for S has retired the previous step's
@@ -151,24 +155,12 @@ class Config(KernelConfig):
         if self.pipelined:
             self._check_pipelined()
         self._check_turns()
-        self._check_tiles()
+        check_slots("kv_buffers", self.kv_buffers, self.persistent, "K and V")
         if self.keys_in_registers and self.scores_by_query:
             raise ValueError(
                 "keys_in_registers loads K and V to registers as the A operands of S^T and dP^T; "
                 "with scores_by_query they are the B operands of S and dP, read from SMEM: it "
                 "needs scores_by_query=False"
-            )
-
-    def _check_tiles(self):
-        """``persistent``: a CTA an SM at most, each taking the key blocks in turn; its
-        ``kv_buffers`` K/V slots (1 or 2) let it load the next tile's K and V while this one
-        runs (2), where a CTA of one tile has no next one to load (attention_backward.py)."""
-        if self.kv_buffers not in (1, 2):
-            raise ValueError(f"kv_buffers must be 1 or 2, got {self.kv_buffers}")
-        if self.kv_buffers == 2 and not self.persistent:
-            raise ValueError(
-                "kv_buffers=2 loads a CTA's next tile's K and V while this one runs: it needs "
-                "persistent=True (a CTA of one tile has no next tile)"
             )
 
     def _check_turns(self):

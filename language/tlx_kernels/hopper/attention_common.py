@@ -185,6 +185,19 @@ def load_partition(buffers, barriers, work):
     )
 
 
+def check_slots(field, slots, persistent, loaded):
+    """The slots of a kernel that loops over ``tiles_of_cta`` (the backward's K/V slots, its
+    dQ kernel's Q slots): 1 or 2, where the second lets a persistent CTA load its next
+    tile's ``loaded`` while a tile runs, which a CTA of one tile has no use for."""
+    if slots not in (1, 2):
+        raise ValueError(f"{field} must be 1 or 2, got {slots}")
+    if slots == 2 and not persistent:
+        raise ValueError(
+            f"{field}=2 loads a CTA's next tile's {loaded} while this one runs: it needs "
+            "persistent=True (a CTA of one tile has no next tile)"
+        )
+
+
 def launch_grid(tiles, persistent, device):
     """The grid of a kernel of ``tiles`` tiles that loops over ``tiles_of_cta``: a CTA a tile,
     or, ``persistent``, one an SM while there are more tiles."""

@@ -45,6 +45,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 from tlx_kernels._host import KernelConfig, KernelHost
 from tlx_kernels.hopper.attention_backward_step import LOG2E
 from tlx_kernels.hopper.attention_common import (
+    check_slots,
     head_and_block,
     key_blocks,
     launch_grid,
@@ -394,7 +395,9 @@ class DqConfig(KernelConfig):
     """Tile sizes and schedule of one compiled dQ kernel: BLOCK_M rows of Q a CTA, split
     among ``consumers`` warpgroups (1 or 2, 64 rows each), key blocks of BLOCK_N keys
     streaming through ``num_stages`` K/V stages; ``rows_in_registers``: each consumer's Q and
-    dO held in registers, the A operands of S and dP (``_dq_consumer_partition``)."""
+    dO held in registers, the A operands of S and dP (``_dq_tile``); ``persistent``: a CTA
+    an SM at most, taking the tiles in turn, with ``q_buffers`` Q slots (the second loads the
+    next tile's Q and dO while one runs)."""
 
     ARGUMENTS = {
         "block_m": "BLOCK_M",
@@ -422,13 +425,7 @@ class DqConfig(KernelConfig):
                 f"each consumer warpgroup owns 64 rows of Q: block_m must be "
                 f"{64 * self.consumers} with {self.consumers} consumers, got {self.block_m}"
             )
-        if self.q_buffers not in (1, 2):
-            raise ValueError(f"q_buffers must be 1 or 2, got {self.q_buffers}")
-        if self.q_buffers == 2 and not self.persistent:
-            raise ValueError(
-                "q_buffers=2 loads a CTA's next tile's Q and dO while this one runs: it needs "
-                "persistent=True (a CTA of one tile has no next tile)"
-            )
+        check_slots("q_buffers", self.q_buffers, self.persistent, "Q and dO")
 
     def kernel_arguments(self):
         """The fields' arguments, then a worker consumer thread's registers after setmaxnreg
