@@ -79,11 +79,11 @@ def sm_count(device):
 class KernelHost:
     """A kernel and what its host code needs to know of it: ``descriptors``, the names of its
     TMA descriptor parameters (its first); ``scalars``, {name: signature type} of the
-    parameters after them that are no constexprs; ``block_shapes(config, arguments)``, the
-    descriptors' block shapes (``arguments``: the call's constexprs, or every argument of a
-    launch); ``target``, what it compiles for on the CPU; ``descriptor_dtypes``, {name:
-    dtype} of the descriptors whose dtype is their own (an fp32 accumulator's), not the
-    inputs'."""
+    parameters after them that are no constexprs (``"*{dtype}"``: a pointer to the inputs'
+    dtype); ``block_shapes(config, arguments)``, the descriptors' block shapes
+    (``arguments``: the call's constexprs, or every argument of a launch); ``target``, what
+    it compiles for on the CPU; ``descriptor_dtypes``, {name: dtype} of the descriptors whose
+    dtype is their own (an fp32 accumulator's), not the inputs'."""
 
     kernel: object
     config_type: type
@@ -121,7 +121,7 @@ class KernelHost:
                 name: descriptor_type(self.descriptor_dtypes.get(name, dtype), shape)
                 for name, shape in zip(self.descriptors, shapes, strict=True)
             },
-            **self.scalars,
+            **{name: kind.format(dtype=dtype) for name, kind in self.scalars.items()},
             **dict.fromkeys(constexprs, "constexpr"),
         }
         return tlx.ASTSource(fn=self.kernel, signature=signature, constexprs=constexprs)

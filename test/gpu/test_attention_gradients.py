@@ -13,7 +13,7 @@ import pytest
 import torch
 from tlx_kernels.hopper import attention as forward
 from tlx_kernels.hopper import attention_backward as bwd
-from tlx_kernels.hopper import attention_backward_config, attention_dq
+from tlx_kernels.hopper import attention_backward_config, attention_backward_delta, attention_dq
 from tlx_kernels.hopper.attention_autograd import attention
 
 pytestmark = pytest.mark.hopper
@@ -278,6 +278,29 @@ def test_the_persistent_variants_agree(dtype, head_dim, causal):
     runs += [(separate, dq_config) for dq_config in attention_dq.persistent_variants(head_dim)]
     shapes = [(8, 4, 4, 1000), (4, 4, 2, 4133), (40, 2, 2, 300), (2, 4, 2, 1), (64, 2, 1, 100)]
     assert_runs_agree(runs, shapes, dtype, head_dim, causal)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_dq_kernel_computing_delta_agrees(dtype, head_dim, causal):
+    """The dQ kernel computing delta (``delta_variants``, run before the backward kernel,
+    which reads what it wrote) against torch, on a sequence that ends inside a block with
+    grouped heads, and one row; and the delta it writes is the preprocess's."""
+    separate = bwd.Config(64, 128, 2, dq_pass="separate", p_in_smem=True, pipelined=True)
+    runs = [(separate, dq_config) for dq_config in attention_dq.delta_variants(head_dim)]
+    assert_runs_agree(runs, [(2, 4, 2, 1000), (2, 4, 2, 1)], dtype, head_dim, causal)
+    q, k, v, do = random_inputs(2, 4, 2, 300, head_dim, dtype, 300)
+    o, lse = reference_forward(q, k, v, causal)
+    q3, o3, do3 = (t.reshape(8, 300, head_dim) for t in (q, o, do))
+    k3, v3 = (t.reshape(4, 300, head_dim) for t in (k, v))
+    expected = attention_backward_delta.delta(o3, do3)
+    for dq_config in attention_dq.delta_variants(head_dim):
+        delta = torch.full_like(expected, float("nan"))
+        attention_dq.compute_dq(
+            q3, k3, v3, do3, lse, delta, head_dim**-0.5, causal, dq_config, o3=o3
+        )
+        torch.testing.assert_close(delta.view(-1), expected, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("head_dim", [64, 128])

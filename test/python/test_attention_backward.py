@@ -588,6 +588,7 @@ def dq_verdicts(head_dim, causal, seq_len=4096):
     arguments = {
         **descriptors(names, head_dim, seq_len),
         **{name: torch.empty(4) for name in ("lse_ptr", "delta_ptr")},
+        "o_ptr": torch.empty(4, dtype=torch.float16),
         **{"sm_scale": 0.125, "qk_scale": 0.18, "seq_len": seq_len, "group": 4},
         **{"batch_heads": 64, "HEAD_DIM": head_dim, "CAUSAL": causal},
     }

@@ -12,6 +12,7 @@ import functools
 
 import pytest
 import tlx
+import torch
 from _helpers import whole_space_on_newest_triton
 from tlx_kernels.hopper import attention_backward as bwd
 from tlx_kernels.hopper import attention_backward_config, attention_common, attention_dq
@@ -177,3 +178,37 @@ def test_persistent_ctas_are_free_of_hazards_across_tiles(kernel, causal):
     for head_dim in bwd.HEAD_DIMS:
         for config in persistent_variants(head_dim):
             assert_clean(host, config, head_dim, causal, heads)
+
+
+@pytest.mark.parametrize("head_dim", bwd.HEAD_DIMS)
+def test_the_dq_kernel_computing_delta_stores_it_and_checks_clean(head_dim):
+    """The dQ kernel's variants that compute delta (``delta_variants``, outside its space)
+    come from configurations of the space, keep their SMEM (delta is made in registers),
+    store delta from each consumer where their bases store nothing but by the TMA, and check
+    clean on CTAs of one and of several tiles, causal or not."""
+    variants = attention_dq.delta_variants(head_dim)
+    space = set(attention_dq.autotune_space(head_dim))
+    for config in variants:
+        base = config.replace(computes_delta=False)
+        assert config.computes_delta and config not in space and base in space
+        assert attention_dq.smem_plan(config, head_dim) == attention_dq.smem_plan(base, head_dim)
+        for causal in (False, True):
+            assert_clean(attention_dq, config, head_dim, causal, "batch_heads")
+    ttgirs = [
+        attention_dq.compile_for_hopper(config, head_dim).asm["ttgir"]
+        for config in (variants[0], variants[0].replace(computes_delta=False))
+    ]
+    assert [ttgir.count("tt.store") for ttgir in ttgirs] == [2, 0]
+
+
+def test_a_dq_kernel_computing_delta_needs_o():
+    """compute_dq with a configuration that computes delta and no O, or an O of another
+    shape, names the configuration and the shapes, before any launch."""
+    q3 = torch.empty(8, 300, 64)
+    k3 = torch.empty(4, 300, 64)
+    config = attention_dq.DqConfig(128, 128, 2, computes_delta=True)
+    arguments = (q3, k3, k3, q3, None, None, 0.125, False, config)
+    with pytest.raises(ValueError, match=r"computes_delta.*\(8, 300, 64\), got None"):
+        attention_dq.compute_dq(*arguments)
+    with pytest.raises(ValueError, match=r"got \(8, 299, 64\)"):
+        attention_dq.compute_dq(*arguments, o3=torch.empty(8, 299, 64))

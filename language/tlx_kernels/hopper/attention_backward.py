@@ -8,13 +8,13 @@ which the forward saves) and dO, the gradients are, with P = exp(Q K^T * sm_scal
 
 The kernels
 -----------
-``attention_backward_delta.delta`` computes delta, one fp32 a row of Q. ``attention_bwd_kernel``
-gives one CTA each tile, BLOCK_N keys of one (batch, KV head) (or, persistent, a CTA an SM
-taking the tiles in turn: docs/attention-backward.md, "Persistent CTAs"): K and V stay in
-SMEM for the tile, and the CTA loops over the query heads of the KV head's group
-(grouped-query attention: dK and dV are summed over the group) and over their blocks of
-BLOCK_M rows of Q (with a causal mask, those at or below the keys' diagonal). A CTA has
-warp-specialized partitions:
+``attention_backward_delta.delta`` computes delta, one fp32 a row of Q (or the dQ pass does,
+before this kernel: ``DqConfig.computes_delta``). ``attention_bwd_kernel`` gives one CTA each
+tile, BLOCK_N keys of one (batch, KV head) (or, persistent, a CTA an SM taking the tiles in
+turn: docs/attention-backward.md, "Persistent CTAs"): K and V stay in SMEM for the tile, and the
+CTA loops over the query heads of the KV head's group (grouped-query attention: dK and dV are
+summed over the group) and over their blocks of BLOCK_M rows of Q (with a causal mask, those at
+or below the keys' diagonal). A CTA has warp-specialized partitions:
 
 * a loader warp loads a tile's K and V, then each Q block's Q and dO into a ring of NUM_STAGES
   stages (``ready``: both copies landed; ``empty``: every consumer is done with the stage);
@@ -686,8 +686,7 @@ def backward(do, q, k, v, o, lse, causal, sm_scale=None, config=None, dq_config=
     sm_scale = sm_scale if sm_scale is not None else head_dim**-0.5
     q3, o3, do3 = (t.reshape(batch * heads, seq_len, head_dim) for t in (q, o, do))
     k3, v3 = (t.reshape(batch * kv_heads, seq_len, head_dim) for t in (k, v))
-    delta = attention_backward_delta.delta(o3.view(-1, head_dim), do3.view(-1, head_dim))
-    tensors = (do3, q3, k3, v3, lse, delta, sm_scale, causal)
+    tensors = (do3, q3, k3, v3, o3, lse, sm_scale, causal)
     if config is None:
         dq_passes = dq_passes_of(dq_pass, head_dim)
         shape_key = (q.device, q.dtype, tuple(q.shape), kv_heads, causal, dq_pass)
@@ -702,11 +701,21 @@ def backward(do, q, k, v, o, lse, causal, sm_scale=None, config=None, dq_config=
 
 def _run(tensors, config, dq_config):
     """(dQ, dK, dV) as [batch * heads, seq_len, head_dim] from ``backward``'s ``tensors``:
-    the kernel with ``config``, then, if its dq_pass is "separate", the dQ kernel with
-    ``dq_config`` (None: tuned); dQ in q's dtype. Each kernel is launched directly
-    (``KernelHost.launch``)."""
-    do3, q3, k3, v3, lse, delta, sm_scale, causal = tensors
+    delta by the preprocess, the kernel with ``config``, then, if its dq_pass is "separate",
+    the dQ kernel with ``dq_config`` (None: tuned); or, with a ``dq_config`` that
+    ``computes_delta``, the dQ kernel first, writing delta, then the kernel. dQ in q's dtype.
+    Each kernel is launched directly (``KernelHost.launch``)."""
+    do3, q3, k3, v3, o3, lse, sm_scale, causal = tensors
     seq_len, head_dim = q3.shape[1:]
+    dq_computes_delta = config.dq_pass == "separate" and dq_config is not None
+    dq_computes_delta = dq_computes_delta and dq_config.computes_delta
+    if dq_computes_delta:
+        delta = torch.empty(lse.shape, device=q3.device, dtype=torch.float32)
+        dq, _ = attention_dq.compute_dq(
+            q3, k3, v3, do3, lse, delta, sm_scale, causal, dq_config, o3=o3
+        )
+    else:
+        delta = attention_backward_delta.delta(o3, do3)
     dk = torch.empty_like(k3)
     dv = torch.empty_like(v3)
     if config.dq_pass == "separate":
@@ -730,17 +739,17 @@ def _run(tensors, config, dq_config):
     tiles = triton.cdiv(seq_len, config.block_n) * k3.shape[0]
     grid = launch_grid(tiles, config.persistent, q3.device)
     HOST.launch(config, grid, operands, call_arguments, HEAD_DIM=head_dim, CAUSAL=causal)
-    if config.dq_pass == "separate":
-        dq, _ = attention_dq.compute_dq(q3, k3, v3, do3, lse, delta, sm_scale, causal, dq_config)
-    else:
+    if config.dq_pass != "separate":
         dq = dq_sum.to(q3.dtype)
+    elif not dq_computes_delta:
+        dq, _ = attention_dq.compute_dq(q3, k3, v3, do3, lse, delta, sm_scale, causal, dq_config)
     return dq, dk, dv
 
 
-def _tune_kernel(tensors, dq_passes):
+def _tune_kernel(tensors, delta, dq_passes):
     """Times the configurations that sum dQ one of the ways ``dq_passes`` names, on scratch
     outputs (the tuner's launches add into dQ); returns the one it chose."""
-    do3, q3, k3, v3, lse, delta, sm_scale, causal = tensors
+    do3, q3, k3, v3, _, lse, sm_scale, causal = tensors
     seq_len, head_dim = q3.shape[1:]
     tuner = autotuned_kernel(q3.dtype, head_dim, dq_passes)
     scratch_dq = torch.empty(q3.shape, device=q3.device, dtype=torch.float32)
@@ -764,14 +773,15 @@ def _tune(tensors, dq_passes):
     kernel (the tuner's), and the best with dQ in a pass of its own (the two kernels tuned
     apart, each alone on the GPU); where both are asked for, the faster of the two as whole
     backward passes (``triton.testing.do_bench``)."""
-    do3, q3, k3, v3, lse, delta, sm_scale, causal = tensors
+    do3, q3, k3, v3, o3, lse, sm_scale, causal = tensors
+    delta = attention_backward_delta.delta(o3, do3)
     candidates = []
     in_kernel = tuple(p for p in dq_passes if p != "separate")
     if in_kernel:
-        candidates.append((_tune_kernel(tensors, in_kernel), None))
+        candidates.append((_tune_kernel(tensors, delta, in_kernel), None))
     if "separate" in dq_passes:
-        config = _tune_kernel(tensors, ("separate",))
-        _, dq_config = attention_dq.compute_dq(q3, k3, v3, do3, lse, delta, sm_scale, causal)
+        config = _tune_kernel(tensors, delta, ("separate",))
+        _, dq_config = attention_dq.compute_dq(q3, k3, v3, do3, lse, delta, sm_scale, causal, o3=o3)
         candidates.append((config, dq_config))
     if len(candidates) == 1:
         return candidates[0]

@@ -39,9 +39,12 @@ _launches = {}
 
 
 def delta(o, do):
-    """delta = rowsum(dO * O), fp32, for [rows, head_dim] contiguous O and dO (launched
-    directly: its ``DirectLaunch``, made at the first call of the dtype and shape)."""
-    rows, head_dim = o.shape
+    """delta = rowsum(dO * O), fp32, one a row, for contiguous O and dO of [..., head_dim]
+    (launched directly: its ``DirectLaunch``, made at the first call of the dtype and
+    shape)."""
+    head_dim = o.shape[-1]
+    o, do = (t.view(-1, head_dim) for t in (o, do))
+    rows = o.shape[0]
     out = torch.empty(rows, device=o.device, dtype=torch.float32)
     key = (o.device, o.dtype, o.shape)
     launch = _launches.get(key)

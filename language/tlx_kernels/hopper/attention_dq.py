@@ -11,12 +11,15 @@ the key blocks of its KV head (query head h reads KV head h // group), with
     dQ += dS K,   written once, sm_scale * dQ in the inputs' dtype.
 
 S and dP are computed a second time (seven matrix products a block pair in all rather than
-five), traded for the atomics' global memory traffic. The CTA's partitions: a loader warp
-loads each consumer's Q and dO once, then K and V of every key block into a ring of
-NUM_STAGES stages; CONSUMERS warpgroups own 64 rows of Q each (with ROWS_IN_REGISTERS their
-Q and dO loaded to registers once, the A operands of S and dP), and dS is the A operand of
-dQ = dS K straight from registers (queries as rows: step_by_queries'
-shape, tlx_kernels/hopper/attention_backward_step.py), so it needs no SMEM.
+five), traded for the atomics' global memory traffic. With COMPUTES_DELTA the kernel also
+makes delta = rowsum(dO * O) of its rows and stores it, and runs before the backward kernel,
+in place of the preprocess (docs/attention-backward.md, "delta in the dQ pass").
+
+The CTA's partitions: a loader warp loads each consumer's Q and dO once, then K and V of every
+key block into a ring of NUM_STAGES stages; CONSUMERS warpgroups own 64 rows of Q each (with
+ROWS_IN_REGISTERS their Q and dO loaded to registers once, the A operands of S and dP), and dS
+is the A operand of dQ = dS K straight from registers (queries as rows: step_by_queries' shape,
+tlx_kernels/hopper/attention_backward_step.py), so it needs no SMEM.
 
 SMEM, one ``tlx.storage_alias_spec``: Q and dO a consumer, the K/V ring, and the epilogue's
 dQ staging tile (the TMA store's source), which takes the bytes of the consumer's Q buffer:
@@ -184,17 +187,20 @@ def _dq_tile(
     bh_q,
     off_m,
     index,
+    o_rows,
     consumer: gl.constexpr,
     CAUSAL: gl.constexpr,
     ROWS_IN_REGISTERS: gl.constexpr,
+    COMPUTES_DELTA: gl.constexpr,
 ):
     """One tile, rows [off_m + consumer * SUB_M, off_m + (consumer + 1) * SUB_M) of query
     head ``bh_q``, from ring index ``index`` on: every key block (those that need no mask
     first), then sm_scale * dQ through SMEM (the bytes of its Q buffer of the tile's slot,
     ``state[5][3]`` its first) and a TMA store, which clips rows past the sequence's end,
     waited for. With ROWS_IN_REGISTERS the rows' Q and dO are loaded to registers once, the A
-    operands of every S and dP, whose products then read SMEM for K and V alone. Returns
-    the ring index after the tile."""
+    operands of every S and dP, whose products then read SMEM for K and V alone. With
+    COMPUTES_DELTA the rows' delta comes from ``o_rows`` (``_rows_of_o``) and dO, and is
+    stored; else it is loaded. Returns the ring index after the tile."""
     (q_tiles, do_tiles, dq_tiles) = state[0], state[1], state[4]
     (lse_ptr, delta_ptr, sm_scale) = state[8:11]
     (seq_len, desc_dq) = state[12], state[14]
@@ -210,13 +216,21 @@ def _dq_tile(
     in_sequence = queries < seq_len
     row_start = bh_q * seq_len
     lse = gl.load(lse_ptr + row_start + queries, mask=in_sequence, other=float("inf"))
-    delta = gl.load(delta_ptr + row_start + queries, mask=in_sequence, other=0.0)
     lse2 = lse * LOG2E
     n_unmasked, n_blocks = _key_range(seq_len, off_m, BLOCK_M, BLOCK_N, CAUSAL)
-    dq = gl.zeros([SUB_M, HEAD_DIM], gl.float32, dq_layout)
     buffer = state[5][3] + consumer
     q = q_tiles.index(buffer)
     do = do_tiles.index(buffer)
+    if COMPUTES_DELTA:
+        # delta = rowsum(dO * O) from the rows of O loaded before Q and dO landed, stored for
+        # the backward kernel, which runs after this one.
+        do_rows = do.load(o_rows.type.layout)
+        row_sums = gl.sum(do_rows.to(gl.float32) * o_rows.to(gl.float32), axis=1)
+        delta = gl.convert_layout(row_sums, queries.type.layout)
+        gl.store(delta_ptr + row_start + queries, delta, mask=in_sequence)
+    else:
+        delta = gl.load(delta_ptr + row_start + queries, mask=in_sequence, other=0.0)
+    dq = gl.zeros([SUB_M, HEAD_DIM], gl.float32, dq_layout)
     if ROWS_IN_REGISTERS:
         rows_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=s_layout, k_width=2)
         q = q.load(rows_layout)
@@ -234,17 +248,35 @@ def _dq_tile(
 
 
 @gluon.jit
+def _rows_of_o(state, bh_q, off_m, consumer: gl.constexpr):
+    """This consumer's rows of O (zeros past the sequence's end) in a dQ accumulator's
+    layout, whose rows are S's: their sums with dO's are the rows' delta (``_dq_tile``)."""
+    q_tiles = state[0]
+    (seq_len, o_ptr) = state[12], state[15]
+    SUB_M: gl.constexpr = q_tiles.shape[1]
+    HEAD_DIM: gl.constexpr = q_tiles.shape[2]
+    layout: gl.constexpr = accumulator_layout(HEAD_DIM, gl.num_warps())
+    queries = off_m + consumer * SUB_M + gl.arange(0, SUB_M, gl.SliceLayout(1, layout))
+    columns = gl.arange(0, HEAD_DIM, gl.SliceLayout(0, layout))
+    offsets = (bh_q * seq_len + queries)[:, None].to(gl.int64) * HEAD_DIM + columns[None, :]
+    in_sequence = (queries[:, None] < seq_len) & (columns[None, :] < HEAD_DIM)
+    return gl.load(o_ptr + offsets, mask=in_sequence, other=0.0)
+
+
+@gluon.jit
 def _dq_consumer_partition(
     state,
     consumer: gl.constexpr,
     CAUSAL: gl.constexpr,
     ROWS_IN_REGISTERS: gl.constexpr,
     PERSISTENT: gl.constexpr,
+    COMPUTES_DELTA: gl.constexpr,
 ):
     """One consumer warpgroup, for each of the CTA's tiles (``_dq_tile``) once its Q and dO
     have landed (``q_ready``); with PERSISTENT it then frees the tile's Q slot (``q_free``:
     the epilogue has stored dQ from its bytes) for the loader's next tile in it. The ring's
-    index runs on from tile to tile."""
+    index runs on from tile to tile. With COMPUTES_DELTA the tile's rows of O load from
+    global memory while Q and dO land."""
     (q_ready, q_free, batch_heads) = state[5][0:3]
     q_tiles = state[0]
     seq_len = state[12]
@@ -259,8 +291,21 @@ def _dq_consumer_partition(
         bh_q, off_m = _tile_at(tile, seq_len, batch_heads, BLOCK_M, CAUSAL, PERSISTENT)
         slot = taken % Q_BUFFERS
         tile_state = state[0:5] + ((q_ready, q_free, batch_heads, slot * CONSUMERS),) + state[6:]
+        o_rows = 0
+        if COMPUTES_DELTA:
+            o_rows = _rows_of_o(state, bh_q, off_m, consumer)
         mbarrier.wait(q_ready.index(slot), (taken // Q_BUFFERS) & 1)
-        index = _dq_tile(tile_state, bh_q, off_m, index, consumer, CAUSAL, ROWS_IN_REGISTERS)
+        index = _dq_tile(
+            tile_state,
+            bh_q,
+            off_m,
+            index,
+            o_rows,
+            consumer,
+            CAUSAL,
+            ROWS_IN_REGISTERS,
+            COMPUTES_DELTA,
+        )
         if PERSISTENT:
             mbarrier.arrive(q_free.index(slot))
         taken += 1
@@ -313,6 +358,7 @@ def attention_dq_kernel(
     desc_dq,
     lse_ptr,
     delta_ptr,
+    o_ptr,
     sm_scale,
     qk_scale,
     seq_len,
@@ -327,13 +373,15 @@ def attention_dq_kernel(
     ROWS_IN_REGISTERS: gl.constexpr,
     Q_BUFFERS: gl.constexpr,
     PERSISTENT: gl.constexpr,
+    COMPUTES_DELTA: gl.constexpr,
     CONSUMER_REGISTERS: gl.constexpr,
 ):
     """A tile a CTA (grid: the Q blocks of every (batch, head)), or with PERSISTENT each
     CTA's tiles in turn (grid: at most one CTA an SM): dQ of BLOCK_M rows of a query head, in
     the inputs' dtype, over every key of KV head ``bh // group``. ``qk_scale`` is sm_scale *
     log2(e); ``lse_ptr`` holds the forward's natural-log LSE a row, ``delta_ptr`` rowsum(dO *
-    O); ``batch_heads``: batch * heads, the tiles' heads (and the tuner's key)."""
+    O), or with COMPUTES_DELTA receives it, computed from O (``o_ptr``, unread without);
+    ``batch_heads``: batch * heads, the tiles' heads (and the tuner's key)."""
     tiles = _dq_smem_tiles(
         desc_q.dtype, BLOCK_M // CONSUMERS, BLOCK_N, HEAD_DIM, NUM_STAGES, CONSUMERS, Q_BUFFERS
     )
@@ -365,12 +413,19 @@ def attention_dq_kernel(
         seq_len,
         group,
         desc_dq,
+        o_ptr,
     )
     if CONSUMERS == 2:
         gl.warp_specialize(
             [
-                (_dq_consumer_partition, (state, 0, CAUSAL, ROWS_IN_REGISTERS, PERSISTENT)),
-                (_dq_consumer_partition, (state, 1, CAUSAL, ROWS_IN_REGISTERS, PERSISTENT)),
+                (
+                    _dq_consumer_partition,
+                    (state, 0, CAUSAL, ROWS_IN_REGISTERS, PERSISTENT, COMPUTES_DELTA),
+                ),
+                (
+                    _dq_consumer_partition,
+                    (state, 1, CAUSAL, ROWS_IN_REGISTERS, PERSISTENT, COMPUTES_DELTA),
+                ),
                 (_dq_load_partition, (state, desc_q, desc_do, desc_k, desc_v, CAUSAL, PERSISTENT)),
             ],
             [4, 1],
@@ -379,7 +434,10 @@ def attention_dq_kernel(
     else:
         gl.warp_specialize(
             [
-                (_dq_consumer_partition, (state, 0, CAUSAL, ROWS_IN_REGISTERS, PERSISTENT)),
+                (
+                    _dq_consumer_partition,
+                    (state, 0, CAUSAL, ROWS_IN_REGISTERS, PERSISTENT, COMPUTES_DELTA),
+                ),
                 (_dq_load_partition, (state, desc_q, desc_do, desc_k, desc_v, CAUSAL, PERSISTENT)),
             ],
             [1],
@@ -397,7 +455,9 @@ class DqConfig(KernelConfig):
     streaming through ``num_stages`` K/V stages; ``rows_in_registers``: each consumer's Q and
     dO held in registers, the A operands of S and dP (``_dq_tile``); ``persistent``: a CTA
     an SM at most, taking the tiles in turn, with ``q_buffers`` Q slots (the second loads the
-    next tile's Q and dO while one runs)."""
+    next tile's Q and dO while one runs); ``computes_delta``: the kernel computes delta =
+    rowsum(dO * O) of its rows from O and stores it, for the backward kernel run after it,
+    in place of the preprocess (attention_backward_delta.py)."""
 
     ARGUMENTS = {
         "block_m": "BLOCK_M",
@@ -407,6 +467,7 @@ class DqConfig(KernelConfig):
         "rows_in_registers": "ROWS_IN_REGISTERS",
         "q_buffers": "Q_BUFFERS",
         "persistent": "PERSISTENT",
+        "computes_delta": "COMPUTES_DELTA",
     }
 
     block_m: int
@@ -416,6 +477,7 @@ class DqConfig(KernelConfig):
     rows_in_registers: bool = False
     q_buffers: int = 1
     persistent: bool = False
+    computes_delta: bool = False
 
     def __post_init__(self):
         if self.consumers not in (1, 2):
@@ -438,9 +500,10 @@ class DqConfig(KernelConfig):
         registers = " rows_in_registers" if self.rows_in_registers else ""
         persistent = " persistent" if self.persistent else ""
         q_buffers = "" if self.q_buffers == 1 else f" q_buffers={self.q_buffers}"
+        delta = " computes_delta" if self.computes_delta else ""
         return (
             f"dQ BLOCK_M={self.block_m} BLOCK_N={self.block_n} stages={self.num_stages}"
-            f"{consumers}{registers}{persistent}{q_buffers}"
+            f"{consumers}{registers}{persistent}{q_buffers}{delta}"
         )
 
 
@@ -460,6 +523,7 @@ HOST = KernelHost(
     scalars={
         "lse_ptr": "*fp32",
         "delta_ptr": "*fp32",
+        "o_ptr": "*{dtype}",
         "sm_scale": "fp32",
         "qk_scale": "fp32",
         "seq_len": "i32",
@@ -509,26 +573,43 @@ def autotune_space(head_dim):
     ] + ([DqConfig(128, 128, 2, rows_in_registers=True)] if head_dim == 64 else [])
 
 
+def grid_choices(head_dim):
+    """The configurations the grid's rows chose (docs/performance.md): 128 x 128 with two
+    stages, the rows in registers or not at HEAD_DIM 64; at 128 that without them, and
+    128 x 64 with four, the rows in registers."""
+    if head_dim == 64:
+        return [DqConfig(128, 128, 2, rows_in_registers=rows) for rows in (True, False)]
+    return [DqConfig(128, 128, 2), DqConfig(128, 64, 4, rows_in_registers=True)]
+
+
 def persistent_variants(head_dim):
     """The persistent forms (``DqConfig.persistent``: a CTA an SM, taking the tiles in turn)
-    of the configurations the grid's rows chose (docs/performance.md: 128 x 128 with two
-    stages, the rows in registers or not, and at HEAD_DIM 128 also 128 x 64 with four, the
-    rows in registers), with one Q slot (their own ring) and with two (the next tile's Q and
+    of ``grid_choices``, with one Q slot (their own ring) and with two (the next tile's Q and
     dO load while a tile runs) where a second slot fits beside a ring of the same depth, else
     beside the deepest that fits (at 128: the 128 x 64 ring's three stages of four; none
     beside the 128 x 128 ring). Compiled and checked on the CPU, not yet timed on a GPU, so
     outside ``autotune_space`` until they are (``bench/attention_backward.py --persistent``)."""
     persistent = dict(persistent=True)
     two_slots = dict(persistent=True, q_buffers=2)
+    chosen = grid_choices(head_dim)
     if head_dim == 64:
-        chosen = [DqConfig(128, 128, 2, rows_in_registers=rows) for rows in (True, False)]
         return [config.replace(**slots) for config in chosen for slots in (persistent, two_slots)]
-    in_registers = DqConfig(128, 64, 4, rows_in_registers=True)
+    in_registers = chosen[1]
     return [
-        DqConfig(128, 128, 2, **persistent),
+        chosen[0].replace(**persistent),
         in_registers.replace(**persistent),
         in_registers.replace(num_stages=3, **two_slots),
     ]
+
+
+def delta_variants(head_dim):
+    """``grid_choices`` computing delta (``DqConfig.computes_delta``): the backward then runs
+    no preprocess, whose read of O and dO is a few percent of the backward's time at N = 512
+    and 1024 (docs/attention-backward.md, "delta in the dQ pass"), and the dQ kernel, which
+    holds dO already, reads O alone. Compiled and checked on the CPU, not yet timed on
+    a GPU, so outside ``autotune_space`` until they are (``bench/attention_backward.py
+    --delta``)."""
+    return [config.replace(computes_delta=True) for config in grid_choices(head_dim)]
 
 
 def autotune_configs(head_dim):
@@ -550,17 +631,36 @@ def autotuned_kernel(dtype, head_dim):
     )(attention_dq_kernel)
 
 
-def compute_dq(q3, k3, v3, do3, lse, delta, sm_scale, causal, config=None):
+def compute_dq(q3, k3, v3, do3, lse, delta, sm_scale, causal, config=None, o3=None):
     """dQ, in q3's dtype, of [batch * heads, seq_len, head_dim] contiguous q3 and do3 and
     [batch * kv_heads, seq_len, head_dim] k3 and v3; ``lse`` and ``delta`` fp32, one a row
     of q3. With ``config`` None, the configuration ``tlx.autotune`` finds fastest for the
-    shape, dtype, grouping and mask (the first call of a key times them all). Returns (dQ,
-    the configuration it ran)."""
+    shape, dtype, grouping and mask (the first call of a key times them all). A ``config``
+    that ``computes_delta`` writes delta from ``o3`` (q3's shape) and dO. Returns (dQ, the
+    configuration it ran)."""
+    computes_delta = config is not None and config.computes_delta
+    if computes_delta and (o3 is None or o3.shape != q3.shape):
+        shape = None if o3 is None else tuple(o3.shape)
+        raise ValueError(
+            f"{config} computes delta from O: o3 must have q3's shape {tuple(q3.shape)}, "
+            f"got {shape}"
+        )
     group = q3.shape[0] // k3.shape[0]
     head_dim = q3.shape[2]
     dq = torch.empty_like(q3)
     operands = (q3, k3, v3, do3, dq)
-    scalars = (lse, delta, sm_scale, sm_scale * LOG2E.value, q3.shape[1], group, q3.shape[0])
+    # A kernel that does not compute delta reads no O: dO stands for it.
+    o_rows = do3 if o3 is None else o3
+    scalars = (
+        lse,
+        delta,
+        o_rows,
+        sm_scale,
+        sm_scale * LOG2E.value,
+        q3.shape[1],
+        group,
+        q3.shape[0],
+    )
     if config is None:
         tuner = autotuned_kernel(q3.dtype, head_dim)
         # The configuration's pre_hook sets each descriptor's block shape.
