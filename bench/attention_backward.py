@@ -9,6 +9,8 @@
         --seq-len ...]
     PYTHONPATH=language python bench/attention_backward.py --persistent [--dtype ...
         --head-dim ... --mask ... --seq-len ...]
+    PYTHONPATH=language python bench/attention_backward.py --delta [--dtype ... --head-dim ...
+        --mask ... --seq-len ...]
 
 The grid: N in 512 ... 16384 at B x N = 32768 tokens, H = 16, D in {64, 128}, causal and not,
 fp16 and bf16, then the grouped-query rows (H = 32, H_kv = 8, D = 128, N = 2048 and 8192), on
@@ -49,6 +51,10 @@ each fixed, and cuDNN's, round-robin in GPU time, then the fastest and cuDNN as 
 one or two K/V slots) and the configurations they come from (a CTA a tile), then for
 ``attention_dq.persistent_variants`` (one or two Q slots) and theirs, the dQ kernel's, each
 behind the same separate pass.
+
+``--delta`` does the same for the dQ configurations the grid chose, behind the preprocess of
+delta, and for the same computing delta in its place (``attention_dq.delta_variants``), each
+behind the same separate pass: the whole backward, so the preprocess is timed where it runs.
 """
 
 import argparse
@@ -201,20 +207,37 @@ def turn_configs(head_dim):
     return [(config, None) for config in configs + attention_backward_config.turn_variants()]
 
 
+def persistent_bases(head_dim):
+    """The configurations the backward kernel's persistent variants come from (one tile a
+    CTA): those the grid's short rows chose."""
+    variants = attention_backward_config.persistent_variants(head_dim)
+    return list(dict.fromkeys(c.replace(persistent=False, kv_buffers=1) for c in variants))
+
+
+def separate_pass(head_dim):
+    """The first configuration of ``persistent_bases`` with dQ in a pass of its own."""
+    return next(config for config in persistent_bases(head_dim) if config.dq_pass == "separate")
+
+
 def persistent_configs(head_dim):
     """(configuration, dQ kernel's configuration) pairs: the persistent variants of the
     backward kernel and the configurations they come from (one tile a CTA), each with the
-    dQ kernel's default where it has dQ in a pass of its own; then the first of those
-    separate passes with the dQ kernel's persistent variants and the configurations they
-    come from."""
+    dQ kernel's default where it has dQ in a pass of its own; then ``separate_pass`` with
+    the dQ kernel's persistent variants and the configurations they come from."""
     variants = attention_backward_config.persistent_variants(head_dim)
-    bases = list(dict.fromkeys(c.replace(persistent=False, kv_buffers=1) for c in variants))
     dq_variants = attention_dq.persistent_variants(head_dim)
     dq_bases = list(dict.fromkeys(c.replace(persistent=False, q_buffers=1) for c in dq_variants))
-    separate = next(config for config in bases if config.dq_pass == "separate")
-    return [(config, None) for config in bases + variants] + [
-        (separate, dq_config) for dq_config in dq_bases + dq_variants
+    return [(config, None) for config in persistent_bases(head_dim) + variants] + [
+        (separate_pass(head_dim), dq_config) for dq_config in dq_bases + dq_variants
     ]
+
+
+def delta_configs(head_dim):
+    """``separate_pass`` with each dQ configuration the grid chose, behind the preprocess,
+    and with the same computing delta in its place (``attention_dq.delta_variants``)."""
+    separate = separate_pass(head_dim)
+    dq_configs = attention_dq.grid_choices(head_dim) + attention_dq.delta_variants(head_dim)
+    return [(separate, dq_config) for dq_config in dq_configs]
 
 
 def fixed(runs, configs_of, dtype_names, head_dims, masks, seq_lens):
@@ -335,17 +358,23 @@ def main():
         action="store_true",
         help="time the persistent variants and the configurations they come from, and cuDNN",
     )
+    parser.add_argument(
+        "--delta",
+        action="store_true",
+        help="time the dQ pass computing delta against the preprocess, and cuDNN",
+    )
     args = parser.parse_args()
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}")
     if args.aliasing:
         aliasing(args.runs)
         return
     masks = [mask == "causal" for mask in args.mask]
-    if args.turns or args.persistent:
-        configs_of, head_dims = (
-            (turn_configs, [64]) if args.turns else (persistent_configs, args.head_dim)
-        )
-        fixed(args.runs, configs_of, args.dtype, head_dims, masks, args.seq_len)
+    if args.turns:
+        fixed(args.runs, turn_configs, args.dtype, [64], masks, args.seq_len)
+        return
+    if args.persistent or args.delta:
+        configs_of = persistent_configs if args.persistent else delta_configs
+        fixed(args.runs, configs_of, args.dtype, args.head_dim, masks, args.seq_len)
         return
     if args.dq:
         dq_passes(args.runs, args.dq, args.dtype, args.head_dim, masks, args.seq_len)
