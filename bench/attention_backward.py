@@ -11,6 +11,8 @@
         --head-dim ... --mask ... --seq-len ...]
     PYTHONPATH=language python bench/attention_backward.py --delta [--dtype ... --head-dim ...
         --mask ... --seq-len ...]
+    PYTHONPATH=language python bench/attention_backward.py --parts [--dtype ... --head-dim ...
+        --mask ... --seq-len ...]
 
 The grid: N in 512 ... 16384 at B x N = 32768 tokens, H = 16, D in {64, 128}, causal and not,
 fp16 and bf16, then the grouped-query rows (H = 32, H_kv = 8, D = 128, N = 2048 and 8192), on
@@ -55,6 +57,10 @@ behind the same separate pass.
 ``--delta`` does the same for the dQ configurations the grid chose, behind the preprocess of
 delta, and for the same computing delta in its place (``attention_dq.delta_variants``), each
 behind the same separate pass: the whole backward, so the preprocess is timed where it runs.
+
+``--parts`` says where the GPU time of ours (tuned) and of cuDNN goes on each row the flags
+select, kernel by kernel (torch's profiler): the preprocess of delta, the zeroing and
+conversion of an fp32 dQ accumulator, the passes.
 """
 
 import argparse
@@ -62,7 +68,7 @@ import functools
 import time
 
 import torch
-from gpu_timing import called_ms, median_ms, print_header
+from gpu_timing import called_ms, kernel_us, median_ms, print_header
 from tlx_kernels.hopper import attention as fwd
 from tlx_kernels.hopper import attention_backward as bwd
 from tlx_kernels.hopper import attention_backward_config, attention_dq
@@ -275,6 +281,29 @@ def fixed(runs, configs_of, dtype_names, head_dims, masks, seq_lens):
             )
 
 
+def parts(runs, dtype_names, head_dims, masks, seq_lens):
+    """Where the backward's GPU time goes, ours (tuned) and cuDNN's, on each row: each one's
+    GPU time (``median_ms``), then each kernel it launches (the preprocess, the zeroing and
+    conversion of an fp32 dQ, the passes) in microseconds a call and its share of that."""
+    for dtype_name, (batch, heads, kv_heads, seq_len, head_dim, causal) in grid_rows(
+        dtype_names, head_dims, masks, seq_lens
+    ):
+        row = Row(batch, heads, kv_heads, seq_len, head_dim, DTYPES[dtype_name], causal)
+        row.ours_backward()  # tunes the key
+        calls = {"ours": row.ours_backward, "cuDNN": row.cudnn_backward}
+        whole = dict(zip(calls, median_ms(list(calls.values()), runs), strict=True))
+        print(
+            f"{dtype_name} B={batch} H={heads}/{kv_heads} N={seq_len} D={head_dim} "
+            f"causal={causal} | ours {describe(bwd.chosen_config(row.q, row.k, causal))}",
+            flush=True,
+        )
+        for name, fn in calls.items():
+            us = whole[name] * 1e3
+            print(f"    {name:>5}: {us:8.1f} us a call, {row.tflops(whole[name]):6.1f} TFLOP/s")
+            for kernel, kernel_time in kernel_us(fn, runs).items():
+                print(f"    {name:>5}   {kernel_time:8.1f} us {kernel_time / us:6.1%}  {kernel}")
+
+
 def grid(runs, dtype_names, head_dims, masks, seq_lens):
     print_header(
         f"{'dtype':>5} {'B':>3} {'H':>3} {'Hkv':>3} {'N':>5} {'D':>4} {'causal':>6} | "
@@ -359,6 +388,11 @@ def main():
         help="time the persistent variants and the configurations they come from, and cuDNN",
     )
     parser.add_argument(
+        "--parts",
+        action="store_true",
+        help="where ours and cuDNN's GPU time goes, kernel by kernel",
+    )
+    parser.add_argument(
         "--delta",
         action="store_true",
         help="time the dQ pass computing delta against the preprocess, and cuDNN",
@@ -369,6 +403,9 @@ def main():
         aliasing(args.runs)
         return
     masks = [mask == "causal" for mask in args.mask]
+    if args.parts:
+        parts(args.runs, args.dtype, args.head_dim, masks, args.seq_len)
+        return
     if args.turns:
         fixed(args.runs, turn_configs, args.dtype, [64], masks, args.seq_len)
         return

@@ -8,6 +8,7 @@ Python launch of a Triton kernel and the descriptors it builds, torch's dispatch
 cuDNN), which would otherwise count for one contender more than another. `called_ms` times the other
 way, as a user calls a function, launch included."""
 
+import collections
 import statistics
 import subprocess
 import time
@@ -78,6 +79,24 @@ def host_us(fn, calls=200):
     elapsed = time.perf_counter() - start
     torch.cuda.synchronize()
     return elapsed / calls * 1e6
+
+
+def kernel_us(fn, runs):
+    """{kernel: microseconds a call} of the GPU work ``fn`` launches (kernels, memsets,
+    copies), from ``runs`` calls under torch's profiler after one outside it, the longest
+    first; a kernel's name is cut at its template or argument list."""
+    fn()
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
+        for _ in range(runs):
+            fn()
+        torch.cuda.synchronize()
+    totals = collections.Counter()
+    for event in profile.events():
+        if event.device_type == torch.autograd.DeviceType.CUDA:
+            name = event.name.split("<")[0].split("(")[0].strip()
+            totals[name] += event.device_time_total / runs
+    return dict(totals.most_common())
 
 
 def line_fit(xs, ys):
