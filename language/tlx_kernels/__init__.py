@@ -18,8 +18,9 @@ What is there:
 
 * ``tlx_kernels.hopper.attention`` (kernel: ``attention_kernel``, ``attention_schedule``):
   persistent warp-specialized Flash Attention forward, Q/K/V/O tiles in one planned region;
-  ``tlx_kernels.hopper.attention_backward``: its backward (dK/dV per key block, dQ by fp32
-  atomics or a kernel of its own, ``attention_dq``), the dK/dV epilogue over K/V;
+  ``tlx_kernels.hopper.attention_backward`` (kernel: ``attention_backward_kernel``): its
+  backward (dK/dV per key block, dQ summed in the kernel or by one of its own,
+  ``attention_dq``), the dK/dV epilogue over K/V;
   ``tlx_kernels.hopper.attention_autograd``: both as a ``torch.autograd.Function``.
 * ``tlx_kernels.hopper.gemm`` (kernel: ``gemm_kernel``): C = A @ B, the C tile over the ring.
 * ``tlx_kernels.hopper.fused_mlp`` (kernel: ``fused_mlp_kernel``): act(X @ W1) @ W2, the two

@@ -1,5 +1,5 @@
 """The Hopper attention backward's variants outside the tuning spaces on the CPU: persistent
-CTAs of its two kernels (tlx_kernels/hopper/attention_backward.py and attention_dq.py;
+CTAs of its two kernels (tlx_kernels/hopper/attention_backward_kernel.py and attention_dq.py;
 docs/attention-backward.md, "Persistent CTAs") and K and V in registers. The configurations
 name what a second K/V or Q slot needs, and K and V in registers; a persistent launch takes
 a CTA an SM; the persistent variants fit with their epilogues over their slots, compile and

@@ -1,5 +1,5 @@
 """The per-Q-block steps of the Hopper attention backward's consumers
-(tlx_kernels/hopper/attention_backward.py has the kernel and its design), in two shapes:
+(tlx_kernels/hopper/attention_backward_kernel.py has the kernel and its design), in two shapes:
 
 * ``step_by_keys``: S^T = K Q^T and dP^T = V dO^T, keys as rows. P^T and dS^T, the A
   operands of dV = P^T dO and dK = dS^T Q, come out of the tensor cores in registers, so P^T
@@ -50,7 +50,7 @@ DQ_COLUMNS = gl.constexpr(64)
 def kv_buffer(state, tiles, consumer):
     """Consumer ``consumer``'s buffer of ``tiles`` (K, V, dK or dV) for the tile at hand:
     those are CONSUMERS a K/V slot, and state[8] = (kv_ready, kv_free, batch * KV heads, the
-    tile's slot's first buffer, the tile's first step) (attention_backward.py)."""
+    tile's slot's first buffer, the tile's first step) (attention_backward_kernel.py)."""
     return tiles.index(state[8][3] + consumer)
 
 
@@ -69,7 +69,7 @@ def scores_operands(state, consumer):
 @gluon.constexpr_function
 def per_consumer(buffers, k_buffers, kv_slots):
     """``buffers`` over CONSUMERS, which is the K buffers' count over the K/V slots'
-    (state[2] and state[8][0]: attention_backward.py)."""
+    (state[2] and state[8][0]: attention_backward_kernel.py)."""
     return buffers * kv_slots // k_buffers
 
 

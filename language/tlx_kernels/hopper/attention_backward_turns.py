@@ -1,6 +1,6 @@
 """The consumers' turns at dQ in the Hopper attention backward (dq_pass "alternate";
-tlx_kernels/hopper/attention_backward.py has the kernel, attention_backward_step.py the other
-steps).
+tlx_kernels/hopper/attention_backward_kernel.py has the kernel, attention_backward_step.py
+the other steps).
 
 A step is ``attention_backward_step.step_by_keys``'s, pipelined: S^T = K Q^T and dP^T =
 V dO^T, P^T from registers for dV, dS^T through SMEM for dK. The dQ of step i's Q block, a

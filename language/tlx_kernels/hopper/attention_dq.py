@@ -1,6 +1,6 @@
 """The attention backward's dQ in a pass of its own, for Hopper (sm_90a): no atomics.
 
-``attention_bwd_kernel`` (tlx_kernels/hopper/attention_backward.py) gives a CTA a block of
+``attention_bwd_kernel`` (tlx_kernels/hopper/attention_backward_kernel.py) gives a CTA a block of
 keys, so the dQ of a Q block is a sum over CTAs, which it adds to an fp32 accumulator with
 atomics. With ``dq_pass="separate"`` it skips dQ, and this kernel computes it the other way
 round: one CTA a tile, a block of BLOCK_M rows of Q of one query head (or, persistent, a CTA

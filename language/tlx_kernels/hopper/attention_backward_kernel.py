@@ -1,0 +1,565 @@
+"""Backward Flash Attention for Hopper (sm_90a): Gluon + tlx storage aliasing. The host side
+(launches, tuning, CPU compiles): tlx_kernels.hopper.attention_backward.
+
+Given O = softmax(Q K^T * sm_scale) V, the log-sum-exp of each row of the scaled scores (LSE,
+which the forward saves) and dO, the gradients are, with P = exp(Q K^T * sm_scale - LSE):
+
+    dV = P^T dO        dP = dO V^T        dS = P * (dP - delta), delta = rowsum(dO * O)
+    dK = sm_scale * dS^T Q                dQ = sm_scale * dS K
+
+The kernels
+-----------
+``attention_backward_delta.delta`` computes delta, one fp32 a row of Q (or the dQ pass does,
+before this kernel: ``DqConfig.computes_delta``). ``attention_bwd_kernel`` gives one CTA each
+tile, BLOCK_N keys of one (batch, KV head) (or, persistent, a CTA an SM taking the tiles in
+turn: docs/attention-backward.md, "Persistent CTAs"): K and V stay in SMEM for the tile, and the
+CTA loops over the query heads of the KV head's group (grouped-query attention: dK and dV are
+summed over the group) and over their blocks of BLOCK_M rows of Q (with a causal mask, those at
+or below the keys' diagonal). A CTA has warp-specialized partitions:
+
+* a loader warp loads a tile's K and V, then each Q block's Q and dO into a ring of NUM_STAGES
+  stages (``ready``: both copies landed; ``empty``: every consumer is done with the stage);
+* CONSUMERS warpgroups, each owning BLOCK_N / CONSUMERS keys (its own K and V buffers). Per
+  Q block a consumer computes S^T = K Q^T and dP^T = V dO^T (``warpgroup_mma``, both from
+  SMEM), P^T from S^T and the LSE, dV += P^T dO (P^T from registers, or from SMEM with
+  P_IN_SMEM), dS^T = P^T * (dP^T - delta), dK += dS^T Q, and its share of dQ, dS K, which it
+  adds to an fp32 dQ accumulator with atomics; dQ is then sm_scale * that sum in the inputs'
+  dtype.
+
+The shapes: S^T is computed rather than S so that P^T and dS^T, the A operands of dV and
+dK, come out of the tensor cores as registers in the layout ``warpgroup_mma`` takes them from;
+only dS goes through SMEM, for dQ = dS K, whose A operand is the transpose of the tile the
+consumer writes.
+
+dQ: dQ of a Q block is a sum over every key block, which other CTAs own. How it is summed is
+the configuration's ``dq_pass`` (attention_backward_config.py's ``DQ_PASSES``; by default
+the tuner tries the fourth and, by head dim, the last or the one before,
+``TUNED_DQ_PASSES``): fp32 atomics of
+each consumer's share straight from the accumulator's registers (``red.global.add.f32``, no
+SMEM), the same two columns an instruction, the two consumers' shares summed by the tensor
+cores first (each reads the other's dS and K, and adds half of the columns), no dQ here
+but a second pass over Q blocks (attention_dq.py), which computes S and dP again (seven
+matrix products a block pair rather than five) and writes dQ once, without atomics, or each
+consumer's share through fp32 SMEM staging tiles, each added by one asynchronous TMA
+reduce-add (``desc_dq``; ``tlx.compat.tma_atomic_add`` on Triton 3.6 to 3.9), or, on the
+pipelined steps, half of the CTA's columns a consumer over both consumers' dS, added the
+same way ("split": each element once a CTA), or the consumers taking turns, one computing the
+CTA's whole dQ of a Q block over both consumers' dS^T, added the same way ("alternate",
+attention_backward_turns.py).
+docs/attention-backward.md says why each.
+
+Where aliasing buys room
+------------------------
+All tiles live in one ``tlx.storage_alias_spec``. The epilogue's dK and dV tiles (in the
+inputs' dtype, for the TMA store) are born after the consumer's last product has read its K
+and V: consumer c's dK tile takes the bytes of its K buffer, its dV tile those of its V
+buffer (``shared(k, dk)``, ``shared(v, dv)``, buffer by buffer). With P_IN_SMEM, P^T is written
+to SMEM for dV and dS^T for dQ: P^T is dead once dV = P^T dO has completed, before dS^T is
+written, so they share one buffer a consumer. At HEAD_DIM 128, BLOCK_N = 128, BLOCK_M = 64:
+K, V 64 KiB, each Q/dO stage 32 KiB, dS 16 KiB, so four stages fit (208 KiB) with the
+epilogue over K and V, where without aliasing (64 KiB of dK/dV staging more) two do.
+
+Pipelined steps (``Config.pipelined``, with dQ in its pass of its own or by TMA reduce-adds):
+a step's dV and dK products stay in flight into the next step, whose wait for S retires them
+(wgmma groups retire in order) and only then releases their Q/dO stage: two waits a step
+rather than four, the tensor cores busy with dV and dK while the next step's Q and dO land
+and its S and dP are issued. With the TMA reduce-adds dQ's products are issued before dK's,
+so that the step's wait for them leaves dK in flight (dV too with S at HEAD_DIM 64). P^T is
+still being read by dV when dS^T is written, so P^T and dS^T take buffers of their own
+(``distinct`` in the spec; K and V still under dK and dV): at HEAD_DIM 128 four stages take
+224 KiB.
+"""
+
+import tlx
+from tlx.compat import tma_store
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    tma,
+)
+
+from tlx_kernels.hopper.attention_backward_step import (
+    DQ_COLUMNS,
+    drain_pipeline,
+    first_step,
+    kv_buffer,
+    start_pipeline,
+    step_by_keys,
+    step_by_queries,
+    wait_for_other_consumer,
+)
+from tlx_kernels.hopper.attention_backward_turns import (
+    last_turns,
+    step_taking_turns,
+    wait_for_turns_on_own,
+)
+from tlx_kernels.hopper.attention_common import (
+    head_and_block,
+    load_pair_into_ring,
+    load_pairs_once,
+    tiles_of_cta,
+)
+from tlx_kernels.hopper.common import (
+    LOADER_REGISTERS,
+    accumulator_layout,
+    ring_barriers,
+)
+
+
+@gluon.jit
+def _q_blocks(seq_len, off_n, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr):
+    """(first, masked end, end) of the Q blocks the keys [off_n, off_n + BLOCK_N) meet: with
+    a causal mask, the blocks from the one that holds row off_n on, of which those before
+    ``masked end`` cross the diagonal; without, all of them, none masked."""
+    n_m = gl.cdiv(seq_len, BLOCK_M)
+    if CAUSAL:
+        first = off_n // BLOCK_M
+        masked_end = gl.minimum(gl.cdiv(off_n + BLOCK_N, BLOCK_M), n_m)
+    else:
+        first = 0
+        masked_end = 0
+    return first, masked_end, n_m
+
+
+@gluon.jit
+def _tile_at(tile, seq_len, batch_kv_heads, BLOCK_N: gl.constexpr, BY_BLOCK: gl.constexpr):
+    """(batch * KV head, first key) of tile ``tile`` (``head_and_block``): with a causal
+    mask key block 0, which meets every Q block, is the longest."""
+    bh_kv, block = head_and_block(tile, batch_kv_heads, gl.cdiv(seq_len, BLOCK_N), BY_BLOCK)
+    return bh_kv, block * BLOCK_N
+
+
+@gluon.jit
+def _load_partition(
+    state, desc_q, desc_do, desc_k, desc_v, CAUSAL: gl.constexpr, PERSISTENT: gl.constexpr
+):
+    """The loader warp, for each of the CTA's tiles: its K and V into the tile's K/V slot
+    (``kv_ready``) once the epilogue of the slot's previous tile has stored dK and dV from
+    its bytes (``kv_free``), then Q and dO of every Q block of every query head of the group
+    into the ring, in the consumers' order. The ring's index runs on from tile to tile, so
+    the next tile's first Q blocks load during this one's last steps."""
+    (q_tiles, do_tiles, k_tiles, v_tiles) = state[0:4]
+    (kv_ready, kv_free, batch_kv_heads) = state[8][0:3]
+    (ready, empty) = state[9:11]
+    (seq_len, group) = state[16:18]
+    KV_BUFFERS: gl.constexpr = kv_ready.shape[0]
+    CONSUMERS: gl.constexpr = k_tiles.shape[0] // KV_BUFFERS
+    BLOCK_N: gl.constexpr = CONSUMERS * k_tiles.shape[1]
+    BLOCK_M: gl.constexpr = q_tiles.shape[1]
+    index = 0
+    taken = 0
+    tiles = gl.cdiv(seq_len, BLOCK_N) * batch_kv_heads
+    (first_tile, end_tile, tile_step) = tiles_of_cta(tiles, PERSISTENT)
+    for tile in range(first_tile, end_tile, tile_step):
+        bh_kv, off_n = _tile_at(tile, seq_len, batch_kv_heads, BLOCK_N, CAUSAL and PERSISTENT)
+        slot = taken % KV_BUFFERS
+        mbarrier.wait(kv_free.index(slot), ((taken // KV_BUFFERS) & 1) ^ 1)
+        load_pairs_once(
+            desc_k,
+            desc_v,
+            k_tiles,
+            v_tiles,
+            kv_ready.index(slot),
+            bh_kv,
+            off_n,
+            slot * CONSUMERS,
+            CONSUMERS,
+        )
+        first, _, n_m = _q_blocks(seq_len, off_n, BLOCK_M, BLOCK_N, CAUSAL)
+        for g in range(group):
+            bh_q = bh_kv * group + g
+            for m in range(first, n_m):
+                load_pair_into_ring(
+                    desc_q, desc_do, q_tiles, do_tiles, ready, empty, index, bh_q, m * BLOCK_M
+                )
+                index += 1
+        taken += 1
+
+
+@gluon.jit
+def _store_dk_dv(state, dk, dv, bh_kv, rows, consumer: gl.constexpr):
+    """The epilogue: sm_scale * dK and dV in the inputs' dtype through SMEM (with aliasing,
+    the bytes of this consumer's K and V buffers of the tile, which its last products have
+    read) and TMA stores, waited for: the tile's K/V slot may then take the next tile's."""
+    (dk_tiles, dv_tiles) = state[6:8]
+    sm_scale = state[14]
+    (desc_dk, desc_dv) = state[18:20]
+    SUB_N: gl.constexpr = dk_tiles.shape[1]
+    HEAD_DIM: gl.constexpr = dk_tiles.shape[2]
+    dtype: gl.constexpr = dk_tiles.dtype
+    dk_smem = kv_buffer(state, dk_tiles, consumer)
+    dv_smem = kv_buffer(state, dv_tiles, consumer)
+    dk_smem.store((dk * sm_scale).to(dtype))
+    dv_smem.store(dv.to(dtype))
+    fence_async_shared()
+    tma_store(desc_dk, [bh_kv, rows, 0], dk_smem.reshape([1, SUB_N, HEAD_DIM]))
+    tma_store(desc_dv, [bh_kv, rows, 0], dv_smem.reshape([1, SUB_N, HEAD_DIM]))
+    tma.store_wait(0)
+
+
+@gluon.jit
+def _step(state, at, rows, key_rows, dk, dv, consumer, MASKED, SCHEDULE):
+    """One Q block in the shape SCHEDULE names (attention_backward_step.py): S^T or S, or
+    the consumers' turns at dQ (attention_backward_turns.py), which need the earlier steps' Q
+    blocks. ``at``: (ring index, query head, the Q block's first row, the Q blocks of the two
+    steps before as ``previous_rows``)."""
+    (index, bh_q, off_m, _) = at
+    P_IN_SMEM: gl.constexpr = SCHEDULE[1]
+    DQ_PASS: gl.constexpr = SCHEDULE[3]
+    PIPELINED: gl.constexpr = SCHEDULE[4]
+    if DQ_PASS == "alternate":
+        dk, dv = step_taking_turns(state, at, key_rows, dk, dv, consumer, MASKED, SCHEDULE[5])
+    elif SCHEDULE[2]:
+        dk, dv = step_by_queries(
+            state, index, bh_q, off_m, rows, dk, dv, consumer, MASKED, DQ_PASS, PIPELINED
+        )
+    else:
+        dk, dv = step_by_keys(
+            state,
+            index,
+            bh_q,
+            off_m,
+            key_rows,
+            dk,
+            dv,
+            consumer,
+            MASKED,
+            P_IN_SMEM,
+            DQ_PASS,
+            PIPELINED,
+        )
+    return dk, dv
+
+
+@gluon.jit
+def _tile(state, bh_kv, off_n, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
+    """One tile, keys [off_n + consumer * SUB_N, off_n + (consumer + 1) * SUB_N) of KV head
+    ``bh_kv``: every Q block of every query head of the group, masked ones (on the diagonal)
+    first, then the epilogue. ``state[8]`` names the tile's K/V buffers and first step
+    (attention_backward_step.kv_buffer, first_step); returns the steps taken so far."""
+    CAUSAL: gl.constexpr = SCHEDULE[0]
+    (q_tiles, k_tiles) = state[0], state[2]
+    (seq_len, group) = state[16:18]
+    SUB_N: gl.constexpr = k_tiles.shape[1]
+    BLOCK_N: gl.constexpr = k_tiles.shape[0] // state[8][0].shape[0] * SUB_N
+    HEAD_DIM: gl.constexpr = k_tiles.shape[2]
+    BLOCK_M: gl.constexpr = q_tiles.shape[1]
+    num_warps: gl.constexpr = gl.num_warps()
+    acc_layout: gl.constexpr = accumulator_layout(HEAD_DIM, num_warps)
+    st_layout: gl.constexpr = accumulator_layout(BLOCK_M, num_warps)
+    rows = off_n + consumer * SUB_N
+    key_rows = rows + gl.arange(0, SUB_N, gl.SliceLayout(1, st_layout))
+    first, masked_end, n_m = _q_blocks(seq_len, off_n, BLOCK_M, BLOCK_N, CAUSAL)
+    dk = gl.zeros([SUB_N, HEAD_DIM], gl.float32, acc_layout)
+    dv = gl.zeros([SUB_N, HEAD_DIM], gl.float32, acc_layout)
+    dk, dv = start_pipeline(dk, dv, SCHEDULE[4])
+    if SCHEDULE[7]:
+        # K and V as the A operands of S^T and dP^T, loaded once a tile (scores_operands).
+        operand_layout: gl.constexpr = gl.DotOperandLayout(
+            operand_index=0, parent=st_layout, k_width=2
+        )
+        keys = kv_buffer(state, k_tiles, consumer).load(operand_layout)
+        values = kv_buffer(state, state[3], consumer).load(operand_layout)
+        state = state[0:8] + (state[8] + (keys, values),) + state[9:]
+    index = first_step(state)
+    # The Q blocks of the last two steps (their first rows of the [batch * heads * seq_len]
+    # rows), whose dQ a step of dq_pass "alternate" may compute.
+    previous_row = 0
+    earlier_row = 0
+    for g in range(group):
+        bh_q = bh_kv * group + g
+        for m in range(first, masked_end):
+            at = (index, bh_q, m * BLOCK_M, (previous_row, earlier_row))
+            dk, dv = _step(state, at, rows, key_rows, dk, dv, consumer, True, SCHEDULE)
+            earlier_row = previous_row
+            previous_row = bh_q * seq_len + m * BLOCK_M
+            index += 1
+        for m in range(gl.maximum(first, masked_end), n_m):
+            at = (index, bh_q, m * BLOCK_M, (previous_row, earlier_row))
+            dk, dv = _step(state, at, rows, key_rows, dk, dv, consumer, False, SCHEDULE)
+            earlier_row = previous_row
+            previous_row = bh_q * seq_len + m * BLOCK_M
+            index += 1
+    dk, dv = drain_pipeline(state, index, dk, dv, SCHEDULE[4])
+    if SCHEDULE[3] == "alternate":
+        last_turns(state, index, (previous_row, earlier_row), consumer, SCHEDULE[5])
+        wait_for_turns_on_own(state, index, consumer)
+    else:
+        wait_for_other_consumer(state, index, consumer, SCHEDULE[3])
+    _store_dk_dv(state, dk, dv, bh_kv, rows, consumer)
+    return index
+
+
+@gluon.jit
+def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
+    """One consumer warpgroup, for each of the CTA's tiles (``_tile``) once its K and V have
+    landed (``kv_ready``); with PERSISTENT it then frees the tile's K/V slot (``kv_free``: the
+    epilogue has stored dK and dV from its bytes) for the loader's next tile in it. The ring's
+    index and every barrier phase run on from tile to tile. SCHEDULE: (CAUSAL, P_IN_SMEM,
+    SCORES_BY_QUERY, DQ_PASS, PIPELINED, TURN_DELAY, PERSISTENT, KEYS_IN_REGISTERS)."""
+    (kv_ready, kv_free, batch_kv_heads) = state[8][0:3]
+    k_tiles = state[2]
+    seq_len = state[16]
+    KV_BUFFERS: gl.constexpr = kv_ready.shape[0]
+    CONSUMERS: gl.constexpr = k_tiles.shape[0] // KV_BUFFERS
+    BLOCK_N: gl.constexpr = CONSUMERS * k_tiles.shape[1]
+    index = 0
+    taken = 0
+    PERSISTENT: gl.constexpr = SCHEDULE[6]
+    BY_BLOCK: gl.constexpr = SCHEDULE[0] and PERSISTENT
+    tiles = gl.cdiv(seq_len, BLOCK_N) * batch_kv_heads
+    (first_tile, end_tile, tile_step) = tiles_of_cta(tiles, PERSISTENT)
+    for tile in range(first_tile, end_tile, tile_step):
+        bh_kv, off_n = _tile_at(tile, seq_len, batch_kv_heads, BLOCK_N, BY_BLOCK)
+        slot = taken % KV_BUFFERS
+        tile_state = (
+            state[0:8] + ((kv_ready, kv_free, batch_kv_heads, slot * CONSUMERS, index),) + state[9:]
+        )
+        mbarrier.wait(kv_ready.index(slot), (taken // KV_BUFFERS) & 1)
+        index = _tile(tile_state, bh_kv, off_n, consumer, SCHEDULE)
+        if PERSISTENT:
+            mbarrier.arrive(kv_free.index(slot))
+        taken += 1
+
+
+@gluon.jit
+def _smem_tiles(
+    dtype: gl.constexpr,
+    BLOCK_M: gl.constexpr,
+    SUB_N: gl.constexpr,
+    HEAD_DIM: gl.constexpr,
+    NUM_STAGES: gl.constexpr,
+    CONSUMERS: gl.constexpr,
+    P_IN_SMEM: gl.constexpr,
+    ALIAS: gl.constexpr,
+    SCORES_BY_QUERY: gl.constexpr,
+    PIPELINED: gl.constexpr,
+    DQ_PASS: gl.constexpr,
+    TURN_BUFFERS: gl.constexpr,
+    KV_BUFFERS: gl.constexpr,
+):
+    """The kernel's SMEM, one spec: (q, dO, K, V, dS^T, P^T, dK, dV tiles; dS and P, queries
+    by rows, with SCORES_BY_QUERY; dQ's fp32 staging tiles, two a consumer, with DQ_PASS
+    "tma_add", else dS^T's buffer, unused). With ALIAS, consumer c's dK and dV staging tiles
+    take its K and V buffers' bytes and, with P_IN_SMEM, P^T and dS^T share a buffer unless
+    PIPELINED (whose dV, reading P^T, is still in flight when dS^T is written); without, every
+    tile has bytes of its own. P^T is dS^T's buffer (unused) without P_IN_SMEM. dQ's staging
+    tiles have bytes of their own either way: a TMA reduce-add reads one into the next step,
+    while K, V, the ring and the next P and dS are live (and a P/dS buffer is half a staging
+    tile). K, V, dK and dV: CONSUMERS buffers a K/V slot, KV_BUFFERS slots (a persistent
+    CTA loads its next tile's K and V into the other slot while this one runs)."""
+    layout: gl.constexpr = gl.NVMMASharedLayout(
+        swizzle_byte_width=128, element_bitwidth=dtype.primitive_bitwidth, rank=2
+    )
+    smem = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+    q_tiles = tlx.local_alloc((BLOCK_M, HEAD_DIM), dtype, NUM_STAGES, reuse=smem, layout=layout)
+    do_tiles = tlx.local_alloc((BLOCK_M, HEAD_DIM), dtype, NUM_STAGES, reuse=smem, layout=layout)
+    KV: gl.constexpr = CONSUMERS * KV_BUFFERS
+    k_tiles = tlx.local_alloc((SUB_N, HEAD_DIM), dtype, KV, reuse=smem, layout=layout)
+    v_tiles = tlx.local_alloc((SUB_N, HEAD_DIM), dtype, KV, reuse=smem, layout=layout)
+    dk_tiles = tlx.local_alloc((SUB_N, HEAD_DIM), dtype, KV, reuse=smem, layout=layout)
+    dv_tiles = tlx.local_alloc((SUB_N, HEAD_DIM), dtype, KV, reuse=smem, layout=layout)
+    if SCORES_BY_QUERY:
+        SCORES: gl.constexpr = (BLOCK_M, SUB_N)
+    else:
+        SCORES: gl.constexpr = (SUB_N, BLOCK_M)
+    # "alternate": TURN_BUFFERS dS^T buffers a consumer, written in turn
+    # (attention_backward_turns.py).
+    if DQ_PASS == "alternate":
+        DS_BUFFERS: gl.constexpr = TURN_BUFFERS * CONSUMERS
+    else:
+        DS_BUFFERS: gl.constexpr = CONSUMERS
+    ds_tiles = tlx.local_alloc(SCORES, dtype, DS_BUFFERS, reuse=smem, layout=layout)
+    if ALIAS:
+        over: gl.constexpr = tlx.reuse_group_type.shared
+    else:
+        over: gl.constexpr = tlx.reuse_group_type.distinct
+    if PIPELINED:
+        scores_over: gl.constexpr = tlx.reuse_group_type.distinct
+    else:
+        scores_over: gl.constexpr = over
+    if P_IN_SMEM:
+        p_tiles = tlx.local_alloc(SCORES, dtype, CONSUMERS, reuse=smem, layout=layout)
+        scores = tlx.reuse_group(ds_tiles, p_tiles, group_type=scores_over, group_size=CONSUMERS)
+    else:
+        p_tiles = ds_tiles
+        scores = tlx.reuse_group(ds_tiles, group_size=DS_BUFFERS)
+    keys = tlx.reuse_group(k_tiles, dk_tiles, group_type=over, group_size=KV)
+    values = tlx.reuse_group(v_tiles, dv_tiles, group_type=over, group_size=KV)
+    ring = tlx.reuse_group(
+        q_tiles, do_tiles, group_type=tlx.reuse_group_type.distinct, group_size=NUM_STAGES
+    )
+    if DQ_PASS == "tma_add" or DQ_PASS == "split" or DQ_PASS == "alternate":
+        dq_layout: gl.constexpr = gl.NVMMASharedLayout(
+            swizzle_byte_width=128, element_bitwidth=32, rank=2
+        )
+        # "alternate": one tile a consumer, which reduces every other step.
+        STAGING: gl.constexpr = CONSUMERS if DQ_PASS == "alternate" else 2 * CONSUMERS
+        if DQ_PASS == "split":
+            STAGED_COLUMNS: gl.constexpr = HEAD_DIM // 2
+        elif DQ_PASS == "alternate":
+            STAGED_COLUMNS: gl.constexpr = HEAD_DIM
+        else:
+            STAGED_COLUMNS: gl.constexpr = DQ_COLUMNS
+        dq_tiles = tlx.local_alloc(
+            (BLOCK_M, STAGED_COLUMNS), gl.float32, STAGING, reuse=smem, layout=dq_layout
+        )
+        smem.set_buffer_overlap(
+            tlx.reuse_group(
+                keys, values, ring, scores, dq_tiles, group_type=tlx.reuse_group_type.distinct
+            )
+        )
+    else:
+        dq_tiles = ds_tiles
+        smem.set_buffer_overlap(
+            tlx.reuse_group(keys, values, ring, scores, group_type=tlx.reuse_group_type.distinct)
+        )
+    return q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles, p_tiles, dk_tiles, dv_tiles, dq_tiles
+
+
+# The shapes vary from call to call and the TMA clips at the edges: specializing on them
+# would compile every configuration again for each.
+@tlx.jit(do_not_specialize=["seq_len", "group", "batch_kv_heads"])
+def attention_bwd_kernel(
+    desc_q,
+    desc_k,
+    desc_v,
+    desc_do,
+    desc_dk,
+    desc_dv,
+    desc_dq,
+    lse_ptr,
+    delta_ptr,
+    dq_ptr,
+    sm_scale,
+    qk_scale,
+    seq_len,
+    group,
+    batch_kv_heads,
+    BLOCK_M: gl.constexpr,
+    BLOCK_N: gl.constexpr,
+    HEAD_DIM: gl.constexpr,
+    NUM_STAGES: gl.constexpr,
+    CAUSAL: gl.constexpr,
+    CONSUMERS: gl.constexpr,
+    P_IN_SMEM: gl.constexpr,
+    ALIAS: gl.constexpr,
+    SCORES_BY_QUERY: gl.constexpr,
+    DQ_PASS: gl.constexpr,
+    PIPELINED: gl.constexpr,
+    TURN_DELAY: gl.constexpr,
+    TURN_BUFFERS: gl.constexpr,
+    KV_BUFFERS: gl.constexpr,
+    PERSISTENT: gl.constexpr,
+    KEYS_IN_REGISTERS: gl.constexpr,
+    CONSUMER_REGISTERS: gl.constexpr,
+):
+    """A tile a CTA (grid: the key blocks of every (batch, KV head)), or with PERSISTENT each
+    CTA's tiles in turn (grid: at most one CTA an SM): dK and dV of BLOCK_N keys of a KV head,
+    summed over the ``group`` query heads that share it, and their share of each of those
+    heads' dQ (into the fp32 accumulator ``dq_ptr``, as DQ_PASS says: atomics, or TMA
+    reduce-adds through ``desc_dq``, its [batch * heads, seq_len, head_dim] descriptor; none
+    with "separate"). ``qk_scale`` is sm_scale * log2(e); ``lse_ptr`` holds the forward's
+    natural-log LSE a row, ``delta_ptr`` rowsum(dO * O); ``batch_kv_heads``: batch * KV
+    heads, the tiles' heads (and the tuner's key)."""
+    SUB_N: gl.constexpr = BLOCK_N // CONSUMERS
+    tiles = _smem_tiles(
+        desc_q.dtype,
+        BLOCK_M,
+        SUB_N,
+        HEAD_DIM,
+        NUM_STAGES,
+        CONSUMERS,
+        P_IN_SMEM,
+        ALIAS,
+        SCORES_BY_QUERY,
+        PIPELINED,
+        DQ_PASS,
+        TURN_BUFFERS,
+        KV_BUFFERS,
+    )
+    bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
+    # A K/V slot's K and V have landed (kv_ready); its tile's epilogue has stored dK and dV
+    # from its bytes, one arrival a consumer (kv_free).
+    kv_ready = gl.allocate_shared_memory(gl.int64, [KV_BUFFERS, 1], bar_layout)
+    kv_free = gl.allocate_shared_memory(gl.int64, [KV_BUFFERS, 1], bar_layout)
+    for i in gl.static_range(KV_BUFFERS):
+        mbarrier.init(kv_ready.index(i), count=1)
+        mbarrier.init(kv_free.index(i), count=CONSUMERS)
+    ready, empty = ring_barriers(NUM_STAGES, CONSUMERS)
+    if DQ_PASS == "summed" or DQ_PASS == "split" or DQ_PASS == "alternate":
+        # A consumer's dS is written (ds_ready), and the other consumer has read it (ds_free):
+        # a pair a consumer, or, with "alternate", a pair a dS^T buffer
+        # (attention_backward_turns.py).
+        if DQ_PASS == "alternate":
+            GIVEN: gl.constexpr = CONSUMERS * TURN_BUFFERS
+        else:
+            GIVEN: gl.constexpr = CONSUMERS
+        ds_ready = gl.allocate_shared_memory(gl.int64, [GIVEN, 1], bar_layout)
+        ds_free = gl.allocate_shared_memory(gl.int64, [GIVEN, 1], bar_layout)
+        for i in gl.static_range(GIVEN):
+            mbarrier.init(ds_ready.index(i), count=1)
+            mbarrier.init(ds_free.index(i), count=1)
+    fence_async_shared()
+    # What every partition takes (tensors only: the constexprs go in each call).
+    state = (
+        tiles[0],
+        tiles[1],
+        tiles[2],
+        tiles[3],
+        tiles[4],
+        tiles[5],
+        tiles[6],
+        tiles[7],
+        # The tiles: each partition sets the last two (the tile's first K/V buffer and first
+        # step) for each of its tiles.
+        (kv_ready, kv_free, batch_kv_heads, 0, 0),
+        ready,
+        empty,
+        lse_ptr,
+        delta_ptr,
+        dq_ptr,
+        sm_scale,
+        qk_scale,
+        seq_len,
+        group,
+        desc_dk,
+        desc_dv,
+    )
+    if DQ_PASS == "summed":
+        state = state + (ds_ready, ds_free)
+    if DQ_PASS == "tma_add":
+        state = state + (tiles[8], desc_dq)
+    if DQ_PASS == "split" or DQ_PASS == "alternate":
+        state = state + (tiles[8], desc_dq, ds_ready, ds_free)
+    SCHEDULE: gl.constexpr = (
+        CAUSAL,
+        P_IN_SMEM,
+        SCORES_BY_QUERY,
+        DQ_PASS,
+        PIPELINED,
+        TURN_DELAY,
+        PERSISTENT,
+        KEYS_IN_REGISTERS,
+    )
+    if CONSUMERS == 2:
+        gl.warp_specialize(
+            [
+                (_consumer_partition, (state, 0, SCHEDULE)),
+                (_consumer_partition, (state, 1, SCHEDULE)),
+                (_load_partition, (state, desc_q, desc_do, desc_k, desc_v, CAUSAL, PERSISTENT)),
+            ],
+            [4, 1],
+            [CONSUMER_REGISTERS, LOADER_REGISTERS],
+        )
+    else:
+        gl.warp_specialize(
+            [
+                (_consumer_partition, (state, 0, SCHEDULE)),
+                (_load_partition, (state, desc_q, desc_do, desc_k, desc_v, CAUSAL, PERSISTENT)),
+            ],
+            [1],
+            [LOADER_REGISTERS],
+        )
