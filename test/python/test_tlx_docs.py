@@ -1,6 +1,7 @@
 """The complete example of README.md compiles for sm_90a (it runs on a Hopper
-GPU in test/gpu/test_tlx_docs_example.py), and the plan reports README.md and
-docs/plan-report.md show (text and pictures) are what the tools print now."""
+GPU in test/gpu/test_tlx_docs_example.py), and the plan reports README.md,
+docs/plan-report.md and docs/attention-backward.md show (text, pictures and the
+commands that print them) are what the tools print now."""
 
 import re
 import shlex
@@ -79,3 +80,31 @@ def test_plan_report_document_shows_the_blackwell_advice():
             assert line in lines
     picture = (DOCS / "images" / "blackwell_attention.qk_storage.svg").read_text()
     assert picture == plans["qk_storage"].to_svg()
+
+
+@same_plans_as_shown
+def test_the_backward_documents_plan_command_draws_its_picture(tmp_path, monkeypatch):
+    """docs/attention-backward.md's command names every constexpr of the configuration it
+    draws, with its value, and draws the picture the document shows (D and F, the descriptor
+    types, as this Triton prints them)."""
+    from tlx_kernels.hopper import attention_backward as bwd
+
+    document = (DOCS / "attention-backward.md").read_text()
+    block = re.search(r"```sh\n(D=.*?)```", document, re.DOTALL)[1]
+    command = re.search(r"python -m tlx plan (.*)", block.replace("\\\n", " "))[1]
+    config = bwd.Config(64, 128, 4, p_in_smem=True)
+    signature = bwd.kernel_source(config, 128).signature
+    arguments = shlex.split(
+        command.replace("$D", signature["desc_q"]).replace("$F", signature["desc_dq"])
+    )
+    shown = {}
+    for flag, value in zip(arguments, arguments[1:], strict=False):
+        if flag == "--constexpr":
+            shown.update(pair.split("=") for pair in value.split(","))
+    expected = bwd.HOST.constexprs(config, HEAD_DIM=128, CAUSAL=False)
+    assert shown == {name: str(value) for name, value in expected.items()}
+    monkeypatch.chdir(REPOSITORY / "language" / "tlx_kernels" / "hopper")
+    arguments[arguments.index("pictures")] = str(tmp_path)
+    assert cli.main(["plan", *arguments]) == 0
+    picture = (tmp_path / "attention_bwd_kernel.smem.svg").read_text()
+    assert picture == (DOCS / "images" / "hopper_attention_backward.smem.svg").read_text()
