@@ -20,33 +20,36 @@ or below the keys' diagonal). A CTA has warp-specialized partitions:
 * a loader warp loads a tile's K and V, then each Q block's Q and dO into a ring of NUM_STAGES
   stages (``ready``: both copies landed; ``empty``: every consumer is done with the stage);
 * CONSUMERS warpgroups, each owning BLOCK_N / CONSUMERS keys (its own K and V buffers). Per
-  Q block a consumer computes S^T = K Q^T and dP^T = V dO^T (``warpgroup_mma``, both from
-  SMEM), P^T from S^T and the LSE, dV += P^T dO (P^T from registers, or from SMEM with
-  P_IN_SMEM), dS^T = P^T * (dP^T - delta), dK += dS^T Q, and its share of dQ, dS K, which it
-  adds to an fp32 dQ accumulator with atomics; dQ is then sm_scale * that sum in the inputs'
-  dtype.
+  Q block a consumer computes the scores and their gradient, with keys as rows (S^T = K Q^T,
+  dP^T = V dO^T) or, with SCORES_BY_QUERY, queries as rows (S = Q K^T, dP = dO V^T), P and
+  dS from them and the rows' LSE and delta, dV += P^T dO, dK += dS^T Q and its part of dQ
+  (below); the epilogue stores sm_scale * dK and dV by TMA.
 
-The shapes: S^T is computed rather than S so that P^T and dS^T, the A operands of dV and
-dK, come out of the tensor cores as registers in the layout ``warpgroup_mma`` takes them from;
-only dS goes through SMEM, for dQ = dS K, whose A operand is the transpose of the tile the
-consumer writes.
+The shapes (attention_backward_step.py): with keys as rows P^T and dS^T, the A operands of dV
+and dK, come out of the tensor cores in registers, in the layout ``warpgroup_mma`` takes them
+from, so P^T needs no SMEM; with queries as rows each thread holds two rows' statistics
+rather than a quarter of the Q block's, which keeps a consumer within its registers at
+HEAD_DIM 128, and P and dS go through SMEM.
 
-dQ: dQ of a Q block is a sum over every key block, which other CTAs own. How it is summed is
-the configuration's ``dq_pass`` (attention_backward_config.py's ``DQ_PASSES``; by default
-the tuner tries the fourth and, by head dim, the last or the one before,
-``TUNED_DQ_PASSES``): fp32 atomics of
-each consumer's share straight from the accumulator's registers (``red.global.add.f32``, no
-SMEM), the same two columns an instruction, the two consumers' shares summed by the tensor
-cores first (each reads the other's dS and K, and adds half of the columns), no dQ here
-but a second pass over Q blocks (attention_dq.py), which computes S and dP again (seven
-matrix products a block pair rather than five) and writes dQ once, without atomics, or each
-consumer's share through fp32 SMEM staging tiles, each added by one asynchronous TMA
-reduce-add (``desc_dq``; ``tlx.compat.tma_atomic_add`` on Triton 3.6 to 3.9), or, on the
-pipelined steps, half of the CTA's columns a consumer over both consumers' dS, added the
-same way ("split": each element once a CTA), or the consumers taking turns, one computing the
-CTA's whole dQ of a Q block over both consumers' dS^T, added the same way ("alternate",
-attention_backward_turns.py).
-docs/attention-backward.md says why each.
+dQ of a Q block is a sum over every key block, which other CTAs own. The configuration's
+``dq_pass`` says how it is summed (attention_backward_config.py's ``DQ_PASSES``;
+docs/attention-backward.md, "How dQ is summed", says why each, with the measurements):
+
+* "atomics", "vector": each consumer's share added from its registers by fp32 atomics, one
+  or two columns an instruction;
+* "summed": the two consumers' shares summed by the tensor cores first (each reads the
+  other's dS and K), each consumer adding half of the columns;
+* "separate": no dQ here: a pass of its own over Q blocks (attention_dq.py) computes S and dP
+  again (seven matrix products a block pair rather than five) and writes dQ once;
+* "tma_add": each consumer's share through fp32 SMEM staging tiles, each added by one
+  asynchronous TMA reduce-add (``desc_dq``; ``tlx.compat.tma_atomic_add``);
+* "split": on the pipelined steps, half of the CTA's columns a consumer over both consumers'
+  dS, added the same way: each element once a CTA;
+* "alternate": the consumers take turns, one computing the CTA's whole dQ of a Q block over
+  both consumers' dS^T, added the same way (attention_backward_turns.py).
+
+By default the tuner tries "separate", and "alternate" at HEAD_DIM 64 or "split" at 128
+(``TUNED_DQ_PASSES``).
 
 Where aliasing buys room
 ------------------------
