@@ -27,8 +27,8 @@ echo "== lit (MLIR half)"
 # are the ones the rest of the suite compiles, and the run stays within CI's time. The
 # planner's property suites import no Triton: the newest Triton's run is theirs.
 KERNEL_PACKAGE_SUITES=(test_attention_backward.py test_attention_backward_variants.py
-  test_tutorial_spaces.py test_tutorial_hopper_gemm.py test_tutorial_hopper_fused_mlp.py
-  test_gated_mlp.py test_gemm_shapes.py test_suggest_compile.py)
+  test_attention_autograd.py test_tutorial_spaces.py test_tutorial_hopper_gemm.py
+  test_tutorial_hopper_fused_mlp.py test_gated_mlp.py test_gemm_shapes.py test_suggest_compile.py)
 PLANNER_ALONE_SUITES=(test_planner_properties.py test_planner_group_by_group.py
   test_planner_group_stride.py)
 for venv in .venv .venv-triton36 .venv-triton37 .venv-triton38; do
