@@ -24,8 +24,13 @@ from tlx_kernels.hopper.common import TRITON_DTYPE_BITS, tile_layout, triton_dty
 from tlx_kernels.launch import DirectLaunch
 
 # The default partition is one consumer warpgroup; the other consumers (4 warps each) and the
-# loader (1 warp) are workers.
-COMPILE_OPTIONS = {"num_warps": 4}
+# loader (1 warp) are workers. Every kernel here asks for FMA contraction (the softmax's scale
+# and subtract, the epilogues' scaling) rather than take Triton's default, which 3.9 warns
+# is about to change and 3.10 turns off.
+COMPILE_OPTIONS = {"num_warps": 4, "enable_fp_fusion": True}
+# Compile options a ``triton.Config`` has no parameter for: a launch takes them by keyword
+# beside the kernel's arguments, so ``KernelHost.triton_config`` puts them among its kwargs.
+BACKEND_OPTIONS = ("enable_fp_fusion",)
 
 
 class KernelConfig:
@@ -199,9 +204,11 @@ class KernelHost:
             descriptor.layout = tile_layout(descriptor.layout.element_bitwidth, tuple(shape))
 
     def triton_config(self, config):
-        """``config`` as the autotuner takes it."""
+        """``config`` as the autotuner takes it (``BACKEND_OPTIONS`` among its kwargs)."""
+        options = dict(config.compile_options)
+        backend = {name: options.pop(name) for name in BACKEND_OPTIONS if name in options}
         return triton.Config(
-            config.kernel_arguments(), pre_hook=self.set_block_shapes, **config.compile_options
+            {**config.kernel_arguments(), **backend}, pre_hook=self.set_block_shapes, **options
         )
 
     def unaliased_search(self, base, unaliased, *plan_arguments, **plan_constexprs):

@@ -154,12 +154,12 @@ def test_hopper_attention_two_ctas_an_sm_share_its_registers():
     fa = importlib.import_module("tlx_kernels.hopper.attention")
     assert fa.default_config(128).registers[1] == 240
     assert fa.default_config(64).registers[1] == 160
-    assert fa.default_config(128).compile_options == {"num_warps": 4}
+    assert fa.default_config(128).compile_options == {"num_warps": 4, "enable_fp_fusion": True}
     two = next(c for c in fa.autotune_space(64) if c.ctas_per_sm == 2)
     launch, consumer = two.registers
     assert (launch, consumer) == (80, 112)
     assert 2 * launch * 3 * 128 <= 65536
-    assert two.compile_options == {"num_warps": 4, "maxnreg": 80}
+    assert two.compile_options == {"num_warps": 4, "enable_fp_fusion": True, "maxnreg": 80}
     assert two.kernel_arguments()["CONSUMER_REGISTERS"] == 112
     assert repr(two).endswith(" ctas_per_sm=2")
     assert fa.config_of(fa.HOST.triton_config(two)) == two

@@ -32,8 +32,9 @@ from . import verdict_cache
 
 LOG_ENVIRONMENT_VARIABLE = "TLX_AUTOTUNE_LOG"
 
-# Config.all_kwargs() entries that are compile options, not kernel arguments.
-_OPTION_NAMES = ("num_warps", "num_ctas", "num_stages", "maxnreg")
+# Config.all_kwargs() entries that are compile options, not kernel arguments (a launch takes
+# enable_fp_fusion by keyword, so a configuration carries it among its kwargs).
+_OPTION_NAMES = ("num_warps", "num_ctas", "num_stages", "maxnreg", "enable_fp_fusion")
 
 
 def log_asked() -> bool:

@@ -21,6 +21,7 @@ from triton.experimental.gluon.language.nvidia.blackwell import (
     tma,
 )
 
+from tlx_kernels._host import COMPILE_OPTIONS
 from tlx_kernels.hopper.attention_common import (
     block_range,
     descriptor_signature,
@@ -517,7 +518,6 @@ def attention_fwd_kernel(
 BLOCK_N = 128
 MAX_STAGES = 4
 SM100A = GPUTarget("cuda", 100, 32)
-COMPILE_OPTIONS = {"num_warps": 4}
 
 
 def kernel_source(head_dim, stages, dtype="fp16", causal=False):
@@ -594,6 +594,6 @@ def attention(q, k, v, causal, sm_scale=None):
         head_dim,
         num_stages(head_dim),
         causal,
-        num_warps=4,
+        **COMPILE_OPTIONS,
     )
     return o.view(batch, heads, seq_len, head_dim), lse.view(batch, heads, seq_len)

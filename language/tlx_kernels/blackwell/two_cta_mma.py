@@ -8,9 +8,11 @@ from triton.backends.compiler import GPUTarget
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia import blackwell
 
+from tlx_kernels._host import COMPILE_OPTIONS as HOST_OPTIONS
+
 BLOCK_M, BLOCK_N, BLOCK_K = 256, 128, 64
 SM100A = GPUTarget("cuda", 100, 32)
-COMPILE_OPTIONS = {"num_warps": 4, "num_ctas": 2}
+COMPILE_OPTIONS = {**HOST_OPTIONS, "num_ctas": 2}
 # The CTA pair splits the M dimension: CTA i holds rows [128 i, 128 i + 128).
 SPLIT_M = [[1, 0]]
 SPLIT_N = [[0, 1]]

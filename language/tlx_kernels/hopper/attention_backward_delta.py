@@ -6,10 +6,10 @@ import triton
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
+from tlx_kernels._host import COMPILE_OPTIONS
 from tlx_kernels.launch import DirectLaunch
 
 BLOCK_ROWS = 64
-NUM_WARPS = 4
 
 
 @gluon.jit
@@ -55,7 +55,7 @@ def delta(o, do):
             (triton.cdiv(rows, BLOCK_ROWS),),
             (),
             dict(o_ptr=o, do_ptr=do, delta_ptr=out, rows=rows),
-            dict(BLOCK=BLOCK_ROWS, HEAD_DIM=head_dim, num_warps=NUM_WARPS),
+            dict(BLOCK=BLOCK_ROWS, HEAD_DIM=head_dim, **COMPILE_OPTIONS),
         )
     launch((), (o, do, out, rows))
     return out

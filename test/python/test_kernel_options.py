@@ -1,0 +1,57 @@
+"""Every kernel of tlx_kernels asks for FMA contraction itself (``enable_fp_fusion``) rather
+than take Triton's default, which Triton 3.9 warns is about to change and 3.10 turns off: the
+softmax's scale-and-subtract and the epilogues' scaling are written for fused multiply-adds.
+The option reaches each way a kernel is compiled: ``triton.compile`` on the CPU, a direct
+launch (the configuration's compile options), and the autotuner's configurations, whose plan
+pruner and ahead-of-time compiles read it among their kwargs."""
+
+import pytest
+from tlx.tuning.prune import PlanPruner
+from tlx_kernels.blackwell import flash_attention as blackwell_attention
+from tlx_kernels.blackwell import two_cta_mma
+from tlx_kernels.hopper import (
+    attention,
+    attention_backward,
+    attention_dq,
+    fused_mlp,
+    gated_mlp,
+    gemm,
+)
+
+pytestmark = pytest.mark.usefixtures("always_compile")
+
+FAMILIES = {
+    "gemm": (gemm.HOST, gemm.default_config()),
+    "attention": (attention.HOST, attention.default_config(128)),
+    "attention_backward": (attention_backward.HOST, attention_backward.autotune_space(64)[0]),
+    "attention_dq": (attention_dq.HOST, attention_dq.default_config(64)),
+    "fused_mlp": (fused_mlp.HOST, fused_mlp.default_config()),
+    "gated_mlp": (gated_mlp.HOST, gated_mlp.default_config()),
+}
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_family_asks_for_fusion_in_each_way_it_compiles(family):
+    host, config = FAMILIES[family]
+    assert config.compile_options["enable_fp_fusion"] is True
+    triton_config = host.triton_config(config)
+    assert triton_config.all_kwargs()["enable_fp_fusion"] is True
+    assert host.config_type.of_arguments(triton_config) == config
+
+
+def test_the_plan_pruner_traces_with_the_configurations_option():
+    triton_config = gemm.HOST.triton_config(gemm.default_config())
+    _, options = PlanPruner(gemm.gemm_kernel).source(triton_config, gemm.placeholder_arguments())
+    assert options["enable_fp_fusion"] is True
+
+
+def test_the_blackwell_kernels_ask_for_fusion():
+    assert blackwell_attention.COMPILE_OPTIONS["enable_fp_fusion"] is True
+    assert two_cta_mma.COMPILE_OPTIONS == {"num_warps": 4, "enable_fp_fusion": True, "num_ctas": 2}
+
+
+def test_fusion_survives_a_default_that_turns_it_off(monkeypatch):
+    """With Triton's default set to no fusion (3.10's), the GEMM still compiles with it."""
+    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "0")
+    compiled = gemm.compile_for_hopper(gemm.default_config())
+    assert compiled.metadata.enable_fp_fusion is True
