@@ -30,7 +30,7 @@ from tlx_kernels.launch import DirectLaunch
 COMPILE_OPTIONS = {"num_warps": 4, "enable_fp_fusion": True}
 # Compile options a ``triton.Config`` has no parameter for: a launch takes them by keyword
 # beside the kernel's arguments, so ``KernelHost.triton_config`` puts them among its kwargs.
-BACKEND_OPTIONS = ("enable_fp_fusion",)
+BACKEND_OPTIONS = ("enable_fp_fusion", "launch_pdl")
 
 
 class KernelConfig:

@@ -336,3 +336,34 @@ def test_the_tuner_takes_a_configuration_of_the_shapes_space(shape):
         assert_matches_reference(gemm.autotuned_matmul(a, b), a, b)
     sms = torch.cuda.get_device_properties(a.device).multi_processor_count
     assert gemm.chosen_config(torch.float16) in gemm.shape_configs(M, N, K, sms)
+
+
+@pytest.mark.parametrize(
+    "config_name", ["aliased", "persistent", "pipelined_64_rows", "split_k", "split_columns"]
+)
+def test_dependent_launches_read_the_product_before_them(config_name):
+    """A chain x[i + 1] = x[i] @ w of launches with programmatic dependent launch, each grid
+    letting the next start as its last CTAs do: a product that read its A before waiting for
+    the grid before it (``common.wait_for_prior_grids``) would read NaN, the outputs' fill,
+    where that grid had not yet stored its tiles."""
+    import triton
+    from tlx_kernels.hopper import gemm
+
+    config = configs(torch.float16)[config_name]
+    rows, width, links = 4096, 1024, 8
+    torch.manual_seed(7)
+    w = (torch.randn(width, width, device="cuda") / width**0.5).half()
+    chain = [torch.randn(rows, width, device="cuda", dtype=torch.float16)]
+    chain += [torch.full_like(chain[0], float("nan")) for _ in range(links)]
+    kernel = triton.compile(
+        gemm.kernel_source(config, "fp16"),
+        target=gemm.SM90A,
+        options={**config.compile_options, "launch_pdl": True},
+    )
+    assert kernel.metadata.launch_pdl
+    launch = gemm.compiled_launch(kernel, chain[0], w, config)
+    for x, out in zip(chain[:-1], chain[1:], strict=True):
+        launch((x, w, out), (rows, width, width))
+    torch.cuda.synchronize()
+    for x, out in zip(chain[:-1], chain[1:], strict=True):
+        assert_matches_reference(out, x, w)

@@ -5,7 +5,10 @@ The option reaches each way a kernel is compiled: ``triton.compile`` on the CPU,
 launch (the configuration's compile options), and the autotuner's configurations, whose plan
 pruner and ahead-of-time compiles read it among their kwargs."""
 
+import re
+
 import pytest
+import triton
 from tlx.tuning.prune import PlanPruner
 from tlx_kernels.blackwell import flash_attention as blackwell_attention
 from tlx_kernels.blackwell import two_cta_mma
@@ -55,3 +58,43 @@ def test_fusion_survives_a_default_that_turns_it_off(monkeypatch):
     monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "0")
     compiled = gemm.compile_for_hopper(gemm.default_config())
     assert compiled.metadata.enable_fp_fusion is True
+
+
+# The GEMM's schedules: warp-specialized one tile a CTA and persistent, of two column parts,
+# pipelined in one warpgroup, split along K.
+GEMM_SCHEDULES = {
+    "one_tile": gemm.default_config(),
+    "persistent": gemm.Config(128, 128, 64, 5, alias_c=False, persistent=True),
+    "two_parts": gemm.Config(128, 192, 64, 4, alias_c=False, persistent=True),
+    "pipelined": gemm.Config(64, 64, 64, 8, alias_c=True, warp_specialize=False),
+    "split_k": gemm.Config(128, 64, 64, 8, alias_c=True, warp_specialize=False, split_k=4),
+}
+# PTX instructions that read or write global memory (the descriptors' prefetch reads kernel
+# parameters).
+GLOBAL_ACCESS = re.compile(r"\b(cp\.async\.bulk\.tensor|ld\.global|st\.global|atom\.|red\.)")
+
+
+@pytest.mark.parametrize("schedule", GEMM_SCHEDULES)
+def test_the_gemm_waits_for_the_grid_before_it_touches_memory(schedule):
+    """Launched with programmatic dependent launch, the GEMM may start beside the grid before
+    it: it waits for that grid (``griddepcontrol.wait``) before its first access to global
+    memory, and lets the next grid start after the wait."""
+    config = GEMM_SCHEDULES[schedule]
+    compiled = triton.compile(
+        gemm.kernel_source(config),
+        target=gemm.SM90A,
+        options={**config.compile_options, "launch_pdl": True},
+    )
+    assert compiled.metadata.launch_pdl
+    lines = compiled.asm["ptx"].splitlines()
+    wait = next(i for i, line in enumerate(lines) if "griddepcontrol.wait" in line)
+    trigger = next(i for i, line in enumerate(lines) if "griddepcontrol.launch_dependents" in line)
+    first_access = next(i for i, line in enumerate(lines) if GLOBAL_ACCESS.search(line))
+    assert wait < trigger < first_access, (wait, trigger, first_access)
+
+
+def test_the_gemm_launches_as_its_setting_says():
+    config = gemm.default_config()
+    assert config.compile_options["launch_pdl"] is gemm.LAUNCH_PDL
+    assert gemm.HOST.triton_config(config).all_kwargs()["launch_pdl"] is gemm.LAUNCH_PDL
+    assert gemm.compile_for_hopper(config).metadata.launch_pdl is gemm.LAUNCH_PDL

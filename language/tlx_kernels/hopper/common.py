@@ -250,3 +250,26 @@ def take_pairs(pointers):
         is_pure=False,
         pack=2,
     )
+
+
+@gluon.jit
+def wait_for_prior_grids():
+    """``griddepcontrol.wait``: waits until the grids before this one in its stream have
+    completed and their writes are visible. A kernel launched with programmatic dependent
+    launch (Triton's ``launch_pdl`` option) may start while the grid before it still runs, so
+    it touches no global memory before this wait; launched without it, the wait returns at
+    once. The result is a dummy."""
+    return gl.inline_asm_elementwise(
+        "griddepcontrol.wait; // $0", "=r", [], dtype=gl.int32, is_pure=False, pack=1
+    )
+
+
+@gluon.jit
+def let_dependent_grids_launch():
+    """``griddepcontrol.launch_dependents``: the grid after this one in its stream, when it is
+    launched with programmatic dependent launch, may start once every CTA of this one has
+    passed here or exited (its prologue then runs beside this grid's last wave, and it waits
+    in ``wait_for_prior_grids`` for this grid's writes). The result is a dummy."""
+    return gl.inline_asm_elementwise(
+        "griddepcontrol.launch_dependents; // $0", "=r", [], dtype=gl.int32, is_pure=False, pack=1
+    )

@@ -9,6 +9,7 @@ import tlx
 import torch
 import triton
 
+from tlx_kernels import _host
 from tlx_kernels._host import KernelConfig, KernelHost, sm_count
 from tlx_kernels.hopper.common import (
     SM90A,
@@ -41,6 +42,13 @@ SPLIT_COLUMN_WIDTHS = (160, 192)
 column_parts = _column_parts.fn
 
 
+# Whether the GEMM launches with programmatic dependent launch (Triton's ``launch_pdl``): its
+# prologue then runs beside the grid before it in the stream, whose writes it waits for before
+# it reads A or B (gemm_kernel, ``common.wait_for_prior_grids``). bench/dependent_launch.py
+# times the kernel launched both ways.
+LAUNCH_PDL = False
+
+
 @dataclasses.dataclass(frozen=True)
 class Config(KernelConfig):
     """Tile sizes and schedule of one compiled kernel. BLOCK_M is split between the two
@@ -48,6 +56,7 @@ class Config(KernelConfig):
     Without warp specialization the kernel's 4 warps are its one warpgroup, whose tile may
     be 64 rows (``SKINNY_TILES``)."""
 
+    COMPILE_OPTIONS = {**_host.COMPILE_OPTIONS, "launch_pdl": LAUNCH_PDL}
     # GROUP_M, then the constexprs, in the kernel's order.
     ARGUMENTS = {
         "group_m": "GROUP_M",

@@ -17,9 +17,11 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 from tlx_kernels.hopper.common import (
     LOADER_REGISTERS,
     accumulator_layout,
+    let_dependent_grids_launch,
     partition_registers,
     ring_matmul,
     ring_matmul_pair,
+    wait_for_prior_grids,
 )
 from tlx_kernels.hopper.gemm_state import (
     GemmSchedule,
@@ -490,6 +492,11 @@ def gemm_kernel(
 
     bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
     ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], bar_layout)
+    # Nothing above reads or writes global memory: launched with programmatic dependent launch
+    # (``gemm.LAUNCH_PDL``), the kernel gets this far beside the grid before it. The next
+    # grid may start as this one's last CTAs do.
+    wait_for_prior_grids()
+    let_dependent_grids_launch()
     if not WARP_SPECIALIZE:
         _pipelined_tile(
             desc_a, desc_b, desc_c, a_ring, b_ring, c_tile, ready, tiles, workspace, counters,
