@@ -212,8 +212,12 @@ def _tune(tensors, dq_passes):
     """(configuration, dQ kernel's configuration or None) for ``backward``'s ``tensors``,
     among the ways to sum dQ ``dq_passes`` names: the best of those that sum dQ in the
     kernel (the tuner's), and the best with dQ in a pass of its own (the two kernels tuned
-    apart, each alone on the GPU); where both are asked for, the faster of the two as whole
-    backward passes (``triton.testing.do_bench``)."""
+    apart, each alone on the GPU), behind the preprocess of delta or, where the dQ
+    configuration is one of ``attention_dq.delta_variants``, computing delta in its place;
+    the fastest as whole backward passes (``triton.testing.do_bench``). Computing delta adds
+    work to the dQ kernel and saves the preprocess's launch and its read of dO, so only a
+    whole pass tells them apart: on an H200 it won on 22 of 24 rows by up to 6%, and lost
+    0.5-2% where the sequence is long (docs/performance.md)."""
     do3, q3, k3, v3, o3, lse, sm_scale, causal = tensors
     delta = attention_backward_delta.delta(o3, do3)
     candidates = []
@@ -224,6 +228,11 @@ def _tune(tensors, dq_passes):
         config = _tune_kernel(tensors, delta, ("separate",))
         _, dq_config = attention_dq.compute_dq(q3, k3, v3, do3, lse, delta, sm_scale, causal, o3=o3)
         candidates.append((config, dq_config))
+        # The same computing delta, where its gradients were checked on a GPU that way
+        # (delta_variants, test_attention_gradients.py).
+        computing_delta = dq_config.replace(computes_delta=True)
+        if computing_delta in attention_dq.delta_variants(q3.shape[2]):
+            candidates.append((config, computing_delta))
     if len(candidates) == 1:
         return candidates[0]
     times = [
