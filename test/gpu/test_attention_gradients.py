@@ -299,8 +299,8 @@ def test_the_persistent_variants_agree(dtype, head_dim, causal):
 @pytest.mark.xfail(
     strict=True,
     reason="issue 45: two Q slots with Q and dO read from SMEM give a wrong dQ under a causal "
-    "mask at HEAD_DIM 64 (max error 11.7 against a scale of 4.0 on an H200, 2026-12-05); "
-    "tlx check reports the kernel clean, and the race is not found",
+    "mask at HEAD_DIM 64 (max error 11.7 against a scale of 4.0 on an H200, 2026-12-05), or "
+    "an illegal address: ptxas 12.8 miscompiles the kernel (docs/limits.md)",
 )
 def test_two_q_slots_read_from_smem_under_a_causal_mask():
     """The persistent dQ kernel left out of ``persistent_variants``, on the shapes of

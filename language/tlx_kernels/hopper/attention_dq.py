@@ -589,8 +589,8 @@ def persistent_variants(head_dim):
     beside the deepest that fits (at 128: the 128 x 64 ring's three stages of four; none
     beside the 128 x 128 ring). Outside ``autotune_space`` (``bench/attention_backward.py
     --persistent`` times them): at HEAD_DIM 64 two slots with Q and dO read from SMEM gave a
-    wrong dQ under a causal mask on an H200 (test_attention_gradients.py, N = 1000), a race
-    not yet found (issue 45), and are left out; with the rows in registers they agree."""
+    wrong dQ under a causal mask on an H200 (test_attention_gradients.py), which ptxas 12.8
+    miscompiles (docs/limits.md), and are left out; with the rows in registers they agree."""
     persistent = dict(persistent=True)
     two_slots = dict(persistent=True, q_buffers=2)
     chosen = grid_choices(head_dim)
