@@ -107,8 +107,8 @@ def test_a_persistent_launch_takes_an_sm_a_cta(monkeypatch):
     assert attention_common.launch_grid(32, True, "cuda") == (32,)
 
 
-# Each kernel: its module, its variants and space, its slots' field, and the (buffer, staging
-# tile over it) pairs of a slot.
+# Each kernel: its module, its variants and space, its slots' field, the (buffer, staging
+# tile over it) pairs of a slot, and the variants its space takes.
 KERNELS = {
     "backward": (
         bwd,
@@ -116,6 +116,7 @@ KERNELS = {
         bwd.autotune_space,
         "kv_buffers",
         (("k_tiles", "dk_tiles"), ("v_tiles", "dv_tiles")),
+        lambda head_dim: [],
     ),
     "dq": (
         attention_dq,
@@ -123,6 +124,7 @@ KERNELS = {
         attention_dq.autotune_space,
         "q_buffers",
         (("q_tiles", "dq_tiles"),),
+        attention_dq.persistent_winners,
     ),
 }
 
@@ -131,17 +133,18 @@ KERNELS = {
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("head_dim", bwd.HEAD_DIMS)
 def test_the_persistent_variants_fit_and_loop_over_tiles(kernel, head_dim):
-    """Each kernel's persistent variants outside its space (``persistent_variants``) come
-    from configurations of the space (with two slots, maybe with a shallower ring), with one
-    or two slots; each fits in 224 KiB with the slots' epilogue tiles over their buffers
-    (dK and dV over K and V, dQ over Q), compiles, and loops over the CTA's tiles (the
-    program count read by the loader and both consumers), where a configuration of one tile
-    a CTA (the first variant's) reads no program count."""
-    host, persistent_variants, autotune_space, slots, staged = KERNELS[kernel]
+    """Each kernel's persistent variants (``persistent_variants``, in its space only where
+    they won: the dQ kernel's ``persistent_winners``) come from configurations of the space
+    (with two slots, maybe with a shallower ring), with one or two slots; each fits in 224
+    KiB with the slots' epilogue tiles over their buffers (dK and dV over K and V, dQ over
+    Q), compiles, and loops over the CTA's tiles (the program count read by the loader and
+    both consumers), where a configuration of one tile a CTA (the first variant's) reads no
+    program count."""
+    host, persistent_variants, autotune_space, slots, staged, winners = KERNELS[kernel]
     variants = persistent_variants(head_dim)
     space = set(autotune_space(head_dim))
     assert all(config.persistent for config in variants)
-    assert not set(variants) & space
+    assert set(variants) & space == set(winners(head_dim))
     assert {getattr(config, slots) for config in variants} == {1, 2}
     for config in variants:
         base = config.replace(persistent=False, **{slots: 1})

@@ -98,13 +98,22 @@ def _key_range(seq_len, off_m, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAU
 
 
 @gluon.jit
+def _key_block(step, n_unmasked, n_blocks):
+    """The key block of a tile's step ``step``: those that need the causal mask (from
+    ``n_unmasked`` on) first, then the others, the order of the loader's copies into the ring
+    and of the consumers' steps (``_dq_tile`` says why). Without a mask ``n_unmasked`` is
+    ``n_blocks``: the blocks in order."""
+    return (step + n_unmasked) % n_blocks
+
+
+@gluon.jit
 def _dq_load_partition(
     state, desc_q, desc_do, desc_k, desc_v, CAUSAL: gl.constexpr, PERSISTENT: gl.constexpr
 ):
     """The loader warp, for each of the CTA's tiles: each consumer's Q and dO into the tile's
     Q slot (``q_ready``) once the epilogue of the slot's previous tile has stored dQ from its
     bytes (``q_free``), then K and V of every key block into the ring, in the consumers'
-    order; the ring's index runs on from tile to tile."""
+    order (``_key_block``); the ring's index runs on from tile to tile."""
     (q_tiles, do_tiles, k_tiles, v_tiles) = state[0:4]
     (q_ready, q_free, batch_heads) = state[5][0:3]
     (ready, empty) = state[6:8]
@@ -134,11 +143,10 @@ def _dq_load_partition(
             slot * CONSUMERS,
             CONSUMERS,
         )
-        _, n_blocks = _key_range(seq_len, off_m, BLOCK_M, BLOCK_N, CAUSAL)
-        for j in range(n_blocks):
-            load_pair_into_ring(
-                desc_k, desc_v, k_tiles, v_tiles, ready, empty, index, bh_kv, j * BLOCK_N
-            )
+        n_unmasked, n_blocks = _key_range(seq_len, off_m, BLOCK_M, BLOCK_N, CAUSAL)
+        for step in range(n_blocks):
+            keys = _key_block(step, n_unmasked, n_blocks) * BLOCK_N
+            load_pair_into_ring(desc_k, desc_v, k_tiles, v_tiles, ready, empty, index, bh_kv, keys)
             index += 1
         taken += 1
 
@@ -235,10 +243,21 @@ def _dq_tile(
         rows_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=s_layout, k_width=2)
         q = q.load(rows_layout)
         do = do.load(rows_layout)
-    for j in range(0, n_unmasked):
-        dq = _dq_step(state, index + j, j, q, do, queries, lse2, delta, dq, False)
-    for j in range(n_unmasked, n_blocks):
-        dq = _dq_step(state, index + j, j, q, do, queries, lse2, delta, dq, True)
+    # The masked blocks first (_key_block), since a causal tile always has one: with the
+    # unmasked ones first, ptxas 12.8 (Triton 3.6's) used in the masked loop wgmma
+    # descriptors of Q and dO that it computed before the unmasked one, which a tile of the
+    # first Q block skips; with two Q slots, whose descriptors change from tile to tile, that
+    # tile read the previous tile's slot, or an undefined address as a CTA's first
+    # (test_attention_gradients.py, issue 45). One loop with the mask in a branch spills at
+    # HEAD_DIM 128.
+    n_masked = n_blocks - n_unmasked
+    if CAUSAL:
+        for step in range(0, n_masked):
+            block = _key_block(step, n_unmasked, n_blocks)
+            dq = _dq_step(state, index + step, block, q, do, queries, lse2, delta, dq, True)
+    for step in range(n_masked, n_blocks):
+        block = _key_block(step, n_unmasked, n_blocks)
+        dq = _dq_step(state, index + step, block, q, do, queries, lse2, delta, dq, False)
     dq_smem = dq_tiles.index(buffer)
     dq_smem.store((dq * sm_scale).to(dq_tiles.dtype))
     fence_async_shared()
@@ -562,15 +581,20 @@ def autotune_space(head_dim):
     through two or four stages, or 128-key blocks through two (S and dP take 64 registers
     a thread each), and one consumer over 64 rows (twice the CTAs); then each consumer's Q
     and dO in registers (``rows_in_registers``), with 64-key blocks, and at HEAD_DIM 64 with
-    128-key blocks too (at 128 ptxas spills 448 bytes a thread there). On the H200 the rows
+    128-key blocks too (at 128 ptxas spills 448 bytes a thread there); and the persistent
+    variants that won where they were timed (``persistent_winners``). On the H200 the rows
     in registers ran the 64-key kernel 1.5-3% faster (docs/performance.md)."""
-    return [
-        DqConfig(128, 64, 4),
-        DqConfig(128, 64, 2),
-        DqConfig(128, 128, 2),
-        DqConfig(64, 64, 4, consumers=1),
-        DqConfig(128, 64, 4, rows_in_registers=True),
-    ] + ([DqConfig(128, 128, 2, rows_in_registers=True)] if head_dim == 64 else [])
+    return (
+        [
+            DqConfig(128, 64, 4),
+            DqConfig(128, 64, 2),
+            DqConfig(128, 128, 2),
+            DqConfig(64, 64, 4, consumers=1),
+            DqConfig(128, 64, 4, rows_in_registers=True),
+        ]
+        + ([DqConfig(128, 128, 2, rows_in_registers=True)] if head_dim == 64 else [])
+        + persistent_winners(head_dim)
+    )
 
 
 def grid_choices(head_dim):
@@ -587,20 +611,13 @@ def persistent_variants(head_dim):
     of ``grid_choices``, with one Q slot (their own ring) and with two (the next tile's Q and
     dO load while a tile runs) where a second slot fits beside a ring of the same depth, else
     beside the deepest that fits (at 128: the 128 x 64 ring's three stages of four; none
-    beside the 128 x 128 ring). Outside ``autotune_space`` (``bench/attention_backward.py
-    --persistent`` times them): at HEAD_DIM 64 two slots with Q and dO read from SMEM gave a
-    wrong dQ under a causal mask on an H200 (test_attention_gradients.py), which ptxas 12.8
-    miscompiles (docs/limits.md), and are left out; with the rows in registers they agree."""
+    beside the 128 x 128 ring). ``bench/attention_backward.py --persistent`` times them;
+    those of ``persistent_winners`` are in the space too."""
     persistent = dict(persistent=True)
     two_slots = dict(persistent=True, q_buffers=2)
     chosen = grid_choices(head_dim)
     if head_dim == 64:
-        in_registers, from_smem = chosen
-        return [
-            in_registers.replace(**persistent),
-            in_registers.replace(**two_slots),
-            from_smem.replace(**persistent),
-        ]
+        return [config.replace(**slots) for config in chosen for slots in (persistent, two_slots)]
     in_registers = chosen[1]
     return [
         chosen[0].replace(**persistent),
@@ -609,14 +626,28 @@ def persistent_variants(head_dim):
     ]
 
 
+def persistent_winners(head_dim):
+    """The persistent variants in the tuner's space: two Q slots with the rows in registers,
+    the fastest dQ kernel of ``bench/attention_backward.py --persistent`` at N = 512 and
+    1024 on an H200 (4-9% above one tile a CTA at HEAD_DIM 64, 3-6% at 128 without a mask:
+    docs/performance.md, "The leads timed")."""
+    return [
+        config
+        for config in persistent_variants(head_dim)
+        if config.q_buffers == 2 and config.rows_in_registers
+    ]
+
+
 def delta_variants(head_dim):
-    """``grid_choices`` computing delta (``DqConfig.computes_delta``): the backward then runs
-    no preprocess, whose read of O and dO is a few percent of the backward's time at N = 512
-    and 1024 (docs/attention-backward.md, "delta in the dQ pass"), and the dQ kernel, which
-    holds dO already, reads O alone. ``bench/attention_backward.py --delta`` times them
-    beside the same configurations behind the preprocess; the backward's tuner times its
-    chosen dQ configuration both ways (``attention_backward._tune``)."""
-    return [config.replace(computes_delta=True) for config in grid_choices(head_dim)]
+    """``grid_choices`` and ``persistent_winners`` computing delta
+    (``DqConfig.computes_delta``): the backward then runs no preprocess, whose read of O and
+    dO is a few percent of the backward's time at N = 512 and 1024 (docs/attention-backward.md,
+    "delta in the dQ pass"), and the dQ kernel, which holds dO already, reads O alone.
+    ``bench/attention_backward.py --delta`` times them beside the same configurations behind
+    the preprocess; the backward's tuner times its chosen dQ configuration both ways
+    (``attention_backward._tune``)."""
+    chosen = grid_choices(head_dim) + persistent_winners(head_dim)
+    return [config.replace(computes_delta=True) for config in chosen]
 
 
 def autotune_configs(head_dim):
