@@ -6,6 +6,7 @@ import dataclasses
 import functools
 
 import torch
+from tlx import cuda_context
 from tlx.compat import ExpandedLaunch
 from triton import knobs
 from triton.runtime.driver import driver
@@ -133,6 +134,8 @@ class DirectLaunch:
         # A kernel without descriptors runs on its pointers' device.
         tensors_given = tensors or [v for v in call_arguments if isinstance(v, torch.Tensor)]
         device_index = tensors_given[0].get_device()
+        if device_index >= 0:  # (the CPU tests' recording driver takes CPU tensors)
+            cuda_context.make_current(device_index)
         launch = self.expanded_launch
         if launch.usable:
             key = (values, *[(t.data_ptr(), t.shape, t.stride()) for t in tensors])

@@ -9,6 +9,9 @@ rounded to 10 or 7 mantissa bits). An indexing or masking error gives errors of 
 gradient's own scale. Runs only on a Hopper GPU.
 """
 
+import ctypes
+import threading
+
 import pytest
 import torch
 from tlx_kernels.hopper import attention as forward
@@ -318,6 +321,45 @@ def test_the_dq_kernel_computing_delta_agrees(dtype, head_dim, causal):
             q3, k3, v3, do3, lse, delta, head_dim**-0.5, causal, dq_config, o3=o3
         )
         torch.testing.assert_close(delta.view(-1), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_a_backward_from_a_thread_without_a_cuda_context():
+    """The backward on a thread where no CUDA context is current, as torch's autograd thread
+    is until something there uses the CUDA runtime, its first kernel (the dQ kernel computing
+    delta) reading TMA descriptors, its kernels loaded on this thread before: each launch
+    makes the device's context current first (tlx/cuda_context.py), where it failed with
+    "Failed to create tensor map descriptor: invalid device context" (issue 45)."""
+    separate = bwd.Config(64, 128, 2, dq_pass="separate", p_in_smem=True, pipelined=True)
+    dq_config = attention_dq.delta_variants(64)[0]
+    q, k, v, do = random_inputs(2, 4, 2, 300, 64, torch.float16, 300)
+    o, lse = reference_forward(q, k, v, False)
+    _, *references = reference_gradients(q, k, v, do, False)
+    bwd.backward(do, q, k, v, o, lse, False, config=separate, dq_config=dq_config)
+    # Other tensors, so that the launches encode their descriptors again on the thread.
+    inputs = [t.clone() for t in (do, q, k, v, o, lse)]
+    torch.cuda.synchronize()
+    outcome = {}
+
+    def on_a_thread_of_its_own():
+        context = ctypes.c_void_p()
+        ctypes.CDLL("libcuda.so.1").cuCtxGetCurrent(ctypes.byref(context))
+        outcome["context before"] = context.value
+        try:
+            outcome["gradients"] = bwd.backward(
+                *inputs, False, config=separate, dq_config=dq_config
+            )
+        except Exception as error:  # reported below, on the test's thread
+            outcome["error"] = error
+
+    thread = threading.Thread(target=on_a_thread_of_its_own)
+    thread.start()
+    thread.join()
+    assert outcome["context before"] is None, "the thread had a context: the test shows nothing"
+    assert "error" not in outcome, repr(outcome.get("error"))
+    torch.cuda.synchronize()
+    assert_gradients_close(
+        "on a thread of its own", outcome["gradients"], references, torch.float16
+    )
 
 
 @pytest.mark.parametrize("head_dim", [64, 128])

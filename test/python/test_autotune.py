@@ -484,3 +484,31 @@ def test_screen_launches_once_then_times_one_call(monkeypatch):
 def test_retime_options_must_be_positive_ints(option, value):
     with pytest.raises(ValueError, match=f"{option} must be a positive int"):
         tlx.autotune(configs(), key=["n"], **{option: value})
+
+
+class _OnDevice:
+    """A tensor of CUDA device ``index`` as the tuner's run sees one."""
+
+    is_cuda = True
+
+    def __init__(self, index):
+        self.index = index
+
+    def get_device(self):
+        return self.index
+
+
+def test_a_tuners_run_makes_its_first_cuda_tensors_context_current(monkeypatch):
+    """Before a launch encodes TMA descriptors, which the driver refuses on a thread without
+    a current context (tlx/cuda_context.py): the device of the first CUDA tensor, a
+    descriptor's or a pointer's; none for CPU tensors."""
+    made_current = []
+    monkeypatch.setattr(autotuner.cuda_context, "make_current", made_current.append)
+    run = autotuner._in_current_context(lambda *args, **kwargs: (len(args), kwargs))
+    descriptor = type("Descriptor", (), {"base": _OnDevice(3)})()
+    assert run(torch.zeros(1), descriptor, _OnDevice(5), block=64) == (3, {"block": 64})
+    assert made_current == [3]
+    run(torch.zeros(1), _OnDevice(5))
+    assert made_current == [3, 5]
+    run(torch.zeros(1), 7)
+    assert made_current == [3, 5]

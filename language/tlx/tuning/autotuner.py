@@ -8,7 +8,7 @@ import os
 
 import triton
 
-from .. import compat
+from .. import compat, cuda_context
 from .compile_ahead import compile_ahead
 from .prune import PlanPruner, argument_types, log, log_asked
 from .retime import retiming_run, screen
@@ -21,6 +21,22 @@ def _checked_positive(name: str, value) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ValueError(f"tlx.autotune: {name} must be a positive int, got {value!r}")
     return value
+
+
+def _in_current_context(run):
+    """``run`` with the context of its first CUDA tensor's device (a descriptor's tensor, or
+    a pointer's) current on the calling thread (``cuda_context``: the timing's launches
+    encode TMA descriptors)."""
+
+    def run_in_current_context(*args, **kwargs):
+        for argument in args:
+            tensor = getattr(argument, "base", argument)
+            if getattr(tensor, "is_cuda", False):
+                cuda_context.make_current(tensor.get_device())
+                break
+        return run(*args, **kwargs)
+
+    return run_in_current_context
 
 
 def autotune(
@@ -105,6 +121,7 @@ def autotune(
                 tuner,
                 retiming_run(tuner, kernel.__name__, retime_top, retime_rounds, tuner.retimed),
             )
+        compat.wrap_autotuner_run(tuner, _in_current_context)
         return tuner
 
     return decorator
