@@ -98,12 +98,14 @@ def _key_range(seq_len, off_m, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAU
 
 
 @gluon.jit
-def _key_block(step, n_unmasked, n_blocks):
-    """The key block of a tile's step ``step``: those that need the causal mask (from
-    ``n_unmasked`` on) first, then the others, the order of the loader's copies into the ring
-    and of the consumers' steps (``_dq_tile`` says why). Without a mask ``n_unmasked`` is
-    ``n_blocks``: the blocks in order."""
-    return (step + n_unmasked) % n_blocks
+def _key_block(step, n_unmasked, n_blocks, MASKED_FIRST: gl.constexpr):
+    """The key block of a tile's step ``step``, the order of the loader's copies into the ring
+    and of the consumers' steps: in order, or with MASKED_FIRST those that need the causal
+    mask (from ``n_unmasked`` on) first, then the others (``_dq_tile`` says why). Without a
+    mask ``n_unmasked`` is ``n_blocks``: the blocks in order either way."""
+    if MASKED_FIRST:
+        step = (step + n_unmasked) % n_blocks
+    return step
 
 
 @gluon.jit
@@ -145,7 +147,7 @@ def _dq_load_partition(
         )
         n_unmasked, n_blocks = _key_range(seq_len, off_m, BLOCK_M, BLOCK_N, CAUSAL)
         for step in range(n_blocks):
-            keys = _key_block(step, n_unmasked, n_blocks) * BLOCK_N
+            keys = _key_block(step, n_unmasked, n_blocks, Q_BUFFERS > 1) * BLOCK_N
             load_pair_into_ring(desc_k, desc_v, k_tiles, v_tiles, ready, empty, index, bh_kv, keys)
             index += 1
         taken += 1
@@ -202,8 +204,8 @@ def _dq_tile(
     COMPUTES_DELTA: gl.constexpr,
 ):
     """One tile, rows [off_m + consumer * SUB_M, off_m + (consumer + 1) * SUB_M) of query
-    head ``bh_q``, from ring index ``index`` on: every key block (those that need no mask
-    first), then sm_scale * dQ through SMEM (the bytes of its Q buffer of the tile's slot,
+    head ``bh_q``, from ring index ``index`` on: every key block (``_key_block``'s order),
+    then sm_scale * dQ through SMEM (the bytes of its Q buffer of the tile's slot,
     ``state[5][3]`` its first) and a TMA store, which clips rows past the sequence's end,
     waited for. With ROWS_IN_REGISTERS the rows' Q and dO are loaded to registers once, the A
     operands of every S and dP, whose products then read SMEM for K and V alone. With
@@ -243,21 +245,27 @@ def _dq_tile(
         rows_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=s_layout, k_width=2)
         q = q.load(rows_layout)
         do = do.load(rows_layout)
-    # The masked blocks first (_key_block), since a causal tile always has one: with the
-    # unmasked ones first, ptxas 12.8 (Triton 3.6's) used in the masked loop wgmma
-    # descriptors of Q and dO that it computed before the unmasked one, which a tile of the
-    # first Q block skips; with two Q slots, whose descriptors change from tile to tile, that
-    # tile read the previous tile's slot, or an undefined address as a CTA's first
-    # (test_attention_gradients.py, issue 45). One loop with the mask in a branch spills at
-    # HEAD_DIM 128.
-    n_masked = n_blocks - n_unmasked
-    if CAUSAL:
-        for step in range(0, n_masked):
-            block = _key_block(step, n_unmasked, n_blocks)
+    # With two Q slots, whose descriptors change from tile to tile, the masked blocks come
+    # first (_key_block), since a causal tile always has one: with the unmasked ones first,
+    # ptxas 12.8 (Triton 3.6's) used in the masked loop wgmma descriptors of Q and dO that it
+    # computed before the unmasked one, which a tile of the first Q block skips, so that tile
+    # read the previous tile's slot, or an undefined address as a CTA's first
+    # (test_attention_gradients.py, issue 45). With one slot the blocks run in order, which
+    # an H100 ran 0.5-8% faster causal (docs/attention-backward.md, "Persistent CTAs"). One
+    # loop with the mask in a branch spills at HEAD_DIM 128.
+    MASKED_FIRST: gl.constexpr = CAUSAL and state[5][0].shape[0] > 1
+    masked_steps_first = 0
+    if MASKED_FIRST:
+        masked_steps_first = n_blocks - n_unmasked
+        for step in range(0, masked_steps_first):
+            block = _key_block(step, n_unmasked, n_blocks, True)
             dq = _dq_step(state, index + step, block, q, do, queries, lse2, delta, dq, True)
-    for step in range(n_masked, n_blocks):
-        block = _key_block(step, n_unmasked, n_blocks)
+    for step in range(masked_steps_first, masked_steps_first + n_unmasked):
+        block = _key_block(step, n_unmasked, n_blocks, MASKED_FIRST)
         dq = _dq_step(state, index + step, block, q, do, queries, lse2, delta, dq, False)
+    if CAUSAL and not MASKED_FIRST:
+        for step in range(n_unmasked, n_blocks):
+            dq = _dq_step(state, index + step, step, q, do, queries, lse2, delta, dq, True)
     dq_smem = dq_tiles.index(buffer)
     dq_smem.store((dq * sm_scale).to(dq_tiles.dtype))
     fence_async_shared()
