@@ -95,6 +95,7 @@ import triton
 from gpu_timing import (
     called_ms,
     host_us,
+    l2_clearer,
     line_costs,
     line_costs_header,
     median_ms,
@@ -270,14 +271,14 @@ def after_spinning(fn, microseconds):
 
 def clear_cache_us(samples=20):
     """GPU microseconds of do_bench's clearing of the L2 (a write of its whole buffer)."""
-    driver = triton.runtime.driver.active
-    cache = driver.get_empty_cache_for_benchmark()
+    clear = l2_clearer()
+    cache = clear.args[0]
     start = torch.cuda.Event(enable_timing=True)
     end = torch.cuda.Event(enable_timing=True)
     times = []
     for _ in range(samples):
         start.record()
-        driver.clear_cache(cache)
+        clear()
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end) * 1e3)

@@ -9,6 +9,7 @@ cuDNN), which would otherwise count for one contender more than another. `called
 way, as a user calls a function, launch included."""
 
 import collections
+import functools
 import statistics
 import subprocess
 import time
@@ -24,10 +25,13 @@ WARMUP_SECONDS = 1.0
 SLEEP_CYCLES = 1_000_000
 
 
-def time_ms(fn):
-    """Milliseconds of one call of `fn` on the GPU, queued behind a sleep (see above)."""
+def time_ms(fn, before=None):
+    """Milliseconds of one call of `fn` on the GPU, queued behind a sleep (see above); `before`,
+    where given, is queued ahead of the sleep (``l2_clearer``'s clearing, for a cold L2)."""
     start = torch.cuda.Event(enable_timing=True)
     end = torch.cuda.Event(enable_timing=True)
+    if before is not None:
+        before()
     torch.cuda._sleep(SLEEP_CYCLES)
     start.record()
     fn()
@@ -36,8 +40,9 @@ def time_ms(fn):
     return start.elapsed_time(end)
 
 
-def median_ms(fns, runs):
-    """Median milliseconds of each of `fns` over `runs` timed calls."""
+def median_ms(fns, runs, before=None):
+    """Median milliseconds of each of `fns` over `runs` timed calls (``time_ms``, each behind
+    `before` where given)."""
     warmup_start = time.perf_counter()
     warmup_runs = 0
     while warmup_runs < WARMUP_RUNS or time.perf_counter() - warmup_start < WARMUP_SECONDS:
@@ -48,7 +53,7 @@ def median_ms(fns, runs):
     times = [[] for _ in fns]
     for _ in range(runs):
         for fn, samples in zip(fns, times, strict=True):
-            samples.append(time_ms(fn))
+            samples.append(time_ms(fn, before))
     return [statistics.median(samples) for samples in times]
 
 
@@ -58,6 +63,15 @@ def rotated_median_ms(fns, runs, rotation):
     order = list(range(rotation, len(fns))) + list(range(rotation))
     times = dict(zip(order, median_ms([fns[i] for i in order], runs), strict=True))
     return [times[i] for i in range(len(fns))]
+
+
+def l2_clearer():
+    """A function that queues on the GPU what ``triton.testing.do_bench`` queues before each
+    call it times: a write of a buffer larger than the L2, which leaves none of a call's
+    inputs there."""
+    driver = triton.runtime.driver.active
+    cache = driver.get_empty_cache_for_benchmark()
+    return functools.partial(driver.clear_cache, cache)
 
 
 def called_ms(fn):

@@ -234,6 +234,41 @@ def test_bench_needs_a_hopper_gpu(monkeypatch, capsys):
     assert "--runs must be at least 50" in capsys.readouterr().err
 
 
+def test_configs_bench_needs_a_hopper_gpu(monkeypatch):
+    bench = importlib.import_module("gemm_configs")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(sys, "argv", ["gemm_configs.py"])
+    with pytest.raises(SystemExit, match="needs a Hopper GPU"):
+        bench.main()
+
+
+def test_configs_bench_probes_what_the_tuner_leaves_out_where_k_fills_the_splits():
+    bench = importlib.import_module("gemm_configs")
+    from tlx_kernels.hopper import gemm
+
+    kept = gemm.shape_configs(2048, 512, 8192, 132)
+    probes = bench.probes_at(2048, 512, 8192, 132, kept)
+    assert probes and not set(probes) & set(kept)
+    # The 64 x 64 tiles with K steps of 128 and 7 stages are the tuner's at this shape.
+    assert gemm.Config(64, 64, 128, 7, alias_c=True, warp_specialize=False) in kept
+    assert gemm.Config(64, 64, 128, 7, alias_c=True, warp_specialize=False) not in probes
+    # K = 1024 is 8 steps of 128: too few for 4 splits of SPLIT_K_MIN_STEPS steps.
+    assert [config.split_k for config in bench.probes_at(2048, 512, 1024, 132, [])] == [
+        2,
+        1,
+        1,
+        1,
+        2,
+    ]
+
+
+@pytest.mark.parametrize("probe", importlib.import_module("gemm_configs").PROBES, ids=repr)
+def test_configs_bench_probes_compile_for_sm90a(probe):
+    from tlx_kernels.hopper import gemm
+
+    assert gemm.compile_for_hopper(probe, "fp16").asm["cubin"]
+
+
 @pytest.mark.parametrize(
     ("shape", "sms", "grown"),
     [
