@@ -7,7 +7,7 @@
     python bench/gemm.py --k-cost [--runs 100]
     python bench/gemm.py --prefetch [--runs 100]
     python bench/gemm.py --stagger [--runs 100]
-    python bench/gemm.py --ceiling [--runs 100]
+    python bench/gemm.py --ceiling [--rows MxNxK,...] [--dtype fp16|bf16|both] [--runs 100]
     python bench/gemm.py --spread [--runs 100]
     python bench/gemm.py --splits [--rows quick|MxNxK,...] [--runs 100]
 
@@ -63,13 +63,13 @@ four contenders are timed round-robin in each of their four rotations, fp16 and 
 SMs idle (2048 and 4096 cubed, the skinny shapes, 8192 x 8192 x 512): each is timed with the
 configuration the tuner takes there beside the same product grown, along M or N, by the tiles
 that fill that wave (``filled_wave_shape``; 2048 cubed has no such growth), ours and cuBLAS
-round-robin in GPU time, fp16 and bf16. Were the idle SMs' share of the last wave what the row
-pays, the grown shape would cost no more; were the GPU's throughput all, it would cost its
-extra work. Then each contender runs back to back at the row's shape while nvidia-smi samples
-the SM clock, the board's power and whether the power cap holds the clocks down
-(gpu_timing.under_load), and its TFLOP/s back to back are given as a share of the tensor
-cores' dense peak at the clock sampled (``share_of_peak``): how close to what the clock allows
-each kernel runs.
+round-robin in GPU time, fp16 and bf16 (or `--rows` and `--dtype`, as for `--grid`). Were
+the idle SMs' share of the last wave what the row pays, the grown shape would cost no more;
+were the GPU's throughput all, it would cost its extra work. Then each contender runs back
+to back at the row's shape while nvidia-smi samples the SM clock, the board's power and
+whether the power cap holds the clocks down (gpu_timing.under_load), and its TFLOP/s back to
+back are given as a share of the tensor cores' dense peak at the clock sampled
+(``share_of_peak``): how close to what the clock allows each kernel runs.
 
 `--spread` says how far a row's ratio to cuBLAS moves from one timing to the next, where the
 grid finds the two level (1024, 2048 and 4096 cubed): the tuned kernel and cuBLAS timed
@@ -510,9 +510,9 @@ def share_of_peak(shape, ms, mhz, sms):
     return 2.0 * M * N * K / (ms * 1e-3) / peak
 
 
-def ceiling(runs):
-    """The grid's rows that leave SMs idle, against the shapes that fill their last wave, and
-    the GPU's clock and power under each contender (see the module's doc)."""
+def ceiling(runs, shapes, dtypes):
+    """The grid's rows that leave SMs idle (or ``shapes``), against the shapes that fill their
+    last wave, and the GPU's clock and power under each contender (see the module's doc)."""
     sms = _sm_count()
     header = (
         f"{'M':>5} {'N':>5} {'K':>5} {'dtype':>5} {'waves':>5} | {'grown to':>17} {'work':>5} | "
@@ -521,8 +521,9 @@ def ceiling(runs):
     )
     print_header(header)
     chosen = set()
-    for dtype_name, dtype in DTYPES.items():
-        for shape in CEILING_SHAPES:
+    for dtype_name in dtypes:
+        dtype = DTYPES[dtype_name]
+        for shape in shapes:
             M, N, K = shape
             torch.manual_seed(M + N + K)
             a = torch.randn(M, K, device="cuda", dtype=dtype)
@@ -632,11 +633,14 @@ def main():
     parser.add_argument(
         "--rows",
         default=None,
-        help="--grid's (default all) or --splits' rows: groups square, layers, cubes, quick, all, "
-        "or MxNxK, comma-separated",
+        help="--grid's (default all), --splits' or --ceiling's rows: groups square, layers, "
+        "cubes, quick, all, or MxNxK, comma-separated",
     )
     parser.add_argument(
-        "--dtype", choices=("fp16", "bf16", "both"), default="both", help="--grid's dtypes"
+        "--dtype",
+        choices=("fp16", "bf16", "both"),
+        default="both",
+        help="--grid's and --ceiling's dtypes",
     )
     parser.add_argument(
         "--launch", action="store_true", help="a tuned call's host time and what do_bench hides"
@@ -694,7 +698,7 @@ def main():
         stagger_gain(args.runs)
         return
     if args.ceiling:
-        ceiling(args.runs)
+        ceiling(args.runs, rows if args.rows else CEILING_SHAPES, dtypes)
         return
     if args.spread:
         spread(args.runs)
