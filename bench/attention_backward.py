@@ -11,6 +11,8 @@
         --head-dim ... --mask ... --seq-len ...]
     PYTHONPATH=language python bench/attention_backward.py --delta [--dtype ... --head-dim ...
         --mask ... --seq-len ...]
+    PYTHONPATH=language python bench/attention_backward.py --staging [--dtype ... --head-dim ...
+        --mask ... --seq-len ...]
     PYTHONPATH=language python bench/attention_backward.py --parts [--dtype ... --head-dim ...
         --mask ... --seq-len ...]
 
@@ -57,6 +59,10 @@ behind the same separate pass.
 ``--delta`` does the same for the dQ configurations the grid chose, behind the preprocess of
 delta, and for the same computing delta in its place (``attention_dq.delta_variants``), each
 behind the same separate pass: the whole backward, so the preprocess is timed where it runs.
+
+``--staging`` does the same for the split of dQ with one staging tile a consumer and a
+deeper ring (``attention_backward_config.staging_variants``) and the space's split, two tiles
+a consumer.
 
 ``--parts`` says where the GPU time of ours (tuned) and of cuDNN goes on each row the flags
 select, kernel by kernel (torch's profiler): the preprocess of delta, the zeroing and
@@ -246,6 +252,15 @@ def delta_configs(head_dim):
     return [(separate, dq_config) for dq_config in dq_configs]
 
 
+def staging_configs(head_dim):
+    """The space's split of dQ (two staging tiles a consumer) and its variants with one
+    (``attention_backward_config.staging_variants``), as (configuration, None) pairs."""
+    configs = [c for c in bwd.autotune_space(head_dim) if c.dq_pass == "split"]
+    return [
+        (config, None) for config in configs + attention_backward_config.staging_variants(head_dim)
+    ]
+
+
 def fixed(runs, configs_of, dtype_names, head_dims, masks, seq_lens):
     """Each (configuration, dQ kernel's configuration or None: its default) pair
     ``configs_of(head_dim)`` lists, fixed, and cuDNN, round-robin in GPU time, on each row;
@@ -388,6 +403,11 @@ def main():
         help="time the persistent variants and the configurations they come from, and cuDNN",
     )
     parser.add_argument(
+        "--staging",
+        action="store_true",
+        help="time the split of dQ with one staging tile a consumer against two, and cuDNN",
+    )
+    parser.add_argument(
         "--parts",
         action="store_true",
         help="where ours and cuDNN's GPU time goes, kernel by kernel",
@@ -409,10 +429,12 @@ def main():
     if args.turns:
         fixed(args.runs, turn_configs, args.dtype, [64], masks, args.seq_len)
         return
-    if args.persistent or args.delta:
-        configs_of = persistent_configs if args.persistent else delta_configs
-        fixed(args.runs, configs_of, args.dtype, args.head_dim, masks, args.seq_len)
-        return
+    fixed_configs = {"persistent": persistent_configs, "delta": delta_configs}
+    fixed_configs["staging"] = staging_configs
+    for flag, configs_of in fixed_configs.items():
+        if getattr(args, flag):
+            fixed(args.runs, configs_of, args.dtype, args.head_dim, masks, args.seq_len)
+            return
     if args.dq:
         dq_passes(args.runs, args.dq, args.dtype, args.head_dim, masks, args.seq_len)
         return

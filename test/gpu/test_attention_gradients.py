@@ -272,6 +272,17 @@ def test_the_turn_variants_agree(dtype, causal):
     assert_agree_on_tma_add_shapes(attention_backward_config.turn_variants(), dtype, 64, causal)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_staging_variants_agree(dtype, head_dim, causal):
+    """The split of dQ with one staging tile a consumer and a deeper ring
+    (``staging_variants``: each reduce-add retired before the next is staged), on the shapes
+    of ``assert_agree_on_tma_add_shapes``."""
+    configs = attention_backward_config.staging_variants(head_dim)
+    assert_agree_on_tma_add_shapes(configs, dtype, head_dim, causal)
+
+
 # (batch, heads, kv_heads, seq_len) of more tiles than SMs (8 x 4 heads at N = 1000: 256 key
 # blocks, 256 Q blocks; grouped heads at N = 4133: 264 key blocks; 40 x 2 heads at N = 300,
 # three Q blocks a tile, an odd number of steps) and fewer (one row; one Q block a tile, a KV

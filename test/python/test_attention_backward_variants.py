@@ -4,11 +4,14 @@ docs/attention-backward.md, "Persistent CTAs") and K and V in registers. The con
 name what a second K/V or Q slot needs, and K and V in registers; a persistent launch takes
 a CTA an SM; the persistent variants fit with their epilogues over their slots, compile and
 loop over the CTA's tiles, and the hazard check finds them clean on CTAs that take several
-tiles in turn. (The later turns' variants: test_attention_backward.py, beside the space's
+tiles in turn. FA3's split of dQ with one staging tile a consumer (``staging_variants``)
+holds a deeper ring in the same bytes, retires each reduction before staging the next and
+checks clean. (The later turns' variants: test_attention_backward.py, beside the space's
 turns.)"""
 
 import dataclasses
 import functools
+import re
 
 import pytest
 import tlx
@@ -215,3 +218,73 @@ def test_a_dq_kernel_computing_delta_needs_o():
         attention_dq.compute_dq(*arguments)
     with pytest.raises(ValueError, match=r"got \(8, 299, 64\)"):
         attention_dq.compute_dq(*arguments, o3=torch.empty(8, 299, 64))
+
+
+def test_dq_staging_tiles_name_what_they_count():
+    """``dq_staging_tiles`` counts the staging tiles of the passes that reduce dQ by TMA from a
+    consumer's tiles in turn: refused with another pass (naming it) or another count."""
+    split = dict(dq_pass="split", p_in_smem=True, scores_by_query=True, pipelined=True)
+    with pytest.raises(ValueError, match="with dq_pass 'tma_add' or 'split', got dq_staging_ti"):
+        bwd.Config(64, 128, 4, dq_pass="separate", dq_staging_tiles=1)
+    with pytest.raises(ValueError, match="dq_staging_tiles=1 with dq_pass='alternate'"):
+        bwd.Config(64, 128, 8, dq_pass="alternate", pipelined=True, dq_staging_tiles=1)
+    with pytest.raises(ValueError, match="dq_staging_tiles must be 1 or 2, got 3"):
+        bwd.Config(64, 128, 2, **split, dq_staging_tiles=3)
+    config = bwd.Config(64, 128, 2, **split, dq_staging_tiles=1)
+    assert repr(config).endswith(" pipelined dq_staging_tiles=1")
+    assert config.kernel_arguments()["DQ_STAGING_TILES"] == 1
+    assert bwd.Config(64, 128, 2, **split).kernel_arguments()["DQ_STAGING_TILES"] is None
+
+
+def _but_the_ring(config):
+    """``config``'s fields but its ring's depth and its staging tiles."""
+    fields = dataclasses.asdict(config)
+    return {
+        field: fields[field] for field in fields if field not in ("num_stages", "dq_staging_tiles")
+    }
+
+
+def _staging_tiles(config, head_dim):
+    """(The staging tiles' count, the plan's bytes) of ``config``'s SMEM plan."""
+    smem = bwd.smem_plan(config, head_dim)
+    (staging,) = (buffer for buffer in smem.buffers if buffer.name == "dq_tiles")
+    return staging.shape[0], smem.plan.size_bytes
+
+
+@pytest.mark.parametrize("head_dim", bwd.HEAD_DIMS)
+def test_the_staging_variants_hold_a_deeper_ring_in_the_same_bytes(head_dim):
+    """Each variant of ``staging_variants`` is a split of the space but for its one staging
+    tile a consumer and, beside it, a ring as deep as fits: one stage more than the space's
+    split of two tiles, whose ring cannot deepen. The planner prices it (224 KiB at most),
+    and its kernel retires each reduction before staging the next (``tma.store_wait(0)``,
+    where two tiles a consumer leave one in flight)."""
+    variants = attention_backward_config.staging_variants(head_dim)
+    space = bwd.autotune_space(head_dim)
+    assert variants and not set(variants) & set(space)
+    for config in variants:
+        base = next(c for c in space if _but_the_ring(c) == _but_the_ring(config))
+        assert _staging_tiles(config, head_dim)[0] == 2, config
+        assert _staging_tiles(base, head_dim)[0] == 4, base
+        with pytest.raises(CompilationError):
+            bwd.smem_plan(base.replace(num_stages=base.num_stages + 1), head_dim)
+        deepest = max(c.num_stages for c in variants if c.block_m == config.block_m)
+        assert deepest == base.num_stages + 1, config
+        assert _staging_tiles(config, head_dim)[1] <= 224 * 1024, config
+        if config.num_stages == deepest:
+            with pytest.raises(CompilationError):
+                bwd.smem_plan(config.replace(num_stages=deepest + 1), head_dim)
+        ttgirs = [
+            bwd.compile_for_hopper(c, head_dim, causal=True).asm["ttgir"] for c in (config, base)
+        ]
+        pendings = [set(re.findall(r"async_tma_store_wait \{pendings = (\d+)", t)) for t in ttgirs]
+        assert pendings[0] == {"0"} and "1" in pendings[1], config
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_staging_variants_are_free_of_hazards(causal):
+    """The split with one staging tile a consumer is free of hazards on CTAs of one and of
+    several Q blocks, grouped heads or not: a staging tile is rewritten only once the
+    reduction that read it is retired."""
+    for head_dim in bwd.HEAD_DIMS:
+        for config in attention_backward_config.staging_variants(head_dim):
+            assert_clean(bwd, config, head_dim, causal, "batch_kv_heads")

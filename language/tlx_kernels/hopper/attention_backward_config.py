@@ -38,6 +38,9 @@ TUNED_DQ_PASSES = {64: ("separate", "alternate"), 128: ("separate", "split")}
 # in-kernel sums keep the unpipelined steps ("summed" orders its products across the two
 # consumers, with barriers of its own).
 PIPELINED_DQ_PASSES = ("separate", "tma_add", "split", "alternate")
+# The ways to sum dQ whose consumers reduce it by TMA from staging tiles of their own, taken
+# in turn (``Config.dq_staging_tiles``).
+STAGED_DQ_PASSES = ("tma_add", "split")
 
 
 def dq_passes_of(dq_pass, head_dim):
@@ -78,6 +81,10 @@ class Config(KernelConfig):
     tiles in turn, with ``kv_buffers`` K/V slots (the second loads the next tile's K and V
     while one runs; docs/attention-backward.md, "Persistent CTAs"). ``keys_in_registers``
     (S^T): K and V loaded to registers once a tile, the A operands of S^T and dP^T.
+    ``dq_staging_tiles`` (dq_pass "tma_add" or "split"): the fp32 staging tiles a consumer
+    takes in turn for dQ's TMA reduce-adds, 1 or 2 (None: two); with one, each reduction is
+    retired before the consumer's next is staged, and the ring has its 32 KiB at HEAD_DIM 128
+    (``staging_variants``).
 
     The ring with ``pipelined``: the consumers hold two stages at a time, the step's and the
     previous one, released only once the step's wait for S has retired the previous step's
@@ -102,6 +109,7 @@ class Config(KernelConfig):
         "kv_buffers": "KV_BUFFERS",
         "persistent": "PERSISTENT",
         "keys_in_registers": "KEYS_IN_REGISTERS",
+        "dq_staging_tiles": "DQ_STAGING_TILES",
     }
 
     block_m: int
@@ -118,6 +126,7 @@ class Config(KernelConfig):
     kv_buffers: int = 1
     persistent: bool = False
     keys_in_registers: bool = False
+    dq_staging_tiles: int | None = None
 
     def __post_init__(self):
         if self.dq_pass not in DQ_PASSES:
@@ -155,6 +164,7 @@ class Config(KernelConfig):
         if self.pipelined:
             self._check_pipelined()
         self._check_turns()
+        self._check_staging()
         check_slots("kv_buffers", self.kv_buffers, self.persistent, "K and V")
         if self.keys_in_registers and self.scores_by_query:
             raise ValueError(
@@ -184,6 +194,21 @@ class Config(KernelConfig):
                 f"turn reads its dS^T {self.turn_delay} steps after writing it, into buffer "
                 f"step % turn_buffers, got turn_buffers={self.turn_buffers}"
             )
+
+    def _check_staging(self):
+        """``dq_staging_tiles`` counts the staging tiles of the passes that reduce dQ by TMA
+        from each consumer's own tiles in turn ("alternate" has one a consumer, reducing
+        every other step)."""
+        if self.dq_staging_tiles is None:
+            return
+        if self.dq_pass not in STAGED_DQ_PASSES:
+            raise ValueError(
+                "dq_staging_tiles counts the fp32 staging tiles a consumer reduces dQ from, with "
+                f"dq_pass {' or '.join(map(repr, STAGED_DQ_PASSES))}, got dq_staging_tiles="
+                f"{self.dq_staging_tiles} with dq_pass={self.dq_pass!r}"
+            )
+        if self.dq_staging_tiles not in (1, 2):
+            raise ValueError(f"dq_staging_tiles must be 1 or 2, got {self.dq_staging_tiles}")
 
     def _check_pipelined(self):
         """``pipelined`` leaves dK (and dV) in flight into the next step (attention_backward_step
@@ -226,10 +251,12 @@ class Config(KernelConfig):
         persistent = " persistent" if self.persistent else ""
         kv_buffers = "" if self.kv_buffers == 1 else f" kv_buffers={self.kv_buffers}"
         keys = " keys_in_registers" if self.keys_in_registers else ""
+        staging = self.dq_staging_tiles
+        staging = "" if staging is None else f" dq_staging_tiles={staging}"
         return (
             f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} stages={self.num_stages} "
             f"alias={self.alias}{consumers}{p_in_smem}{by_query}{dq_pass}{pipelined}{turns}"
-            f"{persistent}{kv_buffers}{keys}"
+            f"{persistent}{kv_buffers}{keys}{staging}"
         )
 
 
@@ -388,3 +415,18 @@ def persistent_variants(head_dim):
         separate.replace(**persistent),
         separate.replace(**two_slots),
     ]
+
+
+def staging_variants(head_dim):
+    """FA3's split of dQ (the tuner's at HEAD_DIM 128, docs/performance.md) with one fp32
+    staging tile a consumer (``Config.dq_staging_tiles``) rather than two: each TMA
+    reduce-add is retired before the consumer stages its next, a step later, and the bytes
+    of the second tiles hold one more Q/dO stage. At HEAD_DIM 128 the split's two stages
+    become three (224 KiB; the two-stage kernel with one tile, 192 KiB, times the cost of the
+    wait alone); at 64 the 128-row Q blocks' two stages become three (224 KiB). Compiled and
+    checked on the CPU, not yet timed on a GPU, so outside ``autotune_space`` until they are
+    (``bench/attention_backward.py --staging`` times them beside the space's split)."""
+    split = dict(dq_pass="split", p_in_smem=True, scores_by_query=True, pipelined=True)
+    if head_dim == 64:
+        return [Config(128, 128, 3, **split, dq_staging_tiles=1)]
+    return [Config(64, 128, stages, **split, dq_staging_tiles=1) for stages in (2, 3)]

@@ -342,17 +342,20 @@ def _smem_tiles(
     DQ_PASS: gl.constexpr,
     TURN_BUFFERS: gl.constexpr,
     KV_BUFFERS: gl.constexpr,
+    DQ_STAGING_TILES: gl.constexpr,
 ):
     """The kernel's SMEM, one spec: (q, dO, K, V, dS^T, P^T, dK, dV tiles; dS and P, queries
-    by rows, with SCORES_BY_QUERY; dQ's fp32 staging tiles, two a consumer, with DQ_PASS
-    "tma_add", else dS^T's buffer, unused). With ALIAS, consumer c's dK and dV staging tiles
-    take its K and V buffers' bytes and, with P_IN_SMEM, P^T and dS^T share a buffer unless
-    PIPELINED (whose dV, reading P^T, is still in flight when dS^T is written); without, every
-    tile has bytes of its own. P^T is dS^T's buffer (unused) without P_IN_SMEM. dQ's staging
-    tiles have bytes of their own either way: a TMA reduce-add reads one into the next step,
-    while K, V, the ring and the next P and dS are live (and a P/dS buffer is half a staging
-    tile). K, V, dK and dV: CONSUMERS buffers a K/V slot, KV_BUFFERS slots (a persistent
-    CTA loads its next tile's K and V into the other slot while this one runs)."""
+    by rows, with SCORES_BY_QUERY; dQ's fp32 staging tiles with DQ_PASS "tma_add", "split"
+    or "alternate", DQ_STAGING_TILES a consumer (None: two, one with "alternate", whose
+    consumer reduces every other step), else dS^T's buffer, unused). With ALIAS, consumer
+    c's dK and dV staging tiles take its K and V buffers' bytes and, with P_IN_SMEM, P^T and
+    dS^T share a buffer unless PIPELINED (whose dV, reading P^T, is still in flight when dS^T
+    is written); without, every tile has bytes of its own. P^T is dS^T's buffer (unused)
+    without P_IN_SMEM. dQ's staging tiles have bytes of their own either way: a TMA
+    reduce-add reads one into the next step, while K, V, the ring and the next P and dS are
+    live (and a P/dS buffer is half a staging tile). K, V, dK and dV: CONSUMERS buffers a
+    K/V slot, KV_BUFFERS slots (a persistent CTA loads its next tile's K and V into the
+    other slot while this one runs)."""
     layout: gl.constexpr = gl.NVMMASharedLayout(
         swizzle_byte_width=128, element_bitwidth=dtype.primitive_bitwidth, rank=2
     )
@@ -398,8 +401,12 @@ def _smem_tiles(
         dq_layout: gl.constexpr = gl.NVMMASharedLayout(
             swizzle_byte_width=128, element_bitwidth=32, rank=2
         )
-        # "alternate": one tile a consumer, which reduces every other step.
-        STAGING: gl.constexpr = CONSUMERS if DQ_PASS == "alternate" else 2 * CONSUMERS
+        if DQ_STAGING_TILES is not None:
+            STAGING: gl.constexpr = DQ_STAGING_TILES * CONSUMERS
+        elif DQ_PASS == "alternate":
+            STAGING: gl.constexpr = CONSUMERS
+        else:
+            STAGING: gl.constexpr = 2 * CONSUMERS
         if DQ_PASS == "split":
             STAGED_COLUMNS: gl.constexpr = HEAD_DIM // 2
         elif DQ_PASS == "alternate":
@@ -457,6 +464,7 @@ def attention_bwd_kernel(
     KV_BUFFERS: gl.constexpr,
     PERSISTENT: gl.constexpr,
     KEYS_IN_REGISTERS: gl.constexpr,
+    DQ_STAGING_TILES: gl.constexpr,
     CONSUMER_REGISTERS: gl.constexpr,
 ):
     """A tile a CTA (grid: the key blocks of every (batch, KV head)), or with PERSISTENT each
@@ -482,6 +490,7 @@ def attention_bwd_kernel(
         DQ_PASS,
         TURN_BUFFERS,
         KV_BUFFERS,
+        DQ_STAGING_TILES,
     )
     bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
     # A K/V slot's K and V have landed (kv_ready); its tile's epilogue has stored dK and dV
