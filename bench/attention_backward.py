@@ -11,7 +11,7 @@
         --head-dim ... --mask ... --seq-len ...]
     PYTHONPATH=language python bench/attention_backward.py --delta [--dtype ... --head-dim ...
         --mask ... --seq-len ...]
-    PYTHONPATH=language python bench/attention_backward.py --staging [--dtype ... --head-dim ...
+    PYTHONPATH=language python bench/attention_backward.py --split [--dtype ... --head-dim ...
         --mask ... --seq-len ...]
     PYTHONPATH=language python bench/attention_backward.py --parts [--dtype ... --head-dim ...
         --mask ... --seq-len ...]
@@ -60,9 +60,9 @@ behind the same separate pass.
 delta, and for the same computing delta in its place (``attention_dq.delta_variants``), each
 behind the same separate pass: the whole backward, so the preprocess is timed where it runs.
 
-``--staging`` does the same for the split of dQ with one staging tile a consumer and a
-deeper ring (``attention_backward_config.staging_variants``) and the space's split, two tiles
-a consumer.
+``--split`` does the same for the space's split of dQ and its variants outside the space
+(``attention_backward_config.split_variants``: one staging tile a consumer and a deeper
+ring; each step's dQ issued in the next step).
 
 ``--parts`` says where the GPU time of ours (tuned) and of cuDNN goes on each row the flags
 select, kernel by kernel (torch's profiler): the preprocess of delta, the zeroing and
@@ -252,12 +252,12 @@ def delta_configs(head_dim):
     return [(separate, dq_config) for dq_config in dq_configs]
 
 
-def staging_configs(head_dim):
-    """The space's split of dQ (two staging tiles a consumer) and its variants with one
-    (``attention_backward_config.staging_variants``), as (configuration, None) pairs."""
+def split_configs(head_dim):
+    """The space's split of dQ and its variants outside the space
+    (``attention_backward_config.split_variants``), as (configuration, None) pairs."""
     configs = [c for c in bwd.autotune_space(head_dim) if c.dq_pass == "split"]
     return [
-        (config, None) for config in configs + attention_backward_config.staging_variants(head_dim)
+        (config, None) for config in configs + attention_backward_config.split_variants(head_dim)
     ]
 
 
@@ -403,9 +403,9 @@ def main():
         help="time the persistent variants and the configurations they come from, and cuDNN",
     )
     parser.add_argument(
-        "--staging",
+        "--split",
         action="store_true",
-        help="time the split of dQ with one staging tile a consumer against two, and cuDNN",
+        help="time the split of dQ and its variants outside the space, and cuDNN",
     )
     parser.add_argument(
         "--parts",
@@ -430,7 +430,7 @@ def main():
         fixed(args.runs, turn_configs, args.dtype, [64], masks, args.seq_len)
         return
     fixed_configs = {"persistent": persistent_configs, "delta": delta_configs}
-    fixed_configs["staging"] = staging_configs
+    fixed_configs["split"] = split_configs
     for flag, configs_of in fixed_configs.items():
         if getattr(args, flag):
             fixed(args.runs, configs_of, args.dtype, args.head_dim, masks, args.seq_len)

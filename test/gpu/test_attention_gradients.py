@@ -275,11 +275,11 @@ def test_the_turn_variants_agree(dtype, causal):
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("head_dim", [64, 128])
 @pytest.mark.parametrize("causal", [False, True])
-def test_the_staging_variants_agree(dtype, head_dim, causal):
+def test_the_split_variants_agree(dtype, head_dim, causal):
     """The split of dQ with one staging tile a consumer and a deeper ring
-    (``staging_variants``: each reduce-add retired before the next is staged), on the shapes
+    (``split_variants``: each reduce-add retired before the next is staged), on the shapes
     of ``assert_agree_on_tma_add_shapes``."""
-    configs = attention_backward_config.staging_variants(head_dim)
+    configs = attention_backward_config.split_variants(head_dim)
     assert_agree_on_tma_add_shapes(configs, dtype, head_dim, causal)
 
 

@@ -4,9 +4,11 @@ docs/attention-backward.md, "Persistent CTAs") and K and V in registers. The con
 name what a second K/V or Q slot needs, and K and V in registers; a persistent launch takes
 a CTA an SM; the persistent variants fit with their epilogues over their slots, compile and
 loop over the CTA's tiles, and the hazard check finds them clean on CTAs that take several
-tiles in turn. FA3's split of dQ with one staging tile a consumer (``staging_variants``)
-holds a deeper ring in the same bytes, retires each reduction before staging the next and
-checks clean. (The later turns' variants: test_attention_backward.py, beside the space's
+tiles in turn. FA3's split of dQ with one staging tile a consumer (``split_variants``)
+holds a deeper ring in the same bytes and retires each reduction before staging the next;
+the split a step late (``late_dq``) issues each step's dQ in the next; both check clean,
+and without the wait for the other consumer's products the late split's check reports the
+race. (The later turns' variants: test_attention_backward.py, beside the space's
 turns.)"""
 
 import dataclasses
@@ -20,6 +22,7 @@ from _helpers import whole_space_on_newest_triton
 from tlx_kernels.hopper import attention_backward as bwd
 from tlx_kernels.hopper import attention_backward_config, attention_common, attention_dq
 from triton.compiler.errors import CompilationError
+from triton.experimental import gluon
 
 # (seq_len, group, batch * KV heads (or heads), program, programs) of the CTAs checked:
 # every tile of two heads, every other tile of a grouped head, every third of two heads of
@@ -236,6 +239,17 @@ def test_dq_staging_tiles_name_what_they_count():
     assert bwd.Config(64, 128, 2, **split).kernel_arguments()["DQ_STAGING_TILES"] is None
 
 
+def test_late_dq_needs_the_split():
+    """``late_dq`` moves the split's products to the next step: refused with another dq_pass,
+    named in the configuration and passed to the kernel."""
+    with pytest.raises(ValueError, match="late_dq .* as dq_pass='split' sums them: got dq_pass="):
+        bwd.Config(64, 128, 2, dq_pass="tma_add", late_dq=True)
+    split = dict(dq_pass="split", p_in_smem=True, scores_by_query=True, pipelined=True)
+    config = bwd.Config(64, 128, 2, **split, dq_staging_tiles=1, late_dq=True)
+    assert repr(config).endswith(" pipelined dq_staging_tiles=1 late_dq")
+    assert config.kernel_arguments()["LATE_DQ"] is True
+
+
 def _but_the_ring(config):
     """``config``'s fields but its ring's depth and its staging tiles."""
     fields = dataclasses.asdict(config)
@@ -252,15 +266,16 @@ def _staging_tiles(config, head_dim):
 
 
 @pytest.mark.parametrize("head_dim", bwd.HEAD_DIMS)
-def test_the_staging_variants_hold_a_deeper_ring_in_the_same_bytes(head_dim):
-    """Each variant of ``staging_variants`` is a split of the space but for its one staging
+def test_the_split_variants_hold_a_deeper_ring_in_the_same_bytes(head_dim):
+    """Each variant of ``split_variants`` is a split of the space but for its one staging
     tile a consumer and, beside it, a ring as deep as fits: one stage more than the space's
     split of two tiles, whose ring cannot deepen. The planner prices it (224 KiB at most),
     and its kernel retires each reduction before staging the next (``tma.store_wait(0)``,
     where two tiles a consumer leave one in flight)."""
-    variants = attention_backward_config.staging_variants(head_dim)
+    variants = attention_backward_config.split_variants(head_dim)
     space = bwd.autotune_space(head_dim)
     assert variants and not set(variants) & set(space)
+    variants = [config for config in variants if not config.late_dq]
     for config in variants:
         base = next(c for c in space if _but_the_ring(c) == _but_the_ring(config))
         assert _staging_tiles(config, head_dim)[0] == 2, config
@@ -281,10 +296,51 @@ def test_the_staging_variants_hold_a_deeper_ring_in_the_same_bytes(head_dim):
 
 
 @pytest.mark.parametrize("causal", [False, True])
-def test_the_staging_variants_are_free_of_hazards(causal):
-    """The split with one staging tile a consumer is free of hazards on CTAs of one and of
-    several Q blocks, grouped heads or not: a staging tile is rewritten only once the
-    reduction that read it is retired."""
+def test_the_late_split_issues_each_steps_dq_in_the_next(causal):
+    """``late_dq`` (HEAD_DIM 128): two dS buffers a consumer beside one staging tile and two
+    stages (208 KiB; a third stage does not fit); each step waits for S, dP, then dQ's
+    products with dK left in flight, and reduces the previous step's dQ (zeros before the
+    tile's first), the last step's after the loop: one reduction more a consumer than the
+    split's, whose steps reduce their own."""
+    (late,) = [c for c in attention_backward_config.split_variants(128) if c.late_dq]
+    split = next(c for c in bwd.autotune_space(128) if c.dq_pass == "split")
+    smem = bwd.smem_plan(late, 128)
+    counts = {buffer.name: buffer.shape[0] for buffer in smem.buffers}
+    assert (counts["ds_tiles"], counts["dq_tiles"], smem.plan.size_bytes) == (4, 2, 208 * 1024)
+    with pytest.raises(CompilationError):
+        bwd.smem_plan(late.replace(num_stages=3), 128)
+    steps = 2 if causal else 1
+    ttgirs = [bwd.compile_for_hopper(c, 128, causal=causal).asm["ttgir"] for c in (late, split)]
+    reductions = [ttgir.count("ttng.async_tma_reduce add,") for ttgir in ttgirs]
+    assert reductions == [2 * (steps + 1), 2 * steps]
+    waits = re.findall(r"warp_group_dot_wait .*\{pendings = (\d)", ttgirs[0])
+    assert waits == (["1", "0", "1"] * steps + ["0", "0"]) * 2
+
+
+def test_the_late_split_without_its_wait_for_the_other_consumer_races(monkeypatch):
+    """Without the wait for the other consumer's products over a dS buffer before it is
+    rewritten (``_wait_for_late_dq_on``), the check reports the race on the buffer."""
+    from tlx_kernels.hopper import attention_backward_late_split
+
+    @gluon.jit
+    def no_wait(state, step, consumer):
+        pass
+
+    monkeypatch.setattr(attention_backward_late_split, "_wait_for_late_dq_on", no_wait)
+    (late,) = [c for c in attention_backward_config.split_variants(128) if c.late_dq]
+    source = bwd.kernel_source(late, 128, causal=False)
+    cta = {"values": {"seq_len": 300, "group": 2, "batch_kv_heads": 1}, "program_id": (0, 0, 0)}
+    (report,) = tlx.check_hazards_at(source, bwd.SM90A, late.compile_options, ctas=[cta])
+    assert report.result == "hazards"
+    assert '"ds_tiles"' in report.describe()
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_split_variants_are_free_of_hazards(causal):
+    """The split's variants are free of hazards on CTAs of one and of several Q blocks,
+    grouped heads or not: with one staging tile a consumer, a staging tile is rewritten only
+    once the reduction that read it is retired; a step late, a dS buffer only once the other
+    consumer's products of its last use are retired."""
     for head_dim in bwd.HEAD_DIMS:
-        for config in attention_backward_config.staging_variants(head_dim):
+        for config in attention_backward_config.split_variants(head_dim):
             assert_clean(bwd, config, head_dim, causal, "batch_kv_heads")

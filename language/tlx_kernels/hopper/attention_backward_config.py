@@ -83,8 +83,10 @@ class Config(KernelConfig):
     (S^T): K and V loaded to registers once a tile, the A operands of S^T and dP^T.
     ``dq_staging_tiles`` (dq_pass "tma_add" or "split"): the fp32 staging tiles a consumer
     takes in turn for dQ's TMA reduce-adds, 1 or 2 (None: two); with one, each reduction is
-    retired before the consumer's next is staged, and the ring has its 32 KiB at HEAD_DIM 128
-    (``staging_variants``).
+    retired before the consumer's next is staged, and the ring has its 32 KiB at HEAD_DIM 128.
+    ``late_dq`` (dq_pass "split"): each step's dQ products issued in the next step, so that
+    a consumer waits for the other's dS a step after it is written
+    (attention_backward_late_split.py). Both: ``split_variants``.
 
     The ring with ``pipelined``: the consumers hold two stages at a time, the step's and the
     previous one, released only once the step's wait for S has retired the previous step's
@@ -110,6 +112,7 @@ class Config(KernelConfig):
         "persistent": "PERSISTENT",
         "keys_in_registers": "KEYS_IN_REGISTERS",
         "dq_staging_tiles": "DQ_STAGING_TILES",
+        "late_dq": "LATE_DQ",
     }
 
     block_m: int
@@ -127,6 +130,7 @@ class Config(KernelConfig):
     persistent: bool = False
     keys_in_registers: bool = False
     dq_staging_tiles: int | None = None
+    late_dq: bool = False
 
     def __post_init__(self):
         if self.dq_pass not in DQ_PASSES:
@@ -165,6 +169,11 @@ class Config(KernelConfig):
             self._check_pipelined()
         self._check_turns()
         self._check_staging()
+        if self.late_dq and self.dq_pass != "split":
+            raise ValueError(
+                "late_dq issues the products of a step's dQ columns over both consumers' dS in "
+                f"the next step, as dq_pass='split' sums them: got dq_pass={self.dq_pass!r}"
+            )
         check_slots("kv_buffers", self.kv_buffers, self.persistent, "K and V")
         if self.keys_in_registers and self.scores_by_query:
             raise ValueError(
@@ -253,6 +262,7 @@ class Config(KernelConfig):
         keys = " keys_in_registers" if self.keys_in_registers else ""
         staging = self.dq_staging_tiles
         staging = "" if staging is None else f" dq_staging_tiles={staging}"
+        staging += " late_dq" if self.late_dq else ""
         return (
             f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} stages={self.num_stages} "
             f"alias={self.alias}{consumers}{p_in_smem}{by_query}{dq_pass}{pipelined}{turns}"
@@ -417,16 +427,22 @@ def persistent_variants(head_dim):
     ]
 
 
-def staging_variants(head_dim):
-    """FA3's split of dQ (the tuner's at HEAD_DIM 128, docs/performance.md) with one fp32
-    staging tile a consumer (``Config.dq_staging_tiles``) rather than two: each TMA
-    reduce-add is retired before the consumer stages its next, a step later, and the bytes
-    of the second tiles hold one more Q/dO stage. At HEAD_DIM 128 the split's two stages
-    become three (224 KiB; the two-stage kernel with one tile, 192 KiB, times the cost of the
-    wait alone); at 64 the 128-row Q blocks' two stages become three (224 KiB). Compiled and
-    checked on the CPU, not yet timed on a GPU, so outside ``autotune_space`` until they are
-    (``bench/attention_backward.py --staging`` times them beside the space's split)."""
+def split_variants(head_dim):
+    """FA3's split of dQ (the tuner's at HEAD_DIM 128, docs/performance.md) outside the
+    space: with one fp32 staging tile a consumer (``Config.dq_staging_tiles``) rather than
+    two, each TMA reduce-add retired before the consumer stages its next, a step later, and
+    the bytes of the second tiles holding one more Q/dO stage (at HEAD_DIM 128 the split's
+    two stages become three, 224 KiB, and the two-stage kernel with one tile, 192 KiB, times
+    the cost of the wait alone; at 64 the 128-row Q blocks' two stages become three, 224
+    KiB); and, at HEAD_DIM 128, with each step's dQ issued in the next step
+    (``Config.late_dq``: the consumers need not be in step; two dS buffers a consumer, so
+    one staging tile and two stages, 208 KiB). Compiled and checked on the CPU, not yet
+    timed on a GPU, so outside ``autotune_space`` until they are
+    (``bench/attention_backward.py --split`` times them beside the space's split)."""
     split = dict(dq_pass="split", p_in_smem=True, scores_by_query=True, pipelined=True)
     if head_dim == 64:
         return [Config(128, 128, 3, **split, dq_staging_tiles=1)]
-    return [Config(64, 128, stages, **split, dq_staging_tiles=1) for stages in (2, 3)]
+    return [
+        *(Config(64, 128, stages, **split, dq_staging_tiles=1) for stages in (2, 3)),
+        Config(64, 128, 2, **split, dq_staging_tiles=1, late_dq=True),
+    ]

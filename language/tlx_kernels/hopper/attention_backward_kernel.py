@@ -44,7 +44,8 @@ docs/attention-backward.md, "How dQ is summed", says why each, with the measurem
 * "tma_add": each consumer's share through fp32 SMEM staging tiles, each added by one
   asynchronous TMA reduce-add (``desc_dq``; ``tlx.compat.tma_atomic_add``);
 * "split": on the pipelined steps, half of the CTA's columns a consumer over both consumers'
-  dS, added the same way: each element once a CTA;
+  dS, added the same way: each element once a CTA; with LATE_DQ a step's products are
+  issued in the next step (attention_backward_late_split.py);
 * "alternate": the consumers take turns, one computing the CTA's whole dQ of a Q block over
   both consumers' dS^T, added the same way (attention_backward_turns.py).
 
@@ -83,6 +84,11 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     tma,
 )
 
+from tlx_kernels.hopper.attention_backward_late_split import (
+    last_late_dq,
+    step_splitting_late,
+    wait_for_late_dq_on_own,
+)
 from tlx_kernels.hopper.attention_backward_step import (
     DQ_COLUMNS,
     drain_pipeline,
@@ -214,6 +220,8 @@ def _step(state, at, rows, key_rows, dk, dv, consumer, MASKED, SCHEDULE):
     PIPELINED: gl.constexpr = SCHEDULE[4]
     if DQ_PASS == "alternate":
         dk, dv = step_taking_turns(state, at, key_rows, dk, dv, consumer, MASKED, SCHEDULE[5])
+    elif SCHEDULE[8]:
+        dk, dv = step_splitting_late(state, at, rows, dk, dv, consumer, MASKED)
     elif SCHEDULE[2]:
         dk, dv = step_by_queries(
             state, index, bh_q, off_m, rows, dk, dv, consumer, MASKED, DQ_PASS, PIPELINED
@@ -289,6 +297,9 @@ def _tile(state, bh_kv, off_n, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
     if SCHEDULE[3] == "alternate":
         last_turns(state, index, (previous_row, earlier_row), consumer, SCHEDULE[5])
         wait_for_turns_on_own(state, index, consumer)
+    elif SCHEDULE[8]:
+        last_late_dq(state, index, previous_row, consumer)
+        wait_for_late_dq_on_own(state, index, consumer)
     else:
         wait_for_other_consumer(state, index, consumer, SCHEDULE[3])
     _store_dk_dv(state, dk, dv, bh_kv, rows, consumer)
@@ -343,6 +354,7 @@ def _smem_tiles(
     TURN_BUFFERS: gl.constexpr,
     KV_BUFFERS: gl.constexpr,
     DQ_STAGING_TILES: gl.constexpr,
+    LATE_DQ: gl.constexpr,
 ):
     """The kernel's SMEM, one spec: (q, dO, K, V, dS^T, P^T, dK, dV tiles; dS and P, queries
     by rows, with SCORES_BY_QUERY; dQ's fp32 staging tiles with DQ_PASS "tma_add", "split"
@@ -375,6 +387,10 @@ def _smem_tiles(
     # (attention_backward_turns.py).
     if DQ_PASS == "alternate":
         DS_BUFFERS: gl.constexpr = TURN_BUFFERS * CONSUMERS
+    elif LATE_DQ:
+        # Two dS buffers a consumer, one a parity of the step
+        # (attention_backward_late_split.py).
+        DS_BUFFERS: gl.constexpr = 2 * CONSUMERS
     else:
         DS_BUFFERS: gl.constexpr = CONSUMERS
     ds_tiles = tlx.local_alloc(SCORES, dtype, DS_BUFFERS, reuse=smem, layout=layout)
@@ -388,7 +404,12 @@ def _smem_tiles(
         scores_over: gl.constexpr = over
     if P_IN_SMEM:
         p_tiles = tlx.local_alloc(SCORES, dtype, CONSUMERS, reuse=smem, layout=layout)
-        scores = tlx.reuse_group(ds_tiles, p_tiles, group_type=scores_over, group_size=CONSUMERS)
+        if LATE_DQ:
+            scores = tlx.reuse_group(ds_tiles, p_tiles, group_type=scores_over)
+        else:
+            scores = tlx.reuse_group(
+                ds_tiles, p_tiles, group_type=scores_over, group_size=CONSUMERS
+            )
     else:
         p_tiles = ds_tiles
         scores = tlx.reuse_group(ds_tiles, group_size=DS_BUFFERS)
@@ -465,6 +486,7 @@ def attention_bwd_kernel(
     PERSISTENT: gl.constexpr,
     KEYS_IN_REGISTERS: gl.constexpr,
     DQ_STAGING_TILES: gl.constexpr,
+    LATE_DQ: gl.constexpr,
     CONSUMER_REGISTERS: gl.constexpr,
 ):
     """A tile a CTA (grid: the key blocks of every (batch, KV head)), or with PERSISTENT each
@@ -491,6 +513,7 @@ def attention_bwd_kernel(
         TURN_BUFFERS,
         KV_BUFFERS,
         DQ_STAGING_TILES,
+        LATE_DQ,
     )
     bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
     # A K/V slot's K and V have landed (kv_ready); its tile's epilogue has stored dK and dV
@@ -507,6 +530,8 @@ def attention_bwd_kernel(
         # (attention_backward_turns.py).
         if DQ_PASS == "alternate":
             GIVEN: gl.constexpr = CONSUMERS * TURN_BUFFERS
+        elif LATE_DQ:
+            GIVEN: gl.constexpr = 2 * CONSUMERS
         else:
             GIVEN: gl.constexpr = CONSUMERS
         ds_ready = gl.allocate_shared_memory(gl.int64, [GIVEN, 1], bar_layout)
@@ -555,6 +580,7 @@ def attention_bwd_kernel(
         TURN_DELAY,
         PERSISTENT,
         KEYS_IN_REGISTERS,
+        LATE_DQ,
     )
     if CONSUMERS == 2:
         gl.warp_specialize(

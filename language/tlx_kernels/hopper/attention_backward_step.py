@@ -473,7 +473,7 @@ def step_by_keys(
 
 
 @gluon.jit
-def _gradients_by_query(s, dp, lse2, delta, queries, keys, qk_scale, MASKED: gl.constexpr):
+def gradients_by_query(s, dp, lse2, delta, queries, keys, qk_scale, MASKED: gl.constexpr):
     """(P, dS) of a Q block from S and dP (fp32, queries by rows, keys by columns): P =
     exp(S * sm_scale - LSE), zero right of the diagonal when MASKED (a key after the query),
     and dS = P * (dP - delta)."""
@@ -591,7 +591,7 @@ def step_by_queries(
     lse2, delta = row_statistics(state, bh_q, queries)
     s, dk, dv = _wait_for_scores(state, index, s_tok, dk, dv, PIPELINED)
     dp = warpgroup_mma_wait(0, deps=[dp_tok])
-    p, ds = _gradients_by_query(s, dp, lse2, delta, queries, keys, state[15], MASKED)
+    p, ds = gradients_by_query(s, dp, lse2, delta, queries, keys, state[15], MASKED)
     if DQ_PASS == "split":
         dk, dv = _split_dq(
             state, p, ds, q, do, k, p_smem, ds_smem, index, bh_q, off_m, dk, dv, consumer

@@ -1,0 +1,194 @@
+"""FA3's split of dQ a step late in the Hopper attention backward (dq_pass "split" with
+``Config.late_dq``; tlx_kernels/hopper/attention_backward_kernel.py has the kernel,
+attention_backward_step.py the split in its step).
+
+The split's consumer c computes columns [c D/2, (c+1) D/2) of the CTA's dQ of a Q block over
+both consumers' dS. In its step that waits for the other consumer's dS of the same step, so
+the two consumers run in step, and each one's softmax leaves the tensor cores with nothing of
+its own to run. Here step i issues the products of step i - 1's dQ (both consumers' dS of that
+step, read from SMEM) after its softmax, where the split issues step i's, and waits for the
+other's dS of the step before: the consumers need not be in step, so that one's softmax may
+run while the other's products do. (Issued before the softmax, to run under it, their
+accumulator beside S, dP, dK and dV spilled 384 / 1124 bytes a thread at HEAD_DIM 128,
+ptxas on Triton 3.6, without / with the causal mask.) The last
+step's dQ follows the loop (``last_late_dq``).
+
+Each consumer writes its dS to two buffers in turn (step i's to buffer i % 2), each with a
+barrier pair: ``ds_ready`` (written) and ``ds_free`` (the other consumer's dQ products have
+read it and the writer's K). A buffer is rewritten two steps later, once the other's products
+of its last use are retired; the epilogue waits for both buffers' last uses before it writes
+dK over K (``wait_for_late_dq_on_own``). Every step uses its buffer once, so a use's phase is
+(step // 2) & 1.
+"""
+
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
+
+from tlx_kernels.hopper.attention_backward_step import (
+    cross_consumer_barriers,
+    first_step,
+    gradients_by_query,
+    kv_buffer,
+    reduce_dq,
+    release_stage_of,
+    row_statistics,
+)
+from tlx_kernels.hopper.common import accumulator_layout
+
+
+@gluon.jit
+def _ds_use(owner, step):
+    """(the index of consumer ``owner``'s dS buffer of step ``step`` among ds_tiles and its
+    barriers, the parity of that use's phase). A step before the CTA's first (negative) gets
+    parity 1, which a barrier not yet used has completed: a wait for it passes."""
+    return 2 * owner + (step & 1), (step >> 1) & 1
+
+
+@gluon.jit
+def _issue_late_dq(state, step, consumer: gl.constexpr):
+    """Issues this consumer's columns of step ``step``'s dQ: its own dS of the step times its
+    K, then, once the other consumer's dS of the step is written (``ds_ready``), the other's
+    times its K, both dS read from SMEM. Before the tile's first step there is no step: the
+    second product then reads this consumer's own buffer again, and the sum is dropped
+    (products are issued on every step, not in a branch: a branch that yields a product in
+    flight lets the compiler copy its registers before the tensor cores write them)."""
+    (k_tiles, ds_tiles) = state[2], state[4]
+    ds_ready = cross_consumer_barriers(state, "split")[0]
+    COLUMNS: gl.constexpr = k_tiles.shape[2] // 2
+    BLOCK_M: gl.constexpr = ds_tiles.shape[1]
+    num_warps: gl.constexpr = gl.num_warps()
+    half_layout: gl.constexpr = accumulator_layout(COLUMNS, num_warps)
+    other: gl.constexpr = 1 - consumer
+    own_buffer, _ = _ds_use(consumer, step)
+    other_buffer, phase = _ds_use(other, step)
+    # Before the tile's first step the wait is for a phase completed already (the previous
+    # tile's last step, or none: ``_ds_use``), so it passes: no branch around it.
+    in_tile = step >= first_step(state)
+    mbarrier.wait(ds_ready.index(other_buffer), phase)
+    dq = warpgroup_mma(
+        ds_tiles.index(own_buffer),
+        kv_buffer(state, k_tiles, consumer).slice(consumer * COLUMNS, COLUMNS, dim=1),
+        gl.zeros([BLOCK_M, COLUMNS], gl.float32, half_layout),
+        use_acc=False,
+        is_async=True,
+    )
+    second = gl.where(in_tile, other, consumer)
+    return warpgroup_mma(
+        ds_tiles.index(gl.where(in_tile, other_buffer, own_buffer)),
+        kv_buffer(state, k_tiles, second).slice(consumer * COLUMNS, COLUMNS, dim=1),
+        dq,
+        is_async=True,
+    )
+
+
+@gluon.jit
+def _finish_late_dq(state, dq, step, row, consumer: gl.constexpr):
+    """Step ``step``'s dQ columns complete (``dq``, its products waited for): the other
+    consumer's dS buffer of the step is free again (``ds_free``), and the columns go to a
+    staging tile and its TMA reduce-add (``reduce_dq``; ``row``: the Q block's first row of
+    the [batch * heads * seq_len] rows). Before the tile's first step there is no step: the
+    arrival is predicated off and zeros are added (whatever the products read), so that no
+    branch stands between dK's issue and the next step's wait."""
+    ds_free = cross_consumer_barriers(state, "split")[1]
+    seq_len = state[16]
+    COLUMNS: gl.constexpr = dq.shape[1]
+    in_tile = step >= first_step(state)
+    mbarrier.arrive(ds_free.index(_ds_use(1 - consumer, step)[0]), pred=in_tile)
+    dq = gl.where(in_tile, dq, 0.0)
+    reduce_dq(state, dq, row // seq_len, row % seq_len, step, consumer * COLUMNS, consumer)
+
+
+@gluon.jit
+def _wait_for_late_dq_on(state, step, consumer: gl.constexpr):
+    """Waits until the other consumer's dQ products have read this consumer's dS of step
+    ``step`` and its K. For a step before the tile's first the phase was completed already
+    (an earlier tile's, waited for by its epilogue, or none: ``_ds_use``), and it passes."""
+    ds_free = cross_consumer_barriers(state, "split")[1]
+    buffer, phase = _ds_use(consumer, step)
+    mbarrier.wait(ds_free.index(buffer), phase)
+
+
+@gluon.jit
+def wait_for_late_dq_on_own(state, index, consumer: gl.constexpr):
+    """Before the epilogue writes dK over K (``index``: the steps taken): waits for the other
+    consumer's products over this consumer's dS of the last two steps; the earlier ones were
+    waited for before their buffers were rewritten."""
+    _wait_for_late_dq_on(state, index - 2, consumer)
+    _wait_for_late_dq_on(state, index - 1, consumer)
+
+
+@gluon.jit
+def last_late_dq(state, index, previous_row, consumer: gl.constexpr):
+    """After the loop (``index``: the steps taken; ``previous_row``: the last step's Q
+    block): this consumer's columns of the last step's dQ."""
+    step = index - 1
+    dq = _issue_late_dq(state, step, consumer)
+    dq = warpgroup_mma_wait(0, deps=[dq])
+    _finish_late_dq(state, dq, step, previous_row, consumer)
+
+
+@gluon.jit
+def step_splitting_late(state, at, first_key, dk, dv, consumer: gl.constexpr, MASKED: gl.constexpr):
+    """One step with S by queries: S and dP, the softmax, P to SMEM for dV, step index - 1's
+    dQ columns, dS to this step's buffer for dK and the next step's dQ. ``at``: (the ring
+    index, the query head, the Q block's first row, ``previous_rows``: the Q blocks of steps
+    index - 1 and index - 2, their first rows of the [batch * heads * seq_len] rows). dQ's
+    products follow dV's, once P is in SMEM and dS in 16 bits (their accumulator beside
+    fp32 P and dS spilled 248 bytes a thread at HEAD_DIM 128), and the step's wait for them
+    retires dV too; dK stays in flight into the next step, whose wait for S retires it."""
+    (index, bh_q, off_m, previous_rows) = at
+    (q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles, p_tiles) = state[0:6]
+    ready = state[9]
+    ds_ready = cross_consumer_barriers(state, "split")[0]
+    NUM_STAGES: gl.constexpr = q_tiles.shape[0]
+    BLOCK_M: gl.constexpr = q_tiles.shape[1]
+    SUB_N: gl.constexpr = k_tiles.shape[1]
+    dtype: gl.constexpr = q_tiles.dtype
+    num_warps: gl.constexpr = gl.num_warps()
+    s_layout: gl.constexpr = accumulator_layout(SUB_N, num_warps)
+    stage = index % NUM_STAGES
+    q = q_tiles.index(stage)
+    do = do_tiles.index(stage)
+    # The consumer's buffers indexed by a value the compiler cannot fold (index >> 31 is 0),
+    # so that their wgmma descriptors are not hoisted out of the loop into registers that
+    # stay live across it (as attention_backward_step.step_by_queries does).
+    own = consumer + (index >> 31)
+    k = kv_buffer(state, k_tiles, own)
+    mbarrier.wait(ready.index(stage), (index // NUM_STAGES) & 1)
+    zeros = gl.zeros([BLOCK_M, SUB_N], gl.float32, s_layout)
+    s_tok = warpgroup_mma(q, k.permute((1, 0)), zeros, use_acc=False, is_async=True)
+    dp_tok = warpgroup_mma(
+        do, kv_buffer(state, v_tiles, own).permute((1, 0)), zeros, use_acc=False, is_async=True
+    )
+    queries = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(1, s_layout))
+    keys = first_key + (index >> 31) + gl.arange(0, SUB_N, gl.SliceLayout(0, s_layout))
+    lse2, delta = row_statistics(state, bh_q, queries)
+    s, dk, dv = warpgroup_mma_wait(1, deps=[s_tok, dk, dv])
+    previous = index - 1
+    if previous >= first_step(state):
+        release_stage_of(state, previous)
+    dp = warpgroup_mma_wait(0, deps=[dp_tok])
+    p, ds = gradients_by_query(s, dp, lse2, delta, queries, keys, state[15], MASKED)
+    p_smem = p_tiles.index(own)
+    p_smem.store(p.to(dtype))
+    fence_async_shared()
+    dv = warpgroup_mma(p_smem.permute((1, 0)), do, dv, is_async=True)
+    ds16 = ds.to(dtype)
+    dq = _issue_late_dq(state, previous, consumer)
+    buffer, _ = _ds_use(consumer, index)
+    ds_smem = ds_tiles.index(buffer)
+    _wait_for_late_dq_on(state, index - 2, consumer)
+    ds_smem.store(ds16)
+    fence_async_shared()
+    mbarrier.arrive(ds_ready.index(buffer))
+    dk = warpgroup_mma(ds_smem.permute((1, 0)), q, dk, is_async=True)
+    # Retires dV and dQ's products, leaves dK in flight into the next step.
+    dq = warpgroup_mma_wait(1, deps=[dq])
+    _finish_late_dq(state, dq, previous, previous_rows[0], consumer)
+    return dk, dv
