@@ -295,22 +295,31 @@ def test_the_split_variants_hold_a_deeper_ring_in_the_same_bytes(head_dim):
         assert pendings[0] == {"0"} and "1" in pendings[1], config
 
 
+# The late split's (staging tiles, plan bytes) by head dim: one tile a consumer and two
+# stages at HEAD_DIM 128, two and seven at 64.
+LATE_SPLIT_SMEM = {128: (2, 208 * 1024), 64: (4, 224 * 1024)}
+
+
+@pytest.mark.parametrize("head_dim", bwd.HEAD_DIMS)
 @pytest.mark.parametrize("causal", [False, True])
-def test_the_late_split_issues_each_steps_dq_in_the_next(causal):
-    """``late_dq`` (HEAD_DIM 128): two dS buffers a consumer beside one staging tile and two
-    stages (208 KiB; a third stage does not fit); each step waits for S, dP, then dQ's
-    products with dK left in flight, and reduces the previous step's dQ (zeros before the
-    tile's first), the last step's after the loop: one reduction more a consumer than the
-    split's, whose steps reduce their own."""
-    (late,) = [c for c in attention_backward_config.split_variants(128) if c.late_dq]
-    split = next(c for c in bwd.autotune_space(128) if c.dq_pass == "split")
-    smem = bwd.smem_plan(late, 128)
+def test_the_late_split_issues_each_steps_dq_in_the_next(head_dim, causal):
+    """``late_dq``: two dS buffers a consumer beside the staging tiles and the ring as deep as
+    fits (``LATE_SPLIT_SMEM``); each step waits for S, dP, then dQ's products with dK left in
+    flight, and reduces the previous step's dQ (zeros before the tile's first), the last
+    step's after the loop: one reduction more a consumer than the split's, whose steps
+    reduce their own."""
+    (late,) = [c for c in attention_backward_config.split_variants(head_dim) if c.late_dq]
+    split = next(c for c in bwd.autotune_space(head_dim) if c.dq_pass == "split")
+    smem = bwd.smem_plan(late, head_dim)
     counts = {buffer.name: buffer.shape[0] for buffer in smem.buffers}
-    assert (counts["ds_tiles"], counts["dq_tiles"], smem.plan.size_bytes) == (4, 2, 208 * 1024)
+    assert counts["ds_tiles"] == 4
+    assert (counts["dq_tiles"], smem.plan.size_bytes) == LATE_SPLIT_SMEM[head_dim]
     with pytest.raises(CompilationError):
-        bwd.smem_plan(late.replace(num_stages=3), 128)
+        bwd.smem_plan(late.replace(num_stages=late.num_stages + 1), head_dim)
     steps = 2 if causal else 1
-    ttgirs = [bwd.compile_for_hopper(c, 128, causal=causal).asm["ttgir"] for c in (late, split)]
+    ttgirs = [
+        bwd.compile_for_hopper(c, head_dim, causal=causal).asm["ttgir"] for c in (late, split)
+    ]
     reductions = [ttgir.count("ttng.async_tma_reduce add,") for ttgir in ttgirs]
     assert reductions == [2 * (steps + 1), 2 * steps]
     waits = re.findall(r"warp_group_dot_wait .*\{pendings = (\d)", ttgirs[0])

@@ -434,14 +434,18 @@ def split_variants(head_dim):
     the bytes of the second tiles holding one more Q/dO stage (at HEAD_DIM 128 the split's
     two stages become three, 224 KiB, and the two-stage kernel with one tile, 192 KiB, times
     the cost of the wait alone; at 64 the 128-row Q blocks' two stages become three, 224
-    KiB); and, at HEAD_DIM 128, with each step's dQ issued in the next step
-    (``Config.late_dq``: the consumers need not be in step; two dS buffers a consumer, so
-    one staging tile and two stages, 208 KiB). Compiled and checked on the CPU, not yet
-    timed on a GPU, so outside ``autotune_space`` until they are
+    KiB); and with each step's dQ issued in the next step (``Config.late_dq``: the
+    consumers need not be in step; two dS buffers a consumer), at HEAD_DIM 128 beside one
+    staging tile and two stages (208 KiB), at 64 the ring as deep as fits (seven stages,
+    224 KiB, where the turns' deepest in the space has eight). Compiled and checked on the
+    CPU, not yet timed on a GPU, so outside ``autotune_space`` until they are
     (``bench/attention_backward.py --split`` times them beside the space's split)."""
     split = dict(dq_pass="split", p_in_smem=True, scores_by_query=True, pipelined=True)
     if head_dim == 64:
-        return [Config(128, 128, 3, **split, dq_staging_tiles=1)]
+        return [
+            Config(128, 128, 3, **split, dq_staging_tiles=1),
+            Config(64, 128, 7, **split, late_dq=True),
+        ]
     return [
         *(Config(64, 128, stages, **split, dq_staging_tiles=1) for stages in (2, 3)),
         Config(64, 128, 2, **split, dq_staging_tiles=1, late_dq=True),

@@ -101,7 +101,10 @@ def _finish_late_dq(state, dq, step, row, consumer: gl.constexpr):
     in_tile = step >= first_step(state)
     mbarrier.arrive(ds_free.index(_ds_use(1 - consumer, step)[0]), pred=in_tile)
     dq = gl.where(in_tile, dq, 0.0)
-    reduce_dq(state, dq, row // seq_len, row % seq_len, step, consumer * COLUMNS, consumer)
+    # The reductions' numbers, which pick the staging tiles in turn, from 0: step + 1 (the
+    # step before the CTA's first is -1).
+    sequence = step + 1
+    reduce_dq(state, dq, row // seq_len, row % seq_len, sequence, consumer * COLUMNS, consumer)
 
 
 @gluon.jit
