@@ -60,7 +60,7 @@ behind the same separate pass.
 delta, and for the same computing delta in its place (``attention_dq.delta_variants``), each
 behind the same separate pass: the whole backward, so the preprocess is timed where it runs.
 
-``--split`` does the same for the space's split of dQ and its variants outside the space
+``--split`` does the same for the space's split of dQ and its variants
 (``attention_backward_config.split_variants``: one staging tile a consumer and a deeper
 ring; each step's dQ issued in the next step).
 
@@ -253,12 +253,11 @@ def delta_configs(head_dim):
 
 
 def split_configs(head_dim):
-    """The space's split of dQ and its variants outside the space
-    (``attention_backward_config.split_variants``), as (configuration, None) pairs."""
+    """The space's split of dQ and its variants (``attention_backward_config.split_variants``,
+    those the space holds once), as (configuration, None) pairs."""
     configs = [c for c in bwd.autotune_space(head_dim) if c.dq_pass == "split"]
-    return [
-        (config, None) for config in configs + attention_backward_config.split_variants(head_dim)
-    ]
+    variants = attention_backward_config.split_variants(head_dim)
+    return [(config, None) for config in configs + [c for c in variants if c not in configs]]
 
 
 def fixed(runs, configs_of, dtype_names, head_dims, masks, seq_lens):
@@ -405,7 +404,7 @@ def main():
     parser.add_argument(
         "--split",
         action="store_true",
-        help="time the split of dQ and its variants outside the space, and cuDNN",
+        help="time the split of dQ and its variants, and cuDNN",
     )
     parser.add_argument(
         "--parts",

@@ -304,15 +304,17 @@ def test_the_tma_add_staging_tiles_have_bytes_of_their_own(head_dim):
 @pytest.mark.parametrize("head_dim", bwd.HEAD_DIMS)
 def test_the_split_pass_adds_half_the_columns_once(head_dim):
     """dq_pass "split": each consumer adds columns [c D/2, (c+1) D/2) of the CTA's dQ by one
-    TMA reduce-add a step (two consumers, each step twice: masked and not), no atomics from
-    registers; its products read the other consumer's dS and K from SMEM after waiting for
-    ``ds_ready``; its staging tiles (two fp32 BLOCK_M x D/2 a consumer) have bytes of their
-    own, half of "tma_add"'s at HEAD_DIM 64 and BLOCK_M 64, and the plan fits."""
+    TMA reduce-add a step (two consumers, each step twice: masked and not; ``late_dq`` adds
+    the last step's after the loop), no atomics from registers; its products read the other
+    consumer's dS and K from SMEM after waiting for ``ds_ready``; its staging tiles (fp32
+    BLOCK_M x D/2, one or two a consumer) have bytes of their own, half of "tma_add"'s at
+    HEAD_DIM 64 and BLOCK_M 64, and the plan fits."""
     configs = [config for config in bwd.autotune_space(head_dim) if config.dq_pass == "split"]
     assert configs
     for config in configs:
         compiled = bwd.compile_for_hopper(config, head_dim, causal=True)
-        assert compiled.asm["ttgir"].count("ttng.async_tma_reduce add,") == 4, config
+        reductions = 6 if config.late_dq else 4
+        assert compiled.asm["ttgir"].count("ttng.async_tma_reduce add,") == reductions, config
         ptx = compiled.asm["ptx"]
         assert not re.search(r"(?:red|atom)\.global", ptx), config
         assert compiled.metadata.shared <= SMEM_LIMIT, config
@@ -428,9 +430,11 @@ def test_the_space_has_the_pipelined_steps():
     dQ in its pass of its own, S^T or S with two or four stages, and at HEAD_DIM 64 128-row Q
     blocks with S; with dQ's TMA reduce-adds, S with the stages that fit beside the staging
     tiles (two or four at 64, two at 128), and S^T at 64; with dQ split over the consumers, S
-    with the same stages, and at HEAD_DIM 64 128-row Q blocks with two; at HEAD_DIM 64 the
-    consumers' turns at dQ, S^T with P^T from registers, four, six or eight stages."""
+    with the same stages, at HEAD_DIM 64 128-row Q blocks with two, at 128 two stages with
+    one staging tile a consumer, and the same a step late; at HEAD_DIM 64 the consumers'
+    turns at dQ, S^T with P^T from registers, four, six or eight stages."""
     separate = {(64, by_query, stages) for by_query in (False, True) for stages in (2, 4)}
+    one_tile = (64, True, 2, "one staging tile")
     expected = {
         64: {
             "separate": separate | {(128, True, 2), (128, True, 4)},
@@ -438,7 +442,11 @@ def test_the_space_has_the_pipelined_steps():
             "split": {(64, True, 2), (64, True, 4), (128, True, 2)},
             "alternate": {(64, False, 4), (64, False, 6), (64, False, 8)},
         },
-        128: {"separate": separate, "tma_add": {(64, True, 2)}, "split": {(64, True, 2)}},
+        128: {
+            "separate": separate,
+            "tma_add": {(64, True, 2)},
+            "split": {(64, True, 2), one_tile, (*one_tile, "late")},
+        },
     }
     for head_dim in bwd.HEAD_DIMS:
         pipelined = pipelined_configs(head_dim)
@@ -447,6 +455,8 @@ def test_the_space_has_the_pipelined_steps():
         found = collections.defaultdict(set)
         for config in pipelined:
             shape = (config.block_m, config.scores_by_query, config.num_stages)
+            shape += ("one staging tile",) if config.dq_staging_tiles == 1 else ()
+            shape += ("late",) if config.late_dq else ()
             found[config.dq_pass].add(shape)
         assert found == expected[head_dim]
         assert len(pipelined) == sum(map(len, expected[head_dim].values()))
@@ -557,14 +567,16 @@ def test_the_pipelined_steps_wait_twice_a_step(head_dim):
     """Each consumer's two steps (masked and not) wait for S leaving dP outstanding and for
     dP (and, with dQ's TMA reduce-adds, for dQ's products leaving dK in flight), and one wait
     after the loop retires the last dV and dK (with "alternate" a second, the last turn's
-    dQ): where the unpipelined kernel waits four times a step. ptxas keeps the wgmmas
-    asynchronous (no C7515 warning of serialized wgmma) and spills nothing at HEAD_DIM 64 with
+    dQ; with ``late_dq`` a second, the last step's dQ): where the unpipelined kernel waits
+    four times a step. ptxas keeps the wgmmas asynchronous (no C7515 warning of serialized
+    wgmma) and spills nothing at HEAD_DIM 64 with
     64-row Q blocks, S^T with dQ summed in the kernel aside (docs/attention-backward.md has
     the figures)."""
     for config in pipelined_configs(head_dim):
         compiled = bwd.compile_for_hopper(config, head_dim, causal=True)
         waits = re.findall(r"warp_group_dot_wait .*\{pendings = (\d)", compiled.asm["ttgir"])
-        after_the_loop = ["0", "0"] if config.dq_pass == "alternate" else ["0"]
+        last_dq = config.dq_pass == "alternate" or config.late_dq
+        after_the_loop = ["0", "0"] if last_dq else ["0"]
         assert waits == (pipelined_step_waits(config, head_dim) * 2 + after_the_loop) * 2, config
         log = ptxas_log(compiled.asm["ptx"])
         assert "Used" in log and "C7515" not in log and "warning" not in log, (config, log)

@@ -271,10 +271,12 @@ def test_the_split_variants_hold_a_deeper_ring_in_the_same_bytes(head_dim):
     tile a consumer and, beside it, a ring as deep as fits: one stage more than the space's
     split of two tiles, whose ring cannot deepen. The planner prices it (224 KiB at most),
     and its kernel retires each reduction before staging the next (``tma.store_wait(0)``,
-    where two tiles a consumer leave one in flight)."""
+    where two tiles a consumer leave one in flight). The two that won on an H100 (HEAD_DIM
+    128, two stages, one tile, and the same a step late) are in the space too."""
     variants = attention_backward_config.split_variants(head_dim)
     space = bwd.autotune_space(head_dim)
-    assert variants and not set(variants) & set(space)
+    winners = {c for c in variants if c.num_stages == 2} if head_dim == 128 else set()
+    assert variants and set(variants) & set(space) == winners
     variants = [config for config in variants if not config.late_dq]
     for config in variants:
         base = next(c for c in space if _but_the_ring(c) == _but_the_ring(config))

@@ -353,14 +353,18 @@ def autotune_space(head_dim):
     # FA3's split of dQ over the two consumers (``_split_dq``): half the columns each, over
     # both consumers' dS, one TMA reduce-add of 64 x D/2 a consumer and step; its staging
     # tiles are half "tma_add"'s at HEAD_DIM 64, as large at 128.
-    configs += [
-        Config(64, 128, stages, dq_pass="split", **pipelined, scores_by_query=True)
-        for stages in tma_stages
-    ]
+    split = dict(dq_pass="split", **pipelined, scores_by_query=True)
+    configs += [Config(64, 128, stages, **split) for stages in tma_stages]
+    if head_dim == 128:
+        # With one staging tile a consumer, and with each step's dQ issued in the next step
+        # (``split_variants``): on the H100 the first 2-3% faster than the two tiles on every
+        # bf16 row timed (N = 2048, 8192), the second the fastest at N = 8192 (+3-6%).
+        one_tile = dict(**split, dq_staging_tiles=1)
+        configs += [Config(64, 128, 2, **one_tile), Config(64, 128, 2, **one_tile, late_dq=True)]
     if head_dim == 64:
         # And with 128-row Q blocks, as the separate pass's best at HEAD_DIM 64 (224 KiB;
         # ptxas: 196 bytes of spills a thread, 868 with the causal mask).
-        configs.append(Config(128, 128, 2, dq_pass="split", **pipelined, scores_by_query=True))
+        configs.append(Config(128, 128, 2, **split))
     if head_dim == 64:
         # The consumers taking turns (``step_taking_turns``): one computes the CTA's dQ of a Q
         # block over both consumers' dS^T, one TMA reduce-add of 64 x D every other step a
@@ -382,9 +386,9 @@ def turn_variants():
     space's 8-stage turns with K and V in registers (``keys_in_registers``: the A operands of
     S^T and dP^T loaded once a tile, 16 of a step's 72 KiB of SMEM reads a consumer saved for
     32 registers a thread; ptxas on Triton 3.6: 80 / 288 bytes of spills a thread without /
-    with the causal mask, against 40 / 152). Compiled and checked on the CPU, not yet timed
-    on a GPU, so outside ``autotune_space`` until they are (``bench/attention_backward.py
-    --turns`` times them beside the space's turns)."""
+    with the causal mask, against 40 / 152). Outside ``autotune_space``: on an H100 none
+    beat the space's 8-stage turns (``bench/attention_backward.py --turns`` times them beside
+    them; docs/attention-backward.md)."""
     turns = dict(dq_pass="alternate", pipelined=True)
     return [
         Config(64, 128, 8, **turns, keys_in_registers=True),
@@ -437,9 +441,9 @@ def split_variants(head_dim):
     KiB); and with each step's dQ issued in the next step (``Config.late_dq``: the
     consumers need not be in step; two dS buffers a consumer), at HEAD_DIM 128 beside one
     staging tile and two stages (208 KiB), at 64 the ring as deep as fits (seven stages,
-    224 KiB, where the turns' deepest in the space has eight). Compiled and checked on the
-    CPU, not yet timed on a GPU, so outside ``autotune_space`` until they are
-    (``bench/attention_backward.py --split`` times them beside the space's split)."""
+    224 KiB, where the turns' deepest in the space has eight). ``bench/attention_backward.py
+    --split`` times them beside the space's split; the two that won on an H100 (HEAD_DIM
+    128, two stages, one tile, and the same a step late) are in ``autotune_space`` too."""
     split = dict(dq_pass="split", p_in_smem=True, scores_by_query=True, pipelined=True)
     if head_dim == 64:
         return [
