@@ -238,10 +238,8 @@ def test_dq_staging_tiles_name_what_they_count():
         bwd.Config(64, 128, 4, dq_pass="separate", dq_staging_tiles=1)
     with pytest.raises(ValueError, match="dq_staging_tiles=1 with dq_pass='alternate'"):
         bwd.Config(64, 128, 8, dq_pass="alternate", pipelined=True, dq_staging_tiles=1)
-    with pytest.raises(ValueError, match="dq_staging_tiles must be 0, 1 or 2, got 3"):
+    with pytest.raises(ValueError, match="dq_staging_tiles must be 1 or 2, got 3"):
         bwd.Config(64, 128, 2, **split, dq_staging_tiles=3)
-    with pytest.raises(ValueError, match="dq_staging_tiles=0 .* with dq_pass 'tma_add' that is"):
-        bwd.Config(64, 128, 2, dq_pass="tma_add", dq_staging_tiles=0)
     config = bwd.Config(64, 128, 2, **split, dq_staging_tiles=1)
     assert repr(config).endswith(" pipelined dq_staging_tiles=1")
     assert config.kernel_arguments()["DQ_STAGING_TILES"] == 1
@@ -284,10 +282,9 @@ def test_the_split_variants_hold_a_deeper_ring_in_the_same_bytes(head_dim):
     128, two stages, one tile, and the same a step late) are in the space too."""
     variants = attention_backward_config.split_variants(head_dim)
     space = bwd.autotune_space(head_dim)
-    winners = {c for c in variants if c.num_stages == 2 and c.dq_staging_tiles == 1}
-    winners = winners if head_dim == 128 else set()
+    winners = {c for c in variants if c.num_stages == 2} if head_dim == 128 else set()
     assert variants and set(variants) & set(space) == winners
-    variants = [c for c in variants if not c.late_dq and c.dq_staging_tiles == 1]
+    variants = [config for config in variants if not config.late_dq]
     for config in variants:
         base = next(c for c in space if _but_the_ring(c) == _but_the_ring(config))
         assert _staging_tiles(config, head_dim)[0] == 2, config
@@ -320,8 +317,7 @@ def test_the_late_split_issues_each_steps_dq_in_the_next(head_dim, causal):
     flight, and reduces the previous step's dQ (zeros before the tile's first), the last
     step's after the loop: one reduction more a consumer than the split's, whose steps
     reduce their own."""
-    variants = attention_backward_config.split_variants(head_dim)
-    (late,) = [c for c in variants if c.late_dq and c.dq_staging_tiles != 0]
+    (late,) = [c for c in attention_backward_config.split_variants(head_dim) if c.late_dq]
     split = next(c for c in bwd.autotune_space(head_dim) if c.dq_pass == "split")
     smem = bwd.smem_plan(late, head_dim)
     counts = {buffer.name: buffer.shape[0] for buffer in smem.buffers}
@@ -349,46 +345,12 @@ def test_the_late_split_without_its_wait_for_the_other_consumer_races(monkeypatc
         pass
 
     monkeypatch.setattr(attention_backward_late_split, "_wait_for_late_dq_on", no_wait)
-    variants = attention_backward_config.split_variants(128)
-    (late,) = [c for c in variants if c.late_dq and c.dq_staging_tiles == 1]
+    (late,) = [c for c in attention_backward_config.split_variants(128) if c.late_dq]
     source = bwd.kernel_source(late, 128, causal=False)
     cta = {"values": {"seq_len": 300, "group": 2, "batch_kv_heads": 1}, "program_id": (0, 0, 0)}
     (report,) = tlx.check_hazards_at(source, bwd.SM90A, late.compile_options, ctas=[cta])
     assert report.result == "hazards"
     assert '"ds_tiles"' in report.describe()
-
-
-# The split's variants adding dQ from registers: (block_m, stages, late_dq) -> plan bytes.
-SPLIT_IN_REGISTERS_SMEM = {
-    128: {(64, 2, False): 160 * 1024, (64, 4, False): 224 * 1024, (64, 3, True): 208 * 1024},
-    64: {(128, 4, False): 224 * 1024, (64, 9, True): 224 * 1024},
-}
-
-
-@pytest.mark.parametrize("head_dim", bwd.HEAD_DIMS)
-def test_the_split_without_staging_tiles_adds_dq_from_registers(head_dim):
-    """``dq_staging_tiles=0``: the plan holds no staging tile, and the deepest ring of each
-    variant is as deep as fits; each consumer adds its columns by ``red.global.add.v2.f32``
-    (16 a thread at BLOCK_M 64 and HEAD_DIM 128: 64 x 64 fp32 over 128 threads, two an
-    instruction) where the split's TMA reduce-adds were, and issues no TMA reduce-add."""
-    variants = attention_backward_config.split_variants(head_dim)
-    in_registers = [c for c in variants if c.dq_staging_tiles == 0]
-    found = {}
-    for config in in_registers:
-        smem = bwd.smem_plan(config, head_dim)
-        assert "dq_tiles" not in {buffer.name for buffer in smem.buffers}, config
-        found[config.block_m, config.num_stages, config.late_dq] = smem.plan.size_bytes
-        if config.num_stages > 2:
-            with pytest.raises(CompilationError):
-                bwd.smem_plan(config.replace(num_stages=config.num_stages + 1), head_dim)
-        compiled = bwd.compile_for_hopper(config, head_dim, causal=True)
-        assert "async_tma_reduce" not in compiled.asm["ttgir"], config
-        adds = len(re.findall(r"red\.global\.gpu\.relaxed\.add\.v2\.f32", compiled.asm["ptx"]))
-        columns_a_thread = config.block_m * head_dim // 2 // 128
-        # Each step twice (masked and not), and with late_dq the last step's after the loop.
-        reductions = 6 if config.late_dq else 4
-        assert adds == reductions * columns_a_thread // 2, config
-    assert found == SPLIT_IN_REGISTERS_SMEM[head_dim]
 
 
 @pytest.mark.parametrize("causal", [False, True])

@@ -83,9 +83,7 @@ class Config(KernelConfig):
     (S^T): K and V loaded to registers once a tile, the A operands of S^T and dP^T.
     ``dq_staging_tiles`` (dq_pass "tma_add" or "split"): the fp32 staging tiles a consumer
     takes in turn for dQ's TMA reduce-adds, 1 or 2 (None: two); with one, each reduction is
-    retired before the consumer's next is staged, and the ring has its 32 KiB at HEAD_DIM 128;
-    with none ("split" only), each consumer adds its columns from registers into the L2
-    (``red.global.add.v2.f32``), sparing SMEM the tiles' store and the TMA's read of them.
+    retired before the consumer's next is staged, and the ring has its 32 KiB at HEAD_DIM 128.
     ``late_dq`` (dq_pass "split"): each step's dQ products issued in the next step, so that
     a consumer waits for the other's dS a step after it is written
     (attention_backward_late_split.py). Both: ``split_variants``.
@@ -218,13 +216,8 @@ class Config(KernelConfig):
                 f"dq_pass {' or '.join(map(repr, STAGED_DQ_PASSES))}, got dq_staging_tiles="
                 f"{self.dq_staging_tiles} with dq_pass={self.dq_pass!r}"
             )
-        if self.dq_staging_tiles not in (0, 1, 2):
-            raise ValueError(f"dq_staging_tiles must be 0, 1 or 2, got {self.dq_staging_tiles}")
-        if self.dq_staging_tiles == 0 and self.dq_pass != "split":
-            raise ValueError(
-                "dq_staging_tiles=0 adds dQ's columns from registers, which dq_pass 'split' "
-                "does; with dq_pass 'tma_add' that is dq_pass 'vector'"
-            )
+        if self.dq_staging_tiles not in (1, 2):
+            raise ValueError(f"dq_staging_tiles must be 1 or 2, got {self.dq_staging_tiles}")
 
     def _check_pipelined(self):
         """``pipelined`` leaves dK (and dV) in flight into the next step (attention_backward_step
@@ -450,26 +443,14 @@ def split_variants(head_dim):
     staging tile and two stages (208 KiB), at 64 the ring as deep as fits (seven stages,
     224 KiB, where the turns' deepest in the space has eight). ``bench/attention_backward.py
     --split`` times them beside the space's split; the two that won on an H100 (HEAD_DIM
-    128, two stages, one tile, and the same a step late) are in ``autotune_space`` too.
-
-    Then the same with no staging tile (``dq_staging_tiles=0``: each consumer's columns
-    added from registers into the L2), which spares SMEM, the bound of the split at HEAD_DIM
-    128 (docs/performance.md, "Where the time goes from N = 2048"), 64 of a CTA step's 384
-    KiB, and gives the tiles' bytes to the ring: at HEAD_DIM 128 two stages (160 KiB: the
-    adds alone) and four (224 KiB), a step late three (208 KiB); at 64 the 128-row blocks
-    with four stages and, a step late, the 64-row blocks with nine (224 KiB each)."""
+    128, two stages, one tile, and the same a step late) are in ``autotune_space`` too."""
     split = dict(dq_pass="split", p_in_smem=True, scores_by_query=True, pipelined=True)
-    in_registers = dict(**split, dq_staging_tiles=0)
     if head_dim == 64:
         return [
             Config(128, 128, 3, **split, dq_staging_tiles=1),
             Config(64, 128, 7, **split, late_dq=True),
-            Config(128, 128, 4, **in_registers),
-            Config(64, 128, 9, **in_registers, late_dq=True),
         ]
     return [
         *(Config(64, 128, stages, **split, dq_staging_tiles=1) for stages in (2, 3)),
         Config(64, 128, 2, **split, dq_staging_tiles=1, late_dq=True),
-        *(Config(64, 128, stages, **in_registers) for stages in (2, 4)),
-        Config(64, 128, 3, **in_registers, late_dq=True),
     ]

@@ -359,8 +359,7 @@ def _smem_tiles(
     """The kernel's SMEM, one spec: (q, dO, K, V, dS^T, P^T, dK, dV tiles; dS and P, queries
     by rows, with SCORES_BY_QUERY; dQ's fp32 staging tiles with DQ_PASS "tma_add", "split"
     or "alternate", DQ_STAGING_TILES a consumer (None: two, one with "alternate", whose
-    consumer reduces every other step), else, or with none, dS^T's buffer, unused: 16 bits,
-    which tells ``reduce_dq`` to add from registers). With ALIAS, consumer
+    consumer reduces every other step), else dS^T's buffer, unused). With ALIAS, consumer
     c's dK and dV staging tiles take its K and V buffers' bytes and, with P_IN_SMEM, P^T and
     dS^T share a buffer unless PIPELINED (whose dV, reading P^T, is still in flight when dS^T
     is written); without, every tile has bytes of its own. P^T is dS^T's buffer (unused)
@@ -419,8 +418,7 @@ def _smem_tiles(
     ring = tlx.reuse_group(
         q_tiles, do_tiles, group_type=tlx.reuse_group_type.distinct, group_size=NUM_STAGES
     )
-    STAGED: gl.constexpr = DQ_PASS == "tma_add" or DQ_PASS == "split" or DQ_PASS == "alternate"
-    if STAGED and DQ_STAGING_TILES != 0:
+    if DQ_PASS == "tma_add" or DQ_PASS == "split" or DQ_PASS == "alternate":
         dq_layout: gl.constexpr = gl.NVMMASharedLayout(
             swizzle_byte_width=128, element_bitwidth=32, rank=2
         )

@@ -135,25 +135,17 @@ def reduce_dq(state, dq, bh_q, off_m, sequence, first_column, consumer: gl.const
     in turn (two a consumer, or one with "alternate", whose consumer reduces every other
     step): before a tile is rewritten ``tma.store_wait`` retires the reduction that read it
     and leaves those issued since in flight. The epilogue's ``tma.store_wait(0)``
-    (``_store_dk_dv``) retires the last ones. Without staging tiles (``dq_staging_tiles=0``:
-    the state holds dS's 16-bit buffers in their place) the columns go from registers into
-    the L2's adds, two an instruction (``_add_dq``)."""
+    (``_store_dk_dv``) retires the last ones."""
     (dq_tiles, desc_dq) = state[20:22]
-    if dq_tiles.dtype != gl.float32:
-        _add_dq(state, dq, bh_q, off_m, first_column, True)
-    else:
-        sm_scale = state[14]
-        BLOCK_M: gl.constexpr = dq.shape[0]
-        COLUMNS: gl.constexpr = dq.shape[1]
-        TILES: gl.constexpr = per_consumer(
-            dq_tiles.shape[0], state[2].shape[0], state[8][0].shape[0]
-        )
-        staging = dq_tiles.index(TILES * consumer + sequence % TILES)
-        tma.store_wait(TILES - 1)
-        staging.store(dq * sm_scale)
-        fence_async_shared()
-        tile = staging.reshape([1, BLOCK_M, COLUMNS])
-        tma_atomic_add(desc_dq, [bh_q, off_m, first_column], tile)
+    sm_scale = state[14]
+    BLOCK_M: gl.constexpr = dq.shape[0]
+    COLUMNS: gl.constexpr = dq.shape[1]
+    TILES: gl.constexpr = per_consumer(dq_tiles.shape[0], state[2].shape[0], state[8][0].shape[0])
+    staging = dq_tiles.index(TILES * consumer + sequence % TILES)
+    tma.store_wait(TILES - 1)
+    staging.store(dq * sm_scale)
+    fence_async_shared()
+    tma_atomic_add(desc_dq, [bh_q, off_m, first_column], staging.reshape([1, BLOCK_M, COLUMNS]))
 
 
 @gluon.jit
