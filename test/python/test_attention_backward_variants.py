@@ -18,16 +18,9 @@ import re
 import pytest
 import tlx
 import torch
-import triton
 from _helpers import whole_space_on_newest_triton
 from tlx_kernels.hopper import attention_backward as bwd
-from tlx_kernels.hopper import (
-    attention_backward_config,
-    attention_backward_delta,
-    attention_common,
-    attention_dq,
-)
-from tlx_kernels.hopper.common import SM90A
+from tlx_kernels.hopper import attention_backward_config, attention_common, attention_dq
 from triton.compiler.errors import CompilationError
 from triton.experimental import gluon
 
@@ -362,35 +355,3 @@ def test_the_split_variants_are_free_of_hazards(causal):
     for head_dim in bwd.HEAD_DIMS:
         for config in attention_backward_config.split_variants(head_dim):
             assert_clean(bwd, config, head_dim, causal, "batch_kv_heads")
-
-
-@pytest.mark.parametrize("head_dim", bwd.HEAD_DIMS)
-def test_the_preprocess_zeroes_the_dq_accumulator_when_given_one(head_dim):
-    """The preprocess of delta stores one fp32 a row, and with ZERO a block of fp32 zeros to
-    the same rows of the accumulator (the in-kernel dQ passes' sums: ``_run`` gives it)."""
-    stores = {}
-    for zero in (False, True):
-        signature = {"o_ptr": "*bf16", "do_ptr": "*bf16", "delta_ptr": "*fp32"}
-        signature |= {"zeroed_ptr": "*fp32", "rows": "i32"}
-        constexprs = {"BLOCK": attention_backward_delta.BLOCK_ROWS, "HEAD_DIM": head_dim}
-        constexprs["ZERO"] = zero
-        source = tlx.ASTSource(
-            fn=attention_backward_delta.attention_bwd_preprocess,
-            signature={**signature, **dict.fromkeys(constexprs, "constexpr")},
-            constexprs=constexprs,
-        )
-        ttgir = triton.compile(source, target=SM90A).asm["ttgir"]
-        stores[zero] = re.findall(r"tt\.store .*: tensor<([0-9x]+)x!tt\.ptr<f32>", ttgir)
-    block = attention_backward_delta.BLOCK_ROWS
-    assert stores == {False: [f"{block}"], True: [f"{block}", f"{block}x{head_dim}"]}
-
-
-def test_the_preprocess_names_an_accumulator_of_another_shape():
-    """``delta(o, do, zeroed=...)`` refuses an accumulator that is not fp32 of O's shape,
-    before it launches anything."""
-    o = torch.empty(2, 8, 64, dtype=torch.bfloat16)
-    message = r"zeroed must be an fp32 tensor of O's shape \(2, 8, 64\), got torch.bfloat16"
-    with pytest.raises(ValueError, match=message):
-        attention_backward_delta.delta(o, o, zeroed=torch.empty_like(o))
-    with pytest.raises(ValueError, match=r"got torch.float32 \(2, 8, 128\)"):
-        attention_backward_delta.delta(o, o, zeroed=torch.empty(2, 8, 128))

@@ -142,11 +142,10 @@ def backward(do, q, k, v, o, lse, causal, sm_scale=None, config=None, dq_config=
 
 def _run(tensors, config, dq_config):
     """(dQ, dK, dV) as [batch * heads, seq_len, head_dim] from ``backward``'s ``tensors``:
-    delta by the preprocess (which zeroes the fp32 dQ the in-kernel passes add into), the
-    kernel with ``config``, then, if its dq_pass is "separate", the dQ kernel with
-    ``dq_config`` (None: tuned); or, with a ``dq_config`` that ``computes_delta``, the dQ
-    kernel first, writing delta, then the kernel. dQ in q's dtype. Each kernel is launched
-    directly (``KernelHost.launch``)."""
+    delta by the preprocess, the kernel with ``config``, then, if its dq_pass is "separate",
+    the dQ kernel with ``dq_config`` (None: tuned); or, with a ``dq_config`` that
+    ``computes_delta``, the dQ kernel first, writing delta, then the kernel. dQ in q's dtype.
+    Each kernel is launched directly (``KernelHost.launch``)."""
     do3, q3, k3, v3, o3, lse, sm_scale, causal = tensors
     seq_len, head_dim = q3.shape[1:]
     dq_computes_delta = config.dq_pass == "separate" and dq_config is not None
@@ -156,18 +155,16 @@ def _run(tensors, config, dq_config):
         dq, _ = attention_dq.compute_dq(
             q3, k3, v3, do3, lse, delta, sm_scale, causal, dq_config, o3=o3
         )
+    else:
+        delta = attention_backward_delta.delta(o3, do3)
+    dk = torch.empty_like(k3)
+    dv = torch.empty_like(v3)
     if config.dq_pass == "separate":
         # The kernel adds nothing to dQ: any fp32 tensor a TMA descriptor can address stands
         # for the accumulator.
         dq_sum = torch.empty(1, 1, head_dim, device=q3.device, dtype=torch.float32)
-        if not dq_computes_delta:
-            delta = attention_backward_delta.delta(o3, do3)
     else:
-        # The preprocess zeroes the accumulator the kernel adds dQ into.
-        dq_sum = torch.empty(q3.shape, device=q3.device, dtype=torch.float32)
-        delta = attention_backward_delta.delta(o3, do3, zeroed=dq_sum)
-    dk = torch.empty_like(k3)
-    dv = torch.empty_like(v3)
+        dq_sum = torch.zeros(q3.shape, device=q3.device, dtype=torch.float32)
     group = q3.shape[0] // k3.shape[0]
     operands = (q3, k3, v3, do3, dk, dv, dq_sum)
     call_arguments = (

@@ -1,8 +1,5 @@
 """The attention backward's preprocess (tlx_kernels/hopper/attention_backward.py): delta =
-rowsum(dO * O), one fp32 a row of Q, which dS = P * (dP - delta) needs; and, for the passes
-that add dQ into an fp32 accumulator, the accumulator's zeros, written by the same kernel
-that reads its rows' O and dO (one launch and one pass over the rows where a fill of its own
-took a second of each)."""
+rowsum(dO * O), one fp32 a row of Q, which dS = P * (dP - delta) needs."""
 
 import torch
 import triton
@@ -17,17 +14,9 @@ BLOCK_ROWS = 64
 
 @gluon.jit
 def attention_bwd_preprocess(
-    o_ptr,
-    do_ptr,
-    delta_ptr,
-    zeroed_ptr,
-    rows,
-    BLOCK: gl.constexpr,
-    HEAD_DIM: gl.constexpr,
-    ZERO: gl.constexpr,
+    o_ptr, do_ptr, delta_ptr, rows, BLOCK: gl.constexpr, HEAD_DIM: gl.constexpr
 ):
-    """delta = rowsum(dO * O) in fp32 for BLOCK rows of the [rows, HEAD_DIM] O and dO; with
-    ZERO, zeros to the same rows of the fp32 [rows, HEAD_DIM] ``zeroed_ptr``."""
+    """delta = rowsum(dO * O) in fp32 for BLOCK rows of the [rows, HEAD_DIM] O and dO."""
     columns_per_thread: gl.constexpr = 8
     threads_along_d: gl.constexpr = HEAD_DIM // columns_per_thread
     layout: gl.constexpr = gl.BlockedLayout(
@@ -43,32 +32,21 @@ def attention_bwd_preprocess(
     o = gl.load(o_ptr + offsets, mask=mask, other=0.0).to(gl.float32)
     do = gl.load(do_ptr + offsets, mask=mask, other=0.0).to(gl.float32)
     gl.store(delta_ptr + row, gl.sum(o * do, axis=1), mask=row < rows)
-    if ZERO:
-        gl.store(zeroed_ptr + offsets, gl.zeros([BLOCK, HEAD_DIM], gl.float32, layout), mask=mask)
 
 
-# (device, dtype, shape, zeroing) -> tlx_kernels.launch.DirectLaunch of the kernel
+# (device, dtype, shape) -> tlx_kernels.launch.DirectLaunch of the kernel
 _launches = {}
 
 
-def delta(o, do, zeroed=None):
-    """delta = rowsum(dO * O), fp32, one a row, for contiguous O and dO of [..., head_dim];
-    with ``zeroed`` (a contiguous fp32 tensor of O's shape), zeros written to it too
-    (launched directly: its ``DirectLaunch``, made at the first call of the dtype, shape and
-    zeroing)."""
+def delta(o, do):
+    """delta = rowsum(dO * O), fp32, one a row, for contiguous O and dO of [..., head_dim]
+    (launched directly: its ``DirectLaunch``, made at the first call of the dtype and
+    shape)."""
     head_dim = o.shape[-1]
-    if zeroed is not None and (zeroed.shape != o.shape or zeroed.dtype != torch.float32):
-        raise ValueError(
-            f"zeroed must be an fp32 tensor of O's shape {tuple(o.shape)}, got "
-            f"{zeroed.dtype} {tuple(zeroed.shape)}"
-        )
     o, do = (t.view(-1, head_dim) for t in (o, do))
     rows = o.shape[0]
     out = torch.empty(rows, device=o.device, dtype=torch.float32)
-    zero = zeroed is not None
-    # Without zeroing the kernel writes nothing there: any fp32 pointer stands for it.
-    zeroed = zeroed.view(-1, head_dim) if zero else out
-    key = (o.device, o.dtype, o.shape, zero)
+    key = (o.device, o.dtype, o.shape)
     launch = _launches.get(key)
     if launch is None:
         launch = _launches[key] = DirectLaunch.compile(
@@ -76,8 +54,8 @@ def delta(o, do, zeroed=None):
             None,
             (triton.cdiv(rows, BLOCK_ROWS),),
             (),
-            dict(o_ptr=o, do_ptr=do, delta_ptr=out, zeroed_ptr=zeroed, rows=rows),
-            dict(BLOCK=BLOCK_ROWS, HEAD_DIM=head_dim, ZERO=zero, **COMPILE_OPTIONS),
+            dict(o_ptr=o, do_ptr=do, delta_ptr=out, rows=rows),
+            dict(BLOCK=BLOCK_ROWS, HEAD_DIM=head_dim, **COMPILE_OPTIONS),
         )
-    launch((), (o, do, out, zeroed, rows))
+    launch((), (o, do, out, rows))
     return out
