@@ -89,6 +89,13 @@ from tlx_kernels.hopper.attention_backward_late_split import (
     step_splitting_late,
     wait_for_late_dq_on_own,
 )
+from tlx_kernels.hopper.attention_backward_state import (
+    ABSENT,
+    BackwardSchedule,
+    BackwardState,
+    BackwardTile,
+    with_tile,
+)
 from tlx_kernels.hopper.attention_backward_step import (
     DQ_COLUMNS,
     drain_pipeline,
@@ -149,10 +156,16 @@ def _load_partition(
     its bytes (``kv_free``), then Q and dO of every Q block of every query head of the group
     into the ring, in the consumers' order. The ring's index runs on from tile to tile, so
     the next tile's first Q blocks load during this one's last steps."""
-    (q_tiles, do_tiles, k_tiles, v_tiles) = state[0:4]
-    (kv_ready, kv_free, batch_kv_heads) = state[8][0:3]
-    (ready, empty) = state[9:11]
-    (seq_len, group) = state[16:18]
+    (q_tiles, do_tiles, k_tiles, v_tiles) = (
+        state.q_tiles,
+        state.do_tiles,
+        state.k_tiles,
+        state.v_tiles,
+    )
+    (kv_ready, kv_free) = (state.tile.kv_ready, state.tile.kv_free)
+    batch_kv_heads = state.tile.batch_kv_heads
+    (ready, empty) = (state.ready, state.empty)
+    (seq_len, group) = (state.seq_len, state.group)
     KV_BUFFERS: gl.constexpr = kv_ready.shape[0]
     CONSUMERS: gl.constexpr = k_tiles.shape[0] // KV_BUFFERS
     BLOCK_N: gl.constexpr = CONSUMERS * k_tiles.shape[1]
@@ -192,9 +205,9 @@ def _store_dk_dv(state, dk, dv, bh_kv, rows, consumer: gl.constexpr):
     """The epilogue: sm_scale * dK and dV in the inputs' dtype through SMEM (with aliasing,
     the bytes of this consumer's K and V buffers of the tile, which its last products have
     read) and TMA stores, waited for: the tile's K/V slot may then take the next tile's."""
-    (dk_tiles, dv_tiles) = state[6:8]
-    sm_scale = state[14]
-    (desc_dk, desc_dv) = state[18:20]
+    (dk_tiles, dv_tiles) = (state.dk_tiles, state.dv_tiles)
+    sm_scale = state.sm_scale
+    (desc_dk, desc_dv) = (state.desc_dk, state.desc_dv)
     SUB_N: gl.constexpr = dk_tiles.shape[1]
     HEAD_DIM: gl.constexpr = dk_tiles.shape[2]
     dtype: gl.constexpr = dk_tiles.dtype
@@ -209,20 +222,22 @@ def _store_dk_dv(state, dk, dv, bh_kv, rows, consumer: gl.constexpr):
 
 
 @gluon.jit
-def _step(state, at, rows, key_rows, dk, dv, consumer, MASKED, SCHEDULE):
-    """One Q block in the shape SCHEDULE names (attention_backward_step.py): S^T or S, or
+def _step(state, at, rows, key_rows, dk, dv, consumer, MASKED, schedule):
+    """One Q block in the shape ``schedule`` names (attention_backward_step.py): S^T or S, or
     the consumers' turns at dQ (attention_backward_turns.py), which need the earlier steps' Q
     blocks. ``at``: (ring index, query head, the Q block's first row, the Q blocks of the two
     steps before as ``previous_rows``)."""
     (index, bh_q, off_m, _) = at
-    P_IN_SMEM: gl.constexpr = SCHEDULE[1]
-    DQ_PASS: gl.constexpr = SCHEDULE[3]
-    PIPELINED: gl.constexpr = SCHEDULE[4]
+    P_IN_SMEM: gl.constexpr = schedule.P_IN_SMEM
+    DQ_PASS: gl.constexpr = schedule.DQ_PASS
+    PIPELINED: gl.constexpr = schedule.PIPELINED
     if DQ_PASS == "alternate":
-        dk, dv = step_taking_turns(state, at, key_rows, dk, dv, consumer, MASKED, SCHEDULE[5])
-    elif SCHEDULE[8]:
+        dk, dv = step_taking_turns(
+            state, at, key_rows, dk, dv, consumer, MASKED, schedule.TURN_DELAY
+        )
+    elif schedule.LATE_DQ:
         dk, dv = step_splitting_late(state, at, rows, dk, dv, consumer, MASKED)
-    elif SCHEDULE[2]:
+    elif schedule.SCORES_BY_QUERY:
         dk, dv = step_by_queries(
             state, index, bh_q, off_m, rows, dk, dv, consumer, MASKED, DQ_PASS, PIPELINED
         )
@@ -245,16 +260,16 @@ def _step(state, at, rows, key_rows, dk, dv, consumer, MASKED, SCHEDULE):
 
 
 @gluon.jit
-def _tile(state, bh_kv, off_n, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
+def _tile(state, bh_kv, off_n, consumer: gl.constexpr, schedule):
     """One tile, keys [off_n + consumer * SUB_N, off_n + (consumer + 1) * SUB_N) of KV head
     ``bh_kv``: every Q block of every query head of the group, masked ones (on the diagonal)
-    first, then the epilogue. ``state[8]`` names the tile's K/V buffers and first step
+    first, then the epilogue. ``state.tile`` names the tile's K/V buffers and first step
     (attention_backward_step.kv_buffer, first_step); returns the steps taken so far."""
-    CAUSAL: gl.constexpr = SCHEDULE[0]
-    (q_tiles, k_tiles) = state[0], state[2]
-    (seq_len, group) = state[16:18]
+    CAUSAL: gl.constexpr = schedule.CAUSAL
+    (q_tiles, k_tiles) = (state.q_tiles, state.k_tiles)
+    (seq_len, group) = (state.seq_len, state.group)
     SUB_N: gl.constexpr = k_tiles.shape[1]
-    BLOCK_N: gl.constexpr = k_tiles.shape[0] // state[8][0].shape[0] * SUB_N
+    BLOCK_N: gl.constexpr = k_tiles.shape[0] // state.tile.kv_ready.shape[0] * SUB_N
     HEAD_DIM: gl.constexpr = k_tiles.shape[2]
     BLOCK_M: gl.constexpr = q_tiles.shape[1]
     num_warps: gl.constexpr = gl.num_warps()
@@ -265,15 +280,28 @@ def _tile(state, bh_kv, off_n, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
     first, masked_end, n_m = _q_blocks(seq_len, off_n, BLOCK_M, BLOCK_N, CAUSAL)
     dk = gl.zeros([SUB_N, HEAD_DIM], gl.float32, acc_layout)
     dv = gl.zeros([SUB_N, HEAD_DIM], gl.float32, acc_layout)
-    dk, dv = start_pipeline(dk, dv, SCHEDULE[4])
-    if SCHEDULE[7]:
+    dk, dv = start_pipeline(dk, dv, schedule.PIPELINED)
+    if schedule.KEYS_IN_REGISTERS:
         # K and V as the A operands of S^T and dP^T, loaded once a tile (scores_operands).
         operand_layout: gl.constexpr = gl.DotOperandLayout(
             operand_index=0, parent=st_layout, k_width=2
         )
         keys = kv_buffer(state, k_tiles, consumer).load(operand_layout)
-        values = kv_buffer(state, state[3], consumer).load(operand_layout)
-        state = state[0:8] + (state[8] + (keys, values),) + state[9:]
+        values = kv_buffer(state, state.v_tiles, consumer).load(operand_layout)
+        tile = state.tile
+        state = with_tile(
+            state,
+            BackwardTile(
+                tile.kv_ready,
+                tile.kv_free,
+                tile.batch_kv_heads,
+                tile.first_buffer,
+                tile.first_step,
+                True,
+                keys,
+                values,
+            ),
+        )
     index = first_step(state)
     # The Q blocks of the last two steps (their first rows of the [batch * heads * seq_len]
     # rows), whose dQ a step of dq_pass "alternate" may compute.
@@ -283,56 +311,58 @@ def _tile(state, bh_kv, off_n, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
         bh_q = bh_kv * group + g
         for m in range(first, masked_end):
             at = (index, bh_q, m * BLOCK_M, (previous_row, earlier_row))
-            dk, dv = _step(state, at, rows, key_rows, dk, dv, consumer, True, SCHEDULE)
+            dk, dv = _step(state, at, rows, key_rows, dk, dv, consumer, True, schedule)
             earlier_row = previous_row
             previous_row = bh_q * seq_len + m * BLOCK_M
             index += 1
         for m in range(gl.maximum(first, masked_end), n_m):
             at = (index, bh_q, m * BLOCK_M, (previous_row, earlier_row))
-            dk, dv = _step(state, at, rows, key_rows, dk, dv, consumer, False, SCHEDULE)
+            dk, dv = _step(state, at, rows, key_rows, dk, dv, consumer, False, schedule)
             earlier_row = previous_row
             previous_row = bh_q * seq_len + m * BLOCK_M
             index += 1
-    dk, dv = drain_pipeline(state, index, dk, dv, SCHEDULE[4])
-    if SCHEDULE[3] == "alternate":
-        last_turns(state, index, (previous_row, earlier_row), consumer, SCHEDULE[5])
+    dk, dv = drain_pipeline(state, index, dk, dv, schedule.PIPELINED)
+    if schedule.DQ_PASS == "alternate":
+        last_turns(state, index, (previous_row, earlier_row), consumer, schedule.TURN_DELAY)
         wait_for_turns_on_own(state, index, consumer)
-    elif SCHEDULE[8]:
+    elif schedule.LATE_DQ:
         last_late_dq(state, index, previous_row, consumer)
         wait_for_late_dq_on_own(state, index, consumer)
     else:
-        wait_for_other_consumer(state, index, consumer, SCHEDULE[3])
+        wait_for_other_consumer(state, index, consumer, schedule.DQ_PASS)
     _store_dk_dv(state, dk, dv, bh_kv, rows, consumer)
     return index
 
 
 @gluon.jit
-def _consumer_partition(state, consumer: gl.constexpr, SCHEDULE: gl.constexpr):
+def _consumer_partition(state, consumer: gl.constexpr, schedule):
     """One consumer warpgroup, for each of the CTA's tiles (``_tile``) once its K and V have
     landed (``kv_ready``); with PERSISTENT it then frees the tile's K/V slot (``kv_free``: the
     epilogue has stored dK and dV from its bytes) for the loader's next tile in it. The ring's
-    index and every barrier phase run on from tile to tile. SCHEDULE: (CAUSAL, P_IN_SMEM,
-    SCORES_BY_QUERY, DQ_PASS, PIPELINED, TURN_DELAY, PERSISTENT, KEYS_IN_REGISTERS)."""
-    (kv_ready, kv_free, batch_kv_heads) = state[8][0:3]
-    k_tiles = state[2]
-    seq_len = state[16]
+    index and every barrier phase run on from tile to tile. ``schedule``: the kernel's
+    constexprs (``BackwardSchedule``)."""
+    (kv_ready, kv_free) = (state.tile.kv_ready, state.tile.kv_free)
+    batch_kv_heads = state.tile.batch_kv_heads
+    k_tiles = state.k_tiles
+    seq_len = state.seq_len
     KV_BUFFERS: gl.constexpr = kv_ready.shape[0]
     CONSUMERS: gl.constexpr = k_tiles.shape[0] // KV_BUFFERS
     BLOCK_N: gl.constexpr = CONSUMERS * k_tiles.shape[1]
     index = 0
     taken = 0
-    PERSISTENT: gl.constexpr = SCHEDULE[6]
-    BY_BLOCK: gl.constexpr = SCHEDULE[0] and PERSISTENT
+    PERSISTENT: gl.constexpr = schedule.PERSISTENT
+    BY_BLOCK: gl.constexpr = schedule.CAUSAL and PERSISTENT
     tiles = gl.cdiv(seq_len, BLOCK_N) * batch_kv_heads
     (first_tile, end_tile, tile_step) = tiles_of_cta(tiles, PERSISTENT)
     for tile in range(first_tile, end_tile, tile_step):
         bh_kv, off_n = _tile_at(tile, seq_len, batch_kv_heads, BLOCK_N, BY_BLOCK)
         slot = taken % KV_BUFFERS
-        tile_state = (
-            state[0:8] + ((kv_ready, kv_free, batch_kv_heads, slot * CONSUMERS, index),) + state[9:]
+        tile = BackwardTile(
+            kv_ready, kv_free, batch_kv_heads, slot * CONSUMERS, index, False, ABSENT, ABSENT
         )
+        tile_state = with_tile(state, tile)
         mbarrier.wait(kv_ready.index(slot), (taken // KV_BUFFERS) & 1)
-        index = _tile(tile_state, bh_kv, off_n, consumer, SCHEDULE)
+        index = _tile(tile_state, bh_kv, off_n, consumer, schedule)
         if PERSISTENT:
             mbarrier.arrive(kv_free.index(slot))
         taken += 1
@@ -540,8 +570,19 @@ def attention_bwd_kernel(
             mbarrier.init(ds_ready.index(i), count=1)
             mbarrier.init(ds_free.index(i), count=1)
     fence_async_shared()
-    # What every partition takes (tensors only: the constexprs go in each call).
-    state = (
+    # What a pass does not use is ABSENT.
+    if DQ_PASS == "tma_add" or DQ_PASS == "split" or DQ_PASS == "alternate":
+        dq_staging = (tiles[8], desc_dq)
+    else:
+        dq_staging = (ABSENT, ABSENT)
+    if DQ_PASS == "summed" or DQ_PASS == "split" or DQ_PASS == "alternate":
+        ds_barriers = (ds_ready, ds_free)
+    else:
+        ds_barriers = (ABSENT, ABSENT)
+    # The tile: each partition sets its first K/V buffer and first step for each of its
+    # tiles.
+    tile = BackwardTile(kv_ready, kv_free, batch_kv_heads, ABSENT, ABSENT, False, ABSENT, ABSENT)
+    state = BackwardState(
         tiles[0],
         tiles[1],
         tiles[2],
@@ -550,9 +591,7 @@ def attention_bwd_kernel(
         tiles[5],
         tiles[6],
         tiles[7],
-        # The tiles: each partition sets the last two (the tile's first K/V buffer and first
-        # step) for each of its tiles.
-        (kv_ready, kv_free, batch_kv_heads, 0, 0),
+        tile,
         ready,
         empty,
         lse_ptr,
@@ -564,14 +603,12 @@ def attention_bwd_kernel(
         group,
         desc_dk,
         desc_dv,
+        dq_staging[0],
+        dq_staging[1],
+        ds_barriers[0],
+        ds_barriers[1],
     )
-    if DQ_PASS == "summed":
-        state = state + (ds_ready, ds_free)
-    if DQ_PASS == "tma_add":
-        state = state + (tiles[8], desc_dq)
-    if DQ_PASS == "split" or DQ_PASS == "alternate":
-        state = state + (tiles[8], desc_dq, ds_ready, ds_free)
-    SCHEDULE: gl.constexpr = (
+    schedule = BackwardSchedule(
         CAUSAL,
         P_IN_SMEM,
         SCORES_BY_QUERY,
@@ -585,8 +622,8 @@ def attention_bwd_kernel(
     if CONSUMERS == 2:
         gl.warp_specialize(
             [
-                (_consumer_partition, (state, 0, SCHEDULE)),
-                (_consumer_partition, (state, 1, SCHEDULE)),
+                (_consumer_partition, (state, 0, schedule)),
+                (_consumer_partition, (state, 1, schedule)),
                 (_load_partition, (state, desc_q, desc_do, desc_k, desc_v, CAUSAL, PERSISTENT)),
             ],
             [4, 1],
@@ -595,7 +632,7 @@ def attention_bwd_kernel(
     else:
         gl.warp_specialize(
             [
-                (_consumer_partition, (state, 0, SCHEDULE)),
+                (_consumer_partition, (state, 0, schedule)),
                 (_load_partition, (state, desc_q, desc_do, desc_k, desc_v, CAUSAL, PERSISTENT)),
             ],
             [1],

@@ -31,7 +31,6 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 from tlx_kernels.hopper.attention_backward_step import (
-    cross_consumer_barriers,
     first_step,
     gradients_by_query,
     kv_buffer,
@@ -58,8 +57,8 @@ def _issue_late_dq(state, step, consumer: gl.constexpr):
     second product then reads this consumer's own buffer again, and the sum is dropped
     (products are issued on every step, not in a branch: a branch that yields a product in
     flight lets the compiler copy its registers before the tensor cores write them)."""
-    (k_tiles, ds_tiles) = state[2], state[4]
-    ds_ready = cross_consumer_barriers(state, "split")[0]
+    (k_tiles, ds_tiles) = state.k_tiles, state.ds_tiles
+    ds_ready = state.ds_ready
     COLUMNS: gl.constexpr = k_tiles.shape[2] // 2
     BLOCK_M: gl.constexpr = ds_tiles.shape[1]
     num_warps: gl.constexpr = gl.num_warps()
@@ -95,8 +94,8 @@ def _finish_late_dq(state, dq, step, row, consumer: gl.constexpr):
     the [batch * heads * seq_len] rows). Before the tile's first step there is no step: the
     arrival is predicated off and zeros are added (whatever the products read), so that no
     branch stands between dK's issue and the next step's wait."""
-    ds_free = cross_consumer_barriers(state, "split")[1]
-    seq_len = state[16]
+    ds_free = state.ds_free
+    seq_len = state.seq_len
     COLUMNS: gl.constexpr = dq.shape[1]
     in_tile = step >= first_step(state)
     mbarrier.arrive(ds_free.index(_ds_use(1 - consumer, step)[0]), pred=in_tile)
@@ -112,7 +111,7 @@ def _wait_for_late_dq_on(state, step, consumer: gl.constexpr):
     """Waits until the other consumer's dQ products have read this consumer's dS of step
     ``step`` and its K. For a step before the tile's first the phase was completed already
     (an earlier tile's, waited for by its epilogue, or none: ``_ds_use``), and it passes."""
-    ds_free = cross_consumer_barriers(state, "split")[1]
+    ds_free = state.ds_free
     buffer, phase = _ds_use(consumer, step)
     mbarrier.wait(ds_free.index(buffer), phase)
 
@@ -146,9 +145,16 @@ def step_splitting_late(state, at, first_key, dk, dv, consumer: gl.constexpr, MA
     fp32 P and dS spilled 248 bytes a thread at HEAD_DIM 128), and the step's wait for them
     retires dV too; dK stays in flight into the next step, whose wait for S retires it."""
     (index, bh_q, off_m, previous_rows) = at
-    (q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles, p_tiles) = state[0:6]
-    ready = state[9]
-    ds_ready = cross_consumer_barriers(state, "split")[0]
+    (q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles, p_tiles) = (
+        state.q_tiles,
+        state.do_tiles,
+        state.k_tiles,
+        state.v_tiles,
+        state.ds_tiles,
+        state.p_tiles,
+    )
+    ready = state.ready
+    ds_ready = state.ds_ready
     NUM_STAGES: gl.constexpr = q_tiles.shape[0]
     BLOCK_M: gl.constexpr = q_tiles.shape[1]
     SUB_N: gl.constexpr = k_tiles.shape[1]
@@ -177,7 +183,7 @@ def step_splitting_late(state, at, first_key, dk, dv, consumer: gl.constexpr, MA
     if previous >= first_step(state):
         release_stage_of(state, previous)
     dp = warpgroup_mma_wait(0, deps=[dp_tok])
-    p, ds = gradients_by_query(s, dp, lse2, delta, queries, keys, state[15], MASKED)
+    p, ds = gradients_by_query(s, dp, lse2, delta, queries, keys, state.qk_scale, MASKED)
     p_smem = p_tiles.index(own)
     p_smem.store(p.to(dtype))
     fence_async_shared()

@@ -49,27 +49,30 @@ DQ_COLUMNS = gl.constexpr(64)
 @gluon.jit
 def kv_buffer(state, tiles, consumer):
     """Consumer ``consumer``'s buffer of ``tiles`` (K, V, dK or dV) for the tile at hand:
-    those are CONSUMERS a K/V slot, and state[8] = (kv_ready, kv_free, batch * KV heads, the
-    tile's slot's first buffer, the tile's first step) (attention_backward_kernel.py)."""
-    return tiles.index(state[8][3] + consumer)
+    those are CONSUMERS a K/V slot, from the tile's first buffer (``BackwardTile``,
+    attention_backward_state.py)."""
+    return tiles.index(state.tile.first_buffer + consumer)
 
 
 @gluon.jit
 def scores_operands(state, consumer):
     """(K, V), the A operands of S^T = K Q^T and dP^T = V dO^T: registers loaded once a tile
-    where the tile tuple carries them (``Config.keys_in_registers``: state[8]'s last two),
-    else this consumer's K and V buffers."""
-    if len(state[8]) == 7:
-        operands = (state[8][5], state[8][6])
+    where the tile carries them (``Config.keys_in_registers``: ``BackwardTile.keys`` and
+    ``values``), else this consumer's K and V buffers."""
+    if state.tile.KEYS_IN_REGISTERS:
+        operands = (state.tile.keys, state.tile.values)
     else:
-        operands = (kv_buffer(state, state[2], consumer), kv_buffer(state, state[3], consumer))
+        operands = (
+            kv_buffer(state, state.k_tiles, consumer),
+            kv_buffer(state, state.v_tiles, consumer),
+        )
     return operands
 
 
 @gluon.constexpr_function
 def per_consumer(buffers, k_buffers, kv_slots):
     """``buffers`` over CONSUMERS, which is the K buffers' count over the K/V slots'
-    (state[2] and state[8][0]: attention_backward_kernel.py)."""
+    (``BackwardState.k_tiles`` and ``BackwardTile.kv_ready``)."""
     return buffers * kv_slots // k_buffers
 
 
@@ -77,15 +80,15 @@ def per_consumer(buffers, k_buffers, kv_slots):
 def first_step(state):
     """The ring index of the tile's first step: the steps before it are an earlier tile's of
     a persistent CTA, whose stages, dS buffers and turns that tile's epilogue settled."""
-    return state[8][4]
+    return state.tile.first_step
 
 
 @gluon.jit
 def row_statistics(state, bh_q, queries):
     """(LSE in base 2, delta) of the rows ``queries`` of query head ``bh_q``: +inf and 0 for
     rows past the sequence's end, so that their P is 0."""
-    (lse_ptr, delta_ptr) = state[11:13]
-    seq_len = state[16]
+    (lse_ptr, delta_ptr) = (state.lse_ptr, state.delta_ptr)
+    seq_len = state.seq_len
     in_sequence = queries < seq_len
     row_start = bh_q * seq_len
     lse = gl.load(lse_ptr + row_start + queries, mask=in_sequence, other=float("inf"))
@@ -110,10 +113,10 @@ def _add_dq(state, dq, bh_q, off_m, first_column, VECTOR: gl.constexpr):
     """Adds sm_scale * ``dq``, columns ``first_column`` on of the dQ of a Q block (this
     consumer's share, or the CTA's sum), to the fp32 dQ accumulator (rows past the
     sequence's end left out); with VECTOR two columns an instruction (``red_add_pairs``)."""
-    dq_ptr = state[13]
-    sm_scale = state[14]
-    seq_len = state[16]
-    HEAD_DIM: gl.constexpr = state[0].shape[2]
+    dq_ptr = state.dq_ptr
+    sm_scale = state.sm_scale
+    seq_len = state.seq_len
+    HEAD_DIM: gl.constexpr = state.q_tiles.shape[2]
     BLOCK_M: gl.constexpr = dq.shape[0]
     COLUMNS: gl.constexpr = dq.shape[1]
     rows = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(1, dq.type.layout))
@@ -136,11 +139,13 @@ def reduce_dq(state, dq, bh_q, off_m, sequence, first_column, consumer: gl.const
     step): before a tile is rewritten ``tma.store_wait`` retires the reduction that read it
     and leaves those issued since in flight. The epilogue's ``tma.store_wait(0)``
     (``_store_dk_dv``) retires the last ones."""
-    (dq_tiles, desc_dq) = state[20:22]
-    sm_scale = state[14]
+    (dq_tiles, desc_dq) = (state.dq_tiles, state.desc_dq)
+    sm_scale = state.sm_scale
     BLOCK_M: gl.constexpr = dq.shape[0]
     COLUMNS: gl.constexpr = dq.shape[1]
-    TILES: gl.constexpr = per_consumer(dq_tiles.shape[0], state[2].shape[0], state[8][0].shape[0])
+    TILES: gl.constexpr = per_consumer(
+        dq_tiles.shape[0], state.k_tiles.shape[0], state.tile.kv_ready.shape[0]
+    )
     staging = dq_tiles.index(TILES * consumer + sequence % TILES)
     tma.store_wait(TILES - 1)
     staging.store(dq * sm_scale)
@@ -189,24 +194,12 @@ def _reduce_issued_dq(
     outstanding), and adds it by a TMA reduce-add (``reduce_dq``) while they run.
     ``ds_operand`` is kept alive till the last wait: an A operand from registers is read by
     the products in flight."""
-    HEAD_DIM: gl.constexpr = state[2].shape[2]
+    HEAD_DIM: gl.constexpr = state.k_tiles.shape[2]
     COUNT: gl.constexpr = len(chunks)
     for i in gl.static_range(COUNT):
         dq, ds_operand = warpgroup_mma_wait(AFTER + COUNT - 1 - i, deps=[chunks[i], ds_operand])
         sequence = index * (HEAD_DIM // DQ_COLUMNS) + FIRST + i
         reduce_dq(state, dq, bh_q, off_m, sequence, (FIRST + i) * DQ_COLUMNS, consumer)
-
-
-@gluon.jit
-def cross_consumer_barriers(state, DQ_PASS: gl.constexpr):
-    """(ds_ready, ds_free) of the dQ passes in which a consumer's products read the other's
-    dS and K ("summed", "split", "alternate"): the kernel appends them to the state after the
-    TMA reduce-add's staging tiles and descriptor where it has those ("split", "alternate")."""
-    if DQ_PASS == "split" or DQ_PASS == "alternate":
-        barriers = state[22:24]
-    else:
-        barriers = state[20:22]
-    return barriers
 
 
 @gluon.jit
@@ -227,12 +220,12 @@ def _own_half_of_dq(ds_operand, k, BLOCK_M: gl.constexpr, consumer: gl.constexpr
 
 
 @gluon.jit
-def _other_half_of_dq(state, dq, other_ds, index, consumer: gl.constexpr, DQ_PASS: gl.constexpr):
+def _other_half_of_dq(state, dq, other_ds, index, consumer: gl.constexpr):
     """Once the other consumer's dS of step ``index`` is in SMEM (``ds_ready``), issues its
     share of this consumer's columns of dQ onto ``dq``: ``other_ds`` (its dS as the A
     operand) times the same columns of its K."""
-    k_tiles = state[2]
-    ds_ready = cross_consumer_barriers(state, DQ_PASS)[0]
+    k_tiles = state.k_tiles
+    ds_ready = state.ds_ready
     COLUMNS: gl.constexpr = k_tiles.shape[2] // 2
     other: gl.constexpr = 1 - consumer
     mbarrier.wait(ds_ready.index(other), index & 1)
@@ -253,7 +246,7 @@ def wait_for_other_consumer(state, index, consumer: gl.constexpr, DQ_PASS: gl.co
     the epilogue writes dK over its K (``index``: the steps it took). "alternate" has its
     own: attention_backward_turns.wait_for_turns_on_own."""
     if DQ_PASS == "summed" or DQ_PASS == "split":
-        ds_free = cross_consumer_barriers(state, DQ_PASS)[1]
+        ds_free = state.ds_free
         mbarrier.wait(ds_free.index(consumer), (index & 1) ^ 1)
 
 
@@ -261,8 +254,8 @@ def wait_for_other_consumer(state, index, consumer: gl.constexpr, DQ_PASS: gl.co
 def release_stage_of(state, index):
     """The consumer is done with the Q/dO stage of step ``index``: one arrival on its
     ``empty`` barrier (of the CONSUMERS it counts)."""
-    empty = state[10]
-    NUM_STAGES: gl.constexpr = state[0].shape[0]
+    empty = state.empty
+    NUM_STAGES: gl.constexpr = state.q_tiles.shape[0]
     mbarrier.arrive(empty.index(index % NUM_STAGES))
 
 
@@ -333,15 +326,15 @@ def _dq_and_release(
     * "separate": none (attention_dq.py computes dQ).
 
     The stage is released once dV and dK, the last readers of Q and dO, have completed."""
-    (k_tiles, ds_tiles) = state[2], state[4]
-    empty = state[10]
+    (k_tiles, ds_tiles) = state.k_tiles, state.ds_tiles
+    empty = state.empty
     HEAD_DIM: gl.constexpr = k_tiles.shape[2]
-    BLOCK_M: gl.constexpr = state[0].shape[1]
+    BLOCK_M: gl.constexpr = state.q_tiles.shape[1]
     if DQ_PASS == "separate":
         dv, dk = warpgroup_mma_wait(0, deps=[dv, dk])
         mbarrier.arrive(empty.index(stage))
     elif DQ_PASS == "summed":
-        (ds_ready, ds_free) = cross_consumer_barriers(state, DQ_PASS)
+        (ds_ready, ds_free) = (state.ds_ready, state.ds_free)
         other: gl.constexpr = 1 - consumer
         first: gl.constexpr = consumer * (HEAD_DIM // 2)
         mbarrier.arrive(ds_ready.index(consumer))
@@ -350,7 +343,7 @@ def _dq_and_release(
         else:
             other_ds = ds_tiles.index(other).permute((1, 0))
         dq = _own_half_of_dq(ds_operand, k, BLOCK_M, consumer)
-        dq = _other_half_of_dq(state, dq, other_ds, index, consumer, DQ_PASS)
+        dq = _other_half_of_dq(state, dq, other_ds, index, consumer)
         dv, dk, dq = warpgroup_mma_wait(0, deps=[dv, dk, dq])
         mbarrier.arrive(empty.index(stage))
         mbarrier.arrive(ds_free.index(other))
@@ -394,9 +387,9 @@ def step_by_keys(
     PIPELINED (P^T and dS^T in buffers of their own) in the next one, whose wait for S^T
     retires this step's dV and dK (``_wait_for_scores``), which stay in flight till then
     (with "tma_add" dK alone: dQ's products, which read dS^T from SMEM, follow dV's)."""
-    (q_tiles, do_tiles, k_tiles) = state[0:3]
-    (ds_tiles, p_tiles) = state[4:6]
-    (ready, empty) = state[9:11]
+    (q_tiles, do_tiles, k_tiles) = (state.q_tiles, state.do_tiles, state.k_tiles)
+    (ds_tiles, p_tiles) = (state.ds_tiles, state.p_tiles)
+    ready = state.ready
     NUM_STAGES: gl.constexpr = q_tiles.shape[0]
     BLOCK_M: gl.constexpr = q_tiles.shape[1]
     SUB_N: gl.constexpr = k_tiles.shape[1]
@@ -424,7 +417,7 @@ def step_by_keys(
     lse2, delta = row_statistics(state, bh_q, queries)
     s, dk, dv = _wait_for_scores(state, index, s_tok, dk, dv, PIPELINED)
     dp = warpgroup_mma_wait(0, deps=[dp_tok])
-    p, ds = scores_to_gradients(s, dp, lse2, delta, queries, key_rows, state[15], MASKED)
+    p, ds = scores_to_gradients(s, dp, lse2, delta, queries, key_rows, state.qk_scale, MASKED)
     if P_IN_SMEM:
         p_smem = p_tiles.index(consumer)
         wait_for_other_consumer(state, index, consumer, DQ_PASS)
@@ -510,8 +503,8 @@ def _split_dq(
     leaves dK in flight into the next step. ``ds_ready``: this consumer's dS is in SMEM;
     ``ds_free``: the other consumer's product has read it (waited for before it is rewritten,
     and before the epilogue writes dK over K, which the other's product reads too)."""
-    (k_tiles, ds_tiles) = state[2], state[4]
-    (ds_ready, ds_free) = cross_consumer_barriers(state, "split")
+    (k_tiles, ds_tiles) = state.k_tiles, state.ds_tiles
+    (ds_ready, ds_free) = (state.ds_ready, state.ds_free)
     HEAD_DIM: gl.constexpr = k_tiles.shape[2]
     BLOCK_M: gl.constexpr = p.shape[0]
     COLUMNS: gl.constexpr = HEAD_DIM // 2
@@ -531,7 +524,7 @@ def _split_dq(
     ds_smem.store(ds16)
     fence_async_shared()
     mbarrier.arrive(ds_ready.index(consumer))
-    dq = _other_half_of_dq(state, dq, ds_tiles.index(other), index, consumer, "split")
+    dq = _other_half_of_dq(state, dq, ds_tiles.index(other), index, consumer)
     dk = warpgroup_mma(ds_smem.permute((1, 0)), q, dk, is_async=True)
     dq, ds_operand = warpgroup_mma_wait(1, deps=[dq, ds_operand])
     mbarrier.arrive(ds_free.index(other))
@@ -557,8 +550,15 @@ def step_by_queries(
     buffer with aliasing: dV has read P before dS is written there), dV = P^T dO and dK =
     dS^T Q read their transposes there, and dQ = dS K takes dS from registers (with PIPELINED
     and "tma_add", issued first). ``first_key`` is this consumer's first key."""
-    (q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles, p_tiles) = state[0:6]
-    (ready, empty) = state[9:11]
+    (q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles, p_tiles) = (
+        state.q_tiles,
+        state.do_tiles,
+        state.k_tiles,
+        state.v_tiles,
+        state.ds_tiles,
+        state.p_tiles,
+    )
+    ready = state.ready
     NUM_STAGES: gl.constexpr = q_tiles.shape[0]
     BLOCK_M: gl.constexpr = q_tiles.shape[1]
     HEAD_DIM: gl.constexpr = q_tiles.shape[2]
@@ -591,7 +591,7 @@ def step_by_queries(
     lse2, delta = row_statistics(state, bh_q, queries)
     s, dk, dv = _wait_for_scores(state, index, s_tok, dk, dv, PIPELINED)
     dp = warpgroup_mma_wait(0, deps=[dp_tok])
-    p, ds = gradients_by_query(s, dp, lse2, delta, queries, keys, state[15], MASKED)
+    p, ds = gradients_by_query(s, dp, lse2, delta, queries, keys, state.qk_scale, MASKED)
     if DQ_PASS == "split":
         dk, dv = _split_dq(
             state, p, ds, q, do, k, p_smem, ds_smem, index, bh_q, off_m, dk, dv, consumer

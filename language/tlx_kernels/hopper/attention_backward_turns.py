@@ -43,7 +43,6 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 from tlx_kernels.hopper.attention_backward_step import (
-    cross_consumer_barriers,
     first_step,
     kv_buffer,
     per_consumer,
@@ -60,9 +59,9 @@ from tlx_kernels.hopper.common import accumulator_layout
 def _ds_buffer(state, owner: gl.constexpr, step):
     """Consumer ``owner``'s dS^T buffer of step ``step``: its TURN_BUFFERS buffers are the
     spec's ds_tiles [owner * TURN_BUFFERS, (owner + 1) * TURN_BUFFERS)."""
-    ds_tiles = state[4]
+    ds_tiles = state.ds_tiles
     TURN_BUFFERS: gl.constexpr = per_consumer(
-        state[4].shape[0], state[2].shape[0], state[8][0].shape[0]
+        state.ds_tiles.shape[0], state.k_tiles.shape[0], state.tile.kv_ready.shape[0]
     )
     return ds_tiles.index(TURN_BUFFERS * owner + step % TURN_BUFFERS)
 
@@ -81,12 +80,12 @@ def _issue_turn(state, step, consumer: gl.constexpr):
     consumers' keys: dS_c K_c from its own dS^T buffer of the step, then, once the other's
     dS^T of the step is written (``ds_ready``), the other's. Each dS is read from SMEM as the
     transpose of the dS^T tile written."""
-    (k_tiles, ds_tiles) = state[2], state[4]
-    ds_ready = cross_consumer_barriers(state, "alternate")[0]
+    (k_tiles, ds_tiles) = state.k_tiles, state.ds_tiles
+    ds_ready = state.ds_ready
     HEAD_DIM: gl.constexpr = k_tiles.shape[2]
     BLOCK_M: gl.constexpr = ds_tiles.shape[2]
     TURN_BUFFERS: gl.constexpr = per_consumer(
-        state[4].shape[0], state[2].shape[0], state[8][0].shape[0]
+        state.ds_tiles.shape[0], state.k_tiles.shape[0], state.tile.kv_ready.shape[0]
     )
     num_warps: gl.constexpr = gl.num_warps()
     acc_layout: gl.constexpr = accumulator_layout(HEAD_DIM, num_warps)
@@ -115,10 +114,10 @@ def _finish_turn(state, dq, step, row, consumer: gl.constexpr):
     consumer's dS^T buffer is free again (``ds_free``), and dQ goes to this consumer's staging
     tile and its TMA reduce-add (``reduce_dq``; ``row``: the Q block's first row of the
     [batch * heads * seq_len] rows)."""
-    ds_free = cross_consumer_barriers(state, "alternate")[1]
-    seq_len = state[16]
+    ds_free = state.ds_free
+    seq_len = state.seq_len
     TURN_BUFFERS: gl.constexpr = per_consumer(
-        state[4].shape[0], state[2].shape[0], state[8][0].shape[0]
+        state.ds_tiles.shape[0], state.k_tiles.shape[0], state.tile.kv_ready.shape[0]
     )
     mbarrier.arrive(_given(ds_free, 1 - consumer, step, TURN_BUFFERS)[0])
     reduce_dq(state, dq, row // seq_len, row % seq_len, step >> 1, 0, consumer)
@@ -128,9 +127,9 @@ def _finish_turn(state, dq, step, row, consumer: gl.constexpr):
 def _wait_for_turn_on(state, step, consumer: gl.constexpr):
     """If step ``step`` (none if negative) gave this consumer's dS^T to the other's turn,
     waits until that turn has read it and this consumer's K (its buffer's ``ds_free``)."""
-    ds_free = cross_consumer_barriers(state, "alternate")[1]
+    ds_free = state.ds_free
     TURN_BUFFERS: gl.constexpr = per_consumer(
-        state[4].shape[0], state[2].shape[0], state[8][0].shape[0]
+        state.ds_tiles.shape[0], state.k_tiles.shape[0], state.tile.kv_ready.shape[0]
     )
     if (step >= first_step(state)) & ((step & 1) != consumer):
         barrier, phase = _given(ds_free, consumer, step, TURN_BUFFERS)
@@ -144,7 +143,7 @@ def wait_for_turns_on_own(state, index, consumer: gl.constexpr):
     TURN_BUFFERS steps, and its K; the earlier ones were waited for before their buffers were
     rewritten."""
     TURN_BUFFERS: gl.constexpr = per_consumer(
-        state[4].shape[0], state[2].shape[0], state[8][0].shape[0]
+        state.ds_tiles.shape[0], state.k_tiles.shape[0], state.tile.kv_ready.shape[0]
     )
     for back in gl.static_range(TURN_BUFFERS):
         _wait_for_turn_on(state, index - TURN_BUFFERS + back, consumer)
@@ -181,14 +180,14 @@ def step_taking_turns(
     index - 2, their first rows of the [batch * heads * seq_len] rows). dV is retired within
     the step (P^T's registers), dK left in flight into the next step."""
     (index, bh_q, off_m, previous_rows) = at
-    (q_tiles, do_tiles, k_tiles) = state[0:3]
-    ready = state[9]
+    (q_tiles, do_tiles, k_tiles) = (state.q_tiles, state.do_tiles, state.k_tiles)
+    ready = state.ready
     NUM_STAGES: gl.constexpr = q_tiles.shape[0]
     BLOCK_M: gl.constexpr = q_tiles.shape[1]
     SUB_N: gl.constexpr = k_tiles.shape[1]
     HEAD_DIM: gl.constexpr = k_tiles.shape[2]
     TURN_BUFFERS: gl.constexpr = per_consumer(
-        state[4].shape[0], state[2].shape[0], state[8][0].shape[0]
+        state.ds_tiles.shape[0], state.k_tiles.shape[0], state.tile.kv_ready.shape[0]
     )
     dtype: gl.constexpr = q_tiles.dtype
     num_warps: gl.constexpr = gl.num_warps()
@@ -197,7 +196,7 @@ def step_taking_turns(
     operand_layout: gl.constexpr = gl.DotOperandLayout(
         operand_index=0, parent=acc_layout, k_width=2
     )
-    ds_ready = cross_consumer_barriers(state, "alternate")[0]
+    ds_ready = state.ds_ready
     stage = index % NUM_STAGES
     q = q_tiles.index(stage)
     do = do_tiles.index(stage)
@@ -215,7 +214,7 @@ def step_taking_turns(
         s, dk_done, dv_done = warpgroup_mma_wait(3, deps=[s_tok, dk, dv])
         release_stage_of(state, index - 1)
         dp = warpgroup_mma_wait(2, deps=[dp_tok])
-        p, ds = scores_to_gradients(s, dp, lse2, delta, queries, key_rows, state[15], MASKED)
+        p, ds = scores_to_gradients(s, dp, lse2, delta, queries, key_rows, state.qk_scale, MASKED)
         dq = warpgroup_mma_wait(0, deps=[dq])
         _finish_turn(state, dq, turn, previous_rows[TURN_DELAY - 1], consumer)
     else:
@@ -223,7 +222,7 @@ def step_taking_turns(
         if index > first_step(state):
             release_stage_of(state, index - 1)
         dp = warpgroup_mma_wait(0, deps=[dp_tok])
-        p, ds = scores_to_gradients(s, dp, lse2, delta, queries, key_rows, state[15], MASKED)
+        p, ds = scores_to_gradients(s, dp, lse2, delta, queries, key_rows, state.qk_scale, MASKED)
     p16 = gl.convert_layout(p.to(dtype), operand_layout)
     dv = warpgroup_mma(p16, do, dv_done, is_async=True)
     ds16 = ds.to(dtype)

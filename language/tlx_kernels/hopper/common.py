@@ -273,3 +273,11 @@ def let_dependent_grids_launch():
     return gl.inline_asm_elementwise(
         "griddepcontrol.launch_dependents; // $0", "=r", [], dtype=gl.int32, is_pure=False, pack=1
     )
+
+
+@gluon.constexpr_function
+def constexpr_unless(value, kind):
+    """``value`` when it is a ``kind``, else the constexpr of it: a constexpr argument reaches
+    a constexpr function (an aggregate's constructor) as its Python value, which a member
+    standing in for one a configuration lacks must not stay."""
+    return value if isinstance(value, kind) else gl.constexpr(value)

@@ -8,6 +8,8 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import tma
 
+from tlx_kernels.hopper.common import constexpr_unless
+
 
 @aggregate
 class MlpState:
@@ -75,30 +77,23 @@ class MlpState:
         self.x_ring = x_ring
         self.w1_ring = w1_ring
         self.w2_ring = w2_ring
-        self.h_tiles = _constexpr_unless(h_tiles, tlx.buffered_tensor)
+        self.h_tiles = constexpr_unless(h_tiles, tlx.buffered_tensor)
         self.y_tiles = y_tiles
-        self.y_partial = _constexpr_unless(y_partial, tlx.buffered_tensor)
+        self.y_partial = constexpr_unless(y_partial, tlx.buffered_tensor)
         self.ready1 = ready1
         self.empty1 = empty1
         self.ready2 = ready2
         self.empty2 = empty2
-        self.rings_read = _constexpr_unless(rings_read, gl.shared_memory_descriptor)
-        self.partial_written = _constexpr_unless(partial_written, gl.shared_memory_descriptor)
+        self.rings_read = constexpr_unless(rings_read, gl.shared_memory_descriptor)
+        self.partial_written = constexpr_unless(partial_written, gl.shared_memory_descriptor)
         self.off_m = off_m
         self.off_n = off_n
         self.k_steps = k_steps
-        self.first_chunk = _constexpr_unless(first_chunk, gl.tensor)
+        self.first_chunk = constexpr_unless(first_chunk, gl.tensor)
         self.chunks = chunks
         self.workspace = workspace
         self.counters = counters
-        self.slot = _constexpr_unless(slot, gl.tensor)
-
-
-@gluon.constexpr_function
-def _constexpr_unless(value, kind):
-    """``value`` when it is a ``kind``, else the constexpr of it: a constexpr argument reaches
-    a constexpr function as its Python value."""
-    return value if isinstance(value, kind) else gl.constexpr(value)
+        self.slot = constexpr_unless(slot, gl.tensor)
 
 
 @aggregate
