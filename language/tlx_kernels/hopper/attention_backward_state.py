@@ -1,9 +1,10 @@
 """What the Hopper attention backward's partitions take, bundled as Gluon aggregates
 (``tlx.compat.aggregate``): the state every partition shares (``BackwardState``), the
 tile a consumer works on (``BackwardTile``, which the state carries) and the schedule's
-constexprs (``BackwardSchedule``). tlx_kernels.hopper.attention_backward_kernel builds them;
-its steps (attention_backward_step.py, attention_backward_late_split.py,
-attention_backward_turns.py) read them."""
+constexprs (``BackwardSchedule``), which tlx_kernels.hopper.attention_backward_kernel builds
+and its steps (attention_backward_step.py, attention_backward_late_split.py,
+attention_backward_turns.py) read; and the same of the dQ pass of its own
+(tlx_kernels.hopper.attention_dq: ``DqState``, ``DqTile``)."""
 
 import tlx
 from tlx.compat import aggregate
@@ -217,3 +218,109 @@ class BackwardSchedule:
         self.PERSISTENT = gl.constexpr(PERSISTENT)
         self.KEYS_IN_REGISTERS = gl.constexpr(KEYS_IN_REGISTERS)
         self.LATE_DQ = gl.constexpr(LATE_DQ)
+
+
+@aggregate
+class DqTile:
+    """The dQ pass's Q slots' barriers (``q_ready``: a slot's Q and dO landed; ``q_free``: its
+    tile's epilogue stored dQ from its bytes), batch * heads (the tiles' heads) and the first
+    Q buffer of the tile a partition works on (CONSUMERS a slot)."""
+
+    q_ready: gl.shared_memory_descriptor
+    q_free: gl.shared_memory_descriptor
+    batch_heads: gl.tensor
+    first_buffer: gl.tensor | gl.constexpr
+
+    @gluon.constexpr_function
+    def __init__(self, q_ready, q_free, batch_heads, first_buffer):
+        self.q_ready = q_ready
+        self.q_free = q_free
+        self.batch_heads = batch_heads
+        self.first_buffer = constexpr_unless(first_buffer, gl.tensor)
+
+
+@aggregate
+class DqState:
+    """What every partition of the dQ pass (tlx_kernels.hopper.attention_dq) takes: the SMEM
+    tiles (Q, dO and the epilogue's dQ, CONSUMERS buffers a Q slot; K and V, the ring's
+    stages), the ``tile`` a partition works on (``DqTile``), the ring's barriers (``ready``:
+    a stage's K and V landed; ``empty``: every consumer released it), the rows' LSE and
+    delta, sm_scale and sm_scale * log2(e), the sequence's length, the query heads a KV head
+    serves (``group``), the dQ descriptor and O (read where the pass computes delta)."""
+
+    q_tiles: tlx.buffered_tensor
+    do_tiles: tlx.buffered_tensor
+    k_tiles: tlx.buffered_tensor
+    v_tiles: tlx.buffered_tensor
+    dq_tiles: tlx.buffered_tensor
+    tile: DqTile
+    ready: gl.shared_memory_descriptor
+    empty: gl.shared_memory_descriptor
+    lse_ptr: gl.tensor
+    delta_ptr: gl.tensor
+    sm_scale: gl.tensor
+    qk_scale: gl.tensor
+    seq_len: gl.tensor
+    group: gl.tensor
+    desc_dq: tma.tensor_descriptor
+    o_ptr: gl.tensor
+
+    @gluon.constexpr_function
+    def __init__(
+        self,
+        q_tiles,
+        do_tiles,
+        k_tiles,
+        v_tiles,
+        dq_tiles,
+        tile,
+        ready,
+        empty,
+        lse_ptr,
+        delta_ptr,
+        sm_scale,
+        qk_scale,
+        seq_len,
+        group,
+        desc_dq,
+        o_ptr,
+    ):
+        self.q_tiles = q_tiles
+        self.do_tiles = do_tiles
+        self.k_tiles = k_tiles
+        self.v_tiles = v_tiles
+        self.dq_tiles = dq_tiles
+        self.tile = tile
+        self.ready = ready
+        self.empty = empty
+        self.lse_ptr = lse_ptr
+        self.delta_ptr = delta_ptr
+        self.sm_scale = sm_scale
+        self.qk_scale = qk_scale
+        self.seq_len = seq_len
+        self.group = group
+        self.desc_dq = desc_dq
+        self.o_ptr = o_ptr
+
+
+@gluon.jit
+def dq_with_tile(state, tile):
+    """``state`` (a ``DqState``) working on ``tile`` (a ``DqTile``)."""
+    return DqState(
+        state.q_tiles,
+        state.do_tiles,
+        state.k_tiles,
+        state.v_tiles,
+        state.dq_tiles,
+        tile,
+        state.ready,
+        state.empty,
+        state.lse_ptr,
+        state.delta_ptr,
+        state.sm_scale,
+        state.qk_scale,
+        state.seq_len,
+        state.group,
+        state.desc_dq,
+        state.o_ptr,
+    )

@@ -46,6 +46,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 from tlx_kernels._host import KernelConfig, KernelHost
+from tlx_kernels.hopper.attention_backward_state import ABSENT, DqState, DqTile, dq_with_tile
 from tlx_kernels.hopper.attention_backward_step import LOG2E
 from tlx_kernels.hopper.attention_common import (
     check_slots,
@@ -116,10 +117,15 @@ def _dq_load_partition(
     Q slot (``q_ready``) once the epilogue of the slot's previous tile has stored dQ from its
     bytes (``q_free``), then K and V of every key block into the ring, in the consumers'
     order (``_key_block``); the ring's index runs on from tile to tile."""
-    (q_tiles, do_tiles, k_tiles, v_tiles) = state[0:4]
-    (q_ready, q_free, batch_heads) = state[5][0:3]
-    (ready, empty) = state[6:8]
-    (seq_len, group) = state[12:14]
+    (q_tiles, do_tiles, k_tiles, v_tiles) = (
+        state.q_tiles,
+        state.do_tiles,
+        state.k_tiles,
+        state.v_tiles,
+    )
+    (q_ready, q_free, batch_heads) = (state.tile.q_ready, state.tile.q_free, state.tile.batch_heads)
+    (ready, empty) = (state.ready, state.empty)
+    (seq_len, group) = (state.seq_len, state.group)
     Q_BUFFERS: gl.constexpr = q_ready.shape[0]
     CONSUMERS: gl.constexpr = q_tiles.shape[0] // Q_BUFFERS
     SUB_M: gl.constexpr = q_tiles.shape[1]
@@ -158,9 +164,9 @@ def _dq_step(state, index, block, q, do, queries, lse2, delta, dq, MASKED: gl.co
     """Key block ``block`` (ring index ``index``) for this consumer's rows: S and dP, P and dS
     from them, dQ += dS K; the stage is released once dQ's product, the last reader of K, has
     completed. ``q`` and ``do``: the rows' Q and dO, in SMEM or registers."""
-    (k_tiles, v_tiles) = state[2:4]
-    (ready, empty) = state[6:8]
-    qk_scale = state[11]
+    (k_tiles, v_tiles) = (state.k_tiles, state.v_tiles)
+    (ready, empty) = (state.ready, state.empty)
+    qk_scale = state.qk_scale
     NUM_STAGES: gl.constexpr = k_tiles.shape[0]
     BLOCK_N: gl.constexpr = k_tiles.shape[1]
     SUB_M: gl.constexpr = q.shape[0]
@@ -206,18 +212,19 @@ def _dq_tile(
     """One tile, rows [off_m + consumer * SUB_M, off_m + (consumer + 1) * SUB_M) of query
     head ``bh_q``, from ring index ``index`` on: every key block (``_key_block``'s order),
     then sm_scale * dQ through SMEM (the bytes of its Q buffer of the tile's slot,
-    ``state[5][3]`` its first) and a TMA store, which clips rows past the sequence's end,
-    waited for. With ROWS_IN_REGISTERS the rows' Q and dO are loaded to registers once, the A
-    operands of every S and dP, whose products then read SMEM for K and V alone. With
-    COMPUTES_DELTA the rows' delta comes from ``o_rows`` (``_rows_of_o``) and dO, and is
-    stored; else it is loaded. Returns the ring index after the tile."""
-    (q_tiles, do_tiles, dq_tiles) = state[0], state[1], state[4]
-    (lse_ptr, delta_ptr, sm_scale) = state[8:11]
-    (seq_len, desc_dq) = state[12], state[14]
+    ``state.tile.first_buffer`` its first) and a TMA store, which clips rows past the
+    sequence's end, waited for. With ROWS_IN_REGISTERS the rows' Q and dO are loaded to
+    registers once, the A operands of every S and dP, whose products then read SMEM for K
+    and V alone. With COMPUTES_DELTA the rows' delta comes from ``o_rows``
+    (``_rows_of_o``) and dO, and is stored; else it is loaded. Returns the ring index after
+    the tile."""
+    (q_tiles, do_tiles, dq_tiles) = state.q_tiles, state.do_tiles, state.dq_tiles
+    (lse_ptr, delta_ptr, sm_scale) = (state.lse_ptr, state.delta_ptr, state.sm_scale)
+    (seq_len, desc_dq) = state.seq_len, state.desc_dq
     SUB_M: gl.constexpr = q_tiles.shape[1]
     HEAD_DIM: gl.constexpr = q_tiles.shape[2]
-    BLOCK_M: gl.constexpr = q_tiles.shape[0] // state[5][0].shape[0] * SUB_M
-    BLOCK_N: gl.constexpr = state[2].shape[1]
+    BLOCK_M: gl.constexpr = q_tiles.shape[0] // state.tile.q_ready.shape[0] * SUB_M
+    BLOCK_N: gl.constexpr = state.k_tiles.shape[1]
     num_warps: gl.constexpr = gl.num_warps()
     s_layout: gl.constexpr = accumulator_layout(BLOCK_N, num_warps)
     dq_layout: gl.constexpr = accumulator_layout(HEAD_DIM, num_warps)
@@ -228,7 +235,7 @@ def _dq_tile(
     lse = gl.load(lse_ptr + row_start + queries, mask=in_sequence, other=float("inf"))
     lse2 = lse * LOG2E
     n_unmasked, n_blocks = _key_range(seq_len, off_m, BLOCK_M, BLOCK_N, CAUSAL)
-    buffer = state[5][3] + consumer
+    buffer = state.tile.first_buffer + consumer
     q = q_tiles.index(buffer)
     do = do_tiles.index(buffer)
     if COMPUTES_DELTA:
@@ -253,7 +260,7 @@ def _dq_tile(
     # (test_attention_gradients.py, issue 45). With one slot the blocks run in order, which
     # an H100 ran 0.5-8% faster causal (docs/attention-backward.md, "Persistent CTAs"). One
     # loop with the mask in a branch spills at HEAD_DIM 128.
-    MASKED_FIRST: gl.constexpr = CAUSAL and state[5][0].shape[0] > 1
+    MASKED_FIRST: gl.constexpr = CAUSAL and state.tile.q_ready.shape[0] > 1
     masked_steps_first = 0
     if MASKED_FIRST:
         masked_steps_first = n_blocks - n_unmasked
@@ -278,8 +285,8 @@ def _dq_tile(
 def _rows_of_o(state, bh_q, off_m, consumer: gl.constexpr):
     """This consumer's rows of O (zeros past the sequence's end) in a dQ accumulator's
     layout, whose rows are S's: their sums with dO's are the rows' delta (``_dq_tile``)."""
-    q_tiles = state[0]
-    (seq_len, o_ptr) = state[12], state[15]
+    q_tiles = state.q_tiles
+    (seq_len, o_ptr) = state.seq_len, state.o_ptr
     SUB_M: gl.constexpr = q_tiles.shape[1]
     HEAD_DIM: gl.constexpr = q_tiles.shape[2]
     layout: gl.constexpr = accumulator_layout(HEAD_DIM, gl.num_warps())
@@ -304,9 +311,9 @@ def _dq_consumer_partition(
     the epilogue has stored dQ from its bytes) for the loader's next tile in it. The ring's
     index runs on from tile to tile. With COMPUTES_DELTA the tile's rows of O load from
     global memory while Q and dO land."""
-    (q_ready, q_free, batch_heads) = state[5][0:3]
-    q_tiles = state[0]
-    seq_len = state[12]
+    (q_ready, q_free, batch_heads) = (state.tile.q_ready, state.tile.q_free, state.tile.batch_heads)
+    q_tiles = state.q_tiles
+    seq_len = state.seq_len
     Q_BUFFERS: gl.constexpr = q_ready.shape[0]
     CONSUMERS: gl.constexpr = q_tiles.shape[0] // Q_BUFFERS
     BLOCK_M: gl.constexpr = CONSUMERS * q_tiles.shape[1]
@@ -317,7 +324,7 @@ def _dq_consumer_partition(
     for tile in range(first_tile, end_tile, tile_step):
         bh_q, off_m = _tile_at(tile, seq_len, batch_heads, BLOCK_M, CAUSAL, PERSISTENT)
         slot = taken % Q_BUFFERS
-        tile_state = state[0:5] + ((q_ready, q_free, batch_heads, slot * CONSUMERS),) + state[6:]
+        tile_state = dq_with_tile(state, DqTile(q_ready, q_free, batch_heads, slot * CONSUMERS))
         o_rows = 0
         if COMPUTES_DELTA:
             o_rows = _rows_of_o(state, bh_q, off_m, consumer)
@@ -422,15 +429,15 @@ def attention_dq_kernel(
         mbarrier.init(q_free.index(i), count=CONSUMERS)
     ready, empty = ring_barriers(NUM_STAGES, CONSUMERS)
     fence_async_shared()
-    state = (
+    # The tile: each partition sets its first Q buffer for each of its tiles.
+    tile = DqTile(q_ready, q_free, batch_heads, ABSENT)
+    state = DqState(
         tiles[0],
         tiles[1],
         tiles[2],
         tiles[3],
         tiles[4],
-        # The tiles: each partition sets the last (the tile's slot's first buffer) for each
-        # of its tiles.
-        (q_ready, q_free, batch_heads, 0),
+        tile,
         ready,
         empty,
         lse_ptr,
