@@ -30,6 +30,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
+from tlx_kernels.hopper.attention_backward_state import step_tiles
 from tlx_kernels.hopper.attention_backward_step import (
     first_step,
     gradients_by_query,
@@ -145,14 +146,7 @@ def step_splitting_late(state, at, first_key, dk, dv, consumer: gl.constexpr, MA
     fp32 P and dS spilled 248 bytes a thread at HEAD_DIM 128), and the step's wait for them
     retires dV too; dK stays in flight into the next step, whose wait for S retires it."""
     (index, bh_q, off_m, previous_rows) = at
-    (q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles, p_tiles) = (
-        state.q_tiles,
-        state.do_tiles,
-        state.k_tiles,
-        state.v_tiles,
-        state.ds_tiles,
-        state.p_tiles,
-    )
+    (q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles, p_tiles) = step_tiles(state)
     ready = state.ready
     ds_ready = state.ds_ready
     NUM_STAGES: gl.constexpr = q_tiles.shape[0]

@@ -181,6 +181,19 @@ def with_tile(state, tile):
     )
 
 
+@gluon.jit
+def step_tiles(state):
+    """(Q, dO, K, V, dS, P): the tiles a step with S by queries reads."""
+    return (
+        state.q_tiles,
+        state.do_tiles,
+        state.k_tiles,
+        state.v_tiles,
+        state.ds_tiles,
+        state.p_tiles,
+    )
+
+
 @aggregate
 class BackwardSchedule:
     """The kernel's schedule, which every consumer takes: its constexprs (the ``Config`` of

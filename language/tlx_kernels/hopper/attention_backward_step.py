@@ -39,6 +39,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
+from tlx_kernels.hopper.attention_backward_state import step_tiles
 from tlx_kernels.hopper.common import accumulator_layout, red_add_pairs
 
 LOG2E = gl.constexpr(1.4426950408889634)
@@ -550,14 +551,7 @@ def step_by_queries(
     buffer with aliasing: dV has read P before dS is written there), dV = P^T dO and dK =
     dS^T Q read their transposes there, and dQ = dS K takes dS from registers (with PIPELINED
     and "tma_add", issued first). ``first_key`` is this consumer's first key."""
-    (q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles, p_tiles) = (
-        state.q_tiles,
-        state.do_tiles,
-        state.k_tiles,
-        state.v_tiles,
-        state.ds_tiles,
-        state.p_tiles,
-    )
+    (q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles, p_tiles) = step_tiles(state)
     ready = state.ready
     NUM_STAGES: gl.constexpr = q_tiles.shape[0]
     BLOCK_M: gl.constexpr = q_tiles.shape[1]
