@@ -480,6 +480,36 @@ def _smem_tiles(
     return q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles, p_tiles, dk_tiles, dv_tiles, dq_tiles
 
 
+@gluon.jit
+def _cross_consumer_barriers(
+    CONSUMERS: gl.constexpr,
+    DQ_PASS: gl.constexpr,
+    TURN_BUFFERS: gl.constexpr,
+    LATE_DQ: gl.constexpr,
+):
+    """(ds_ready, ds_free) of the dQ passes in which a consumer's products read the other's
+    dS ("summed", "split", "alternate"): a consumer's dS is written, and the other consumer
+    has read it; a pair a consumer, two with LATE_DQ, or with "alternate" a pair a dS^T
+    buffer (attention_backward_turns.py). ABSENT for the other passes."""
+    if DQ_PASS == "summed" or DQ_PASS == "split" or DQ_PASS == "alternate":
+        if DQ_PASS == "alternate":
+            GIVEN: gl.constexpr = CONSUMERS * TURN_BUFFERS
+        elif LATE_DQ:
+            GIVEN: gl.constexpr = 2 * CONSUMERS
+        else:
+            GIVEN: gl.constexpr = CONSUMERS
+        bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
+        ds_ready = gl.allocate_shared_memory(gl.int64, [GIVEN, 1], bar_layout)
+        ds_free = gl.allocate_shared_memory(gl.int64, [GIVEN, 1], bar_layout)
+        for i in gl.static_range(GIVEN):
+            mbarrier.init(ds_ready.index(i), count=1)
+            mbarrier.init(ds_free.index(i), count=1)
+        barriers = (ds_ready, ds_free)
+    else:
+        barriers = (ABSENT, ABSENT)
+    return barriers
+
+
 # The shapes vary from call to call and the TMA clips at the edges: specializing on them
 # would compile every configuration again for each.
 @tlx.jit(do_not_specialize=["seq_len", "group", "batch_kv_heads"])
@@ -554,31 +584,13 @@ def attention_bwd_kernel(
         mbarrier.init(kv_ready.index(i), count=1)
         mbarrier.init(kv_free.index(i), count=CONSUMERS)
     ready, empty = ring_barriers(NUM_STAGES, CONSUMERS)
-    if DQ_PASS == "summed" or DQ_PASS == "split" or DQ_PASS == "alternate":
-        # A consumer's dS is written (ds_ready), and the other consumer has read it (ds_free):
-        # a pair a consumer, or, with "alternate", a pair a dS^T buffer
-        # (attention_backward_turns.py).
-        if DQ_PASS == "alternate":
-            GIVEN: gl.constexpr = CONSUMERS * TURN_BUFFERS
-        elif LATE_DQ:
-            GIVEN: gl.constexpr = 2 * CONSUMERS
-        else:
-            GIVEN: gl.constexpr = CONSUMERS
-        ds_ready = gl.allocate_shared_memory(gl.int64, [GIVEN, 1], bar_layout)
-        ds_free = gl.allocate_shared_memory(gl.int64, [GIVEN, 1], bar_layout)
-        for i in gl.static_range(GIVEN):
-            mbarrier.init(ds_ready.index(i), count=1)
-            mbarrier.init(ds_free.index(i), count=1)
+    ds_barriers = _cross_consumer_barriers(CONSUMERS, DQ_PASS, TURN_BUFFERS, LATE_DQ)
     fence_async_shared()
     # What a pass does not use is ABSENT.
     if DQ_PASS == "tma_add" or DQ_PASS == "split" or DQ_PASS == "alternate":
         dq_staging = (tiles[8], desc_dq)
     else:
         dq_staging = (ABSENT, ABSENT)
-    if DQ_PASS == "summed" or DQ_PASS == "split" or DQ_PASS == "alternate":
-        ds_barriers = (ds_ready, ds_free)
-    else:
-        ds_barriers = (ABSENT, ABSENT)
     # The tile: each partition sets its first K/V buffer and first step for each of its
     # tiles.
     tile = BackwardTile(kv_ready, kv_free, batch_kv_heads, ABSENT, ABSENT, False, ABSENT, ABSENT)
