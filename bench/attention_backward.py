@@ -17,9 +17,10 @@
         --mask ... --seq-len ...]
 
 The grid: N in 512 ... 16384 at B x N = 32768 tokens, H = 16, D in {64, 128}, causal and not,
-fp16 and bf16, then the grouped-query rows (H = 32, H_kv = 8, D = 128, N = 2048 and 8192), on
-fresh random inputs per row. For each row, ours (the tuned backward, tlx.autotune; the
-configurations it chose, backward and forward, are printed) and cuDNN
+fp16 and bf16, then the grouped-query rows (H = 32, H_kv = 8, D = 128, N = 2048 and 8192;
+``--seq-len`` and ``--head-dim`` select among them too), on fresh random inputs per row. For
+each row, ours (the tuned backward, tlx.autotune; the configurations it chose, backward and
+forward, are printed) and cuDNN
 (``SDPBackend.CUDNN_ATTENTION``) are timed in the same run: the backward alone in GPU time
 (CUDA events behind a GPU sleep, round-robin: bench/gpu_timing.py) and as a user calls it
 (``do_bench``, launch included), and forward + backward as a user calls it. Each row also
@@ -170,7 +171,7 @@ def grid_rows(dtype_names, head_dims, masks, seq_lens):
                 for seq_len in seq_lens:
                     yield dtype_name, (TOKENS // seq_len, HEADS, HEADS, seq_len, head_dim, causal)
         for heads, kv_heads, head_dim, seq_len in GQA_ROWS:
-            if head_dim in head_dims:
+            if head_dim in head_dims and seq_len in seq_lens:
                 for causal in masks:
                     batch = TOKENS // seq_len
                     yield dtype_name, (batch, heads, kv_heads, seq_len, head_dim, causal)
@@ -270,7 +271,8 @@ def fixed(runs, configs_of, dtype_names, head_dims, masks, seq_lens):
             dq = "" if dq_config is None else f"; {dq_config}"
             print(f"D={head_dim} [{number}] {config}{dq}")
         print_header(
-            f"{'dtype':>5} {'B':>3} {'N':>5} {'D':>4} {'causal':>6} | bwd GPU TFLOP/s: "
+            f"{'dtype':>5} {'B':>3} {'H':>3} {'Hkv':>3} {'N':>5} {'D':>4} {'causal':>6} | bwd GPU "
+            "TFLOP/s: "
             + " ".join(f"{f'[{number}]':>6}" for number in range(len(configs)))
             + f" {'cuDNN':>6} | best / cuDNN | called: {'best':>6} {'cuDNN':>6} {'ratio':>5}"
         )
@@ -286,8 +288,8 @@ def fixed(runs, configs_of, dtype_names, head_dims, masks, seq_lens):
             best = max(range(len(configs)), key=tflops.__getitem__)
             called = [row.tflops(called_ms(fn)) for fn in (calls[best], row.cudnn_backward)]
             print(
-                f"{dtype_name:>5} {batch:>3} {seq_len:>5} {head_dim:>4} {causal!s:>6} | bwd GPU "
-                "TFLOP/s: "
+                f"{dtype_name:>5} {batch:>3} {heads:>3} {kv_heads:>3} {seq_len:>5} {head_dim:>4} "
+                f"{causal!s:>6} | bwd GPU TFLOP/s: "
                 + " ".join(f"{value:6.1f}" for value in tflops)
                 + f" | [{best}] {tflops[best] / tflops[-1]:.2f} | called: {called[0]:6.1f} "
                 f"{called[1]:6.1f} {called[0] / called[1]:5.2f}",
