@@ -101,6 +101,7 @@ from tlx_kernels.hopper.attention_backward_step import (
     drain_pipeline,
     first_step,
     kv_buffer,
+    row_statistics,
     start_pipeline,
     step_by_keys,
     step_by_queries,
@@ -222,11 +223,14 @@ def _store_dk_dv(state, dk, dv, bh_kv, rows, consumer: gl.constexpr):
 
 
 @gluon.jit
-def _step(state, at, rows, key_rows, dk, dv, consumer, MASKED, schedule):
+def _step(state, at, next_rows, statistics, rows, key_rows, dk, dv, consumer, MASKED, schedule):
     """One Q block in the shape ``schedule`` names (attention_backward_step.py): S^T or S, or
     the consumers' turns at dQ (attention_backward_turns.py), which need the earlier steps' Q
     blocks. ``at``: (ring index, query head, the Q block's first row, the Q blocks of the two
-    steps before as ``previous_rows``)."""
+    steps before as ``previous_rows``). With LATE_DQ the step takes its rows' ``statistics``
+    (LSE in base 2, delta), loaded by the step before, and loads those of ``next_rows`` (the
+    next step's query head and first row, ``_next_rows``) for the next; returns (dK, dV, the
+    statistics the next step takes)."""
     (index, bh_q, off_m, _) = at
     P_IN_SMEM: gl.constexpr = schedule.P_IN_SMEM
     DQ_PASS: gl.constexpr = schedule.DQ_PASS
@@ -236,7 +240,9 @@ def _step(state, at, rows, key_rows, dk, dv, consumer, MASKED, schedule):
             state, at, key_rows, dk, dv, consumer, MASKED, schedule.TURN_DELAY
         )
     elif schedule.LATE_DQ:
-        dk, dv = step_splitting_late(state, at, rows, dk, dv, consumer, MASKED)
+        dk, dv, statistics = step_splitting_late(
+            state, at, next_rows, statistics, rows, dk, dv, consumer, MASKED
+        )
     elif schedule.SCORES_BY_QUERY:
         dk, dv = step_by_queries(
             state, index, bh_q, off_m, rows, dk, dv, consumer, MASKED, DQ_PASS, PIPELINED
@@ -256,7 +262,19 @@ def _step(state, at, rows, key_rows, dk, dv, consumer, MASKED, schedule):
             DQ_PASS,
             PIPELINED,
         )
-    return dk, dv
+    return dk, dv, statistics
+
+
+@gluon.jit
+def _next_rows(bh_q, m, first, n_m, end_head, seq_len, BLOCK_M: gl.constexpr):
+    """(query head, first row) of the step after the one of Q block ``m`` of head ``bh_q``
+    in ``_tile``'s order, whose statistics a step loads ahead: the head's next block, else
+    the next head's first; after the tile's last step (the next head ``end_head``), row
+    seq_len, which ``row_statistics`` masks off (nothing is read)."""
+    last_block = m + 1 == n_m
+    next_head = gl.where(last_block, bh_q + 1, bh_q)
+    next_row = gl.where(last_block, first, m + 1) * BLOCK_M
+    return next_head, gl.where(next_head < end_head, next_row, seq_len)
 
 
 @gluon.jit
@@ -302,6 +320,16 @@ def _tile(state, bh_kv, off_n, consumer: gl.constexpr, schedule):
                 values,
             ),
         )
+    # A step with LATE_DQ loads the next one's statistics (its rows' LSE and delta), so
+    # that their latency is hidden behind a whole step (attention_backward_late_split.py);
+    # the first step's load here. The other steps load their own: nothing is carried.
+    end_head = (bh_kv + 1) * group
+    if schedule.LATE_DQ:
+        by_query: gl.constexpr = gl.SliceLayout(1, accumulator_layout(SUB_N, num_warps))
+        first_rows = first * BLOCK_M + gl.arange(0, BLOCK_M, by_query)
+        statistics = row_statistics(state, bh_kv * group, first_rows)
+    else:
+        statistics = (0.0, 0.0)
     index = first_step(state)
     # The Q blocks of the last two steps (their first rows of the [batch * heads * seq_len]
     # rows), whose dQ a step of dq_pass "alternate" may compute.
@@ -311,13 +339,19 @@ def _tile(state, bh_kv, off_n, consumer: gl.constexpr, schedule):
         bh_q = bh_kv * group + g
         for m in range(first, masked_end):
             at = (index, bh_q, m * BLOCK_M, (previous_row, earlier_row))
-            dk, dv = _step(state, at, rows, key_rows, dk, dv, consumer, True, schedule)
+            next_rows = _next_rows(bh_q, m, first, n_m, end_head, seq_len, BLOCK_M)
+            dk, dv, statistics = _step(
+                state, at, next_rows, statistics, rows, key_rows, dk, dv, consumer, True, schedule
+            )
             earlier_row = previous_row
             previous_row = bh_q * seq_len + m * BLOCK_M
             index += 1
         for m in range(gl.maximum(first, masked_end), n_m):
             at = (index, bh_q, m * BLOCK_M, (previous_row, earlier_row))
-            dk, dv = _step(state, at, rows, key_rows, dk, dv, consumer, False, schedule)
+            next_rows = _next_rows(bh_q, m, first, n_m, end_head, seq_len, BLOCK_M)
+            dk, dv, statistics = _step(
+                state, at, next_rows, statistics, rows, key_rows, dk, dv, consumer, False, schedule
+            )
             earlier_row = previous_row
             previous_row = bh_q * seq_len + m * BLOCK_M
             index += 1

@@ -13,6 +13,11 @@ accumulator beside S, dP, dK and dV spilled 384 / 1124 bytes a thread at HEAD_DI
 ptxas on Triton 3.6, without / with the causal mask.) The last
 step's dQ follows the loop (``last_late_dq``).
 
+Each step also loads the next step's statistics (its rows' LSE and delta, two a thread): loaded
+in the step that uses them, their latency showed in `ncu`'s warp-state samples (the first use
+of the LSE waited on the load in 3-4% of all samples, HEAD_DIM 128), and a step ahead the
+kernel ran 3-6% faster on an H100 (docs/attention-backward.md, "Statistics a step ahead").
+
 Each consumer writes its dS to two buffers in turn (step i's to buffer i % 2), each with a
 barrier pair: ``ds_ready`` (written) and ``ds_free`` (the other consumer's dQ products have
 read it and the writer's K). A buffer is rewritten two steps later, once the other's products
@@ -137,15 +142,27 @@ def last_late_dq(state, index, previous_row, consumer: gl.constexpr):
 
 
 @gluon.jit
-def step_splitting_late(state, at, first_key, dk, dv, consumer: gl.constexpr, MASKED: gl.constexpr):
+def step_splitting_late(
+    state,
+    at,
+    next_rows,
+    statistics,
+    first_key,
+    dk,
+    dv,
+    consumer: gl.constexpr,
+    MASKED: gl.constexpr,
+):
     """One step with S by queries: S and dP, the softmax, P to SMEM for dV, step index - 1's
     dQ columns, dS to this step's buffer for dK and the next step's dQ. ``at``: (the ring
     index, the query head, the Q block's first row, ``previous_rows``: the Q blocks of steps
     index - 1 and index - 2, their first rows of the [batch * heads * seq_len] rows). dQ's
     products follow dV's, once P is in SMEM and dS in 16 bits (their accumulator beside
     fp32 P and dS spilled 248 bytes a thread at HEAD_DIM 128), and the step's wait for them
-    retires dV too; dK stays in flight into the next step, whose wait for S retires it."""
-    (index, bh_q, off_m, previous_rows) = at
+    retires dV too; dK stays in flight into the next step, whose wait for S retires it.
+    ``statistics``: this step's rows' (LSE in base 2, delta), loaded by the step before;
+    returns (dK, dV, those of ``next_rows``, the next step's query head and first row)."""
+    (index, _, off_m, previous_rows) = at
     (q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles, p_tiles) = step_tiles(state)
     ready = state.ready
     ds_ready = state.ds_ready
@@ -171,7 +188,11 @@ def step_splitting_late(state, at, first_key, dk, dv, consumer: gl.constexpr, MA
     )
     queries = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(1, s_layout))
     keys = first_key + (index >> 31) + gl.arange(0, SUB_N, gl.SliceLayout(0, s_layout))
-    lse2, delta = row_statistics(state, bh_q, queries)
+    # This step's statistics came with the step before; the next step's load here, a step
+    # ahead of their use.
+    lse2, delta = statistics
+    next_queries = next_rows[1] + gl.arange(0, BLOCK_M, gl.SliceLayout(1, s_layout))
+    statistics = row_statistics(state, next_rows[0], next_queries)
     s, dk, dv = warpgroup_mma_wait(1, deps=[s_tok, dk, dv])
     previous = index - 1
     if previous >= first_step(state):
@@ -194,4 +215,4 @@ def step_splitting_late(state, at, first_key, dk, dv, consumer: gl.constexpr, MA
     # Retires dV and dQ's products, leaves dK in flight into the next step.
     dq = warpgroup_mma_wait(1, deps=[dq])
     _finish_late_dq(state, dq, previous, previous_rows[0], consumer)
-    return dk, dv
+    return dk, dv, statistics
