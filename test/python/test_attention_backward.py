@@ -373,12 +373,21 @@ def turn_schedules():
 def test_the_later_turns_compile(causal):
     """The turns' variants outside the space (``attention_backward_config.turn_variants``:
     turns two steps after their dS^T, one or three dS^T buffers a consumer, each with a
-    barrier pair of its own; K and V in registers, loaded once a tile a consumer) fit in 224
-    KiB and compile with a turn in each step's branch and the last ``turn_delay`` turns
-    after the loop."""
+    barrier pair of its own; K and V in registers, loaded once a tile a consumer; the
+    statistics loaded a step ahead) fit in 224 KiB and compile with a turn in each step's
+    branch and the last ``turn_delay`` turns after the loop."""
     variants = attention_backward_config.turn_variants()
-    turns = {(c.turn_delay, c.turn_buffers, c.keys_in_registers) for c in variants}
-    assert turns == {(2, 2, False), (2, 3, False), (1, 1, False), (1, 3, False), (1, 2, True)}
+    turns = {
+        (c.turn_delay, c.turn_buffers, c.keys_in_registers, c.statistics_ahead) for c in variants
+    }
+    assert turns == {
+        (2, 2, False, False),
+        (2, 3, False, False),
+        (1, 1, False, False),
+        (1, 3, False, False),
+        (1, 2, True, False),
+        (1, 2, False, True),
+    }
     space = [c for c in bwd.autotune_space(64) if c.dq_pass == "alternate"]
     assert not set(variants) & set(space)
     for config in variants:

@@ -250,6 +250,19 @@ def test_late_dq_needs_the_split():
     assert config.kernel_arguments()["LATE_DQ"] is True
 
 
+def test_statistics_ahead_needs_the_turns():
+    """``statistics_ahead`` has the turns' steps load the next step's statistics: refused with
+    another dq_pass (the late split's steps always do), named in the configuration and
+    passed to the kernel."""
+    split = dict(dq_pass="split", p_in_smem=True, scores_by_query=True, pipelined=True)
+    with pytest.raises(ValueError, match="statistics_ahead .* needs dq_pass='alternate', got "):
+        bwd.Config(64, 128, 2, **split, late_dq=True, statistics_ahead=True)
+    config = bwd.Config(64, 128, 8, dq_pass="alternate", pipelined=True, statistics_ahead=True)
+    assert repr(config).endswith(" dq=alternate pipelined statistics_ahead")
+    assert config.kernel_arguments()["STATISTICS_AHEAD"] is True
+    assert bwd.Config(64, 128, 8).kernel_arguments()["STATISTICS_AHEAD"] is False
+
+
 def _but_the_ring(config):
     """``config``'s fields but its ring's depth and its staging tiles."""
     fields = dataclasses.asdict(config)

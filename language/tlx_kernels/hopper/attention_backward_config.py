@@ -86,7 +86,9 @@ class Config(KernelConfig):
     retired before the consumer's next is staged, and the ring has its 32 KiB at HEAD_DIM 128.
     ``late_dq`` (dq_pass "split"): each step's dQ products issued in the next step, so that
     a consumer waits for the other's dS a step after it is written
-    (attention_backward_late_split.py). Both: ``split_variants``.
+    (attention_backward_late_split.py). Both: ``split_variants``. ``statistics_ahead``
+    (dq_pass "alternate"): each step loads the next step's LSE and delta, a step ahead of
+    their use, as the late split's steps always do (attention_backward_turns.py).
 
     The ring with ``pipelined``: the consumers hold two stages at a time, the step's and the
     previous one, released only once the step's wait for S has retired the previous step's
@@ -113,6 +115,7 @@ class Config(KernelConfig):
         "keys_in_registers": "KEYS_IN_REGISTERS",
         "dq_staging_tiles": "DQ_STAGING_TILES",
         "late_dq": "LATE_DQ",
+        "statistics_ahead": "STATISTICS_AHEAD",
     }
 
     block_m: int
@@ -131,6 +134,7 @@ class Config(KernelConfig):
     keys_in_registers: bool = False
     dq_staging_tiles: int | None = None
     late_dq: bool = False
+    statistics_ahead: bool = False
 
     def __post_init__(self):
         if self.dq_pass not in DQ_PASSES:
@@ -173,6 +177,12 @@ class Config(KernelConfig):
             raise ValueError(
                 "late_dq issues the products of a step's dQ columns over both consumers' dS in "
                 f"the next step, as dq_pass='split' sums them: got dq_pass={self.dq_pass!r}"
+            )
+        if self.statistics_ahead and self.dq_pass != "alternate":
+            raise ValueError(
+                "statistics_ahead has the turns' steps load the next step's LSE and delta (the "
+                "late split's steps always do): it needs dq_pass='alternate', got "
+                f"dq_pass={self.dq_pass!r}"
             )
         check_slots("kv_buffers", self.kv_buffers, self.persistent, "K and V")
         if self.keys_in_registers and self.scores_by_query:
@@ -263,6 +273,7 @@ class Config(KernelConfig):
         staging = self.dq_staging_tiles
         staging = "" if staging is None else f" dq_staging_tiles={staging}"
         staging += " late_dq" if self.late_dq else ""
+        staging += " statistics_ahead" if self.statistics_ahead else ""
         return (
             f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} stages={self.num_stages} "
             f"alias={self.alias}{consumers}{p_in_smem}{by_query}{dq_pass}{pipelined}{turns}"
@@ -388,9 +399,12 @@ def turn_variants():
     32 registers a thread; ptxas on Triton 3.6: 80 / 288 bytes of spills a thread without /
     with the causal mask, against 40 / 152). Outside ``autotune_space``: on an H100 none
     beat the space's 8-stage turns (``bench/attention_backward.py --turns`` times them beside
-    them; docs/attention-backward.md)."""
+    them; docs/attention-backward.md). And the space's 8-stage turns loading each step's
+    statistics a step ahead (``statistics_ahead``; ptxas: 40 / 96), compiled and checked on
+    the CPU, not yet timed on a GPU."""
     turns = dict(dq_pass="alternate", pipelined=True)
     return [
+        Config(64, 128, 8, **turns, statistics_ahead=True),
         Config(64, 128, 8, **turns, keys_in_registers=True),
         Config(64, 128, 8, **turns, turn_delay=2, turn_buffers=2),
         Config(64, 128, 7, **turns, turn_delay=2, turn_buffers=3),

@@ -108,6 +108,7 @@ from tlx_kernels.hopper.attention_backward_step import (
     wait_for_other_consumer,
 )
 from tlx_kernels.hopper.attention_backward_turns import (
+    compact_statistics_layout,
     last_turns,
     step_taking_turns,
     wait_for_turns_on_own,
@@ -227,17 +228,17 @@ def _step(state, at, next_rows, statistics, rows, key_rows, dk, dv, consumer, MA
     """One Q block in the shape ``schedule`` names (attention_backward_step.py): S^T or S, or
     the consumers' turns at dQ (attention_backward_turns.py), which need the earlier steps' Q
     blocks. ``at``: (ring index, query head, the Q block's first row, the Q blocks of the two
-    steps before as ``previous_rows``). With LATE_DQ the step takes its rows' ``statistics``
-    (LSE in base 2, delta), loaded by the step before, and loads those of ``next_rows`` (the
-    next step's query head and first row, ``_next_rows``) for the next; returns (dK, dV, the
-    statistics the next step takes)."""
+    steps before as ``previous_rows``). With LATE_DQ or STATISTICS_AHEAD the step takes its
+    rows' ``statistics`` (LSE in base 2, delta), loaded by the step before, and loads those of
+    ``next_rows`` (the next step's query head and first row, ``_next_rows``) for the next;
+    returns (dK, dV, the statistics the next step takes)."""
     (index, bh_q, off_m, _) = at
     P_IN_SMEM: gl.constexpr = schedule.P_IN_SMEM
     DQ_PASS: gl.constexpr = schedule.DQ_PASS
     PIPELINED: gl.constexpr = schedule.PIPELINED
     if DQ_PASS == "alternate":
-        dk, dv = step_taking_turns(
-            state, at, key_rows, dk, dv, consumer, MASKED, schedule.TURN_DELAY
+        dk, dv, statistics = step_taking_turns(
+            state, at, next_rows, statistics, key_rows, dk, dv, consumer, MASKED, schedule
         )
     elif schedule.LATE_DQ:
         dk, dv, statistics = step_splitting_late(
@@ -320,13 +321,17 @@ def _tile(state, bh_kv, off_n, consumer: gl.constexpr, schedule):
                 values,
             ),
         )
-    # A step with LATE_DQ loads the next one's statistics (its rows' LSE and delta), so
-    # that their latency is hidden behind a whole step (attention_backward_late_split.py);
-    # the first step's load here. The other steps load their own: nothing is carried.
+    # A step with LATE_DQ or STATISTICS_AHEAD loads the next one's statistics (its rows' LSE
+    # and delta), so that their latency is hidden behind a whole step
+    # (attention_backward_late_split.py, attention_backward_turns.py); the first step's load
+    # here. The other steps load their own: nothing is carried.
     end_head = (bh_kv + 1) * group
-    if schedule.LATE_DQ:
-        by_query: gl.constexpr = gl.SliceLayout(1, accumulator_layout(SUB_N, num_warps))
-        first_rows = first * BLOCK_M + gl.arange(0, BLOCK_M, by_query)
+    if schedule.LATE_DQ or schedule.STATISTICS_AHEAD:
+        if schedule.LATE_DQ:
+            ahead: gl.constexpr = gl.SliceLayout(1, accumulator_layout(SUB_N, num_warps))
+        else:
+            ahead: gl.constexpr = compact_statistics_layout(BLOCK_M, num_warps)
+        first_rows = first * BLOCK_M + gl.arange(0, BLOCK_M, ahead)
         statistics = row_statistics(state, bh_kv * group, first_rows)
     else:
         statistics = (0.0, 0.0)
@@ -581,6 +586,7 @@ def attention_bwd_kernel(
     KEYS_IN_REGISTERS: gl.constexpr,
     DQ_STAGING_TILES: gl.constexpr,
     LATE_DQ: gl.constexpr,
+    STATISTICS_AHEAD: gl.constexpr,
     CONSUMER_REGISTERS: gl.constexpr,
 ):
     """A tile a CTA (grid: the key blocks of every (batch, KV head)), or with PERSISTENT each
@@ -664,6 +670,7 @@ def attention_bwd_kernel(
         PERSISTENT,
         KEYS_IN_REGISTERS,
         LATE_DQ,
+        STATISTICS_AHEAD,
     )
     if CONSUMERS == 2:
         gl.warp_specialize(

@@ -208,6 +208,7 @@ class BackwardSchedule:
     PERSISTENT: gl.constexpr
     KEYS_IN_REGISTERS: gl.constexpr
     LATE_DQ: gl.constexpr
+    STATISTICS_AHEAD: gl.constexpr
 
     @gluon.constexpr_function
     def __init__(
@@ -221,6 +222,7 @@ class BackwardSchedule:
         PERSISTENT,
         KEYS_IN_REGISTERS,
         LATE_DQ,
+        STATISTICS_AHEAD,
     ):
         self.CAUSAL = gl.constexpr(CAUSAL)
         self.P_IN_SMEM = gl.constexpr(P_IN_SMEM)
@@ -231,6 +233,7 @@ class BackwardSchedule:
         self.PERSISTENT = gl.constexpr(PERSISTENT)
         self.KEYS_IN_REGISTERS = gl.constexpr(KEYS_IN_REGISTERS)
         self.LATE_DQ = gl.constexpr(LATE_DQ)
+        self.STATISTICS_AHEAD = gl.constexpr(STATISTICS_AHEAD)
 
 
 @aggregate

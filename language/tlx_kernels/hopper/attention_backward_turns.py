@@ -55,6 +55,15 @@ from tlx_kernels.hopper.attention_backward_step import (
 from tlx_kernels.hopper.common import accumulator_layout
 
 
+@gluon.constexpr_function
+def compact_statistics_layout(block_m, num_warps):
+    """The layout a turns step with STATISTICS_AHEAD carries the next step's statistics in:
+    a Q block's rows spread over the warpgroup's threads, one value a thread (or two threads
+    a value), where the S^T accumulator's column slice holds a quarter of the block's a
+    thread (32 registers for LSE and delta, which carried through a step spilled)."""
+    return gl.BlockedLayout([1], [32], [num_warps], [0])
+
+
 @gluon.jit
 def _ds_buffer(state, owner: gl.constexpr, step):
     """Consumer ``owner``'s dS^T buffer of step ``step``: its TURN_BUFFERS buffers are the
@@ -166,20 +175,27 @@ def last_turns(state, index, previous_rows, consumer: gl.constexpr, TURN_DELAY: 
 def step_taking_turns(
     state,
     at,
+    next_rows,
+    statistics,
     key_rows,
     dk,
     dv,
     consumer: gl.constexpr,
     MASKED: gl.constexpr,
-    TURN_DELAY: gl.constexpr,
+    schedule,
 ):
     """One step: S^T and dP^T, on this consumer's turn the products of step index -
     TURN_DELAY's dQ, the softmax, dV from P^T in registers, dS^T into SMEM for dK (and the
     other consumer's turn, if the step's is). ``at``: (the step's ring index, its query head,
     its Q block's first row, ``previous_rows``: the Q blocks of steps index - 1 and
     index - 2, their first rows of the [batch * heads * seq_len] rows). dV is retired within
-    the step (P^T's registers), dK left in flight into the next step."""
+    the step (P^T's registers), dK left in flight into the next step. With the schedule's
+    STATISTICS_AHEAD, ``statistics`` holds this step's rows' (LSE in base 2, delta) in
+    ``compact_statistics_layout``, loaded by the step before, and the step loads those of
+    ``next_rows`` (the next step's query head and first row); else it loads its own and
+    passes ``statistics`` on. Returns (dK, dV, the statistics the next step takes)."""
     (index, bh_q, off_m, previous_rows) = at
+    TURN_DELAY: gl.constexpr = schedule.TURN_DELAY
     (q_tiles, do_tiles, k_tiles) = (state.q_tiles, state.do_tiles, state.k_tiles)
     ready = state.ready
     NUM_STAGES: gl.constexpr = q_tiles.shape[0]
@@ -206,7 +222,16 @@ def step_taking_turns(
     s_tok = warpgroup_mma(keys, q.permute((1, 0)), zeros, use_acc=False, is_async=True)
     dp_tok = warpgroup_mma(values, do.permute((1, 0)), zeros, use_acc=False, is_async=True)
     queries = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(0, st_layout))
-    lse2, delta = row_statistics(state, bh_q, queries)
+    if schedule.STATISTICS_AHEAD:
+        # To the accumulator's column slice through SMEM (convert_layout), where the global
+        # load, issued here, waited at the softmax; the next step's load, a step ahead.
+        lse2 = gl.convert_layout(statistics[0], queries.type.layout)
+        delta = gl.convert_layout(statistics[1], queries.type.layout)
+        compact: gl.constexpr = compact_statistics_layout(BLOCK_M, num_warps)
+        next_queries = next_rows[1] + gl.arange(0, BLOCK_M, compact)
+        statistics = row_statistics(state, next_rows[0], next_queries)
+    else:
+        lse2, delta = row_statistics(state, bh_q, queries)
     turn = index - TURN_DELAY
     # This consumer's turn: step turn's dQ, its products run under the softmax.
     if (turn >= first_step(state)) & ((turn & 1) == consumer):
@@ -235,4 +260,4 @@ def step_taking_turns(
         mbarrier.arrive(_given(ds_ready, consumer, index, TURN_BUFFERS)[0])
     dk = warpgroup_mma(ds_smem, q, dk_done, is_async=True)
     dv, p16 = warpgroup_mma_wait(1, deps=[dv, p16])
-    return dk, warpgroup_mma_init(dv)
+    return dk, warpgroup_mma_init(dv), statistics
