@@ -64,6 +64,21 @@ def compilation_error(location: SourceLocation, message: str) -> CompilationErro
     return CompilationError(location.function_source, location.node, message)
 
 
+def compile_failure(error: CompilationError) -> tuple[str, BaseException | None]:
+    """(what a failed trace says, the exception it ends in where that is not Triton's).
+    Triton reports an error inside a called function as one at the call with no message,
+    caused by one in the function: the reason is the innermost error's message (a planner's
+    error raised in a helper function is one cause down). Where the chain ends instead in
+    another exception, one that Triton's front end or a builtin raised, the reason is the
+    innermost call's location and that exception, its type named, and it is returned too."""
+    while error.error_message is None and isinstance(error.__cause__, CompilationError):
+        error = error.__cause__
+    if error.error_message is None and error.__cause__ is not None:
+        cause = error.__cause__
+        return f"{str(error).strip()}\n{type(cause).__name__}: {cause}", cause
+    return (error.error_message or str(error)).strip(), None
+
+
 def warn_at(location: SourceLocation, message: str) -> None:
     """Emits a ``TLXWarning`` attributed to the user's source line."""
     warnings.warn_explicit(message, TLXWarning, location.file_name, location.line)

@@ -2,6 +2,8 @@
 as in a later process, finds them without tracing the kernel, and anything a verdict depends
 on changes its key."""
 
+import ast
+
 import pytest
 import tlx
 import triton
@@ -125,3 +127,45 @@ def test_triton_always_compile_makes_the_pruner_trace_again(monkeypatch):
     )
     assert tlx.PlanPruner(ring_kernel, target=SM90).verdict(config, arguments()).fits
     assert len(traces) == 1
+
+
+def failing_trace(cause):
+    """A trace that fails as Triton reports an error inside a called function: a
+    ``CompilationError`` at the call without a message, caused by ``cause``."""
+
+    def trace(*args, **kwargs):
+        source = "def kernel():\n    helper()\n"
+        call = ast.parse("helper()", mode="eval").body
+        call.lineno, call.col_offset = 2, 4
+        raise triton.compiler.errors.CompilationError(source, call, None) from cause
+
+    return trace
+
+
+def test_a_failure_raised_outside_triton_is_named_and_not_kept(monkeypatch):
+    """A trace whose error chain ends in an exception other than Triton's (which may depend
+    on more than the source) names that exception, its type and message, beside the call's
+    location, and its verdict is not kept: a later pruner traces again."""
+    original = prune.kernel_plans
+    monkeypatch.setattr(prune, "kernel_plans", failing_trace(RuntimeError("no device context")))
+    failed = tlx.PlanPruner(ring_kernel, target=SM90).verdict(ring_config(3), arguments())
+    assert not failed.fits
+    assert failed.reasons == (
+        "at 2:4:\ndef kernel():\n    helper()\n    ^\nRuntimeError: no device context",
+    )
+    monkeypatch.setattr(prune, "kernel_plans", original)
+    traces = counted_traces(monkeypatch)
+    assert tlx.PlanPruner(ring_kernel, target=SM90).verdict(ring_config(3), arguments()).fits
+    assert len(traces) == 1
+
+
+def test_a_traced_error_one_call_down_gives_its_message_and_is_kept(monkeypatch):
+    """An error a helper function raised while traced (the planner's, say) is the reason, its
+    message alone, and its verdict is kept."""
+    inner = triton.compiler.errors.CompilationError(None, None, "buffer 'ring' does not fit")
+    monkeypatch.setattr(prune, "kernel_plans", failing_trace(inner))
+    failed = tlx.PlanPruner(ring_kernel, target=SM90).verdict(ring_config(3), arguments())
+    assert failed.reasons == ("buffer 'ring' does not fit",)
+    without_traces(monkeypatch)
+    found = tlx.PlanPruner(ring_kernel, target=SM90).verdict(ring_config(3), arguments())
+    assert found.reasons == failed.reasons and not found.fits

@@ -24,7 +24,7 @@ import triton
 from triton.compiler.errors import CompilationError
 
 from .. import compat
-from .._errors import TLXError
+from .._errors import TLXError, compile_failure
 from ..api import ASTSource, JITFunction, kernel_plans
 from ..planner import checked_ctas_per_sm
 from ..report.budget import KernelBudget, budget_of, target_capability
@@ -201,21 +201,20 @@ class PlanPruner:
             )
             self.verdicts[key] = verdict
             return verdict
+        # A failure that ends in an exception other than Triton's (one a builtin or the front
+        # end raised, which may depend on more than the source) is not kept on disk.
+        lasting = True
         try:
             plans = kernel_plans(source, target, options)
         except CompilationError as error:
-            # Triton wraps an error once per @jit function it passes through: a spec sealed in
-            # a helper function carries the planner's message one cause down.
-            while error.error_message is None and isinstance(error.__cause__, CompilationError):
-                error = error.__cause__
-            message = error.error_message or str(error)
-            budget, reasons = None, (message.strip(),)
+            message, other = compile_failure(error)
+            budget, reasons, lasting = None, (message,), other is None
         else:
             budget = budget_of(
                 plans, target_capability(target), self._ctas_per_sm(config, arguments)
             )
             reasons = budget.reasons
-        if disk_key is not None:
+        if disk_key is not None and lasting:
             verdict_cache.store(disk_key, reasons, budget)
         elapsed = time.perf_counter() - start
         verdict = ConfigVerdict(config, not reasons, reasons, budget, elapsed)
