@@ -305,9 +305,13 @@ class Execution:
 
     def access(self, thread: Thread, operation, model) -> None:
         """An operation that reads and writes memory: its accesses, and where an
-        asynchronous one completes."""
+        asynchronous one completes. Its results (a loaded tensor, a token) are data: the
+        printer reuses names in sibling regions, so a name may still hold another region's
+        memory descriptor."""
         env = thread.env
         memories = self.memory_operands(thread, operation, model)
+        for result in operation.results:
+            env[result] = values.DATA
         data, barriers = operand_roles(model, operation, env, memories)
         if not is_issued(model, operation, env, barriers):
             return
