@@ -20,7 +20,12 @@ import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler.errors import CompilationError
 
-from tlx_kernels.hopper.common import TRITON_DTYPE_BITS, tile_layout, triton_dtype
+from tlx_kernels.hopper.common import (
+    TRITON_DTYPE_BITS,
+    tile_layout,
+    triton_dtype,
+    unswizzled_layout,
+)
 from tlx_kernels.launch import DirectLaunch
 
 # The default partition is one consumer warpgroup; the other consumers (4 warps each) and the
@@ -67,10 +72,9 @@ class KernelConfig:
 DESCRIPTOR_DTYPE_BITS = {**TRITON_DTYPE_BITS, "fp32": 32}
 
 
-def descriptor_type(dtype, block_shape):
+def descriptor_type(dtype, block_shape, layout):
     """The signature entry of a TMA descriptor of ``dtype`` ("fp16", "bf16" or "fp32") whose
-    block is ``block_shape``, in the tiles' shared layout (``common.tile_layout``)."""
-    layout = tile_layout(DESCRIPTOR_DTYPE_BITS[dtype], tuple(block_shape))
+    block is ``block_shape``, in the shared ``layout``."""
     return f"tensordesc<{dtype}[{','.join(str(size) for size in block_shape)}],{layout!r}>"
 
 
@@ -88,7 +92,9 @@ class KernelHost:
     dtype); ``block_shapes(config, arguments)``, the descriptors' block shapes
     (``arguments``: the call's constexprs, or every argument of a launch); ``target``, what
     it compiles for on the CPU; ``descriptor_dtypes``, {name: dtype} of the descriptors whose
-    dtype is their own (an fp32 accumulator's), not the inputs'."""
+    dtype is their own (an fp32 accumulator's), not the inputs'; ``unswizzled``, the names of
+    the descriptors whose tiles the kernel reads element by element (``unswizzled_layout``),
+    where the others' are the tensor cores' (``common.tile_layout``)."""
 
     kernel: object
     config_type: type
@@ -97,9 +103,20 @@ class KernelHost:
     block_shapes: Callable
     target: GPUTarget
     descriptor_dtypes: dict = dataclasses.field(default_factory=dict)
+    unswizzled: tuple = ()
     # (device, configuration, grid, the call's constexprs, the tensors' dtypes and shapes) ->
     # the DirectLaunch that ``launch`` made for them
     launches: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+
+    def layout(self, name, bits, block_shape):
+        """The shared layout of descriptor ``name``'s tiles of ``bits``-bit elements."""
+        if name in self.unswizzled:
+            return unswizzled_layout(bits, len(block_shape))
+        return tile_layout(bits, tuple(block_shape))
+
+    def descriptor_bits(self, name, dtype):
+        """The element bits of descriptor ``name`` for inputs of ``dtype``."""
+        return DESCRIPTOR_DTYPE_BITS[self.descriptor_dtypes.get(name, dtype)]
 
     def constexprs(self, config, **call_constexprs):
         """The kernel's constexpr arguments: ``config``'s, then the call's, then the default
@@ -123,7 +140,11 @@ class KernelHost:
         shapes = self.block_shapes(config, constexprs)
         signature = {
             **{
-                name: descriptor_type(self.descriptor_dtypes.get(name, dtype), shape)
+                name: descriptor_type(
+                    self.descriptor_dtypes.get(name, dtype),
+                    shape,
+                    self.layout(name, self.descriptor_bits(name, dtype), shape),
+                )
                 for name, shape in zip(self.descriptors, shapes, strict=True)
             },
             **{name: kind.format(dtype=dtype) for name, kind in self.scalars.items()},
@@ -154,11 +175,9 @@ class KernelHost:
         shapes = self.block_shapes(config, call_constexprs)
         return [
             TensorDescriptor.from_tensor(
-                tensor,
-                list(shape),
-                tile_layout(tensor.element_size() * 8, tuple(shape)),
+                tensor, list(shape), self.layout(name, tensor.element_size() * 8, shape)
             )
-            for tensor, shape in zip(tensors, shapes, strict=True)
+            for name, tensor, shape in zip(self.descriptors, tensors, shapes, strict=True)
         ]
 
     def direct_launch(self, config, grid, tensors, call_arguments, **call_constexprs):
@@ -201,7 +220,7 @@ class KernelHost:
         for name, shape in zip(self.descriptors, shapes, strict=True):
             descriptor = arguments[name]
             descriptor.block_shape = list(shape)
-            descriptor.layout = tile_layout(descriptor.layout.element_bitwidth, tuple(shape))
+            descriptor.layout = self.layout(name, descriptor.layout.element_bitwidth, shape)
 
     def triton_config(self, config):
         """``config`` as the autotuner takes it (``BACKEND_OPTIONS`` among its kwargs)."""
@@ -237,7 +256,7 @@ class KernelHost:
         tensor = torch.empty(16, 16, dtype=torch.float16 if dtype == "fp16" else torch.bfloat16)
         arguments = {}
         for name, shape in zip(self.descriptors, self.block_shapes(config, {}), strict=True):
-            layout = tile_layout(TRITON_DTYPE_BITS[dtype], tuple(shape))
+            layout = self.layout(name, TRITON_DTYPE_BITS[dtype], shape)
             arguments[name] = TensorDescriptor(tensor, [4096, 4096], [4096, 1], list(shape), layout)
         return {**arguments, **scalars}
 

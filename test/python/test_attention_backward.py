@@ -21,6 +21,7 @@ from _helpers import whole_space_on_newest_triton
 from tlx_kernels.hopper import attention_backward as bwd
 from tlx_kernels.hopper import attention_backward_config, attention_dq
 from tlx_kernels.hopper.attention_common import tile_layout
+from tlx_kernels.hopper.common import unswizzled_layout
 from triton.compiler.errors import CompilationError
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
@@ -51,14 +52,24 @@ def kernel_arguments(head_dim, seq_len=4096):
         torch.empty(4, 4, 4), [64, seq_len, head_dim], [seq_len * head_dim, head_dim, 1],
         [1, 64, 64], tile_layout(32),
     )  # fmt: skip
+    statistics = TensorDescriptor(
+        torch.empty(4, 4), [128, seq_len], [seq_len, 1], [2, 64], unswizzled_layout(32, 2)
+    )
     return {
         **descriptors(names, head_dim, seq_len),
         "desc_dq": dq_sum,
+        "desc_statistics": statistics,
         **pointers,
         **scalars,
         "batch_kv_heads": 16,
         "HEAD_DIM": head_dim,
     }
+
+
+def dq_block(config, arguments):
+    """The block shape of the dQ accumulator's descriptor with ``config``."""
+    shapes = bwd.block_shapes(config, arguments)
+    return dict(zip(bwd.HOST.descriptors, shapes, strict=True))["desc_dq"]
 
 
 def error_messages(error):
@@ -328,7 +339,7 @@ def test_the_split_pass_adds_half_the_columns_once(head_dim):
         dq_bytes = spans.pop("dq_tiles")
         assert not dq_bytes & set().union(*spans.values()), config
         arguments = {"HEAD_DIM": head_dim}
-        assert bwd.block_shapes(config, arguments)[-1] == [1, config.block_m, head_dim // 2]
+        assert dq_block(config, arguments) == [1, config.block_m, head_dim // 2]
     assert {config.block_m for config in configs} == ({64, 128} if head_dim == 64 else {64})
 
 
@@ -341,7 +352,7 @@ def test_the_alternating_pass_adds_the_ctas_dq_once(causal):
     staging tiles, one fp32 BLOCK_M x D a consumer, have bytes of their own, the
     descriptor's block is a whole Q block of dQ, and every ring depth fits."""
     configs = [config for config in bwd.autotune_space(64) if config.dq_pass == "alternate"]
-    assert {config.num_stages for config in configs} == {4, 6, 8}
+    assert {config.num_stages for config in configs} == {4, 7, 8}
     for config in configs:
         compiled = bwd.compile_for_hopper(config, 64, causal=causal)
         # Without the mask the loop of masked steps is gone: one step and the last turn.
@@ -360,7 +371,7 @@ def test_the_alternating_pass_adds_the_ctas_dq_once(causal):
         }
         dq_bytes = spans.pop("dq_tiles")
         assert not dq_bytes & set().union(*spans.values()), config
-        assert bwd.block_shapes(config, {"HEAD_DIM": 64})[-1] == [1, config.block_m, 64]
+        assert dq_block(config, {"HEAD_DIM": 64}) == [1, config.block_m, 64]
 
 
 def turn_schedules():
@@ -425,6 +436,60 @@ def pipelined_configs(head_dim):
     return [config for config in bwd.autotune_space(head_dim) if config.pipelined]
 
 
+def test_staged_statistics_need_the_turns():
+    """``staged_statistics`` has the turns' steps read their statistics from the ring's stage:
+    refused with another dq_pass, and beside ``statistics_ahead``, which would load them as
+    well; named in the configuration and passed to the kernel."""
+    separate = dict(dq_pass="separate", p_in_smem=True, pipelined=True)
+    with pytest.raises(ValueError, match="staged_statistics .* needs dq_pass='alternate', got "):
+        bwd.Config(64, 128, 4, **separate, staged_statistics=True)
+    turns = dict(dq_pass="alternate", pipelined=True)
+    with pytest.raises(ValueError, match="statistics_ahead would load .*: choose one"):
+        bwd.Config(64, 128, 4, **turns, statistics_ahead=True, staged_statistics=True)
+    config = bwd.Config(64, 128, 4, **turns, staged_statistics=True)
+    assert repr(config).endswith(" dq=alternate pipelined staged_statistics")
+    assert config.kernel_arguments()["STAGED_STATISTICS"] is True
+    assert bwd.Config(64, 128, 8).kernel_arguments()["STAGED_STATISTICS"] is False
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_staged_statistics_ride_the_ring(causal):
+    """With ``staged_statistics`` each stage holds its Q block's LSE and delta, two fp32 rows
+    in bytes of their own beside its Q and dO, which the loader copies by a third TMA counted
+    in the stage's expected bytes (through an unswizzled descriptor of two rows a Q block),
+    and which each consumer's steps read from SMEM (two loads a step, masked or not) where
+    the other turns load them from global memory. Eight stages do not fit: the planner says
+    by how much."""
+    turns = dict(dq_pass="alternate", pipelined=True)
+    for stages in (4, 7):
+        config = bwd.Config(64, 128, stages, **turns, staged_statistics=True)
+        smem = bwd.smem_plan(config, 64)
+        buffers_and_views = zip(smem.buffers, smem.plan.views, strict=True)
+        views = {buffer.name: view for buffer, view in buffers_and_views}
+        shapes = {buffer.name: buffer.shape for buffer in smem.buffers}
+        assert shapes["statistics_tiles"] == (stages, 2, 64)
+        assert views["statistics_tiles"].buffer_size == 2 * 64 * 4
+        spans = {
+            name: {byte for i in range(shapes[name][0]) for byte in _span(view, i)}
+            for name, view in views.items()
+        }
+        assert not spans["statistics_tiles"] & (spans["q_tiles"] | spans["do_tiles"])
+        ttgir = bwd.compile_for_hopper(config, 64, causal=causal).asm["ttgir"]
+        copies = re.findall(r"async_tma_copy_global_to_local .* -> !ttg.memdesc<2x64xf32", ttgir)
+        assert len(copies) == 1 and re.search(r"barrier_expect %ready\w*, 16896,", ttgir), config
+        loads = re.findall(r"ttg.local_load .*memdesc<64xf32.* -> tensor<64xf32", ttgir)
+        assert len(loads) == 2 * 2 * (2 if causal else 1), config
+        assert "tt.load" not in ttgir, config
+    blocks = bwd.block_shapes(config, {"HEAD_DIM": 64})
+    assert dict(zip(bwd.HOST.descriptors, blocks, strict=True))["desc_statistics"] == [2, 64]
+    assert bwd.HOST.layout("desc_statistics", 32, [2, 64]).swizzle_byte_width == 0
+    own = bwd.compile_for_hopper(config.replace(staged_statistics=False), 64).asm["ttgir"]
+    assert "tt.load" in own
+    with pytest.raises(CompilationError) as error:
+        bwd.smem_plan(config.replace(num_stages=8), 64)
+    assert "needs 233472 bytes of shared memory, more than" in error_messages(error.value)
+
+
 def test_the_space_has_the_pipelined_steps():
     """At each head dim the tuner's space holds the pipelined steps, each with P in SMEM: with
     dQ in its pass of its own, S^T or S with two or four stages, and at HEAD_DIM 64 128-row Q
@@ -432,8 +497,8 @@ def test_the_space_has_the_pipelined_steps():
     tiles (two or four at 64, two at 128), and S^T at 64; with dQ split over the consumers, S
     with the same stages, at HEAD_DIM 64 128-row Q blocks with two, at 128 two stages with
     one staging tile a consumer, and the same a step late; at HEAD_DIM 64 the consumers'
-    turns at dQ, S^T with P^T from registers, four, six or eight stages, and four or eight
-    loading each step's statistics a step ahead."""
+    turns at dQ, S^T with P^T from registers: eight stages, four or eight loading each step's
+    statistics a step ahead, four or seven reading them from the ring's stage."""
     separate = {(64, by_query, stages) for by_query in (False, True) for stages in (2, 4)}
     one_tile = (64, True, 2, "one staging tile")
     expected = {
@@ -441,8 +506,9 @@ def test_the_space_has_the_pipelined_steps():
             "separate": separate | {(128, True, 2), (128, True, 4)},
             "tma_add": separate,
             "split": {(64, True, 2), (64, True, 4), (128, True, 2)},
-            "alternate": {(64, False, stages) for stages in (4, 6, 8)}
-            | {(64, False, stages, "statistics ahead") for stages in (4, 8)},
+            "alternate": {(64, False, 8)}
+            | {(64, False, stages, "statistics ahead") for stages in (4, 8)}
+            | {(64, False, stages, "staged statistics") for stages in (4, 7)},
         },
         128: {
             "separate": separate,
@@ -460,6 +526,7 @@ def test_the_space_has_the_pipelined_steps():
             shape += ("one staging tile",) if config.dq_staging_tiles == 1 else ()
             shape += ("late",) if config.late_dq else ()
             shape += ("statistics ahead",) if config.statistics_ahead else ()
+            shape += ("staged statistics",) if config.staged_statistics else ()
             found[config.dq_pass].add(shape)
         assert found == expected[head_dim]
         assert len(pipelined) == sum(map(len, expected[head_dim].values()))

@@ -85,8 +85,8 @@ def test_plan_report_document_shows_the_blackwell_advice():
 @same_plans_as_shown
 def test_the_backward_documents_plan_command_draws_its_picture(tmp_path, monkeypatch):
     """docs/attention-backward.md's command names every constexpr of the configuration it
-    draws, with its value, and draws the picture the document shows (D and F, the descriptor
-    types, as this Triton prints them)."""
+    draws, with its value, and draws the picture the document shows (D, F and S, the
+    descriptor types, as this Triton prints them)."""
     from tlx_kernels.hopper import attention_backward as bwd
 
     document = (DOCS / "attention-backward.md").read_text()
@@ -94,9 +94,10 @@ def test_the_backward_documents_plan_command_draws_its_picture(tmp_path, monkeyp
     command = re.search(r"python -m tlx plan (.*)", block.replace("\\\n", " "))[1]
     config = bwd.Config(64, 128, 4, p_in_smem=True)
     signature = bwd.kernel_source(config, 128).signature
-    arguments = shlex.split(
-        command.replace("$D", signature["desc_q"]).replace("$F", signature["desc_dq"])
-    )
+    types = {"$D": "desc_q", "$F": "desc_dq", "$S": "desc_statistics"}
+    for variable, name in types.items():
+        command = command.replace(variable, signature[name])
+    arguments = shlex.split(command)
     shown = {}
     for flag, value in zip(arguments, arguments[1:], strict=False):
         if flag == "--constexpr":

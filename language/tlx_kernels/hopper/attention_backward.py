@@ -32,7 +32,9 @@ def block_shapes(config, arguments):
     address [batch * heads, seq_len, head_dim] (``arguments``: HEAD_DIM among them): a Q block
     of Q and dO, a consumer's keys of K, V, dK and dV, DQ_COLUMNS columns of a Q block of dQ
     (a TMA reduce-add's, dq_pass "tma_add"; half of head_dim with "split", all of it with
-    "alternate")."""
+    "alternate"); then of the statistics' descriptor, which addresses the preprocess's
+    [batch * heads * 2, seq_len] LSE and delta rows (``staged_statistics``): a Q block's
+    two."""
     head_dim = arguments["HEAD_DIM"]
     q_block = [1, config.block_m, head_dim]
     kv_block = [1, config.block_n // config.consumers, head_dim]
@@ -40,13 +42,23 @@ def block_shapes(config, arguments):
         config.dq_pass, DQ_COLUMNS.value
     )
     dq_block = [1, config.block_m, dq_columns]
-    return (q_block, kv_block, kv_block, q_block, kv_block, kv_block, dq_block)
+    statistics_block = [2, config.block_m]
+    return (q_block, kv_block, kv_block, q_block, kv_block, kv_block, dq_block, statistics_block)
 
 
 HOST = KernelHost(
     attention_bwd_kernel,
     Config,
-    descriptors=("desc_q", "desc_k", "desc_v", "desc_do", "desc_dk", "desc_dv", "desc_dq"),
+    descriptors=(
+        "desc_q",
+        "desc_k",
+        "desc_v",
+        "desc_do",
+        "desc_dk",
+        "desc_dv",
+        "desc_dq",
+        "desc_statistics",
+    ),
     scalars={
         "lse_ptr": "*fp32",
         "delta_ptr": "*fp32",
@@ -59,7 +71,8 @@ HOST = KernelHost(
     },
     block_shapes=block_shapes,
     target=SM90A,
-    descriptor_dtypes={"desc_dq": "fp32"},
+    descriptor_dtypes={"desc_dq": "fp32", "desc_statistics": "fp32"},
+    unswizzled=("desc_statistics",),
 )
 
 
@@ -140,6 +153,12 @@ def backward(do, q, k, v, o, lse, causal, sm_scale=None, config=None, dq_config=
     return dq.view(q.shape), dk.view(k.shape), dv.view(v.shape)
 
 
+def statistics_rows(statistics, seq_len):
+    """``attention_backward_delta.staged_statistics``' [batch * heads, 2, row_stride] as the
+    [batch * heads * 2, seq_len] rows the statistics' descriptor addresses."""
+    return statistics.view(-1, statistics.shape[-1])[:, :seq_len]
+
+
 def _run(tensors, config, dq_config):
     """(dQ, dK, dV) as [batch * heads, seq_len, head_dim] from ``backward``'s ``tensors``:
     delta by the preprocess, the kernel with ``config``, then, if its dq_pass is "separate",
@@ -155,8 +174,15 @@ def _run(tensors, config, dq_config):
         dq, _ = attention_dq.compute_dq(
             q3, k3, v3, do3, lse, delta, sm_scale, causal, dq_config, o3=o3
         )
+    elif config.staged_statistics:
+        statistics = attention_backward_delta.staged_statistics(o3, do3, lse)
+        # The steps read LSE and delta from the staged copy alone: it stands for delta_ptr.
+        delta = statistics
     else:
         delta = attention_backward_delta.delta(o3, do3)
+    if not config.staged_statistics:
+        # Nothing is read through the statistics' descriptor: any fp32 rows stand for them.
+        statistics = torch.empty(1, 2, 4, device=q3.device, dtype=torch.float32)
     dk = torch.empty_like(k3)
     dv = torch.empty_like(v3)
     if config.dq_pass == "separate":
@@ -166,7 +192,7 @@ def _run(tensors, config, dq_config):
     else:
         dq_sum = torch.zeros(q3.shape, device=q3.device, dtype=torch.float32)
     group = q3.shape[0] // k3.shape[0]
-    operands = (q3, k3, v3, do3, dk, dv, dq_sum)
+    operands = (q3, k3, v3, do3, dk, dv, dq_sum, statistics_rows(statistics, seq_len))
     call_arguments = (
         lse,
         delta,
@@ -190,11 +216,13 @@ def _run(tensors, config, dq_config):
 def _tune_kernel(tensors, delta, dq_passes):
     """Times the configurations that sum dQ one of the ways ``dq_passes`` names, on scratch
     outputs (the tuner's launches add into dQ); returns the one it chose."""
-    do3, q3, k3, v3, _, lse, sm_scale, causal = tensors
+    do3, q3, k3, v3, o3, lse, sm_scale, causal = tensors
     seq_len, head_dim = q3.shape[1:]
     tuner = autotuned_kernel(q3.dtype, head_dim, dq_passes)
     scratch_dq = torch.empty(q3.shape, device=q3.device, dtype=torch.float32)
-    operands = (q3, k3, v3, do3, torch.empty_like(k3), torch.empty_like(v3), scratch_dq)
+    statistics = attention_backward_delta.staged_statistics(o3, do3, lse)
+    gradients = (torch.empty_like(k3), torch.empty_like(v3), scratch_dq)
+    operands = (q3, k3, v3, do3, *gradients, statistics_rows(statistics, seq_len))
     # The configuration's pre_hook sets each descriptor's block shape.
     descs = HOST.make_descriptors(autotune_space(head_dim)[0], operands, HEAD_DIM=head_dim)
     group = q3.shape[0] // k3.shape[0]

@@ -89,6 +89,10 @@ class Config(KernelConfig):
     (attention_backward_late_split.py). Both: ``split_variants``. ``statistics_ahead``
     (dq_pass "alternate"): each step loads the next step's LSE and delta, a step ahead of
     their use, as the late split's steps always do (attention_backward_turns.py).
+    ``staged_statistics`` (dq_pass "alternate"): the loader copies each Q block's LSE (in base
+    2) and delta by TMA into the ring's stage beside its Q and dO, from the preprocess's
+    [batch * heads, 2, seq_len] copy of them, and the steps read them from SMEM just before
+    their use (attention_backward_turns.py).
 
     The ring with ``pipelined``: the consumers hold two stages at a time, the step's and the
     previous one, released only once the step's wait for S has retired the previous step's
@@ -116,6 +120,7 @@ class Config(KernelConfig):
         "dq_staging_tiles": "DQ_STAGING_TILES",
         "late_dq": "LATE_DQ",
         "statistics_ahead": "STATISTICS_AHEAD",
+        "staged_statistics": "STAGED_STATISTICS",
     }
 
     block_m: int
@@ -135,6 +140,7 @@ class Config(KernelConfig):
     dq_staging_tiles: int | None = None
     late_dq: bool = False
     statistics_ahead: bool = False
+    staged_statistics: bool = False
 
     def __post_init__(self):
         if self.dq_pass not in DQ_PASSES:
@@ -183,6 +189,17 @@ class Config(KernelConfig):
                 "statistics_ahead has the turns' steps load the next step's LSE and delta (the "
                 "late split's steps always do): it needs dq_pass='alternate', got "
                 f"dq_pass={self.dq_pass!r}"
+            )
+        if self.staged_statistics and self.dq_pass != "alternate":
+            raise ValueError(
+                "staged_statistics has the turns' steps read their LSE and delta from the "
+                "ring's stage: it needs dq_pass='alternate', got "
+                f"dq_pass={self.dq_pass!r}"
+            )
+        if self.staged_statistics and self.statistics_ahead:
+            raise ValueError(
+                "staged_statistics reads a step's LSE and delta from SMEM, which "
+                "statistics_ahead would load from global memory a step ahead: choose one"
             )
         check_slots("kv_buffers", self.kv_buffers, self.persistent, "K and V")
         if self.keys_in_registers and self.scores_by_query:
@@ -274,6 +291,7 @@ class Config(KernelConfig):
         staging = "" if staging is None else f" dq_staging_tiles={staging}"
         staging += " late_dq" if self.late_dq else ""
         staging += " statistics_ahead" if self.statistics_ahead else ""
+        staging += " staged_statistics" if self.staged_statistics else ""
         return (
             f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} stages={self.num_stages} "
             f"alias={self.alias}{consumers}{p_in_smem}{by_query}{dq_pass}{pipelined}{turns}"
@@ -379,15 +397,19 @@ def autotune_space(head_dim):
     if head_dim == 64:
         # The consumers taking turns (``step_taking_turns``): one computes the CTA's dQ of a Q
         # block over both consumers' dS^T, one TMA reduce-add of 64 x D every other step a
-        # consumer, P^T from registers; the ring four, six or eight stages beside two dS^T
-        # buffers and one staging tile a consumer (160 / 192 / 224 KiB). Not at 128, where
-        # S^T's registers spill 1.4 KiB a thread and the two stages that fit ran at 0.65x
-        # "split" (docs/performance.md). And four or eight stages loading each step's LSE and
-        # delta a step ahead (``statistics_ahead``): on an H100 5-9% faster without the causal
-        # mask, up to 3% slower with it at N = 8192 (docs/performance.md).
+        # consumer, P^T from registers; the ring four to eight stages beside two dS^T buffers
+        # and one staging tile a consumer (160-224 KiB). Not at 128, where S^T's registers
+        # spill 1.4 KiB a thread and the two stages that fit ran at 0.65x "split"
+        # (docs/performance.md). The steps load their own LSE and delta (the deepest ring),
+        # load them a step ahead (``statistics_ahead``, four or eight stages), or read them
+        # from the ring's stage (``staged_statistics``, four or seven: a stage's 512 bytes of
+        # them leave no room for eight). On an H100 the last were the fastest on 5 of 6 bf16
+        # rows (N = 2048-8192, with and without the causal mask, up to 7% above the others),
+        # a step ahead on the sixth, loading their own on none (docs/performance.md).
         turns = dict(dq_pass="alternate", pipelined=True)
-        configs += [Config(64, 128, stages, **turns) for stages in (4, 6, 8)]
+        configs.append(Config(64, 128, 8, **turns))
         configs += [Config(64, 128, stages, **turns, statistics_ahead=True) for stages in (4, 8)]
+        configs += [Config(64, 128, stages, **turns, staged_statistics=True) for stages in (4, 7)]
     return configs
 
 

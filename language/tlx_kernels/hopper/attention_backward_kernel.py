@@ -17,8 +17,9 @@ CTA loops over the query heads of the KV head's group (grouped-query attention: 
 summed over the group) and over their blocks of BLOCK_M rows of Q (with a causal mask, those at
 or below the keys' diagonal). A CTA has warp-specialized partitions:
 
-* a loader warp loads a tile's K and V, then each Q block's Q and dO into a ring of NUM_STAGES
-  stages (``ready``: both copies landed; ``empty``: every consumer is done with the stage);
+* a loader warp loads a tile's K and V, then each Q block's Q and dO (with STAGED_STATISTICS
+  its rows' LSE and delta too) into a ring of NUM_STAGES stages (``ready``: the copies
+  landed; ``empty``: every consumer is done with the stage);
 * CONSUMERS warpgroups, each owning BLOCK_N / CONSUMERS keys (its own K and V buffers). Per
   Q block a consumer computes the scores and their gradient, with keys as rows (S^T = K Q^T,
   dP^T = V dO^T) or, with SCORES_BY_QUERY, queries as rows (S = Q K^T, dP = dO V^T), P and
@@ -75,7 +76,7 @@ still being read by dV when dS^T is written, so P^T and dS^T take buffers of the
 """
 
 import tlx
-from tlx.compat import tma_store
+from tlx.compat import tma_load, tma_store
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import (
@@ -123,6 +124,7 @@ from tlx_kernels.hopper.common import (
     LOADER_REGISTERS,
     accumulator_layout,
     ring_barriers,
+    unswizzled_layout,
 )
 
 
@@ -150,14 +152,48 @@ def _tile_at(tile, seq_len, batch_kv_heads, BLOCK_N: gl.constexpr, BY_BLOCK: gl.
 
 
 @gluon.jit
+def _load_stage_with_statistics(state, loads, index, bh_q, row):
+    """``load_pair_into_ring``'s step with the Q block's statistics: once the consumers have
+    released stage ``index % NUM_STAGES``, the Q block's Q, dO and its LSE and delta rows
+    (``desc_statistics``: rows 2 * ``bh_q`` and the next, from ``row``) are copied into it,
+    and ``ready`` completes when all three have landed."""
+    (desc_q, desc_do, _, _, desc_statistics) = loads
+    (q_tiles, do_tiles, statistics_tiles) = (
+        state.q_tiles,
+        state.do_tiles,
+        state.statistics_tiles,
+    )
+    NUM_STAGES: gl.constexpr = q_tiles.shape[0]
+    BLOCK_M: gl.constexpr = q_tiles.shape[1]
+    HEAD_DIM: gl.constexpr = q_tiles.shape[2]
+    stage = index % NUM_STAGES
+    ready = state.ready.index(stage)
+    mbarrier.wait(state.empty.index(stage), ((index // NUM_STAGES) & 1) ^ 1)
+    NBYTES: gl.constexpr = (
+        desc_q.block_type.nbytes + desc_do.block_type.nbytes + desc_statistics.block_type.nbytes
+    )
+    mbarrier.expect(ready, NBYTES)
+    tma_load(desc_q, [bh_q, row, 0], ready, q_tiles.index(stage).reshape([1, BLOCK_M, HEAD_DIM]))
+    tma_load(desc_do, [bh_q, row, 0], ready, do_tiles.index(stage).reshape([1, BLOCK_M, HEAD_DIM]))
+    tma_load(desc_statistics, [2 * bh_q, row], ready, statistics_tiles.index(stage))
+
+
+@gluon.jit
 def _load_partition(
-    state, desc_q, desc_do, desc_k, desc_v, CAUSAL: gl.constexpr, PERSISTENT: gl.constexpr
+    state,
+    loads,
+    CAUSAL: gl.constexpr,
+    PERSISTENT: gl.constexpr,
+    STAGED_STATISTICS: gl.constexpr,
 ):
     """The loader warp, for each of the CTA's tiles: its K and V into the tile's K/V slot
     (``kv_ready``) once the epilogue of the slot's previous tile has stored dK and dV from
-    its bytes (``kv_free``), then Q and dO of every Q block of every query head of the group
-    into the ring, in the consumers' order. The ring's index runs on from tile to tile, so
-    the next tile's first Q blocks load during this one's last steps."""
+    its bytes (``kv_free``), then Q and dO (and, with STAGED_STATISTICS, their rows'
+    statistics) of every Q block of every query head of the group into the ring, in the
+    consumers' order. The ring's index runs on from tile to tile, so the next tile's
+    first Q blocks load during this one's last steps. ``loads``: the descriptors of Q, dO,
+    K, V and the statistics."""
+    (desc_q, desc_do, desc_k, desc_v, desc_statistics) = loads
     (q_tiles, do_tiles, k_tiles, v_tiles) = (
         state.q_tiles,
         state.do_tiles,
@@ -195,9 +231,12 @@ def _load_partition(
         for g in range(group):
             bh_q = bh_kv * group + g
             for m in range(first, n_m):
-                load_pair_into_ring(
-                    desc_q, desc_do, q_tiles, do_tiles, ready, empty, index, bh_q, m * BLOCK_M
-                )
+                if STAGED_STATISTICS:
+                    _load_stage_with_statistics(state, loads, index, bh_q, m * BLOCK_M)
+                else:
+                    load_pair_into_ring(
+                        desc_q, desc_do, q_tiles, do_tiles, ready, empty, index, bh_q, m * BLOCK_M
+                    )
                 index += 1
         taken += 1
 
@@ -424,11 +463,14 @@ def _smem_tiles(
     KV_BUFFERS: gl.constexpr,
     DQ_STAGING_TILES: gl.constexpr,
     LATE_DQ: gl.constexpr,
+    STAGED_STATISTICS: gl.constexpr,
 ):
     """The kernel's SMEM, one spec: (q, dO, K, V, dS^T, P^T, dK, dV tiles; dS and P, queries
     by rows, with SCORES_BY_QUERY; dQ's fp32 staging tiles with DQ_PASS "tma_add", "split"
     or "alternate", DQ_STAGING_TILES a consumer (None: two, one with "alternate", whose
-    consumer reduces every other step), else dS^T's buffer, unused). With ALIAS, consumer
+    consumer reduces every other step), else dS^T's buffer, unused; with
+    STAGED_STATISTICS a Q block's LSE and delta a stage, fp32 rows beside its Q and dO, else
+    ABSENT). With ALIAS, consumer
     c's dK and dV staging tiles take its K and V buffers' bytes and, with P_IN_SMEM, P^T and
     dS^T share a buffer unless PIPELINED (whose dV, reading P^T, is still in flight when dS^T
     is written); without, every tile has bytes of its own. P^T is dS^T's buffer (unused)
@@ -484,9 +526,26 @@ def _smem_tiles(
         scores = tlx.reuse_group(ds_tiles, group_size=DS_BUFFERS)
     keys = tlx.reuse_group(k_tiles, dk_tiles, group_type=over, group_size=KV)
     values = tlx.reuse_group(v_tiles, dv_tiles, group_type=over, group_size=KV)
-    ring = tlx.reuse_group(
-        q_tiles, do_tiles, group_type=tlx.reuse_group_type.distinct, group_size=NUM_STAGES
-    )
+    if STAGED_STATISTICS:
+        statistics_tiles = tlx.local_alloc(
+            (2, BLOCK_M),
+            gl.float32,
+            NUM_STAGES,
+            reuse=smem,
+            layout=unswizzled_layout(32, 2),
+        )
+        ring = tlx.reuse_group(
+            q_tiles,
+            do_tiles,
+            statistics_tiles,
+            group_type=tlx.reuse_group_type.distinct,
+            group_size=NUM_STAGES,
+        )
+    else:
+        statistics_tiles = ABSENT
+        ring = tlx.reuse_group(
+            q_tiles, do_tiles, group_type=tlx.reuse_group_type.distinct, group_size=NUM_STAGES
+        )
     if DQ_PASS == "tma_add" or DQ_PASS == "split" or DQ_PASS == "alternate":
         dq_layout: gl.constexpr = gl.NVMMASharedLayout(
             swizzle_byte_width=128, element_bitwidth=32, rank=2
@@ -516,7 +575,18 @@ def _smem_tiles(
         smem.set_buffer_overlap(
             tlx.reuse_group(keys, values, ring, scores, group_type=tlx.reuse_group_type.distinct)
         )
-    return q_tiles, do_tiles, k_tiles, v_tiles, ds_tiles, p_tiles, dk_tiles, dv_tiles, dq_tiles
+    return (
+        q_tiles,
+        do_tiles,
+        k_tiles,
+        v_tiles,
+        ds_tiles,
+        p_tiles,
+        dk_tiles,
+        dv_tiles,
+        dq_tiles,
+        statistics_tiles,
+    )
 
 
 @gluon.jit
@@ -560,6 +630,7 @@ def attention_bwd_kernel(
     desc_dk,
     desc_dv,
     desc_dq,
+    desc_statistics,
     lse_ptr,
     delta_ptr,
     dq_ptr,
@@ -587,6 +658,7 @@ def attention_bwd_kernel(
     DQ_STAGING_TILES: gl.constexpr,
     LATE_DQ: gl.constexpr,
     STATISTICS_AHEAD: gl.constexpr,
+    STAGED_STATISTICS: gl.constexpr,
     CONSUMER_REGISTERS: gl.constexpr,
 ):
     """A tile a CTA (grid: the key blocks of every (batch, KV head)), or with PERSISTENT each
@@ -595,7 +667,9 @@ def attention_bwd_kernel(
     heads' dQ (into the fp32 accumulator ``dq_ptr``, as DQ_PASS says: atomics, or TMA
     reduce-adds through ``desc_dq``, its [batch * heads, seq_len, head_dim] descriptor; none
     with "separate"). ``qk_scale`` is sm_scale * log2(e); ``lse_ptr`` holds the forward's
-    natural-log LSE a row, ``delta_ptr`` rowsum(dO * O); ``batch_kv_heads``: batch * KV
+    natural-log LSE a row, ``delta_ptr`` rowsum(dO * O), or with STAGED_STATISTICS
+    ``desc_statistics`` addresses both, the rows [2 * head, 2 * head + 2) of LSE in base 2
+    and delta (attention_backward_delta.staged_statistics); ``batch_kv_heads``: batch * KV
     heads, the tiles' heads (and the tuner's key)."""
     SUB_N: gl.constexpr = BLOCK_N // CONSUMERS
     tiles = _smem_tiles(
@@ -614,6 +688,7 @@ def attention_bwd_kernel(
         KV_BUFFERS,
         DQ_STAGING_TILES,
         LATE_DQ,
+        STAGED_STATISTICS,
     )
     bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
     # A K/V slot's K and V have landed (kv_ready); its tile's epilogue has stored dK and dV
@@ -659,6 +734,7 @@ def attention_bwd_kernel(
         dq_staging[1],
         ds_barriers[0],
         ds_barriers[1],
+        tiles[9],
     )
     schedule = BackwardSchedule(
         CAUSAL,
@@ -671,13 +747,15 @@ def attention_bwd_kernel(
         KEYS_IN_REGISTERS,
         LATE_DQ,
         STATISTICS_AHEAD,
+        STAGED_STATISTICS,
     )
+    loads = (desc_q, desc_do, desc_k, desc_v, desc_statistics)
     if CONSUMERS == 2:
         gl.warp_specialize(
             [
                 (_consumer_partition, (state, 0, schedule)),
                 (_consumer_partition, (state, 1, schedule)),
-                (_load_partition, (state, desc_q, desc_do, desc_k, desc_v, CAUSAL, PERSISTENT)),
+                (_load_partition, (state, loads, CAUSAL, PERSISTENT, STAGED_STATISTICS)),
             ],
             [4, 1],
             [CONSUMER_REGISTERS, LOADER_REGISTERS],
@@ -686,7 +764,7 @@ def attention_bwd_kernel(
         gl.warp_specialize(
             [
                 (_consumer_partition, (state, 0, schedule)),
-                (_load_partition, (state, desc_q, desc_do, desc_k, desc_v, CAUSAL, PERSISTENT)),
+                (_load_partition, (state, loads, CAUSAL, PERSISTENT, STAGED_STATISTICS)),
             ],
             [1],
             [LOADER_REGISTERS],

@@ -68,8 +68,9 @@ class BackwardState:
     KV head serves (``group``), the dK and dV descriptors; with the TMA reduce-add passes
     ("tma_add", "split", "alternate") dQ's fp32 staging tiles and the accumulator's
     descriptor, and with "summed", "split" or "alternate" the barriers between the
-    consumers' dS (``ds_ready``: written; ``ds_free``: the other consumer has read it);
-    ABSENT where a pass has none."""
+    consumers' dS (``ds_ready``: written; ``ds_free``: the other consumer has read it); with
+    STAGED_STATISTICS each stage's LSE and delta (``statistics_tiles``); ABSENT where a pass
+    has none."""
 
     q_tiles: tlx.buffered_tensor
     do_tiles: tlx.buffered_tensor
@@ -95,6 +96,7 @@ class BackwardState:
     desc_dq: tma.tensor_descriptor | gl.constexpr
     ds_ready: gl.shared_memory_descriptor | gl.constexpr
     ds_free: gl.shared_memory_descriptor | gl.constexpr
+    statistics_tiles: tlx.buffered_tensor | gl.constexpr
 
     @gluon.constexpr_function
     def __init__(
@@ -123,6 +125,7 @@ class BackwardState:
         desc_dq,
         ds_ready,
         ds_free,
+        statistics_tiles,
     ):
         self.q_tiles = q_tiles
         self.do_tiles = do_tiles
@@ -148,6 +151,7 @@ class BackwardState:
         self.desc_dq = constexpr_unless(desc_dq, tma.tensor_descriptor)
         self.ds_ready = constexpr_unless(ds_ready, gl.shared_memory_descriptor)
         self.ds_free = constexpr_unless(ds_free, gl.shared_memory_descriptor)
+        self.statistics_tiles = constexpr_unless(statistics_tiles, tlx.buffered_tensor)
 
 
 @gluon.jit
@@ -178,6 +182,7 @@ def with_tile(state, tile):
         state.desc_dq,
         state.ds_ready,
         state.ds_free,
+        state.statistics_tiles,
     )
 
 
@@ -209,6 +214,7 @@ class BackwardSchedule:
     KEYS_IN_REGISTERS: gl.constexpr
     LATE_DQ: gl.constexpr
     STATISTICS_AHEAD: gl.constexpr
+    STAGED_STATISTICS: gl.constexpr
 
     @gluon.constexpr_function
     def __init__(
@@ -223,6 +229,7 @@ class BackwardSchedule:
         KEYS_IN_REGISTERS,
         LATE_DQ,
         STATISTICS_AHEAD,
+        STAGED_STATISTICS,
     ):
         self.CAUSAL = gl.constexpr(CAUSAL)
         self.P_IN_SMEM = gl.constexpr(P_IN_SMEM)
@@ -234,6 +241,7 @@ class BackwardSchedule:
         self.KEYS_IN_REGISTERS = gl.constexpr(KEYS_IN_REGISTERS)
         self.LATE_DQ = gl.constexpr(LATE_DQ)
         self.STATISTICS_AHEAD = gl.constexpr(STATISTICS_AHEAD)
+        self.STAGED_STATISTICS = gl.constexpr(STAGED_STATISTICS)
 
 
 @aggregate

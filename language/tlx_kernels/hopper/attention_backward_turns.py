@@ -32,6 +32,7 @@ before the tensor cores had written them (a first version's dK came out wrong so
 each branch waits for what it issues and dV and dK are issued after it.
 """
 
+import tlx
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import (
@@ -172,6 +173,20 @@ def last_turns(state, index, previous_rows, consumer: gl.constexpr, TURN_DELAY: 
 
 
 @gluon.jit
+def staged_row_statistics(state, stage, layout: gl.constexpr):
+    """(LSE in base 2, delta) of a stage's Q block in ``layout``, from the rows the loader
+    copied beside its Q and dO (STAGED_STATISTICS): zeros past the sequence's end, where Q
+    and dO are zeros too, so that P^T is 1 and dS^T 0 there, and dV and dK gain nothing."""
+    BLOCK_M: gl.constexpr = state.statistics_tiles.shape[2]
+    # The stage's two rows, unswizzled, as one run of 2 * BLOCK_M values.
+    run: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, [0])
+    rows = tlx.local_reinterpret(
+        state.statistics_tiles.index(stage), gl.float32, [2 * BLOCK_M], run
+    )
+    return rows.slice(0, BLOCK_M).load(layout), rows.slice(BLOCK_M, BLOCK_M).load(layout)
+
+
+@gluon.jit
 def step_taking_turns(
     state,
     at,
@@ -192,8 +207,9 @@ def step_taking_turns(
     the step (P^T's registers), dK left in flight into the next step. With the schedule's
     STATISTICS_AHEAD, ``statistics`` holds this step's rows' (LSE in base 2, delta) in
     ``compact_statistics_layout``, loaded by the step before, and the step loads those of
-    ``next_rows`` (the next step's query head and first row); else it loads its own and
-    passes ``statistics`` on. Returns (dK, dV, the statistics the next step takes)."""
+    ``next_rows`` (the next step's query head and first row); with STAGED_STATISTICS it reads
+    its own from the stage (``staged_row_statistics``); else it loads its own. Either of
+    those passes ``statistics`` on. Returns (dK, dV, the statistics the next step takes)."""
     (index, bh_q, off_m, previous_rows) = at
     TURN_DELAY: gl.constexpr = schedule.TURN_DELAY
     (q_tiles, do_tiles, k_tiles) = (state.q_tiles, state.do_tiles, state.k_tiles)
@@ -230,6 +246,8 @@ def step_taking_turns(
         compact: gl.constexpr = compact_statistics_layout(BLOCK_M, num_warps)
         next_queries = next_rows[1] + gl.arange(0, BLOCK_M, compact)
         statistics = row_statistics(state, next_rows[0], next_queries)
+    elif schedule.STAGED_STATISTICS:
+        lse2, delta = staged_row_statistics(state, stage, gl.SliceLayout(0, st_layout))
     else:
         lse2, delta = row_statistics(state, bh_q, queries)
     turn = index - TURN_DELAY

@@ -76,6 +76,15 @@ def tile_layout(bits, block_shape=None):
     )
 
 
+@gluon.constexpr_function
+def unswizzled_layout(bits, rank):
+    """The shared layout of a tile of ``rank`` dimensions read element by element
+    (``ld.shared``), not by the tensor cores: its rows as they are in memory, which a TMA
+    may write however wide they are (the 128-byte swizzle takes rows of 128 bytes at
+    most)."""
+    return gl.NVMMASharedLayout(swizzle_byte_width=0, element_bitwidth=bits, rank=rank)
+
+
 @gluon.jit
 def ring_matmul(
     a_ring, b_ring, ready, empty, acc, first_index, k_steps, row, INDEX_STEP: gl.constexpr = 1
