@@ -153,6 +153,14 @@ def backward(do, q, k, v, o, lse, causal, sm_scale=None, config=None, dq_config=
     return dq.view(q.shape), dk.view(k.shape), dv.view(v.shape)
 
 
+@functools.cache
+def _no_statistics(device):
+    """What the statistics' descriptor addresses for a configuration without
+    ``staged_statistics``, which reads nothing through it: any fp32 rows, one tensor a device
+    (a launch finds its arguments kept for the same addresses: tlx_kernels.launch)."""
+    return torch.empty(1, 2, 4, device=device, dtype=torch.float32)
+
+
 def statistics_rows(statistics, seq_len):
     """``attention_backward_delta.staged_statistics``' [batch * heads, 2, row_stride] as the
     [batch * heads * 2, seq_len] rows the statistics' descriptor addresses."""
@@ -181,8 +189,7 @@ def _run(tensors, config, dq_config):
     else:
         delta = attention_backward_delta.delta(o3, do3)
     if not config.staged_statistics:
-        # Nothing is read through the statistics' descriptor: any fp32 rows stand for them.
-        statistics = torch.empty(1, 2, 4, device=q3.device, dtype=torch.float32)
+        statistics = _no_statistics(q3.device)
     dk = torch.empty_like(k3)
     dv = torch.empty_like(v3)
     if config.dq_pass == "separate":
@@ -215,16 +222,21 @@ def _run(tensors, config, dq_config):
 
 def _tune_kernel(tensors, delta, dq_passes):
     """Times the configurations that sum dQ one of the ways ``dq_passes`` names, on scratch
-    outputs (the tuner's launches add into dQ); returns the one it chose."""
+    outputs (the tuner's launches add into dQ), with the preprocess's staged statistics
+    where one of them reads them; returns the one it chose."""
     do3, q3, k3, v3, o3, lse, sm_scale, causal = tensors
     seq_len, head_dim = q3.shape[1:]
     tuner = autotuned_kernel(q3.dtype, head_dim, dq_passes)
     scratch_dq = torch.empty(q3.shape, device=q3.device, dtype=torch.float32)
-    statistics = attention_backward_delta.staged_statistics(o3, do3, lse)
+    configs = autotune_space(head_dim)
+    if any(c.staged_statistics for c in configs if c.dq_pass in dq_passes):
+        statistics = attention_backward_delta.staged_statistics(o3, do3, lse)
+    else:
+        statistics = _no_statistics(q3.device)
     gradients = (torch.empty_like(k3), torch.empty_like(v3), scratch_dq)
     operands = (q3, k3, v3, do3, *gradients, statistics_rows(statistics, seq_len))
     # The configuration's pre_hook sets each descriptor's block shape.
-    descs = HOST.make_descriptors(autotune_space(head_dim)[0], operands, HEAD_DIM=head_dim)
+    descs = HOST.make_descriptors(configs[0], operands, HEAD_DIM=head_dim)
     group = q3.shape[0] // k3.shape[0]
     scalars = (sm_scale, sm_scale * LOG2E.value, seq_len, group, k3.shape[0])
 
