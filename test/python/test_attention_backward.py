@@ -490,6 +490,24 @@ def test_the_staged_statistics_ride_the_ring(causal):
     assert "needs 233472 bytes of shared memory, more than" in error_messages(error.value)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_dk_from_registers_reads_ds_from_registers(causal):
+    """With ``dk_from_registers`` a turns step's dK takes dS^T from registers, as dV takes
+    P^T: two products a step with a register A operand where the others have one, none of
+    them reading a dS^T buffer, which dQ's turns still read (two products a turn). (The
+    step's last wait retires dK with dV: ``pipelined_step_waits``.)"""
+    turns = dict(dq_pass="alternate", pipelined=True, staged_statistics=True)
+    steps = 2 if causal else 1
+    for from_registers in (False, True):
+        config = bwd.Config(64, 128, 4, **turns, dk_from_registers=from_registers)
+        ttgir = bwd.compile_for_hopper(config, 64, causal=causal).asm["ttgir"]
+        products = [line for line in ttgir.splitlines() if "ttng.warp_group_dot " in line]
+        by_registers = [line for line in products if "kWidth = 2}>> * !ttg.memdesc" in line]
+        assert len(by_registers) == 2 * steps * (2 if from_registers else 1), config
+        over_ds = [line for line in products if re.search(r"warp_group_dot %ds_smem", line)]
+        assert len(over_ds) == (0 if from_registers else 2 * steps), config
+
+
 def test_the_space_has_the_pipelined_steps():
     """At each head dim the tuner's space holds the pipelined steps, each with P in SMEM: with
     dQ in its pass of its own, S^T or S with two or four stages, and at HEAD_DIM 64 128-row Q
@@ -498,7 +516,8 @@ def test_the_space_has_the_pipelined_steps():
     with the same stages, at HEAD_DIM 64 128-row Q blocks with two, at 128 two stages with
     one staging tile a consumer, and the same a step late; at HEAD_DIM 64 the consumers'
     turns at dQ, S^T with P^T from registers: eight stages, four or eight loading each step's
-    statistics a step ahead, four or seven reading them from the ring's stage."""
+    statistics a step ahead, four or seven reading them from the ring's stage, dK taking dS^T
+    from registers."""
     separate = {(64, by_query, stages) for by_query in (False, True) for stages in (2, 4)}
     one_tile = (64, True, 2, "one staging tile")
     expected = {
@@ -508,7 +527,7 @@ def test_the_space_has_the_pipelined_steps():
             "split": {(64, True, 2), (64, True, 4), (128, True, 2)},
             "alternate": {(64, False, 8)}
             | {(64, False, stages, "statistics ahead") for stages in (4, 8)}
-            | {(64, False, stages, "staged statistics") for stages in (4, 7)},
+            | {(64, False, stages, "staged statistics", "dK from registers") for stages in (4, 7)},
         },
         128: {
             "separate": separate,
@@ -527,6 +546,7 @@ def test_the_space_has_the_pipelined_steps():
             shape += ("late",) if config.late_dq else ()
             shape += ("statistics ahead",) if config.statistics_ahead else ()
             shape += ("staged statistics",) if config.staged_statistics else ()
+            shape += ("dK from registers",) if config.dk_from_registers else ()
             found[config.dq_pass].add(shape)
         assert found == expected[head_dim]
         assert len(pipelined) == sum(map(len, expected[head_dim].values()))
@@ -620,11 +640,12 @@ def pipelined_step_waits(config, head_dim):
     second, dK (1); with S^T dV, dQ, dK (1); with dq_pass "split", dQ's two products (its
     first before dV's, its second before dK's), leaving dK (1); with dq_pass "alternate", on
     the consumer's turn, for S leaving dP and the turn's two dQ products (3), for dP (2) and
-    for dQ after the softmax (0), else for S (1) and dP (0), then for dV leaving dK (1)."""
+    for dQ after the softmax (0), else for S (1) and dP (0), then for dV leaving dK (1; with
+    ``dk_from_registers`` for both, 0)."""
     if config.dq_pass == "separate":
         return ["1", "0"]
     if config.dq_pass == "alternate":
-        return ["3", "2", "0", "1", "0", "1"]
+        return ["3", "2", "0", "1", "0", "0" if config.dk_from_registers else "1"]
     if config.dq_pass == "split":
         return ["1", "0", "1"]
     if not config.scores_by_query:

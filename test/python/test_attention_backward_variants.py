@@ -263,6 +263,19 @@ def test_statistics_ahead_needs_the_turns():
     assert bwd.Config(64, 128, 8).kernel_arguments()["STATISTICS_AHEAD"] is False
 
 
+def test_dk_from_registers_needs_the_turns():
+    """``dk_from_registers`` has the turns' dK take dS^T from registers: refused with another
+    dq_pass, named in the configuration and passed to the kernel."""
+    split = dict(dq_pass="split", p_in_smem=True, scores_by_query=True, pipelined=True)
+    with pytest.raises(ValueError, match="dk_from_registers .* needs dq_pass='alternate', got "):
+        bwd.Config(64, 128, 2, **split, dk_from_registers=True)
+    turns = dict(dq_pass="alternate", pipelined=True, staged_statistics=True)
+    config = bwd.Config(64, 128, 4, **turns, dk_from_registers=True)
+    assert repr(config).endswith(" pipelined staged_statistics dk_from_registers")
+    assert config.kernel_arguments()["DK_FROM_REGISTERS"] is True
+    assert bwd.Config(64, 128, 8).kernel_arguments()["DK_FROM_REGISTERS"] is False
+
+
 def _but_the_ring(config):
     """``config``'s fields but its ring's depth and its staging tiles."""
     fields = dataclasses.asdict(config)

@@ -92,7 +92,9 @@ class Config(KernelConfig):
     ``staged_statistics`` (dq_pass "alternate"): the loader copies each Q block's LSE (in base
     2) and delta by TMA into the ring's stage beside its Q and dO, from the preprocess's
     [batch * heads, 2, seq_len] copy of them, and the steps read them from SMEM just before
-    their use (attention_backward_turns.py).
+    their use (attention_backward_turns.py). ``dk_from_registers`` (dq_pass "alternate"): dK's
+    product takes dS^T from registers rather than from its SMEM buffer (which dQ's turn
+    still reads), issued before the buffer is written, and the step retires dK with dV.
 
     The ring with ``pipelined``: the consumers hold two stages at a time, the step's and the
     previous one, released only once the step's wait for S has retired the previous step's
@@ -121,6 +123,7 @@ class Config(KernelConfig):
         "late_dq": "LATE_DQ",
         "statistics_ahead": "STATISTICS_AHEAD",
         "staged_statistics": "STAGED_STATISTICS",
+        "dk_from_registers": "DK_FROM_REGISTERS",
     }
 
     block_m: int
@@ -141,6 +144,7 @@ class Config(KernelConfig):
     late_dq: bool = False
     statistics_ahead: bool = False
     staged_statistics: bool = False
+    dk_from_registers: bool = False
 
     def __post_init__(self):
         if self.dq_pass not in DQ_PASSES:
@@ -200,6 +204,11 @@ class Config(KernelConfig):
             raise ValueError(
                 "staged_statistics reads a step's LSE and delta from SMEM, which "
                 "statistics_ahead would load from global memory a step ahead: choose one"
+            )
+        if self.dk_from_registers and self.dq_pass != "alternate":
+            raise ValueError(
+                "dk_from_registers has the turns' steps take dS^T as dK's A operand from "
+                f"registers: it needs dq_pass='alternate', got dq_pass={self.dq_pass!r}"
             )
         check_slots("kv_buffers", self.kv_buffers, self.persistent, "K and V")
         if self.keys_in_registers and self.scores_by_query:
@@ -292,6 +301,7 @@ class Config(KernelConfig):
         staging += " late_dq" if self.late_dq else ""
         staging += " statistics_ahead" if self.statistics_ahead else ""
         staging += " staged_statistics" if self.staged_statistics else ""
+        staging += " dk_from_registers" if self.dk_from_registers else ""
         return (
             f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} stages={self.num_stages} "
             f"alias={self.alias}{consumers}{p_in_smem}{by_query}{dq_pass}{pipelined}{turns}"
@@ -405,11 +415,14 @@ def autotune_space(head_dim):
         # from the ring's stage (``staged_statistics``, four or seven: a stage's 512 bytes of
         # them leave no room for eight). On an H100 the last were the fastest on 5 of 6 bf16
         # rows (N = 2048-8192, with and without the causal mask, up to 7% above the others),
-        # a step ahead on the sixth, loading their own on none (docs/performance.md).
+        # a step ahead on the sixth, loading their own on none (docs/performance.md); with
+        # dK's dS^T from registers (``dk_from_registers``) they ran 0.4-1.6% faster still on
+        # the four bf16 rows timed (docs/attention-backward.md).
         turns = dict(dq_pass="alternate", pipelined=True)
         configs.append(Config(64, 128, 8, **turns))
         configs += [Config(64, 128, stages, **turns, statistics_ahead=True) for stages in (4, 8)]
-        configs += [Config(64, 128, stages, **turns, staged_statistics=True) for stages in (4, 7)]
+        staged = dict(**turns, staged_statistics=True, dk_from_registers=True)
+        configs += [Config(64, 128, stages, **staged) for stages in (4, 7)]
     return configs
 
 

@@ -659,6 +659,7 @@ def attention_bwd_kernel(
     LATE_DQ: gl.constexpr,
     STATISTICS_AHEAD: gl.constexpr,
     STAGED_STATISTICS: gl.constexpr,
+    DK_FROM_REGISTERS: gl.constexpr,
     CONSUMER_REGISTERS: gl.constexpr,
 ):
     """A tile a CTA (grid: the key blocks of every (batch, KV head)), or with PERSISTENT each
@@ -748,6 +749,7 @@ def attention_bwd_kernel(
         LATE_DQ,
         STATISTICS_AHEAD,
         STAGED_STATISTICS,
+        DK_FROM_REGISTERS,
     )
     loads = (desc_q, desc_do, desc_k, desc_v, desc_statistics)
     if CONSUMERS == 2:

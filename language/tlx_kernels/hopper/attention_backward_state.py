@@ -215,6 +215,7 @@ class BackwardSchedule:
     LATE_DQ: gl.constexpr
     STATISTICS_AHEAD: gl.constexpr
     STAGED_STATISTICS: gl.constexpr
+    DK_FROM_REGISTERS: gl.constexpr
 
     @gluon.constexpr_function
     def __init__(
@@ -230,6 +231,7 @@ class BackwardSchedule:
         LATE_DQ,
         STATISTICS_AHEAD,
         STAGED_STATISTICS,
+        DK_FROM_REGISTERS,
     ):
         self.CAUSAL = gl.constexpr(CAUSAL)
         self.P_IN_SMEM = gl.constexpr(P_IN_SMEM)
@@ -242,6 +244,7 @@ class BackwardSchedule:
         self.LATE_DQ = gl.constexpr(LATE_DQ)
         self.STATISTICS_AHEAD = gl.constexpr(STATISTICS_AHEAD)
         self.STAGED_STATISTICS = gl.constexpr(STAGED_STATISTICS)
+        self.DK_FROM_REGISTERS = gl.constexpr(DK_FROM_REGISTERS)
 
 
 @aggregate

@@ -3,7 +3,8 @@ tlx_kernels/hopper/attention_backward_kernel.py has the kernel, attention_backwa
 the other steps).
 
 A step is ``attention_backward_step.step_by_keys``'s, pipelined: S^T = K Q^T and dP^T =
-V dO^T, P^T from registers for dV, dS^T through SMEM for dK. The dQ of step i's Q block, a
+V dO^T, P^T from registers for dV, dS^T through SMEM for dK (or, with DK_FROM_REGISTERS,
+from registers: dK then retired within the step, as dV is). The dQ of step i's Q block, a
 sum over both consumers' keys, is computed once a CTA, by consumer i % 2 (its turn), in step
 i + TURN_DELAY or, for the last steps, after the loop (``last_turns``): its two products
 read the dS^T each consumer wrote in step i, are issued after the turn's step's S^T and dP^T
@@ -209,7 +210,9 @@ def step_taking_turns(
     ``compact_statistics_layout``, loaded by the step before, and the step loads those of
     ``next_rows`` (the next step's query head and first row); with STAGED_STATISTICS it reads
     its own from the stage (``staged_row_statistics``); else it loads its own. Either of
-    those passes ``statistics`` on. Returns (dK, dV, the statistics the next step takes)."""
+    those passes ``statistics`` on. With the schedule's DK_FROM_REGISTERS dK reads dS^T from
+    registers and is retired with dV. Returns (dK, dV, the statistics the next step
+    takes)."""
     (index, bh_q, off_m, previous_rows) = at
     TURN_DELAY: gl.constexpr = schedule.TURN_DELAY
     (q_tiles, do_tiles, k_tiles) = (state.q_tiles, state.do_tiles, state.k_tiles)
@@ -269,6 +272,10 @@ def step_taking_turns(
     p16 = gl.convert_layout(p.to(dtype), operand_layout)
     dv = warpgroup_mma(p16, do, dv_done, is_async=True)
     ds16 = ds.to(dtype)
+    if schedule.DK_FROM_REGISTERS:
+        # dS^T as dK's A operand from registers, issued before the store for dQ's turn.
+        ds_operand = gl.convert_layout(ds16, operand_layout)
+        dk = warpgroup_mma(ds_operand, q, dk_done, is_async=True)
     ds_smem = _ds_buffer(state, consumer, index)
     _wait_for_turn_on(state, index - TURN_BUFFERS, consumer)
     ds_smem.store(ds16)
@@ -276,6 +283,10 @@ def step_taking_turns(
     # dQ of this step is consumer (index & 1)'s turn: the other's, this consumer gives it dS^T.
     if (index & 1) != consumer:
         mbarrier.arrive(_given(ds_ready, consumer, index, TURN_BUFFERS)[0])
+    if schedule.DK_FROM_REGISTERS:
+        # dV and dK retired within the step: their A operands are registers the next reuses.
+        dv, dk, p16, ds_operand = warpgroup_mma_wait(0, deps=[dv, dk, p16, ds_operand])
+        return warpgroup_mma_init(dk), warpgroup_mma_init(dv), statistics
     dk = warpgroup_mma(ds_smem, q, dk_done, is_async=True)
     dv, p16 = warpgroup_mma_wait(1, deps=[dv, p16])
     return dk, warpgroup_mma_init(dv), statistics
