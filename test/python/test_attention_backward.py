@@ -517,7 +517,7 @@ def test_the_space_has_the_pipelined_steps():
     one staging tile a consumer, and the same a step late; at HEAD_DIM 64 the consumers'
     turns at dQ, S^T with P^T from registers: eight stages, four or eight loading each step's
     statistics a step ahead, four or seven reading them from the ring's stage, dK taking dS^T
-    from registers."""
+    from registers, and the four in persistent CTAs with two K/V slots."""
     separate = {(64, by_query, stages) for by_query in (False, True) for stages in (2, 4)}
     one_tile = (64, True, 2, "one staging tile")
     expected = {
@@ -527,7 +527,8 @@ def test_the_space_has_the_pipelined_steps():
             "split": {(64, True, 2), (64, True, 4), (128, True, 2)},
             "alternate": {(64, False, 8)}
             | {(64, False, stages, "statistics ahead") for stages in (4, 8)}
-            | {(64, False, stages, "staged statistics", "dK from registers") for stages in (4, 7)},
+            | {(64, False, stages, "staged statistics", "dK from registers") for stages in (4, 7)}
+            | {(64, False, 4, "staged statistics", "dK from registers", "persistent, 2 slots")},
         },
         128: {
             "separate": separate,
@@ -547,6 +548,7 @@ def test_the_space_has_the_pipelined_steps():
             shape += ("statistics ahead",) if config.statistics_ahead else ()
             shape += ("staged statistics",) if config.staged_statistics else ()
             shape += ("dK from registers",) if config.dk_from_registers else ()
+            shape += (f"persistent, {config.kv_buffers} slots",) if config.persistent else ()
             found[config.dq_pass].add(shape)
         assert found == expected[head_dim]
         assert len(pipelined) == sum(map(len, expected[head_dim].values()))

@@ -122,7 +122,7 @@ KERNELS = {
         bwd.autotune_space,
         "kv_buffers",
         (("k_tiles", "dk_tiles"), ("v_tiles", "dv_tiles")),
-        lambda head_dim: [],
+        attention_backward_config.persistent_winners,
     ),
     "dq": (
         attention_dq,
@@ -140,7 +140,7 @@ KERNELS = {
 @pytest.mark.parametrize("head_dim", bwd.HEAD_DIMS)
 def test_the_persistent_variants_fit_and_loop_over_tiles(kernel, head_dim):
     """Each kernel's persistent variants (``persistent_variants``, in its space only where
-    they won: the dQ kernel's ``persistent_winners``) come from configurations of the space
+    they won: ``persistent_winners``) come from configurations of the space
     (with two slots, maybe with a shallower ring), with one or two slots; each fits in 224
     KiB with the slots' epilogue tiles over their buffers (dK and dV over K and V, dQ over
     Q), compiles, and loops over the CTA's tiles (the program count read by the loader and

@@ -309,6 +309,13 @@ class Config(KernelConfig):
         )
 
 
+# The consumers' turns reading their statistics from the ring's stage, dK taking dS^T from
+# registers: the turns the D = 64 grid chose (docs/performance.md).
+STAGED_TURNS = dict(
+    dq_pass="alternate", pipelined=True, staged_statistics=True, dk_from_registers=True
+)
+
+
 def default_config(head_dim):
     """Two consumers over 128 keys, 64-row Q blocks through four stages, the epilogue over K
     and V: the configuration the GPU tests run without tuning (``autotune_space``'s)."""
@@ -417,13 +424,16 @@ def autotune_space(head_dim):
         # rows (N = 2048-8192, with and without the causal mask, up to 7% above the others),
         # a step ahead on the sixth, loading their own on none (docs/performance.md); with
         # dK's dS^T from registers (``dk_from_registers``) they ran 0.4-1.6% faster still on
-        # the four bf16 rows timed (docs/attention-backward.md).
+        # the four bf16 rows timed (docs/attention-backward.md). Their four stages in
+        # persistent CTAs with two K/V slots (``persistent_winners``: the next tile's K and V
+        # land while one runs) ran 3-6% faster again without the mask on an H100, and a third
+        # slower with it, where a persistent CTA's tiles are fixed in advance
+        # (docs/attention-backward.md, "Persistent CTAs").
         turns = dict(dq_pass="alternate", pipelined=True)
         configs.append(Config(64, 128, 8, **turns))
         configs += [Config(64, 128, stages, **turns, statistics_ahead=True) for stages in (4, 8)]
-        staged = dict(**turns, staged_statistics=True, dk_from_registers=True)
-        configs += [Config(64, 128, stages, **staged) for stages in (4, 7)]
-    return configs
+        configs += [Config(64, 128, stages, **STAGED_TURNS) for stages in (4, 7)]
+    return configs + persistent_winners(head_dim)
 
 
 def turn_variants():
@@ -449,14 +459,13 @@ def turn_variants():
 
 def persistent_variants(head_dim):
     """The persistent forms (``Config.persistent``: a CTA an SM, taking the tiles in turn) of
-    the configurations the grid's short rows chose (docs/performance.md: the separate pass
-    with 128- or 64-row Q blocks at HEAD_DIM 64, the turns from N = 1024, the split and the
-    separate pass at 128), with one K/V slot (their own ring) and with two (the next tile's
-    K and V load while a tile runs) where a second slot fits beside a ring of the same depth,
-    else beside the deepest that fits (the turns: six stages of eight; at HEAD_DIM 128 the
-    split's two stages leave no room). Compiled and checked on the CPU, not yet timed on a
-    GPU, so outside ``autotune_space`` until they are (``bench/attention_backward.py
-    --persistent`` times them beside the configurations they come from)."""
+    the configurations the grid's rows chose (docs/performance.md: the separate pass with
+    128- or 64-row Q blocks at HEAD_DIM 64's short rows, the staged turns with dK from
+    registers from N = 1024, the split and the separate pass at 128), with one K/V slot
+    (their own ring) and with two (the next tile's K and V load while a tile runs) where a
+    second slot fits beside a ring of the same depth (at HEAD_DIM 128 the split's two stages
+    leave no room). ``bench/attention_backward.py --persistent`` times them beside the
+    configurations they come from; those of ``persistent_winners`` are in the space too."""
     by_query = dict(p_in_smem=True, scores_by_query=True, pipelined=True)
     persistent = dict(persistent=True)
     two_slots = dict(persistent=True, kv_buffers=2)
@@ -464,11 +473,11 @@ def persistent_variants(head_dim):
         separate = [
             Config(block_m, 128, 2, dq_pass="separate", **by_query) for block_m in (128, 64)
         ]
-        turns = Config(64, 128, 8, dq_pass="alternate", pipelined=True)
+        turns = Config(64, 128, 4, **STAGED_TURNS)
         return [
-            *(config.replace(**slots) for config in separate for slots in (persistent, two_slots)),
-            turns.replace(**persistent),
-            turns.replace(num_stages=6, **two_slots),
+            config.replace(**slots)
+            for config in (*separate, turns)
+            for slots in (persistent, two_slots)
         ]
     split = Config(64, 128, 2, dq_pass="split", **by_query)
     separate = Config(64, 128, 2, dq_pass="separate", **by_query)
@@ -476,6 +485,19 @@ def persistent_variants(head_dim):
         split.replace(**persistent),
         separate.replace(**persistent),
         separate.replace(**two_slots),
+    ]
+
+
+def persistent_winners(head_dim):
+    """The persistent variants in the tuner's space: at HEAD_DIM 64 the staged turns' four
+    stages with two K/V slots, 3-6% faster than one tile a CTA without the mask on an H100
+    (bf16, N = 2048-8192; one slot at four or seven stages gained 1-3%) and a third slower
+    with it (docs/performance.md, "Persistent turns"); none at 128, where the split's
+    persistent forms ran 3% slower or level (N = 2048, 4096)."""
+    return [
+        config
+        for config in persistent_variants(head_dim)
+        if config.dq_pass == "alternate" and config.kv_buffers == 2
     ]
 
 
