@@ -224,7 +224,10 @@ def persistent_bases(head_dim):
     """The configurations the backward kernel's persistent variants come from (one tile a
     CTA): those the grid's short rows chose."""
     variants = attention_backward_config.persistent_variants(head_dim)
-    return list(dict.fromkeys(c.replace(persistent=False, kv_buffers=1) for c in variants))
+    bases = (
+        c.replace(persistent=False, kv_buffers=1, epilogue_over_scores=False) for c in variants
+    )
+    return list(dict.fromkeys(bases))
 
 
 def separate_pass(head_dim):

@@ -288,9 +288,12 @@ def test_the_split_variants_agree(dtype, head_dim, causal):
 # three Q blocks a tile, an odd number of steps) and fewer (one row; one Q block a tile, a KV
 # head serving two query heads). Under a causal mask a dQ tile of the first Q block has no
 # unmasked key block: at N = 1000 such tiles are CTAs' second, at N = 1 and 100 their first
-# (what ptxas 12.8 once miscompiled: attention_dq._dq_tile).
+# (what ptxas 12.8 once miscompiled: attention_dq._dq_tile). 16 x 4 heads at N = 1024: 512
+# key blocks of eight a head, whole double rounds of a persistent backward's causal pairs of
+# key blocks (attention_common.head_and_block, "by_pair") and a tail.
 PERSISTENT_SHAPES = [
     (8, 4, 4, 1000),
+    (16, 4, 4, 1024),
     (4, 4, 2, 4133),
     (40, 2, 2, 300),
     (2, 4, 2, 1),

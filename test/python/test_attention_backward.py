@@ -318,8 +318,9 @@ def test_the_split_pass_adds_half_the_columns_once(head_dim):
     TMA reduce-add a step (two consumers, each step twice: masked and not; ``late_dq`` adds
     the last step's after the loop), no atomics from registers; its products read the other
     consumer's dS and K from SMEM after waiting for ``ds_ready``; its staging tiles (fp32
-    BLOCK_M x D/2, one or two a consumer) have bytes of their own, half of "tma_add"'s at
-    HEAD_DIM 64 and BLOCK_M 64, and the plan fits."""
+    BLOCK_M x D/2, one or two a consumer) have bytes of their own (but for the epilogue's
+    with ``epilogue_over_scores``), half of "tma_add"'s at HEAD_DIM 64 and BLOCK_M 64, and the
+    plan fits."""
     configs = [config for config in bwd.autotune_space(head_dim) if config.dq_pass == "split"]
     assert configs
     for config in configs:
@@ -337,6 +338,10 @@ def test_the_split_pass_adds_half_the_columns_once(head_dim):
             for buffer, view in zip(smem.buffers, smem.plan.views, strict=True)
         }
         dq_bytes = spans.pop("dq_tiles")
+        if config.epilogue_over_scores:
+            # The epilogue's dK and dV, once the last reductions are retired
+            # (test_attention_backward_variants.py).
+            del spans["dk_tiles"], spans["dv_tiles"]
         assert not dq_bytes & set().union(*spans.values()), config
         arguments = {"HEAD_DIM": head_dim}
         assert dq_block(config, arguments) == [1, config.block_m, head_dim // 2]
@@ -370,6 +375,10 @@ def test_the_alternating_pass_adds_the_ctas_dq_once(causal):
             for buffer, view in zip(smem.buffers, smem.plan.views, strict=True)
         }
         dq_bytes = spans.pop("dq_tiles")
+        if config.epilogue_over_scores:
+            # The epilogue's dK and dV, once the last reductions are retired
+            # (test_attention_backward_variants.py).
+            del spans["dk_tiles"], spans["dv_tiles"]
         assert not dq_bytes & set().union(*spans.values()), config
         assert dq_block(config, {"HEAD_DIM": 64}) == [1, config.block_m, 64]
 
@@ -517,7 +526,8 @@ def test_the_space_has_the_pipelined_steps():
     one staging tile a consumer, and the same a step late; at HEAD_DIM 64 the consumers'
     turns at dQ, S^T with P^T from registers: eight stages, four or eight loading each step's
     statistics a step ahead, four or seven reading them from the ring's stage, dK taking dS^T
-    from registers, and the four in persistent CTAs with two K/V slots."""
+    from registers, and the four in persistent CTAs with two K/V slots; at 128 the split a step
+    late in persistent CTAs too, its epilogue over its dS, P and dQ staging tiles."""
     separate = {(64, by_query, stages) for by_query in (False, True) for stages in (2, 4)}
     one_tile = (64, True, 2, "one staging tile")
     expected = {
@@ -533,7 +543,12 @@ def test_the_space_has_the_pipelined_steps():
         128: {
             "separate": separate,
             "tma_add": {(64, True, 2)},
-            "split": {(64, True, 2), one_tile, (*one_tile, "late")},
+            "split": {
+                (64, True, 2),
+                one_tile,
+                (*one_tile, "late"),
+                (*one_tile, "late", "persistent, 1 slots", "epilogue over the scores"),
+            },
         },
     }
     for head_dim in bwd.HEAD_DIMS:
@@ -549,6 +564,7 @@ def test_the_space_has_the_pipelined_steps():
             shape += ("staged statistics",) if config.staged_statistics else ()
             shape += ("dK from registers",) if config.dk_from_registers else ()
             shape += (f"persistent, {config.kv_buffers} slots",) if config.persistent else ()
+            shape += ("epilogue over the scores",) if config.epilogue_over_scores else ()
             found[config.dq_pass].add(shape)
         assert found == expected[head_dim]
         assert len(pipelined) == sum(map(len, expected[head_dim].values()))
@@ -593,8 +609,9 @@ def test_a_pipelined_plan_gives_p_and_ds_bytes_of_their_own(head_dim):
     buffer bytes no dS buffer has. At HEAD_DIM 128 with four stages that is 224 KiB, 16 KiB
     more than the kernel whose P and dS share. (dq_pass "alternate" has no P buffer: P^T is
     dV's operand from registers; ``test_the_alternating_pass_adds_the_ctas_dq_once`` checks
-    its plan.)"""
-    for config in (c for c in pipelined_configs(head_dim) if c.p_in_smem):
+    its plan, test_attention_backward_variants.py that of the epilogue over the scores.)"""
+    over_kv = (c for c in pipelined_configs(head_dim) if c.p_in_smem and not c.epilogue_over_scores)
+    for config in over_kv:
         smem = bwd.smem_plan(config, head_dim)
         names = [buffer.name for buffer in smem.buffers]
         groups = {

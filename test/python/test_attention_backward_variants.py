@@ -56,6 +56,15 @@ def assert_clean(host, config, head_dim, causal, heads_name):
         assert report.accesses > 0 and not report.unmodelled
 
 
+def one_tile_form(config, slots):
+    """The configuration a persistent variant comes from: a CTA a tile, one slot (and the
+    backward's epilogue over K and V)."""
+    fields = {"persistent": False, slots: 1}
+    if hasattr(config, "epilogue_over_scores"):
+        fields["epilogue_over_scores"] = False
+    return config.replace(**fields)
+
+
 def assert_deepest_beside_two_slots(host, variants, head_dim, slots):
     """Each variant of two slots keeps the ring of the one-slot variant it pairs with (the
     same but for the ring's depth), or has the deepest ring that fits beside them."""
@@ -153,7 +162,7 @@ def test_the_persistent_variants_fit_and_loop_over_tiles(kernel, head_dim):
     assert set(variants) & space == set(winners(head_dim))
     assert {getattr(config, slots) for config in variants} == {1, 2}
     for config in variants:
-        base = config.replace(persistent=False, **{slots: 1})
+        base = one_tile_form(config, slots)
         assert base in space or getattr(config, slots) == 2, config
         smem = host.smem_plan(config, head_dim)
         assert smem.plan.size_bytes <= 224 * 1024, config
@@ -161,13 +170,15 @@ def test_the_persistent_variants_fit_and_loop_over_tiles(kernel, head_dim):
         buffers = {b.name: b for b in smem.buffers}
         for buffer, staging in staged:
             assert buffers[buffer].shape[0] == 2 * getattr(config, slots)
+            if getattr(config, "epilogue_over_scores", False):
+                continue  # test_the_epilogue_over_the_scores_frees_k_and_v_before_it
             for index in range(2 * getattr(config, slots)):
                 assert views[buffer].start_of(index) == views[staging].start_of(index)
         # Causal: the persistent CTA's tiles by block (attention_common.head_and_block).
         ttgir = host.compile_for_hopper(config, head_dim, causal=True).asm["ttgir"]
         assert ttgir.count("tt.get_num_programs") == 3, config
     # A configuration of one tile a CTA (the first variant's) does not loop.
-    base = variants[0].replace(persistent=False, **{slots: 1})
+    base = one_tile_form(variants[0], slots)
     ttgir = host.compile_for_hopper(base, head_dim, causal=True).asm["ttgir"]
     assert "tt.get_num_programs" not in ttgir
     assert_deepest_beside_two_slots(host, variants, head_dim, slots)
@@ -187,6 +198,63 @@ def test_persistent_ctas_are_free_of_hazards_across_tiles(kernel, causal):
     for head_dim in bwd.HEAD_DIMS:
         for config in persistent_variants(head_dim):
             assert_clean(host, config, head_dim, causal, heads)
+
+
+def test_the_epilogue_over_the_scores_frees_k_and_v_before_it():
+    """``epilogue_over_scores`` (the persistent late split at HEAD_DIM 128): consumer c's dK
+    and dV tiles over its two dS buffers, its P buffer and its dQ staging tile, no byte of
+    K or V under them, in the bytes of the same configuration with the epilogue over K and
+    V (both check clean on CTAs of several tiles, below)."""
+    (config,) = [
+        c for c in attention_backward_config.persistent_variants(128) if c.epilogue_over_scores
+    ]
+    over_kv = config.replace(epilogue_over_scores=False)
+    smem = bwd.smem_plan(config, 128)
+    assert smem.plan.size_bytes == bwd.smem_plan(over_kv, 128).plan.size_bytes == 208 * 1024
+    views = dict(zip((b.name for b in smem.buffers), smem.plan.views, strict=True))
+    counts = {b.name: b.shape[0] for b in smem.buffers}
+    assert counts["dk_tiles"] == counts["dv_tiles"] == 2
+    tile = 64 * 128 * 2
+
+    def extent(name, index, size):
+        return range(views[name].start_of(index), views[name].start_of(index) + size)
+
+    for consumer in (0, 1):
+        dk, dv = extent("dk_tiles", consumer, tile), extent("dv_tiles", consumer, tile)
+        assert dk.stop == dv.start
+        under = [
+            extent("ds_tiles", 2 * consumer, tile // 2),
+            extent("ds_tiles", 2 * consumer + 1, tile // 2),
+            extent("p_tiles", consumer, tile // 2),
+            extent("dq_tiles", consumer, 64 * 64 * 4),
+        ]
+        assert dk.start == under[0].start and dv.stop <= under[-1].stop
+        assert all(u.stop == w.start for u, w in zip(under, under[1:], strict=False))
+        for name in ("k_tiles", "v_tiles"):
+            for index in (0, 1):
+                kv = extent(name, index, tile)
+                assert kv.stop <= dk.start or kv.start >= dv.stop
+
+
+def test_the_epilogue_over_the_scores_waits_for_the_other_consumer(monkeypatch):
+    """Without the wait for the other consumer's last dQ products over this consumer's dS
+    buffers (``wait_for_late_dq_on_own``) the epilogue's dK and dV overwrite dS buffers the
+    other consumer still reads: the check reports it."""
+    from tlx_kernels.hopper import attention_backward_kernel
+
+    @gluon.jit
+    def no_wait(state, index, consumer):
+        pass
+
+    monkeypatch.setattr(attention_backward_kernel, "wait_for_late_dq_on_own", no_wait)
+    (config,) = [
+        c for c in attention_backward_config.persistent_variants(128) if c.epilogue_over_scores
+    ]
+    source = bwd.kernel_source(config, 128, causal=False)
+    (cta,) = ctas_of_several_tiles("batch_kv_heads")[:1]
+    (report,) = tlx.check_hazards_at(source, bwd.SM90A, config.compile_options, ctas=[cta])
+    assert report.result == "hazards"
+    assert '"dk_tiles"' in report.describe() or '"dv_tiles"' in report.describe()
 
 
 @pytest.mark.parametrize("head_dim", bwd.HEAD_DIMS)
@@ -237,6 +305,26 @@ def test_dq_staging_tiles_name_what_they_count():
     assert repr(config).endswith(" pipelined dq_staging_tiles=1")
     assert config.kernel_arguments()["DQ_STAGING_TILES"] == 1
     assert bwd.Config(64, 128, 2, **split).kernel_arguments()["DQ_STAGING_TILES"] is None
+
+
+def test_epilogue_over_scores_needs_the_persistent_late_split():
+    """``epilogue_over_scores`` without the late split, a persistent CTA or aliasing is
+    refused, naming what it needs and what it got."""
+    late = dict(dq_pass="split", p_in_smem=True, scores_by_query=True, pipelined=True)
+    late.update(dq_staging_tiles=1, late_dq=True)
+    for wrong, got in [
+        (dict(late_dq=False), "late_dq=False persistent=True"),
+        (dict(persistent=False), "persistent=False alias=True"),
+        (dict(alias=False), "alias=False"),
+    ]:
+        fields = {**late, "persistent": True, **wrong}
+        with pytest.raises(ValueError, match=f"needs dq_pass='split', late_dq=True.*{got}"):
+            bwd.Config(64, 128, 2, **fields, epilogue_over_scores=True)
+    with pytest.raises(ValueError, match="got dq_pass='separate'"):
+        bwd.Config(64, 128, 2, dq_pass="separate", persistent=True, epilogue_over_scores=True)
+    config = bwd.Config(64, 128, 2, **late, persistent=True, epilogue_over_scores=True)
+    assert repr(config).endswith(" late_dq epilogue_over_scores")
+    assert config.kernel_arguments()["EPILOGUE_OVER_SCORES"] is True
 
 
 def test_late_dq_needs_the_split():

@@ -95,6 +95,11 @@ class Config(KernelConfig):
     their use (attention_backward_turns.py). ``dk_from_registers`` (dq_pass "alternate"): dK's
     product takes dS^T from registers rather than from its SMEM buffer (which dQ's turn
     still reads), issued before the buffer is written, and the step retires dK with dV.
+    ``epilogue_over_scores`` (the late split in persistent CTAs): each consumer's dK and dV
+    staging tiles over its dS buffers, P buffer and dQ staging tile rather than its K and V,
+    so that K and V are freed (``kv_free``) once the last products that read them retire and
+    the next tile's K and V load while the epilogue stores dK and dV
+    (docs/attention-backward.md, "Persistent CTAs").
 
     The ring with ``pipelined``: the consumers hold two stages at a time, the step's and the
     previous one, released only once the step's wait for S has retired the previous step's
@@ -124,6 +129,7 @@ class Config(KernelConfig):
         "statistics_ahead": "STATISTICS_AHEAD",
         "staged_statistics": "STAGED_STATISTICS",
         "dk_from_registers": "DK_FROM_REGISTERS",
+        "epilogue_over_scores": "EPILOGUE_OVER_SCORES",
     }
 
     block_m: int
@@ -145,6 +151,7 @@ class Config(KernelConfig):
     statistics_ahead: bool = False
     staged_statistics: bool = False
     dk_from_registers: bool = False
+    epilogue_over_scores: bool = False
 
     def __post_init__(self):
         if self.dq_pass not in DQ_PASSES:
@@ -211,6 +218,7 @@ class Config(KernelConfig):
                 f"registers: it needs dq_pass='alternate', got dq_pass={self.dq_pass!r}"
             )
         check_slots("kv_buffers", self.kv_buffers, self.persistent, "K and V")
+        self._check_epilogue_over_scores()
         if self.keys_in_registers and self.scores_by_query:
             raise ValueError(
                 "keys_in_registers loads K and V to registers as the A operands of S^T and dP^T; "
@@ -238,6 +246,22 @@ class Config(KernelConfig):
                 f"turn_buffers must be at least turn_delay ({self.turn_delay}): a consumer's "
                 f"turn reads its dS^T {self.turn_delay} steps after writing it, into buffer "
                 f"step % turn_buffers, got turn_buffers={self.turn_buffers}"
+            )
+
+    def _check_epilogue_over_scores(self):
+        """``epilogue_over_scores`` lays each consumer's dK and dV staging tiles over its two
+        dS buffers, its P buffer and its dQ staging tiles (the late split's,
+        attention_backward_late_split.py) to free K and V for a persistent CTA's next tile
+        before the epilogue; with ``alias`` only (else nothing shares)."""
+        if not self.epilogue_over_scores:
+            return
+        if not (self.dq_pass == "split" and self.late_dq and self.persistent and self.alias):
+            raise ValueError(
+                "epilogue_over_scores stages dK and dV over the late split's dS, P and dQ "
+                "staging tiles, so that a persistent CTA frees K and V for its next tile "
+                "before the epilogue: it needs dq_pass='split', late_dq=True, persistent=True "
+                f"and alias=True, got dq_pass={self.dq_pass!r} late_dq={self.late_dq} "
+                f"persistent={self.persistent} alias={self.alias}"
             )
 
     def _check_staging(self):
@@ -302,6 +326,7 @@ class Config(KernelConfig):
         staging += " statistics_ahead" if self.statistics_ahead else ""
         staging += " staged_statistics" if self.staged_statistics else ""
         staging += " dk_from_registers" if self.dk_from_registers else ""
+        staging += " epilogue_over_scores" if self.epilogue_over_scores else ""
         return (
             f"BLOCK_M={self.block_m} BLOCK_N={self.block_n} stages={self.num_stages} "
             f"alias={self.alias}{consumers}{p_in_smem}{by_query}{dq_pass}{pipelined}{turns}"
@@ -461,11 +486,13 @@ def persistent_variants(head_dim):
     """The persistent forms (``Config.persistent``: a CTA an SM, taking the tiles in turn) of
     the configurations the grid's rows chose (docs/performance.md: the separate pass with
     128- or 64-row Q blocks at HEAD_DIM 64's short rows, the staged turns with dK from
-    registers from N = 1024, the split and the separate pass at 128), with one K/V slot
+    registers from N = 1024, the late split and the separate pass at 128), with one K/V slot
     (their own ring) and with two (the next tile's K and V load while a tile runs) where a
     second slot fits beside a ring of the same depth (at HEAD_DIM 128 the split's two stages
-    leave no room). ``bench/attention_backward.py --persistent`` times them beside the
-    configurations they come from; those of ``persistent_winners`` are in the space too."""
+    leave no room: there its epilogue over its dS, P and dQ staging tiles,
+    ``Config.epilogue_over_scores``, lets the next tile's K and V load under the epilogue).
+    ``bench/attention_backward.py --persistent`` times them beside the configurations they
+    come from; those of ``persistent_winners`` are in the space too."""
     by_query = dict(p_in_smem=True, scores_by_query=True, pipelined=True)
     persistent = dict(persistent=True)
     two_slots = dict(persistent=True, kv_buffers=2)
@@ -479,10 +506,11 @@ def persistent_variants(head_dim):
             for config in (*separate, turns)
             for slots in (persistent, two_slots)
         ]
-    split = Config(64, 128, 2, dq_pass="split", **by_query)
+    late_split = Config(64, 128, 2, dq_pass="split", **by_query, dq_staging_tiles=1, late_dq=True)
     separate = Config(64, 128, 2, dq_pass="separate", **by_query)
     return [
-        split.replace(**persistent),
+        late_split.replace(**persistent),
+        late_split.replace(**persistent, epilogue_over_scores=True),
         separate.replace(**persistent),
         separate.replace(**two_slots),
     ]
@@ -491,13 +519,17 @@ def persistent_variants(head_dim):
 def persistent_winners(head_dim):
     """The persistent variants in the tuner's space: at HEAD_DIM 64 the staged turns' four
     stages with two K/V slots, 3-6% faster than one tile a CTA without the mask on an H100
-    (bf16, N = 2048-8192; one slot at four or seven stages gained 1-3%) and a third slower
-    with it (docs/performance.md, "Persistent turns"); none at 128, where the split's
-    persistent forms ran 3% slower or level (N = 2048, 4096)."""
+    (bf16, N = 2048-8192; one slot at four or seven stages gained 1-3%), with it 4% faster at
+    N = 2048 and level at 8192 since its tiles go in pairs (docs/performance.md, "Persistent
+    turns", "The epilogue over the scores and key blocks in pairs"); at 128 the late split
+    with its epilogue over its dS, P and dQ staging tiles, 1-1.6% faster than one tile a CTA
+    without the mask (N = 1024-8192) and 8% slower with it, where the persistent late split
+    with its epilogue over K and V ran level or slower."""
     return [
         config
         for config in persistent_variants(head_dim)
-        if config.dq_pass == "alternate" and config.kv_buffers == 2
+        if (config.dq_pass == "alternate" and config.kv_buffers == 2)
+        or config.epilogue_over_scores
     ]
 
 

@@ -90,6 +90,7 @@ from tlx_kernels.hopper.attention_backward_late_split import (
     step_splitting_late,
     wait_for_late_dq_on_own,
 )
+from tlx_kernels.hopper.attention_backward_smem import cross_consumer_barriers, smem_tiles
 from tlx_kernels.hopper.attention_backward_state import (
     ABSENT,
     BackwardSchedule,
@@ -98,7 +99,6 @@ from tlx_kernels.hopper.attention_backward_state import (
     with_tile,
 )
 from tlx_kernels.hopper.attention_backward_step import (
-    DQ_COLUMNS,
     drain_pipeline,
     first_step,
     kv_buffer,
@@ -124,7 +124,6 @@ from tlx_kernels.hopper.common import (
     LOADER_REGISTERS,
     accumulator_layout,
     ring_barriers,
-    unswizzled_layout,
 )
 
 
@@ -144,10 +143,17 @@ def _q_blocks(seq_len, off_n, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUS
 
 
 @gluon.jit
-def _tile_at(tile, seq_len, batch_kv_heads, BLOCK_N: gl.constexpr, BY_BLOCK: gl.constexpr):
-    """(batch * KV head, first key) of tile ``tile`` (``head_and_block``): with a causal
-    mask key block 0, which meets every Q block, is the longest."""
-    bh_kv, block = head_and_block(tile, batch_kv_heads, gl.cdiv(seq_len, BLOCK_N), BY_BLOCK)
+def _tile_at(tile, seq_len, batch_kv_heads, BLOCK_N: gl.constexpr, PAIRED: gl.constexpr, programs):
+    """(batch * KV head, first key) of tile ``tile`` (``head_and_block``), a head's blocks
+    consecutive; or with PAIRED (a persistent CTA's tiles under a causal mask, where key
+    block j meets as many Q blocks as block ``blocks`` - 1 - j does not) CTA c's tiles in
+    pairs of one head's blocks j and ``blocks`` - 1 - j among ``programs`` CTAs."""
+    if PAIRED:
+        ORDER: gl.constexpr = "by_pair"
+    else:
+        ORDER: gl.constexpr = "by_head"
+    blocks = gl.cdiv(seq_len, BLOCK_N)
+    bh_kv, block = head_and_block(tile, batch_kv_heads, blocks, ORDER, programs)
     return bh_kv, block * BLOCK_N
 
 
@@ -213,7 +219,9 @@ def _load_partition(
     tiles = gl.cdiv(seq_len, BLOCK_N) * batch_kv_heads
     (first_tile, end_tile, tile_step) = tiles_of_cta(tiles, PERSISTENT)
     for tile in range(first_tile, end_tile, tile_step):
-        bh_kv, off_n = _tile_at(tile, seq_len, batch_kv_heads, BLOCK_N, CAUSAL and PERSISTENT)
+        bh_kv, off_n = _tile_at(
+            tile, seq_len, batch_kv_heads, BLOCK_N, CAUSAL and PERSISTENT, tile_step
+        )
         slot = taken % KV_BUFFERS
         mbarrier.wait(kv_free.index(slot), ((taken // KV_BUFFERS) & 1) ^ 1)
         load_pairs_once(
@@ -242,18 +250,25 @@ def _load_partition(
 
 
 @gluon.jit
-def _store_dk_dv(state, dk, dv, bh_kv, rows, consumer: gl.constexpr):
+def _store_dk_dv(state, dk, dv, bh_kv, rows, consumer: gl.constexpr, OVER_SCORES: gl.constexpr):
     """The epilogue: sm_scale * dK and dV in the inputs' dtype through SMEM (with aliasing,
     the bytes of this consumer's K and V buffers of the tile, which its last products have
-    read) and TMA stores, waited for: the tile's K/V slot may then take the next tile's."""
+    read, or with OVER_SCORES those of its dS, P and dQ staging tiles, once the last dQ
+    reduce-add has read them) and TMA stores, waited for: the tile's K/V slot, or the step's
+    buffers, may then take the next tile's."""
     (dk_tiles, dv_tiles) = (state.dk_tiles, state.dv_tiles)
     sm_scale = state.sm_scale
     (desc_dk, desc_dv) = (state.desc_dk, state.desc_dv)
     SUB_N: gl.constexpr = dk_tiles.shape[1]
     HEAD_DIM: gl.constexpr = dk_tiles.shape[2]
     dtype: gl.constexpr = dk_tiles.dtype
-    dk_smem = kv_buffer(state, dk_tiles, consumer)
-    dv_smem = kv_buffer(state, dv_tiles, consumer)
+    if OVER_SCORES:
+        tma.store_wait(0)
+        dk_smem = dk_tiles.index(consumer)
+        dv_smem = dv_tiles.index(consumer)
+    else:
+        dk_smem = kv_buffer(state, dk_tiles, consumer)
+        dv_smem = kv_buffer(state, dv_tiles, consumer)
     dk_smem.store((dk * sm_scale).to(dtype))
     dv_smem.store(dv.to(dtype))
     fence_async_shared()
@@ -405,10 +420,17 @@ def _tile(state, bh_kv, off_n, consumer: gl.constexpr, schedule):
         wait_for_turns_on_own(state, index, consumer)
     elif schedule.LATE_DQ:
         last_late_dq(state, index, previous_row, consumer)
+        if schedule.EPILOGUE_OVER_SCORES:
+            # This consumer's products read K and V no more, the epilogue stores over its
+            # dS, P and dQ staging tiles: the next tile's K and V may land in their slot
+            # while it does.
+            KV_BUFFERS: gl.constexpr = state.tile.kv_ready.shape[0]
+            CONSUMERS: gl.constexpr = k_tiles.shape[0] // KV_BUFFERS
+            mbarrier.arrive(state.tile.kv_free.index(state.tile.first_buffer // CONSUMERS))
         wait_for_late_dq_on_own(state, index, consumer)
     else:
         wait_for_other_consumer(state, index, consumer, schedule.DQ_PASS)
-    _store_dk_dv(state, dk, dv, bh_kv, rows, consumer)
+    _store_dk_dv(state, dk, dv, bh_kv, rows, consumer, schedule.EPILOGUE_OVER_SCORES)
     return index
 
 
@@ -429,11 +451,11 @@ def _consumer_partition(state, consumer: gl.constexpr, schedule):
     index = 0
     taken = 0
     PERSISTENT: gl.constexpr = schedule.PERSISTENT
-    BY_BLOCK: gl.constexpr = schedule.CAUSAL and PERSISTENT
+    PAIRED: gl.constexpr = schedule.CAUSAL and PERSISTENT
     tiles = gl.cdiv(seq_len, BLOCK_N) * batch_kv_heads
     (first_tile, end_tile, tile_step) = tiles_of_cta(tiles, PERSISTENT)
     for tile in range(first_tile, end_tile, tile_step):
-        bh_kv, off_n = _tile_at(tile, seq_len, batch_kv_heads, BLOCK_N, BY_BLOCK)
+        bh_kv, off_n = _tile_at(tile, seq_len, batch_kv_heads, BLOCK_N, PAIRED, tile_step)
         slot = taken % KV_BUFFERS
         tile = BackwardTile(
             kv_ready, kv_free, batch_kv_heads, slot * CONSUMERS, index, False, ABSENT, ABSENT
@@ -441,182 +463,9 @@ def _consumer_partition(state, consumer: gl.constexpr, schedule):
         tile_state = with_tile(state, tile)
         mbarrier.wait(kv_ready.index(slot), (taken // KV_BUFFERS) & 1)
         index = _tile(tile_state, bh_kv, off_n, consumer, schedule)
-        if PERSISTENT:
+        if PERSISTENT and not schedule.EPILOGUE_OVER_SCORES:
             mbarrier.arrive(kv_free.index(slot))
         taken += 1
-
-
-@gluon.jit
-def _smem_tiles(
-    dtype: gl.constexpr,
-    BLOCK_M: gl.constexpr,
-    SUB_N: gl.constexpr,
-    HEAD_DIM: gl.constexpr,
-    NUM_STAGES: gl.constexpr,
-    CONSUMERS: gl.constexpr,
-    P_IN_SMEM: gl.constexpr,
-    ALIAS: gl.constexpr,
-    SCORES_BY_QUERY: gl.constexpr,
-    PIPELINED: gl.constexpr,
-    DQ_PASS: gl.constexpr,
-    TURN_BUFFERS: gl.constexpr,
-    KV_BUFFERS: gl.constexpr,
-    DQ_STAGING_TILES: gl.constexpr,
-    LATE_DQ: gl.constexpr,
-    STAGED_STATISTICS: gl.constexpr,
-):
-    """The kernel's SMEM, one spec: (q, dO, K, V, dS^T, P^T, dK, dV tiles; dS and P, queries
-    by rows, with SCORES_BY_QUERY; dQ's fp32 staging tiles with DQ_PASS "tma_add", "split"
-    or "alternate", DQ_STAGING_TILES a consumer (None: two, one with "alternate", whose
-    consumer reduces every other step), else dS^T's buffer, unused; with
-    STAGED_STATISTICS a Q block's LSE and delta a stage, fp32 rows beside its Q and dO, else
-    ABSENT). With ALIAS, consumer
-    c's dK and dV staging tiles take its K and V buffers' bytes and, with P_IN_SMEM, P^T and
-    dS^T share a buffer unless PIPELINED (whose dV, reading P^T, is still in flight when dS^T
-    is written); without, every tile has bytes of its own. P^T is dS^T's buffer (unused)
-    without P_IN_SMEM. dQ's staging tiles have bytes of their own either way: a TMA
-    reduce-add reads one into the next step, while K, V, the ring and the next P and dS are
-    live (and a P/dS buffer is half a staging tile). K, V, dK and dV: CONSUMERS buffers a
-    K/V slot, KV_BUFFERS slots (a persistent CTA loads its next tile's K and V into the
-    other slot while this one runs)."""
-    layout: gl.constexpr = gl.NVMMASharedLayout(
-        swizzle_byte_width=128, element_bitwidth=dtype.primitive_bitwidth, rank=2
-    )
-    smem = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
-    q_tiles = tlx.local_alloc((BLOCK_M, HEAD_DIM), dtype, NUM_STAGES, reuse=smem, layout=layout)
-    do_tiles = tlx.local_alloc((BLOCK_M, HEAD_DIM), dtype, NUM_STAGES, reuse=smem, layout=layout)
-    KV: gl.constexpr = CONSUMERS * KV_BUFFERS
-    k_tiles = tlx.local_alloc((SUB_N, HEAD_DIM), dtype, KV, reuse=smem, layout=layout)
-    v_tiles = tlx.local_alloc((SUB_N, HEAD_DIM), dtype, KV, reuse=smem, layout=layout)
-    dk_tiles = tlx.local_alloc((SUB_N, HEAD_DIM), dtype, KV, reuse=smem, layout=layout)
-    dv_tiles = tlx.local_alloc((SUB_N, HEAD_DIM), dtype, KV, reuse=smem, layout=layout)
-    if SCORES_BY_QUERY:
-        SCORES: gl.constexpr = (BLOCK_M, SUB_N)
-    else:
-        SCORES: gl.constexpr = (SUB_N, BLOCK_M)
-    # "alternate": TURN_BUFFERS dS^T buffers a consumer, written in turn
-    # (attention_backward_turns.py).
-    if DQ_PASS == "alternate":
-        DS_BUFFERS: gl.constexpr = TURN_BUFFERS * CONSUMERS
-    elif LATE_DQ:
-        # Two dS buffers a consumer, one a parity of the step
-        # (attention_backward_late_split.py).
-        DS_BUFFERS: gl.constexpr = 2 * CONSUMERS
-    else:
-        DS_BUFFERS: gl.constexpr = CONSUMERS
-    ds_tiles = tlx.local_alloc(SCORES, dtype, DS_BUFFERS, reuse=smem, layout=layout)
-    if ALIAS:
-        over: gl.constexpr = tlx.reuse_group_type.shared
-    else:
-        over: gl.constexpr = tlx.reuse_group_type.distinct
-    if PIPELINED:
-        scores_over: gl.constexpr = tlx.reuse_group_type.distinct
-    else:
-        scores_over: gl.constexpr = over
-    if P_IN_SMEM:
-        p_tiles = tlx.local_alloc(SCORES, dtype, CONSUMERS, reuse=smem, layout=layout)
-        if LATE_DQ:
-            scores = tlx.reuse_group(ds_tiles, p_tiles, group_type=scores_over)
-        else:
-            scores = tlx.reuse_group(
-                ds_tiles, p_tiles, group_type=scores_over, group_size=CONSUMERS
-            )
-    else:
-        p_tiles = ds_tiles
-        scores = tlx.reuse_group(ds_tiles, group_size=DS_BUFFERS)
-    keys = tlx.reuse_group(k_tiles, dk_tiles, group_type=over, group_size=KV)
-    values = tlx.reuse_group(v_tiles, dv_tiles, group_type=over, group_size=KV)
-    if STAGED_STATISTICS:
-        statistics_tiles = tlx.local_alloc(
-            (2, BLOCK_M),
-            gl.float32,
-            NUM_STAGES,
-            reuse=smem,
-            layout=unswizzled_layout(32, 2),
-        )
-        ring = tlx.reuse_group(
-            q_tiles,
-            do_tiles,
-            statistics_tiles,
-            group_type=tlx.reuse_group_type.distinct,
-            group_size=NUM_STAGES,
-        )
-    else:
-        statistics_tiles = ABSENT
-        ring = tlx.reuse_group(
-            q_tiles, do_tiles, group_type=tlx.reuse_group_type.distinct, group_size=NUM_STAGES
-        )
-    if DQ_PASS == "tma_add" or DQ_PASS == "split" or DQ_PASS == "alternate":
-        dq_layout: gl.constexpr = gl.NVMMASharedLayout(
-            swizzle_byte_width=128, element_bitwidth=32, rank=2
-        )
-        if DQ_STAGING_TILES is not None:
-            STAGING: gl.constexpr = DQ_STAGING_TILES * CONSUMERS
-        elif DQ_PASS == "alternate":
-            STAGING: gl.constexpr = CONSUMERS
-        else:
-            STAGING: gl.constexpr = 2 * CONSUMERS
-        if DQ_PASS == "split":
-            STAGED_COLUMNS: gl.constexpr = HEAD_DIM // 2
-        elif DQ_PASS == "alternate":
-            STAGED_COLUMNS: gl.constexpr = HEAD_DIM
-        else:
-            STAGED_COLUMNS: gl.constexpr = DQ_COLUMNS
-        dq_tiles = tlx.local_alloc(
-            (BLOCK_M, STAGED_COLUMNS), gl.float32, STAGING, reuse=smem, layout=dq_layout
-        )
-        smem.set_buffer_overlap(
-            tlx.reuse_group(
-                keys, values, ring, scores, dq_tiles, group_type=tlx.reuse_group_type.distinct
-            )
-        )
-    else:
-        dq_tiles = ds_tiles
-        smem.set_buffer_overlap(
-            tlx.reuse_group(keys, values, ring, scores, group_type=tlx.reuse_group_type.distinct)
-        )
-    return (
-        q_tiles,
-        do_tiles,
-        k_tiles,
-        v_tiles,
-        ds_tiles,
-        p_tiles,
-        dk_tiles,
-        dv_tiles,
-        dq_tiles,
-        statistics_tiles,
-    )
-
-
-@gluon.jit
-def _cross_consumer_barriers(
-    CONSUMERS: gl.constexpr,
-    DQ_PASS: gl.constexpr,
-    TURN_BUFFERS: gl.constexpr,
-    LATE_DQ: gl.constexpr,
-):
-    """(ds_ready, ds_free) of the dQ passes in which a consumer's products read the other's
-    dS ("summed", "split", "alternate"): a consumer's dS is written, and the other consumer
-    has read it; a pair a consumer, two with LATE_DQ, or with "alternate" a pair a dS^T
-    buffer (attention_backward_turns.py). ABSENT for the other passes."""
-    if DQ_PASS == "summed" or DQ_PASS == "split" or DQ_PASS == "alternate":
-        if DQ_PASS == "alternate":
-            GIVEN: gl.constexpr = CONSUMERS * TURN_BUFFERS
-        elif LATE_DQ:
-            GIVEN: gl.constexpr = 2 * CONSUMERS
-        else:
-            GIVEN: gl.constexpr = CONSUMERS
-        bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
-        ds_ready = gl.allocate_shared_memory(gl.int64, [GIVEN, 1], bar_layout)
-        ds_free = gl.allocate_shared_memory(gl.int64, [GIVEN, 1], bar_layout)
-        for i in gl.static_range(GIVEN):
-            mbarrier.init(ds_ready.index(i), count=1)
-            mbarrier.init(ds_free.index(i), count=1)
-        barriers = (ds_ready, ds_free)
-    else:
-        barriers = (ABSENT, ABSENT)
-    return barriers
 
 
 # The shapes vary from call to call and the TMA clips at the edges: specializing on them
@@ -660,6 +509,7 @@ def attention_bwd_kernel(
     STATISTICS_AHEAD: gl.constexpr,
     STAGED_STATISTICS: gl.constexpr,
     DK_FROM_REGISTERS: gl.constexpr,
+    EPILOGUE_OVER_SCORES: gl.constexpr,
     CONSUMER_REGISTERS: gl.constexpr,
 ):
     """A tile a CTA (grid: the key blocks of every (batch, KV head)), or with PERSISTENT each
@@ -673,7 +523,7 @@ def attention_bwd_kernel(
     and delta (attention_backward_delta.staged_statistics); ``batch_kv_heads``: batch * KV
     heads, the tiles' heads (and the tuner's key)."""
     SUB_N: gl.constexpr = BLOCK_N // CONSUMERS
-    tiles = _smem_tiles(
+    tiles = smem_tiles(
         desc_q.dtype,
         BLOCK_M,
         SUB_N,
@@ -690,6 +540,7 @@ def attention_bwd_kernel(
         DQ_STAGING_TILES,
         LATE_DQ,
         STAGED_STATISTICS,
+        EPILOGUE_OVER_SCORES,
     )
     bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
     # A K/V slot's K and V have landed (kv_ready); its tile's epilogue has stored dK and dV
@@ -700,7 +551,7 @@ def attention_bwd_kernel(
         mbarrier.init(kv_ready.index(i), count=1)
         mbarrier.init(kv_free.index(i), count=CONSUMERS)
     ready, empty = ring_barriers(NUM_STAGES, CONSUMERS)
-    ds_barriers = _cross_consumer_barriers(CONSUMERS, DQ_PASS, TURN_BUFFERS, LATE_DQ)
+    ds_barriers = cross_consumer_barriers(CONSUMERS, DQ_PASS, TURN_BUFFERS, LATE_DQ)
     fence_async_shared()
     # What a pass does not use is ABSENT.
     if DQ_PASS == "tma_add" or DQ_PASS == "split" or DQ_PASS == "alternate":
@@ -750,6 +601,7 @@ def attention_bwd_kernel(
         STATISTICS_AHEAD,
         STAGED_STATISTICS,
         DK_FROM_REGISTERS,
+        EPILOGUE_OVER_SCORES,
     )
     loads = (desc_q, desc_do, desc_k, desc_v, desc_statistics)
     if CONSUMERS == 2:

@@ -216,6 +216,7 @@ class BackwardSchedule:
     STATISTICS_AHEAD: gl.constexpr
     STAGED_STATISTICS: gl.constexpr
     DK_FROM_REGISTERS: gl.constexpr
+    EPILOGUE_OVER_SCORES: gl.constexpr
 
     @gluon.constexpr_function
     def __init__(
@@ -232,6 +233,7 @@ class BackwardSchedule:
         STATISTICS_AHEAD,
         STAGED_STATISTICS,
         DK_FROM_REGISTERS,
+        EPILOGUE_OVER_SCORES,
     ):
         self.CAUSAL = gl.constexpr(CAUSAL)
         self.P_IN_SMEM = gl.constexpr(P_IN_SMEM)
@@ -245,6 +247,7 @@ class BackwardSchedule:
         self.STATISTICS_AHEAD = gl.constexpr(STATISTICS_AHEAD)
         self.STAGED_STATISTICS = gl.constexpr(STAGED_STATISTICS)
         self.DK_FROM_REGISTERS = gl.constexpr(DK_FROM_REGISTERS)
+        self.EPILOGUE_OVER_SCORES = gl.constexpr(EPILOGUE_OVER_SCORES)
 
 
 @aggregate

@@ -40,13 +40,35 @@ def block_range(seq_len, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: g
 
 
 @gluon.jit
-def head_and_block(tile, heads, blocks, BY_BLOCK: gl.constexpr):
-    """(head, block) of tile ``tile`` of ``heads`` x ``blocks``: a head's blocks consecutive,
-    so that CTAs running at once share the head's tiles in the L2; or with BY_BLOCK block 0
-    of every head, then block 1, ...: a persistent CTA's tiles under a causal mask, whose
-    blocks differ in length, block 0 the longest, so that each round of the CTAs' turns
-    hands out tiles of one length and every CTA takes about as much work."""
-    if BY_BLOCK:
+def head_and_block(tile, heads, blocks, ORDER: gl.constexpr, programs):
+    """(head, block) of tile ``tile`` of ``heads`` x ``blocks`` in ``ORDER``:
+
+    * "by_head": a head's blocks consecutive, so that CTAs running at once share the head's
+      tiles in the L2;
+    * "by_block": block 0 of every head, then block 1, ...: a persistent CTA's tiles under a
+      causal mask, whose blocks differ in length, block 0 the longest, so that each round of
+      the CTAs' turns hands out tiles of one length and every CTA takes about as much work;
+    * "by_pair" (``programs`` persistent CTAs taking every ``programs``-th tile): CTA c's
+      tiles 2i and 2i + 1 are blocks j and ``blocks`` - 1 - j of one head, equal work
+      together under a causal mask, and the CTAs of a round take consecutive pairs, so that
+      the heads they run at once share Q and dO in the L2 as "by_head"'s do. The tiles past
+      the last whole double round take the pairs left in order; with an odd ``blocks``
+      (a middle block with no partner) the order is "by_block"'s.
+    """
+    if ORDER == "by_pair":
+        double_rounds = heads * blocks // (2 * programs) * (2 * programs)
+        round_of_cta = tile // programs
+        paired = (round_of_cta // 2 * programs + tile % programs) * 2 + round_of_cta % 2
+        in_pairs = gl.where(tile < double_rounds, paired, tile)
+        pairs = gl.maximum(blocks // 2, 1)
+        j = in_pairs // 2 % pairs
+        block = gl.where(in_pairs % 2 == 0, j, blocks - 1 - j)
+        odd = blocks % 2 == 1
+        pair = (
+            gl.where(odd, tile % heads, in_pairs // 2 // pairs),
+            gl.where(odd, tile // heads, block),
+        )
+    elif ORDER == "by_block":
         pair = (tile % heads, tile // heads)
     else:
         pair = (tile // blocks, tile % blocks)

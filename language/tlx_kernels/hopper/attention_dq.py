@@ -81,7 +81,11 @@ def _tile_at(
     under a causal mask by block): with a causal mask the longest rows (the last blocks)
     first, so that the short ones fill the tail of the grid."""
     row_blocks = gl.cdiv(seq_len, BLOCK_M)
-    bh_q, block = head_and_block(tile, batch_heads, row_blocks, CAUSAL and PERSISTENT)
+    if CAUSAL and PERSISTENT:
+        ORDER: gl.constexpr = "by_block"
+    else:
+        ORDER: gl.constexpr = "by_head"
+    bh_q, block = head_and_block(tile, batch_heads, row_blocks, ORDER, 1)
     if CAUSAL:
         block = row_blocks - 1 - block
     return bh_q, block * BLOCK_M
