@@ -528,8 +528,7 @@ def persistent_winners(head_dim):
     return [
         config
         for config in persistent_variants(head_dim)
-        if (config.dq_pass == "alternate" and config.kv_buffers == 2)
-        or config.epilogue_over_scores
+        if (config.dq_pass == "alternate" and config.kv_buffers == 2) or config.epilogue_over_scores
     ]
 
 
