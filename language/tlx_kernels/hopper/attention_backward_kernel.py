@@ -90,7 +90,11 @@ from tlx_kernels.hopper.attention_backward_late_split import (
     step_splitting_late,
     wait_for_late_dq_on_own,
 )
-from tlx_kernels.hopper.attention_backward_smem import cross_consumer_barriers, smem_tiles
+from tlx_kernels.hopper.attention_backward_smem import (
+    cross_consumer_barriers,
+    kv_slot_barriers,
+    smem_tiles,
+)
 from tlx_kernels.hopper.attention_backward_state import (
     ABSENT,
     BackwardSchedule,
@@ -542,14 +546,7 @@ def attention_bwd_kernel(
         STAGED_STATISTICS,
         EPILOGUE_OVER_SCORES,
     )
-    bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
-    # A K/V slot's K and V have landed (kv_ready); its tile's epilogue has stored dK and dV
-    # from its bytes, one arrival a consumer (kv_free).
-    kv_ready = gl.allocate_shared_memory(gl.int64, [KV_BUFFERS, 1], bar_layout)
-    kv_free = gl.allocate_shared_memory(gl.int64, [KV_BUFFERS, 1], bar_layout)
-    for i in gl.static_range(KV_BUFFERS):
-        mbarrier.init(kv_ready.index(i), count=1)
-        mbarrier.init(kv_free.index(i), count=CONSUMERS)
+    kv_ready, kv_free = kv_slot_barriers(KV_BUFFERS, CONSUMERS)
     ready, empty = ring_barriers(NUM_STAGES, CONSUMERS)
     ds_barriers = cross_consumer_barriers(CONSUMERS, DQ_PASS, TURN_BUFFERS, LATE_DQ)
     fence_async_shared()
