@@ -72,7 +72,9 @@ and its S and dP are issued. With the TMA reduce-adds dQ's products are issued b
 so that the step's wait for them leaves dK in flight (dV too with S at HEAD_DIM 64). P^T is
 still being read by dV when dS^T is written, so P^T and dS^T take buffers of their own
 (``distinct`` in the spec; K and V still under dK and dV): at HEAD_DIM 128 four stages take
-224 KiB.
+224 KiB. A persistent CTA of the split a step late may stage dK and dV over its dS, P and
+dQ staging tiles instead (``Config.epilogue_over_scores``), so that K and V are free for
+its next tile before the epilogue (attention_backward_smem.py).
 """
 
 import tlx
@@ -150,8 +152,8 @@ def _q_blocks(seq_len, off_n, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUS
 def _tile_at(tile, seq_len, batch_kv_heads, BLOCK_N: gl.constexpr, PAIRED: gl.constexpr, programs):
     """(batch * KV head, first key) of tile ``tile`` (``head_and_block``), a head's blocks
     consecutive; or with PAIRED (a persistent CTA's tiles under a causal mask, where key
-    block j meets as many Q blocks as block ``blocks`` - 1 - j does not) CTA c's tiles in
-    pairs of one head's blocks j and ``blocks`` - 1 - j among ``programs`` CTAs."""
+    blocks j and ``blocks`` - 1 - j together meet as many Q blocks as any other such pair)
+    CTA c's tiles in pairs of them, among ``programs`` CTAs."""
     if PAIRED:
         ORDER: gl.constexpr = "by_pair"
     else:
@@ -442,8 +444,9 @@ def _tile(state, bh_kv, off_n, consumer: gl.constexpr, schedule):
 def _consumer_partition(state, consumer: gl.constexpr, schedule):
     """One consumer warpgroup, for each of the CTA's tiles (``_tile``) once its K and V have
     landed (``kv_ready``); with PERSISTENT it then frees the tile's K/V slot (``kv_free``: the
-    epilogue has stored dK and dV from its bytes) for the loader's next tile in it. The ring's
-    index and every barrier phase run on from tile to tile. ``schedule``: the kernel's
+    epilogue has stored dK and dV from its bytes; with EPILOGUE_OVER_SCORES ``_tile`` frees
+    it before the epilogue) for the loader's next tile in it. The ring's index and every
+    barrier phase run on from tile to tile. ``schedule``: the kernel's
     constexprs (``BackwardSchedule``)."""
     (kv_ready, kv_free) = (state.tile.kv_ready, state.tile.kv_free)
     batch_kv_heads = state.tile.batch_kv_heads
