@@ -92,11 +92,7 @@ from tlx_kernels.hopper.attention_backward_late_split import (
     step_splitting_late,
     wait_for_late_dq_on_own,
 )
-from tlx_kernels.hopper.attention_backward_smem import (
-    cross_consumer_barriers,
-    kv_slot_barriers,
-    smem_tiles,
-)
+from tlx_kernels.hopper.attention_backward_smem import cross_consumer_barriers, smem_tiles
 from tlx_kernels.hopper.attention_backward_state import (
     ABSENT,
     BackwardSchedule,
@@ -549,7 +545,9 @@ def attention_bwd_kernel(
         STAGED_STATISTICS,
         EPILOGUE_OVER_SCORES,
     )
-    kv_ready, kv_free = kv_slot_barriers(KV_BUFFERS, CONSUMERS)
+    # A K/V slot's K and V have landed (kv_ready); its tile is done with K and V, one
+    # arrival a consumer (kv_free): the barriers of a ring of slots.
+    kv_ready, kv_free = ring_barriers(KV_BUFFERS, CONSUMERS)
     ready, empty = ring_barriers(NUM_STAGES, CONSUMERS)
     ds_barriers = cross_consumer_barriers(CONSUMERS, DQ_PASS, TURN_BUFFERS, LATE_DQ)
     fence_async_shared()

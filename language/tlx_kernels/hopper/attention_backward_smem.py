@@ -1,8 +1,7 @@
 """The Hopper attention backward's shared memory (tlx_kernels/hopper/attention_backward_kernel.py
 has the kernel): its tiles as one ``tlx.storage_alias_spec`` and its reuse tree
-(``smem_tiles``), the barriers by which a consumer hands its dS to the other
-(``cross_consumer_barriers``) and those of the K/V slots (``kv_slot_barriers``).
-docs/attention-backward.md draws the plans."""
+(``smem_tiles``) and the barriers by which a consumer hands its dS to the other
+(``cross_consumer_barriers``). docs/attention-backward.md draws the plans."""
 
 import tlx
 from triton.experimental import gluon
@@ -218,17 +217,3 @@ def cross_consumer_barriers(
     else:
         barriers = (ABSENT, ABSENT)
     return barriers
-
-
-@gluon.jit
-def kv_slot_barriers(KV_BUFFERS: gl.constexpr, CONSUMERS: gl.constexpr):
-    """(kv_ready, kv_free), a pair a K/V slot: the slot's K and V have landed; its tile is
-    done with K and V, one arrival a consumer (after the epilogue has stored dK and dV from
-    their bytes, or with ``Config.epilogue_over_scores`` after its last dQ products)."""
-    bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
-    kv_ready = gl.allocate_shared_memory(gl.int64, [KV_BUFFERS, 1], bar_layout)
-    kv_free = gl.allocate_shared_memory(gl.int64, [KV_BUFFERS, 1], bar_layout)
-    for i in gl.static_range(KV_BUFFERS):
-        mbarrier.init(kv_ready.index(i), count=1)
-        mbarrier.init(kv_free.index(i), count=CONSUMERS)
-    return kv_ready, kv_free

@@ -423,14 +423,9 @@ def attention_dq_kernel(
     tiles = _dq_smem_tiles(
         desc_q.dtype, BLOCK_M // CONSUMERS, BLOCK_N, HEAD_DIM, NUM_STAGES, CONSUMERS, Q_BUFFERS
     )
-    bar_layout: gl.constexpr = mbarrier.MBarrierLayout()
     # A Q slot's Q and dO have landed (q_ready); its tile's epilogue has stored dQ from its
-    # bytes, one arrival a consumer (q_free).
-    q_ready = gl.allocate_shared_memory(gl.int64, [Q_BUFFERS, 1], bar_layout)
-    q_free = gl.allocate_shared_memory(gl.int64, [Q_BUFFERS, 1], bar_layout)
-    for i in gl.static_range(Q_BUFFERS):
-        mbarrier.init(q_ready.index(i), count=1)
-        mbarrier.init(q_free.index(i), count=CONSUMERS)
+    # bytes, one arrival a consumer (q_free): the barriers of a ring of slots.
+    q_ready, q_free = ring_barriers(Q_BUFFERS, CONSUMERS)
     ready, empty = ring_barriers(NUM_STAGES, CONSUMERS)
     fence_async_shared()
     # The tile: each partition sets its first Q buffer for each of its tiles.

@@ -143,9 +143,10 @@ def ring_matmul_pair(
 
 @gluon.jit
 def ring_barriers(NUM_STAGES: gl.constexpr, CONSUMERS: gl.constexpr):
-    """(ready, empty), the barriers of a ring of NUM_STAGES operand stages, initialized:
-    ``ready`` completes once a stage's copies have landed (one arrival, the loader's
-    ``expect``), ``empty`` once each of the CONSUMERS consumers has released the stage."""
+    """(ready, empty), the barriers of a ring of NUM_STAGES operand stages (or of a
+    persistent CTA's slots), initialized: ``ready`` completes once a stage's copies have
+    landed (one arrival, the loader's ``expect``), ``empty`` once each of the CONSUMERS
+    consumers has released the stage."""
     layout: gl.constexpr = mbarrier.MBarrierLayout()
     ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], layout)
     empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], layout)
