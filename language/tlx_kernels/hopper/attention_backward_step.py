@@ -40,7 +40,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 from tlx_kernels.hopper.attention_backward_state import step_tiles
-from tlx_kernels.hopper.common import accumulator_layout, red_add_pairs
+from tlx_kernels.hopper.common import accumulator_layout, block_indices, red_add_pairs
 
 LOG2E = gl.constexpr(1.4426950408889634)
 # dQ = dS K is computed DQ_COLUMNS columns at a time.
@@ -414,7 +414,7 @@ def step_by_keys(
     s_tok = warpgroup_mma(keys, q.permute((1, 0)), zeros, use_acc=False, is_async=True)
     dp_tok = warpgroup_mma(values, do.permute((1, 0)), zeros, use_acc=False, is_async=True)
     # The rows' statistics load from global memory while the tensor cores work.
-    queries = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(0, st_layout))
+    queries = block_indices(off_m, BLOCK_M, gl.SliceLayout(0, st_layout))
     lse2, delta = row_statistics(state, bh_q, queries)
     s, dk, dv = _wait_for_scores(state, index, s_tok, dk, dv, PIPELINED)
     dp = warpgroup_mma_wait(0, deps=[dp_tok])
@@ -580,8 +580,8 @@ def step_by_queries(
         do, kv_buffer(state, v_tiles, own).permute((1, 0)), zeros, use_acc=False, is_async=True
     )
     # The rows' statistics load from global memory while the tensor cores work.
-    queries = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(1, s_layout))
-    keys = first_key + (index >> 31) + gl.arange(0, SUB_N, gl.SliceLayout(0, s_layout))
+    queries = block_indices(off_m, BLOCK_M, gl.SliceLayout(1, s_layout))
+    keys = block_indices(first_key + (index >> 31), SUB_N, gl.SliceLayout(0, s_layout))
     lse2, delta = row_statistics(state, bh_q, queries)
     s, dk, dv = _wait_for_scores(state, index, s_tok, dk, dv, PIPELINED)
     dp = warpgroup_mma_wait(0, deps=[dp_tok])

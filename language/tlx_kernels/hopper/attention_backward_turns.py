@@ -54,7 +54,7 @@ from tlx_kernels.hopper.attention_backward_step import (
     scores_operands,
     scores_to_gradients,
 )
-from tlx_kernels.hopper.common import accumulator_layout
+from tlx_kernels.hopper.common import accumulator_layout, block_indices
 
 
 @gluon.constexpr_function
@@ -240,7 +240,7 @@ def step_taking_turns(
     keys, values = scores_operands(state, consumer)
     s_tok = warpgroup_mma(keys, q.permute((1, 0)), zeros, use_acc=False, is_async=True)
     dp_tok = warpgroup_mma(values, do.permute((1, 0)), zeros, use_acc=False, is_async=True)
-    queries = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(0, st_layout))
+    queries = block_indices(off_m, BLOCK_M, gl.SliceLayout(0, st_layout))
     if schedule.STATISTICS_AHEAD:
         # To the accumulator's column slice through SMEM (convert_layout), where the global
         # load, issued here, waited at the softmax; the next step's load, a step ahead.

@@ -61,6 +61,7 @@ from tlx_kernels.hopper.common import (
     LOADER_REGISTERS,
     SM90A,
     accumulator_layout,
+    block_indices,
     partition_registers,
     ring_barriers,
 )
@@ -188,7 +189,7 @@ def _dq_step(state, index, block, q, do, queries, lse2, delta, dq, MASKED: gl.co
     s = warpgroup_mma_wait(1, deps=[s_tok])
     dp = warpgroup_mma_wait(0, deps=[dp_tok])
     if MASKED:
-        keys = block * BLOCK_N + gl.arange(0, BLOCK_N, gl.SliceLayout(0, s_layout))
+        keys = block_indices(block * BLOCK_N, BLOCK_N, gl.SliceLayout(0, s_layout))
         s = gl.where(queries[:, None] >= keys[None, :], s, float("-inf"))
     p = gl.exp2(s * qk_scale - lse2[:, None])
     ds = p * (dp - delta[:, None])
@@ -233,7 +234,7 @@ def _dq_tile(
     s_layout: gl.constexpr = accumulator_layout(BLOCK_N, num_warps)
     dq_layout: gl.constexpr = accumulator_layout(HEAD_DIM, num_warps)
     rows = off_m + consumer * SUB_M
-    queries = rows + gl.arange(0, SUB_M, gl.SliceLayout(1, s_layout))
+    queries = block_indices(rows, SUB_M, gl.SliceLayout(1, s_layout))
     in_sequence = queries < seq_len
     row_start = bh_q * seq_len
     lse = gl.load(lse_ptr + row_start + queries, mask=in_sequence, other=float("inf"))
