@@ -44,7 +44,7 @@ from tlx_kernels.hopper.attention_backward_step import (
     release_stage_of,
     row_statistics,
 )
-from tlx_kernels.hopper.common import accumulator_layout, block_indices
+from tlx_kernels.hopper.common import accumulator_layout
 
 
 @gluon.jit
@@ -186,8 +186,10 @@ def step_splitting_late(
     dp_tok = warpgroup_mma(
         do, kv_buffer(state, v_tiles, own).permute((1, 0)), zeros, use_acc=False, is_async=True
     )
-    queries = block_indices(off_m, BLOCK_M, gl.SliceLayout(1, s_layout))
-    keys = block_indices(first_key + (index >> 31), SUB_N, gl.SliceLayout(0, s_layout))
+    # Sums, not common.block_indices: its shorter masked step ran 1-3% slower here
+    # (docs/attention-backward.md, "The causal mask's key indices").
+    queries = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(1, s_layout))
+    keys = first_key + (index >> 31) + gl.arange(0, SUB_N, gl.SliceLayout(0, s_layout))
     # This step's statistics came with the step before; the next step's load here, a step
     # ahead of their use.
     lse2, delta = statistics

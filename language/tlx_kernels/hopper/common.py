@@ -300,6 +300,7 @@ def block_indices(first, COUNT: gl.constexpr, layout: gl.constexpr):
     the thread's base index or ``first`` in the loop and a constant each register, an
     immediate. ``first + arange`` keeps the arange's values, COUNT / 4 registers a thread of
     a 64-row accumulator's columns, live across a loop that uses them: at HEAD_DIM 128 the
-    late split's masked step was 110 instructions longer and, in a persistent CTA, spilled
-    (docs/attention-backward.md, "The causal mask's key indices")."""
+    separate pass's masked step was 83 instructions longer and spilled. Not everywhere
+    faster: the late split keeps the sum (docs/attention-backward.md, "The causal mask's key
+    indices")."""
     return gl.arange(0, COUNT, layout) | first
