@@ -314,6 +314,26 @@ def test_the_persistent_variants_agree(dtype, head_dim, causal):
     assert_runs_agree(runs, PERSISTENT_SHAPES, dtype, head_dim, causal)
 
 
+# (batch, heads, kv_heads, seq_len) of causal grids of a CTA a tile whose last heads go key
+# block by key block after heads that go block after block (attention_common.head_and_block,
+# "by_head_then_block"): 64 heads of eight 128-key blocks (the last 33, 264 tiles, by
+# block), and 10 KV heads of 33 blocks, the last ending inside the sequence (the last eight,
+# 264 tiles, by block).
+TAIL_SHAPES = [(16, 4, 4, 1024), (5, 4, 2, 4133)]
+
+
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_grids_ending_block_by_block_agree(head_dim):
+    """The late split's causal grid (``Config.causal_tile_order``: its last heads key block
+    by key block) takes each tile once: a tile taken twice or missed gives errors of the
+    gradient's own scale. bf16, on ``TAIL_SHAPES``."""
+    configs = [c for c in attention_backward_config.split_variants(head_dim) if c.late_dq]
+    assert configs
+    assert all(c.causal_tile_order == "by_head_then_block" for c in configs)
+    runs = [(config, None) for config in configs]
+    assert_runs_agree(runs, TAIL_SHAPES, torch.bfloat16, head_dim, True)
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("head_dim", [64, 128])
 @pytest.mark.parametrize("causal", [False, True])

@@ -145,15 +145,9 @@ def _q_blocks(seq_len, off_n, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUS
 
 
 @gluon.jit
-def _tile_at(tile, seq_len, batch_kv_heads, BLOCK_N: gl.constexpr, PAIRED: gl.constexpr, programs):
-    """(batch * KV head, first key) of tile ``tile`` (``head_and_block``), a head's blocks
-    consecutive; or with PAIRED (a persistent CTA's tiles under a causal mask, where key
-    blocks j and ``blocks`` - 1 - j together meet as many Q blocks as any other such pair)
-    CTA c's tiles in pairs of them, among ``programs`` CTAs."""
-    if PAIRED:
-        ORDER: gl.constexpr = "by_pair"
-    else:
-        ORDER: gl.constexpr = "by_head"
+def _tile_at(tile, seq_len, batch_kv_heads, BLOCK_N: gl.constexpr, ORDER: gl.constexpr, programs):
+    """(batch * KV head, first key) of tile ``tile`` of ``programs`` CTAs' in ``ORDER``
+    (``head_and_block``; the kernel's TILE_ORDER)."""
     blocks = gl.cdiv(seq_len, BLOCK_N)
     bh_kv, block = head_and_block(tile, batch_kv_heads, blocks, ORDER, programs)
     return bh_kv, block * BLOCK_N
@@ -193,6 +187,7 @@ def _load_partition(
     CAUSAL: gl.constexpr,
     PERSISTENT: gl.constexpr,
     STAGED_STATISTICS: gl.constexpr,
+    TILE_ORDER: gl.constexpr,
 ):
     """The loader warp, for each of the CTA's tiles: its K and V into the tile's K/V slot
     (``kv_ready``) once the epilogue of the slot's previous tile has stored dK and dV from
@@ -200,7 +195,7 @@ def _load_partition(
     statistics) of every Q block of every query head of the group into the ring, in the
     consumers' order. The ring's index runs on from tile to tile, so the next tile's
     first Q blocks load during this one's last steps. ``loads``: the descriptors of Q, dO,
-    K, V and the statistics."""
+    K, V and the statistics; TILE_ORDER: the tiles' (``_tile_at``)."""
     (desc_q, desc_do, desc_k, desc_v, desc_statistics) = loads
     (q_tiles, do_tiles, k_tiles, v_tiles) = (
         state.q_tiles,
@@ -221,9 +216,7 @@ def _load_partition(
     tiles = gl.cdiv(seq_len, BLOCK_N) * batch_kv_heads
     (first_tile, end_tile, tile_step) = tiles_of_cta(tiles, PERSISTENT)
     for tile in range(first_tile, end_tile, tile_step):
-        bh_kv, off_n = _tile_at(
-            tile, seq_len, batch_kv_heads, BLOCK_N, CAUSAL and PERSISTENT, tile_step
-        )
+        bh_kv, off_n = _tile_at(tile, seq_len, batch_kv_heads, BLOCK_N, TILE_ORDER, tile_step)
         slot = taken % KV_BUFFERS
         mbarrier.wait(kv_free.index(slot), ((taken // KV_BUFFERS) & 1) ^ 1)
         load_pairs_once(
@@ -454,11 +447,12 @@ def _consumer_partition(state, consumer: gl.constexpr, schedule):
     index = 0
     taken = 0
     PERSISTENT: gl.constexpr = schedule.PERSISTENT
-    PAIRED: gl.constexpr = schedule.CAUSAL and PERSISTENT
     tiles = gl.cdiv(seq_len, BLOCK_N) * batch_kv_heads
     (first_tile, end_tile, tile_step) = tiles_of_cta(tiles, PERSISTENT)
     for tile in range(first_tile, end_tile, tile_step):
-        bh_kv, off_n = _tile_at(tile, seq_len, batch_kv_heads, BLOCK_N, PAIRED, tile_step)
+        bh_kv, off_n = _tile_at(
+            tile, seq_len, batch_kv_heads, BLOCK_N, schedule.TILE_ORDER, tile_step
+        )
         slot = taken % KV_BUFFERS
         tile = BackwardTile(
             kv_ready, kv_free, batch_kv_heads, slot * CONSUMERS, index, False, ABSENT, ABSENT
@@ -513,6 +507,7 @@ def attention_bwd_kernel(
     STAGED_STATISTICS: gl.constexpr,
     DK_FROM_REGISTERS: gl.constexpr,
     EPILOGUE_OVER_SCORES: gl.constexpr,
+    CAUSAL_TILE_ORDER: gl.constexpr,
     CONSUMER_REGISTERS: gl.constexpr,
 ):
     """A tile a CTA (grid: the key blocks of every (batch, KV head)), or with PERSISTENT each
@@ -586,6 +581,11 @@ def attention_bwd_kernel(
         ds_barriers[1],
         tiles[9],
     )
+    # Without a causal mask every tile is as long: a head's tiles go together (L2).
+    if CAUSAL:
+        TILE_ORDER: gl.constexpr = CAUSAL_TILE_ORDER
+    else:
+        TILE_ORDER: gl.constexpr = "by_head"
     schedule = BackwardSchedule(
         CAUSAL,
         P_IN_SMEM,
@@ -600,6 +600,7 @@ def attention_bwd_kernel(
         STAGED_STATISTICS,
         DK_FROM_REGISTERS,
         EPILOGUE_OVER_SCORES,
+        TILE_ORDER,
     )
     loads = (desc_q, desc_do, desc_k, desc_v, desc_statistics)
     if CONSUMERS == 2:
@@ -607,7 +608,10 @@ def attention_bwd_kernel(
             [
                 (_consumer_partition, (state, 0, schedule)),
                 (_consumer_partition, (state, 1, schedule)),
-                (_load_partition, (state, loads, CAUSAL, PERSISTENT, STAGED_STATISTICS)),
+                (
+                    _load_partition,
+                    (state, loads, CAUSAL, PERSISTENT, STAGED_STATISTICS, TILE_ORDER),
+                ),
             ],
             [4, 1],
             [CONSUMER_REGISTERS, LOADER_REGISTERS],
@@ -616,7 +620,10 @@ def attention_bwd_kernel(
         gl.warp_specialize(
             [
                 (_consumer_partition, (state, 0, schedule)),
-                (_load_partition, (state, loads, CAUSAL, PERSISTENT, STAGED_STATISTICS)),
+                (
+                    _load_partition,
+                    (state, loads, CAUSAL, PERSISTENT, STAGED_STATISTICS, TILE_ORDER),
+                ),
             ],
             [1],
             [LOADER_REGISTERS],

@@ -202,7 +202,9 @@ def step_tiles(state):
 @aggregate
 class BackwardSchedule:
     """The kernel's schedule, which every consumer takes: its constexprs (the ``Config`` of
-    tlx_kernels.hopper.attention_backward_config says what each does)."""
+    tlx_kernels.hopper.attention_backward_config says what each does), and TILE_ORDER, the
+    order of the CTAs' tiles (``Config.causal_tile_order`` under a causal mask, else
+    "by_head")."""
 
     CAUSAL: gl.constexpr
     P_IN_SMEM: gl.constexpr
@@ -217,6 +219,7 @@ class BackwardSchedule:
     STAGED_STATISTICS: gl.constexpr
     DK_FROM_REGISTERS: gl.constexpr
     EPILOGUE_OVER_SCORES: gl.constexpr
+    TILE_ORDER: gl.constexpr
 
     @gluon.constexpr_function
     def __init__(
@@ -234,6 +237,7 @@ class BackwardSchedule:
         STAGED_STATISTICS,
         DK_FROM_REGISTERS,
         EPILOGUE_OVER_SCORES,
+        TILE_ORDER,
     ):
         self.CAUSAL = gl.constexpr(CAUSAL)
         self.P_IN_SMEM = gl.constexpr(P_IN_SMEM)
@@ -248,6 +252,7 @@ class BackwardSchedule:
         self.STAGED_STATISTICS = gl.constexpr(STAGED_STATISTICS)
         self.DK_FROM_REGISTERS = gl.constexpr(DK_FROM_REGISTERS)
         self.EPILOGUE_OVER_SCORES = gl.constexpr(EPILOGUE_OVER_SCORES)
+        self.TILE_ORDER = gl.constexpr(TILE_ORDER)
 
 
 @aggregate

@@ -39,6 +39,11 @@ def block_range(seq_len, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: g
     return off_bh, off_m, n_unmasked, n_blocks
 
 
+# Two rounds of CTAs on a 132-SM H100: enough short tiles at the grid's end to even out
+# the SMs' last long ones.
+TAIL_TILES = gl.constexpr(264)
+
+
 @gluon.jit
 def head_and_block(tile, heads, blocks, ORDER: gl.constexpr, programs):
     """(head, block) of tile ``tile`` of ``heads`` x ``blocks`` in ``ORDER``:
@@ -54,6 +59,11 @@ def head_and_block(tile, heads, blocks, ORDER: gl.constexpr, programs):
       the heads they run at once share Q and dO in the L2 as "by_head"'s do. The tiles past
       the last whole double round take the pairs left in order; with an odd ``blocks``
       (a middle block with no partner) the order is "by_block"'s.
+    * "by_head_then_block" (a CTA a tile, under a causal mask): "by_head", except that the
+      heads of the grid's last ``TAIL_TILES`` or more tiles go "by_block" among themselves,
+      so that the grid ends on short tiles and no SM is left with a long one while the
+      others idle. By head, the last round is made of whole heads, tiles of every length
+      (docs/attention-backward.md, "Persistent CTAs").
     """
     if ORDER == "by_pair":
         double_rounds = heads * blocks // (2 * programs) * (2 * programs)
@@ -70,6 +80,14 @@ def head_and_block(tile, heads, blocks, ORDER: gl.constexpr, programs):
         )
     elif ORDER == "by_block":
         pair = (tile % heads, tile // heads)
+    elif ORDER == "by_head_then_block":
+        tail_heads = gl.minimum(gl.cdiv(TAIL_TILES, blocks), heads)
+        tail_start = (heads - tail_heads) * blocks
+        in_tail = tile - tail_start
+        pair = (
+            gl.where(in_tail < 0, tile // blocks, heads - tail_heads + in_tail % tail_heads),
+            gl.where(in_tail < 0, tile % blocks, in_tail // tail_heads),
+        )
     else:
         pair = (tile // blocks, tile % blocks)
     return pair
