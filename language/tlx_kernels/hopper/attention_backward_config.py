@@ -310,10 +310,10 @@ class Config(KernelConfig):
         pairs of blocks j and ``blocks`` - 1 - j ("by_pair"); the late split's grid, a tile a
         CTA, goes head by head but for its last heads, which go key block by key block,
         longest first ("by_head_then_block"), so that the grid ends on short tiles; the
-        others' head by head. On an H100 (bf16, D = 128, N = 1024-8192) the late split ran
-        1.1-2.0% faster ending block by block, the separate pass up to 6% slower, and the
-        staged turns at D = 64 between 1.3% slower and 0.8% faster (docs/attention-backward.md,
-        "Persistent CTAs")."""
+        others' head by head. On an H100 (bf16, causal, N = 1024-8192) ending block by block
+        took the late split at D = 128 from 0.99-1.03x cuDNN to 1.00-1.04x, and cost the
+        separate pass's kernel up to 6% and the staged turns at D = 64 up to 2%
+        (docs/attention-backward.md, "The grid's last heads under a causal mask")."""
         if self.persistent:
             return "by_pair"
         if self.late_dq:

@@ -63,7 +63,7 @@ def head_and_block(tile, heads, blocks, ORDER: gl.constexpr, programs):
       heads of the grid's last ``TAIL_TILES`` or more tiles go "by_block" among themselves,
       so that the grid ends on short tiles and no SM is left with a long one while the
       others idle. By head, the last round is made of whole heads, tiles of every length
-      (docs/attention-backward.md, "Persistent CTAs").
+      (docs/attention-backward.md, "The grid's last heads under a causal mask").
     """
     if ORDER == "by_pair":
         double_rounds = heads * blocks // (2 * programs) * (2 * programs)
