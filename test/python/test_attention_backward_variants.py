@@ -8,9 +8,11 @@ tiles in turn. FA3's split of dQ with one staging tile a consumer (``split_varia
 holds a deeper ring in the same bytes and retires each reduction before staging the next;
 the split a step late (``late_dq``) issues each step's dQ in the next; both check clean,
 and without the wait for the other consumer's products the late split's check reports the
-race. (The later turns' variants: test_attention_backward.py, beside the space's
-turns.)"""
+race. Under a causal mask the late split's grid of a tile a CTA ends key block by key
+block (``Config.causal_tile_order``). (The later turns' variants: test_attention_backward.py,
+beside the space's turns.)"""
 
+import collections
 import dataclasses
 import functools
 import re
@@ -469,3 +471,27 @@ def test_the_split_variants_are_free_of_hazards(causal):
     for head_dim in bwd.HEAD_DIMS:
         for config in attention_backward_config.split_variants(head_dim):
             assert_clean(bwd, config, head_dim, causal, "batch_kv_heads")
+
+
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_the_late_splits_causal_grid_ends_block_by_block(head_dim):
+    """``Config.causal_tile_order``: persistent CTAs take the causal key blocks in pairs, the
+    late split's grid ends key block by key block (its last TAIL_TILES = 264 tiles' heads),
+    every other grid goes head by head; and the kernel computes the tail only where its
+    order and the mask ask for it (``head_and_block``'s ``tail_heads`` in its TTGIR)."""
+    space = bwd.autotune_space(head_dim)
+    orders = collections.Counter(config.causal_tile_order for config in space)
+    assert orders["by_pair"] == sum(config.persistent for config in space)
+    late = [c for c in space if c.late_dq and not c.persistent]
+    assert orders["by_head_then_block"] == len(late) == (1 if head_dim == 128 else 0)
+    late_split = attention_backward_config.split_variants(head_dim)[-1]
+    assert late_split.late_dq and late_split.causal_tile_order == "by_head_then_block"
+    separate = bwd.Config(64, 128, 2, dq_pass="separate", p_in_smem=True, pipelined=True)
+    assert separate.causal_tile_order == "by_head"
+    for config, causal, tail in (
+        (late_split, True, True),
+        (late_split, False, False),
+        (separate, True, False),
+    ):
+        ttgir = bwd.compile_for_hopper(config, head_dim, causal=causal).asm["ttgir"]
+        assert ("%tail_heads" in ttgir) == tail, (config, causal)

@@ -181,22 +181,18 @@ def _load_stage_with_statistics(state, loads, index, bh_q, row):
 
 
 @gluon.jit
-def _load_partition(
-    state,
-    loads,
-    CAUSAL: gl.constexpr,
-    PERSISTENT: gl.constexpr,
-    STAGED_STATISTICS: gl.constexpr,
-    TILE_ORDER: gl.constexpr,
-):
+def _load_partition(state, loads, schedule):
     """The loader warp, for each of the CTA's tiles: its K and V into the tile's K/V slot
     (``kv_ready``) once the epilogue of the slot's previous tile has stored dK and dV from
     its bytes (``kv_free``), then Q and dO (and, with STAGED_STATISTICS, their rows'
     statistics) of every Q block of every query head of the group into the ring, in the
     consumers' order. The ring's index runs on from tile to tile, so the next tile's
     first Q blocks load during this one's last steps. ``loads``: the descriptors of Q, dO,
-    K, V and the statistics; TILE_ORDER: the tiles' (``_tile_at``)."""
+    K, V and the statistics; ``schedule``: the kernel's constexprs (``BackwardSchedule``)."""
     (desc_q, desc_do, desc_k, desc_v, desc_statistics) = loads
+    CAUSAL: gl.constexpr = schedule.CAUSAL
+    PERSISTENT: gl.constexpr = schedule.PERSISTENT
+    STAGED_STATISTICS: gl.constexpr = schedule.STAGED_STATISTICS
     (q_tiles, do_tiles, k_tiles, v_tiles) = (
         state.q_tiles,
         state.do_tiles,
@@ -216,7 +212,9 @@ def _load_partition(
     tiles = gl.cdiv(seq_len, BLOCK_N) * batch_kv_heads
     (first_tile, end_tile, tile_step) = tiles_of_cta(tiles, PERSISTENT)
     for tile in range(first_tile, end_tile, tile_step):
-        bh_kv, off_n = _tile_at(tile, seq_len, batch_kv_heads, BLOCK_N, TILE_ORDER, tile_step)
+        bh_kv, off_n = _tile_at(
+            tile, seq_len, batch_kv_heads, BLOCK_N, schedule.TILE_ORDER, tile_step
+        )
         slot = taken % KV_BUFFERS
         mbarrier.wait(kv_free.index(slot), ((taken // KV_BUFFERS) & 1) ^ 1)
         load_pairs_once(
@@ -581,11 +579,6 @@ def attention_bwd_kernel(
         ds_barriers[1],
         tiles[9],
     )
-    # Without a causal mask every tile is as long: a head's tiles go together (L2).
-    if CAUSAL:
-        TILE_ORDER: gl.constexpr = CAUSAL_TILE_ORDER
-    else:
-        TILE_ORDER: gl.constexpr = "by_head"
     schedule = BackwardSchedule(
         CAUSAL,
         P_IN_SMEM,
@@ -600,7 +593,7 @@ def attention_bwd_kernel(
         STAGED_STATISTICS,
         DK_FROM_REGISTERS,
         EPILOGUE_OVER_SCORES,
-        TILE_ORDER,
+        CAUSAL_TILE_ORDER,
     )
     loads = (desc_q, desc_do, desc_k, desc_v, desc_statistics)
     if CONSUMERS == 2:
@@ -608,10 +601,7 @@ def attention_bwd_kernel(
             [
                 (_consumer_partition, (state, 0, schedule)),
                 (_consumer_partition, (state, 1, schedule)),
-                (
-                    _load_partition,
-                    (state, loads, CAUSAL, PERSISTENT, STAGED_STATISTICS, TILE_ORDER),
-                ),
+                (_load_partition, (state, loads, schedule)),
             ],
             [4, 1],
             [CONSUMER_REGISTERS, LOADER_REGISTERS],
@@ -620,10 +610,7 @@ def attention_bwd_kernel(
         gl.warp_specialize(
             [
                 (_consumer_partition, (state, 0, schedule)),
-                (
-                    _load_partition,
-                    (state, loads, CAUSAL, PERSISTENT, STAGED_STATISTICS, TILE_ORDER),
-                ),
+                (_load_partition, (state, loads, schedule)),
             ],
             [1],
             [LOADER_REGISTERS],

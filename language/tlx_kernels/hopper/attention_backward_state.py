@@ -203,8 +203,9 @@ def step_tiles(state):
 class BackwardSchedule:
     """The kernel's schedule, which every consumer takes: its constexprs (the ``Config`` of
     tlx_kernels.hopper.attention_backward_config says what each does), and TILE_ORDER, the
-    order of the CTAs' tiles (``Config.causal_tile_order`` under a causal mask, else
-    "by_head")."""
+    order of the CTAs' tiles: CAUSAL_TILE_ORDER (``Config.causal_tile_order``) under a
+    causal mask, else "by_head" (every tile as long: a head's tiles go together, sharing
+    its Q and dO in the L2)."""
 
     CAUSAL: gl.constexpr
     P_IN_SMEM: gl.constexpr
@@ -237,7 +238,7 @@ class BackwardSchedule:
         STAGED_STATISTICS,
         DK_FROM_REGISTERS,
         EPILOGUE_OVER_SCORES,
-        TILE_ORDER,
+        CAUSAL_TILE_ORDER,
     ):
         self.CAUSAL = gl.constexpr(CAUSAL)
         self.P_IN_SMEM = gl.constexpr(P_IN_SMEM)
@@ -252,7 +253,7 @@ class BackwardSchedule:
         self.STAGED_STATISTICS = gl.constexpr(STAGED_STATISTICS)
         self.DK_FROM_REGISTERS = gl.constexpr(DK_FROM_REGISTERS)
         self.EPILOGUE_OVER_SCORES = gl.constexpr(EPILOGUE_OVER_SCORES)
-        self.TILE_ORDER = gl.constexpr(TILE_ORDER)
+        self.TILE_ORDER = gl.constexpr(CAUSAL_TILE_ORDER if CAUSAL else "by_head")
 
 
 @aggregate
