@@ -1,6 +1,7 @@
 """Plan-aware autotuning (``tlx.autotune``, ``tlx.PlanPruner``): configurations are kept or
 dropped by their plans, traced by Triton's front end alone, before anything is compiled."""
 
+import math
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -323,6 +324,7 @@ class LaunchRecorder:
 
     def __init__(self):
         self.launches = []
+        self.retimings = []  # (configurations, rounds, warmup calls) of each gpu_times
 
     def run(self, *args, **kwargs):
         self.launches.append(kwargs["STAGES"])
@@ -344,7 +346,8 @@ def scripted_gpu_times(kernel, medians):
     """Stands for ``gpu_times``: makes the calls in turn, ``rounds`` times, and gives each
     configuration (by its stages) its median."""
 
-    def gpu_times(calls, rounds):
+    def gpu_times(calls, rounds, warmup_calls=retime.RETIME_WARMUP_CALLS):
+        kernel.retimings.append((len(calls), rounds, warmup_calls))
         stages = {}
         for _ in range(rounds):
             for config, call in calls.items():
@@ -355,7 +358,7 @@ def scripted_gpu_times(kernel, medians):
     return gpu_times
 
 
-def retimed_tuner(monkeypatch, retime_top, first_timing, medians):
+def retimed_tuner(monkeypatch, retime_top, first_timing, medians, retime_rounds=2):
     kernel = LaunchRecorder()
     monkeypatch.setattr(retime, "gpu_times", scripted_gpu_times(kernel, medians))
     fitting = [
@@ -368,7 +371,7 @@ def retimed_tuner(monkeypatch, retime_top, first_timing, medians):
         target=SM90,
         compile_workers=1,
         retime_top=retime_top,
-        retime_rounds=2,
+        retime_rounds=retime_rounds,
         do_bench=scripted_do_bench(kernel, first_timing),
     )(ring_kernel)
     tuner.fn = kernel
@@ -423,6 +426,56 @@ def test_the_survey_finds_what_the_first_timing_ranked_last(monkeypatch, capfd):
     assert "first timing's choice not a finalist" in capfd.readouterr().err
 
 
+def test_with_no_more_configurations_than_finalists_all_are_finalists(monkeypatch, capfd):
+    """A survey would only pick them all: the finalists' calls are the retiming's, each
+    warmed up first."""
+    monkeypatch.setenv("TLX_AUTOTUNE_LOG", "1")
+    first_timing = {2: 1.00, 3: 1.01, 4: 1.02, 5: 1.03}
+    tuner, kernel = retimed_tuner(
+        monkeypatch, 4, first_timing, {2: 1.30, 3: 1.20, 4: 1.10, 5: 1.00}
+    )
+    tuner[(1,)](arguments()["x_ptr"], 1024)
+    assert kernel.retimings == [(4, 2, retime.RETIME_WARMUP_CALLS)]
+    assert kernel.launches == [2, 3, 4, 5, 2, 2, 3, 4, 5, 2, 3, 4, 5, 5]
+    assert tuner.best_config.kwargs["STAGES"] == 5
+    log = capfd.readouterr().err
+    assert "timed 4 configurations, too few for a survey, retimed 4 finalists over 2" in log
+
+
+def test_long_calls_are_timed_fewer_times(monkeypatch, capfd):
+    """The survey gives each configuration SURVEY_MS of the fastest's calls, the finalists
+    FINALIST_MS each at the survey's fastest median, each at least FEWEST_ROUNDS; warm-up
+    calls are fewer too, and the finalists are not warmed up again after the survey."""
+    monkeypatch.setenv("TLX_AUTOTUNE_LOG", "1")
+    first_timing = {2: 4.0, 3: 4.2, 4: 4.4, 5: 8.0}
+    medians = {2: 6.0, 3: 5.0, 4: 5.2, 5: 8.2}
+    tuner, kernel = retimed_tuner(monkeypatch, 3, first_timing, medians, retime_rounds=25)
+    tuner[(1,)](arguments()["x_ptr"], 1024)
+    survey_rounds = max(retime.FEWEST_ROUNDS, math.ceil(retime.SURVEY_MS / 4.0))
+    finalist_rounds = max(retime.FEWEST_ROUNDS, math.ceil(retime.FINALIST_MS / 5.0))
+    warmup_calls = max(1, math.ceil(retime.WARMUP_MS / 4.0))
+    assert survey_rounds < retime.SURVEY_ROUNDS and finalist_rounds < 25
+    assert warmup_calls < retime.RETIME_WARMUP_CALLS
+    assert kernel.retimings == [(4, survey_rounds, warmup_calls), (3, finalist_rounds, 0)]
+    assert tuner.best_config.kwargs["STAGES"] == 3
+    log = capfd.readouterr().err
+    assert f"over {survey_rounds} calls each, retimed 3 finalists over {finalist_rounds}" in log
+
+
+@pytest.mark.parametrize(
+    ("budget_ms", "call_ms", "most", "rounds"),
+    [
+        (150.0, 0.02, 25, 25),  # short calls: as many as asked
+        (150.0, 13.0, 25, 12),  # long ones: the budget's
+        (40.0, 100.0, 10, retime.FEWEST_ROUNDS),  # never fewer than FEWEST_ROUNDS
+        (40.0, 100.0, 2, 2),  # nor more than asked
+        (150.0, 0.0, 25, 25),  # a time not known: as many as asked
+    ],
+)
+def test_rounds_within_a_budget(budget_ms, call_ms, most, rounds):
+    assert retime.rounds_within(budget_ms, call_ms, most) == rounds
+
+
 def test_retime_top_1_keeps_tritons_choice(monkeypatch):
     tuner, kernel = retimed_tuner(monkeypatch, 1, {2: 1.0, 3: 1.01, 4: 1.02, 5: 2.0}, {})
     tuner[(1,)](arguments()["x_ptr"], 1024)
@@ -444,6 +497,59 @@ def test_the_autotuners_timing_only_screens_what_the_retiming_surveys():
 
     asked = tlx.autotune(configs(), key=["n"], target=SM90, do_bench=own_bench)(ring_kernel)
     assert asked._do_bench is own_bench
+
+
+class FakeClock:
+    """Stands for the GPU's events: a call moves the clock on by its time, an event reads it
+    when recorded; each L2 clearing is counted."""
+
+    def __init__(self):
+        self.now = 0.0
+        self.flushes = 0
+        self.calls = []
+
+    def call(self, name, ms):
+        def run():
+            self.calls.append(name)
+            self.now += ms
+
+        return run
+
+    def event(self):
+        clock = self
+
+        class Event:
+            def record(self):
+                self.at = clock.now
+
+            def synchronize(self):
+                pass
+
+            def elapsed_time(self, end):
+                return end.at - self.at
+
+        return Event()
+
+    def flush(self):
+        self.flushes += 1
+
+
+def test_called_times_times_passes_in_turn_as_many_times_as_their_length_allows(monkeypatch):
+    clock = FakeClock()
+    monkeypatch.setattr(compat, "timing_event", clock.event)
+    monkeypatch.setattr(compat, "l2_flush", lambda: clock.flush)
+    calls = {"split": clock.call("split", 6.0), "separate": clock.call("separate", 5.0)}
+    times = retime.called_times(calls, most_rounds=25)
+    assert times == {"split": 6.0, "separate": 5.0}
+    rounds = math.ceil(retime.FINALIST_MS / 5.0)
+    assert rounds < 25
+    # One call of each for their length, then the rounds in turn, each behind a clearing.
+    assert clock.calls == ["split", "separate"] * (1 + rounds)
+    assert clock.flushes == 2 * rounds
+    short = {"a": clock.call("a", 0.25), "b": clock.call("b", 0.5)}
+    clock.calls.clear()
+    assert retime.called_times(short, most_rounds=4) == {"a": 0.25, "b": 0.5}
+    assert clock.calls == ["a", "b"] * 5
 
 
 def test_screen_launches_once_then_times_one_call(monkeypatch):

@@ -65,10 +65,11 @@ def autotune(
     ``compile_workers`` threads (default: one per CPU; 1 compiles each configuration when
     it is first timed, as Triton does) before any is timed, unless a ``perf_model`` in
     ``prune_configs_by`` is to choose among them. Once a key's configurations are timed,
-    each is timed again on the GPU alone (``SURVEY_ROUNDS`` calls each, in turn), the
-    ``retime_top`` fastest of that survey ``retime_rounds`` calls more each, and the key
-    takes the one with the lowest median (``retime``; ``retime_top=1`` keeps Triton's
-    choice). As the survey picks the finalists, the autotuner's own timing only screens
+    each is timed again on the GPU alone (up to ``SURVEY_ROUNDS`` calls each, in turn,
+    where there are more than ``retime_top``), the ``retime_top`` fastest of that survey up
+    to ``retime_rounds`` calls more each (fewer where a call is long: ``rounds_within``), and
+    the key takes the one with the lowest median (``retime``; ``retime_top=1`` keeps
+    Triton's choice). As the survey picks the finalists, the autotuner's own timing only screens
     each configuration (``retime.screen``: one launch, one timed call) unless
     ``autotune_options`` say how to time (``do_bench``, ``warmup``, ``rep``,
     ``use_cuda_graph``) or ``retime_top`` is 1. ``overlap_parameter``: ``PlanPruner``'s (a

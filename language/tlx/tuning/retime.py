@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
+from typing import NamedTuple
 
 from .. import compat
 from .prune import config_text, log, log_asked
@@ -26,10 +27,23 @@ from .prune import config_text, log, log_asked
 # GPU cycles slept before each call the retiming times (about half a millisecond): longer
 # than the host takes to launch it, so that the call is queued before its start event.
 RETIME_SLEEP_CYCLES = 1_000_000
-# Calls of each configuration before the retiming's timed ones (compilation, clocks).
+# Calls of each configuration before the retiming's timed ones (clocks), at most: fewer
+# where a call is long (WARMUP_MS), at least one.
 RETIME_WARMUP_CALLS = 3
-# Timed calls of each configuration in the retiming's survey, which picks its finalists.
+WARMUP_MS = 5.0
+# Timed calls of each configuration in the retiming's survey, which picks its finalists, at
+# most.
 SURVEY_ROUNDS = 10
+# GPU time in milliseconds that the survey's timed calls take a configuration, and the
+# finalists' a finalist, at the fastest's time a call (as ``do_bench``'s ``rep`` sizes its
+# calls): below these, calls are as many as SURVEY_ROUNDS and ``retime_rounds`` say; a
+# kernel that runs longer has fewer, at least FEWEST_ROUNDS. Timed in turn, configurations
+# share the clocks' drift, most of the spread of calls of a millisecond or more: with these
+# budgets the attention backward chose as with 10 and 25 calls on every row timed, in a
+# third of the time (docs/autotune.md, "Fewer calls where a call is long").
+SURVEY_MS = 12.0
+FINALIST_MS = 30.0
+FEWEST_ROUNDS = 3
 
 
 def screen(kernel_call, quantiles) -> list:
@@ -38,13 +52,7 @@ def screen(kernel_call, quantiles) -> list:
     what a configuration that cannot run raises (``OutOfResources``, ...), then once more
     between two events, whose time it gives for each of ``quantiles``."""
     kernel_call()
-    start = compat.timing_event()
-    end = compat.timing_event()
-    start.record()
-    kernel_call()
-    end.record()
-    end.synchronize()
-    return [start.elapsed_time(end)] * len(quantiles)
+    return [_timed_call(kernel_call)] * len(quantiles)
 
 
 def _first_time(timing) -> float:
@@ -52,14 +60,28 @@ def _first_time(timing) -> float:
     return timing[0] if isinstance(timing, (list, tuple)) else timing
 
 
-def gpu_times(calls: Mapping, rounds: int) -> dict:
+def rounds_within(budget_ms: float, call_ms: float, most: int, fewest: int = FEWEST_ROUNDS) -> int:
+    """Calls of a configuration whose calls take ``call_ms``: as many as ``budget_ms`` holds,
+    at least ``fewest``, at most ``most`` (all of them where the time is unknown)."""
+    if not call_ms > 0:
+        return most
+    return min(most, max(fewest, math.ceil(budget_ms / call_ms)))
+
+
+def warmup_calls_for(call_ms: float) -> int:
+    """Calls of a configuration before its timed ones where a call takes ``call_ms``."""
+    return rounds_within(WARMUP_MS, call_ms, RETIME_WARMUP_CALLS, fewest=1)
+
+
+def gpu_times(calls: Mapping, rounds: int, warmup_calls: int = RETIME_WARMUP_CALLS) -> dict:
     """{key: median milliseconds of ``calls[key]()`` over ``rounds`` calls}, the calls made
-    in turn (one of each, then again) so that the GPU's clocks drift alike for all. Each is
-    timed on the GPU alone: the L2 cleared before it as ``do_bench`` clears it, then queued
-    behind a GPU sleep, so that its events time the GPU's work and not the host's launch,
-    which costs every configuration of a kernel the same but varies from call to call."""
+    in turn (one of each, then again) so that the GPU's clocks drift alike for all, after
+    ``warmup_calls`` of each. Each is timed on the GPU alone: the L2 cleared before it as
+    ``do_bench`` clears it, then queued behind a GPU sleep, so that its events time the GPU's
+    work and not the host's launch, which costs every configuration of a kernel the same but
+    varies from call to call."""
     flush_l2 = compat.l2_flush()
-    for _ in range(RETIME_WARMUP_CALLS):
+    for _ in range(warmup_calls):
         for call in calls.values():
             call()
     samples = {key: [] for key in calls}
@@ -77,29 +99,85 @@ def gpu_times(calls: Mapping, rounds: int) -> dict:
     return {key: statistics.median(times) for key, times in samples.items()}
 
 
-def retime(tuner, key, args: Sequence, kwargs: Mapping, top: int, rounds: int) -> dict | None:
+def called_times(calls: Mapping, most_rounds: int) -> dict:
+    """{key: median milliseconds of ``calls[key]()`` as a user calls it}: each call made
+    once, timed, for the calls' length, then in turn, back to back, after the L2 is cleared
+    as ``do_bench`` clears it, as many times as FINALIST_MS holds at the fastest's length (at
+    most ``most_rounds``). Unlike ``gpu_times``, what the host takes to launch a call counts
+    where it outlasts the GPU's work: for calls of several kernels, such as a pass of a
+    kernel and its preprocess, whose launches differ in number."""
+    flush_l2 = compat.l2_flush()
+    first = {key: _timed_call(call) for key, call in calls.items()}
+    rounds = rounds_within(FINALIST_MS, min(first.values()), most_rounds)
+    events = {key: [] for key in calls}
+    for _ in range(rounds):
+        for key, call in calls.items():
+            start = compat.timing_event()
+            end = compat.timing_event()
+            flush_l2()
+            start.record()
+            call()
+            end.record()
+            events[key].append((start, end))
+    end.synchronize()  # the last call's: every one before it is done
+    return {
+        key: statistics.median(start.elapsed_time(end) for start, end in pairs)
+        for key, pairs in events.items()
+    }
+
+
+def _timed_call(call) -> float:
+    """Milliseconds of one call of ``call``, its launch included."""
+    start = compat.timing_event()
+    end = compat.timing_event()
+    start.record()
+    call()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end)
+
+
+class Retiming(NamedTuple):
+    """What ``retime`` did for a key: the finalists' medians in ms, the configurations it
+    timed, the survey's calls of each (0: no survey, all were finalists) and the finalists'."""
+
+    medians: dict
+    surveyed: int
+    survey_rounds: int
+    finalist_rounds: int
+
+
+def retime(tuner, key, args: Sequence, kwargs: Mapping, top: int, rounds: int) -> Retiming | None:
     """Times every configuration of ``tuner``'s last timing (``key``'s) again on the GPU
-    alone (``gpu_times``), ``SURVEY_ROUNDS`` calls each in turn, then the ``top`` fastest of
-    that survey ``rounds`` calls each, and makes the one with the lowest median ``key``'s
-    choice (``compat.set_autotuner_choice``). A GPU's clocks drift over the seconds a
-    key's configurations take to time one after another, and ``do_bench`` varies by several
-    percent from call to call: more than a kernel's best configurations differ. Where the
-    host takes longer to launch a call than the GPU to clear the L2 and run it, ``do_bench``
-    times the launch, the same for every configuration: its ranking is then noise, so the
-    finalists come from the survey, not from it. ``args`` and ``kwargs`` are the launch's, as
-    the tuner benchmarks with them. Returns {configuration: median ms} of the finalists, or
-    None when fewer than two configurations were timed."""
+    alone (``gpu_times``), in turn, where there are more than ``top``: a survey, then the
+    ``top`` fastest of it; else all of them as finalists. The finalists are timed ``rounds``
+    calls each, in turn, and the one with the lowest median becomes ``key``'s choice
+    (``compat.set_autotuner_choice``). Where the fastest's calls are long, the survey and the
+    finalists have fewer (``rounds_within``: SURVEY_MS, FINALIST_MS). A GPU's clocks drift
+    over the seconds a key's configurations take to time one after another, and ``do_bench``
+    varies by several percent from call to call: more than a kernel's best configurations
+    differ. Where the host takes longer to launch a call than the GPU to clear the L2 and run
+    it, ``do_bench`` times the launch, the same for every configuration: its ranking is then
+    noise, so the finalists come from the survey, not from it. ``args`` and ``kwargs`` are the
+    launch's, as the tuner benchmarks with them. None when fewer than two configurations were
+    timed."""
     timings = compat.autotuner_timings(tuner)
     timed = [config for config in timings if math.isfinite(_first_time(timings[config]))]
     if len(timed) < 2:
         return None
     calls = compat.autotuner_kernel_calls(tuner, timed, args, kwargs)
-    survey = gpu_times(calls, SURVEY_ROUNDS)
-    finalists = sorted(timed, key=survey.get)[:top]
-    medians = gpu_times({config: calls[config] for config in finalists}, rounds)
-    best = min(finalists, key=medians.get)
-    compat.set_autotuner_choice(tuner, key, best)
-    return medians
+    fastest_ms = min(_first_time(timings[config]) for config in timed)
+    finalists, survey_rounds, warmup_calls = timed, 0, warmup_calls_for(fastest_ms)
+    if len(timed) > top:
+        survey_rounds = rounds_within(SURVEY_MS, fastest_ms, SURVEY_ROUNDS)
+        survey = gpu_times(calls, survey_rounds, warmup_calls)
+        finalists = sorted(timed, key=survey.get)[:top]
+        # The survey's calls warmed the finalists.
+        fastest_ms, warmup_calls = survey[finalists[0]], 0
+    rounds = rounds_within(FINALIST_MS, fastest_ms, rounds)
+    medians = gpu_times({config: calls[config] for config in finalists}, rounds, warmup_calls)
+    compat.set_autotuner_choice(tuner, key, min(finalists, key=medians.get))
+    return Retiming(medians, len(timed), survey_rounds, rounds)
 
 
 def retiming_run(tuner, kernel_name: str, top: int, rounds: int, retimed: dict) -> Callable:
@@ -119,12 +197,12 @@ def retiming_run(tuner, kernel_name: str, top: int, rounds: int, retimed: dict) 
                 return result  # no key was timed by this call
             (key,) = new_keys
             first_choice = compat.autotuner_choice(tuner, key)
-            medians = retime(tuner, key, args, kwargs, top, rounds)
-            if medians is None:
+            retiming = retime(tuner, key, args, kwargs, top, rounds)
+            if retiming is None:
                 return result
-            retimed[key] = medians
+            retimed[key] = retiming.medians
             if log_asked():
-                _log_retiming(tuner, kernel_name, key, first_choice, medians, rounds)
+                _log_retiming(tuner, kernel_name, key, first_choice, retiming)
             return run(*args, **kwargs)
 
         return run_and_retime
@@ -132,14 +210,17 @@ def retiming_run(tuner, kernel_name: str, top: int, rounds: int, retimed: dict) 
     return wrap
 
 
-def _log_retiming(tuner, kernel_name: str, key, first_choice, medians: dict, rounds: int) -> None:
+def _log_retiming(tuner, kernel_name: str, key, first_choice, retiming: Retiming) -> None:
     chosen = compat.autotuner_choice(tuner, key)
-    timings = compat.autotuner_timings(tuner)
-    surveyed = sum(math.isfinite(_first_time(timing)) for timing in timings.values())
+    medians = retiming.medians
     first = f"{medians[first_choice] * 1e3:.1f} us" if first_choice in medians else "not a finalist"
+    surveyed = (
+        f"surveyed {retiming.surveyed} configurations over {retiming.survey_rounds} calls each"
+        if retiming.survey_rounds
+        else f"timed {retiming.surveyed} configurations, too few for a survey"
+    )
     log(
-        f"tlx.autotune {kernel_name}: surveyed {surveyed} configurations "
-        f"over {SURVEY_ROUNDS} calls each, retimed {len(medians)} finalists over "
-        f"{rounds} calls each for key {key}: chose {config_text(chosen)} "
+        f"tlx.autotune {kernel_name}: {surveyed}, retimed {len(medians)} finalists over "
+        f"{retiming.finalist_rounds} calls each for key {key}: chose {config_text(chosen)} "
         f"({medians[chosen] * 1e3:.1f} us; first timing's choice {first})"
     )

@@ -10,6 +10,7 @@ import functools
 import tlx
 import torch
 import triton
+from tlx.tuning.retime import called_times
 
 from tlx_kernels._host import KernelHost
 from tlx_kernels.hopper import attention_backward_delta, attention_dq
@@ -25,6 +26,8 @@ from tlx_kernels.hopper.attention_common import launch_grid
 from tlx_kernels.hopper.common import SM90A
 
 HEAD_DIMS = (64, 128)
+# Calls of each candidate pass (``_tune``) at most, fewer where a pass is long.
+CANDIDATE_ROUNDS = 25
 
 
 def block_shapes(config, arguments):
@@ -254,10 +257,10 @@ def _tune(tensors, dq_passes):
     kernel (the tuner's), and the best with dQ in a pass of its own (the two kernels tuned
     apart, each alone on the GPU), behind the preprocess of delta or, where the dQ
     configuration is one of ``attention_dq.delta_variants``, computing delta in its place;
-    the fastest as whole backward passes (``triton.testing.do_bench``). Computing delta adds
-    work to the dQ kernel and saves the preprocess's launch and its read of dO, so only a
-    whole pass tells them apart: on an H200 it won on 22 of 24 rows by up to 6%, and lost
-    0.5-2% where the sequence is long (docs/performance.md)."""
+    the fastest as whole backward passes, as called, in turn (``retime.called_times``).
+    Computing delta adds work to the dQ kernel and saves the preprocess's launch and its
+    read of dO, so only a whole pass tells them apart: on an H200 it won on 22 of 24 rows by
+    up to 6%, and lost 0.5-2% where the sequence is long (docs/performance.md)."""
     do3, q3, k3, v3, o3, lse, sm_scale, causal = tensors
     delta = attention_backward_delta.delta(o3, do3)
     candidates = []
@@ -275,11 +278,9 @@ def _tune(tensors, dq_passes):
             candidates.append((config, computing_delta))
     if len(candidates) == 1:
         return candidates[0]
-    times = [
-        triton.testing.do_bench(functools.partial(_run, tensors, *candidate))
-        for candidate in candidates
-    ]
-    return candidates[times.index(min(times))]
+    passes = {candidate: functools.partial(_run, tensors, *candidate) for candidate in candidates}
+    times = called_times(passes, CANDIDATE_ROUNDS)
+    return min(candidates, key=times.get)
 
 
 def chosen_config(q, k, causal, dq_pass=None):
