@@ -552,6 +552,18 @@ def test_called_times_times_passes_in_turn_as_many_times_as_their_length_allows(
     assert clock.calls == ["a", "b"] * 5
 
 
+def test_gpu_times_warms_up_then_times_each_call_behind_a_sleep_in_turn(monkeypatch):
+    clock = FakeClock()
+    sleeps = []
+    monkeypatch.setattr(compat, "timing_event", clock.event)
+    monkeypatch.setattr(compat, "l2_flush", lambda: clock.flush)
+    monkeypatch.setattr(compat, "gpu_sleep", sleeps.append)
+    calls = {"a": clock.call("a", 2.0), "b": clock.call("b", 1.5)}
+    assert retime.gpu_times(calls, rounds=3, warmup_calls=2) == {"a": 2.0, "b": 1.5}
+    assert clock.calls == ["a", "b"] * 5
+    assert clock.flushes == 6 and sleeps == [retime.RETIME_SLEEP_CYCLES] * 6
+
+
 def test_screen_launches_once_then_times_one_call(monkeypatch):
     """``screen`` launches the configuration (compiling it, raising what a launch that cannot
     run raises), then gives the time of one more call between two events."""

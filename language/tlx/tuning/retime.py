@@ -80,23 +80,10 @@ def gpu_times(calls: Mapping, rounds: int, warmup_calls: int = RETIME_WARMUP_CAL
     ``do_bench`` clears it, then queued behind a GPU sleep, so that its events time the GPU's
     work and not the host's launch, which costs every configuration of a kernel the same but
     varies from call to call."""
-    flush_l2 = compat.l2_flush()
     for _ in range(warmup_calls):
         for call in calls.values():
             call()
-    samples = {key: [] for key in calls}
-    for _ in range(rounds):
-        for key, call in calls.items():
-            start = compat.timing_event()
-            end = compat.timing_event()
-            flush_l2()
-            compat.gpu_sleep(RETIME_SLEEP_CYCLES)
-            start.record()
-            call()
-            end.record()
-            end.synchronize()
-            samples[key].append(start.elapsed_time(end))
-    return {key: statistics.median(times) for key, times in samples.items()}
+    return _median_times(calls, rounds, gpu_alone=True)
 
 
 def called_times(calls: Mapping, most_rounds: int) -> dict:
@@ -106,18 +93,29 @@ def called_times(calls: Mapping, most_rounds: int) -> dict:
     most ``most_rounds``). Unlike ``gpu_times``, what the host takes to launch a call counts
     where it outlasts the GPU's work: for calls of several kernels, such as a pass of a
     kernel and its preprocess, whose launches differ in number."""
-    flush_l2 = compat.l2_flush()
     first = {key: _timed_call(call) for key, call in calls.items()}
     rounds = rounds_within(FINALIST_MS, min(first.values()), most_rounds)
+    return _median_times(calls, rounds, gpu_alone=False)
+
+
+def _median_times(calls: Mapping, rounds: int, gpu_alone: bool) -> dict:
+    """{key: median milliseconds of ``calls[key]()`` over ``rounds`` calls made in turn},
+    each behind a clearing of the L2; with ``gpu_alone``, each also queued behind a GPU sleep
+    and waited for (``gpu_times``), else back to back (``called_times``)."""
+    flush_l2 = compat.l2_flush()
     events = {key: [] for key in calls}
     for _ in range(rounds):
         for key, call in calls.items():
             start = compat.timing_event()
             end = compat.timing_event()
             flush_l2()
+            if gpu_alone:
+                compat.gpu_sleep(RETIME_SLEEP_CYCLES)
             start.record()
             call()
             end.record()
+            if gpu_alone:
+                end.synchronize()
             events[key].append((start, end))
     end.synchronize()  # the last call's: every one before it is done
     return {
