@@ -1,8 +1,11 @@
 """The attention backward's tuning on the host (``attention_backward._tune``) on the CPU: the
 best configuration of each way to sum dQ, and the separate pass's dQ configuration computing
 delta where its gradients were checked that way, are timed as whole passes, in turn, as
-called (``retime.called_times``), and the fastest is kept; one way alone is not timed. The
-kernels' tuners are stood in for: their timing needs a GPU."""
+called (``retime.called_times``), and the fastest is kept; one way alone is not timed;
+``TLX_AUTOTUNE_LOG`` gives each part's time. The kernels' tuners are stood in for: their
+timing needs a GPU."""
+
+import re
 
 import pytest
 import torch
@@ -69,3 +72,19 @@ def test_a_dq_configuration_not_checked_computing_delta_is_timed_only_behind_the
 def test_one_way_to_sum_dq_is_not_timed(stood_in):
     assert bwd._tune(tensors(), ("split",)) == (SPLIT, None)
     assert stood_in["timed"] == []
+
+
+def test_the_log_gives_each_parts_time_and_the_choice(stood_in, monkeypatch, capfd):
+    monkeypatch.setenv("TLX_AUTOTUNE_LOG", "1")
+    candidates = [(SPLIT, None), (SEPARATE, DQ_CONFIG), (SEPARATE, COMPUTING_DELTA)]
+    stood_in["times"] = {c: 2.0 - i for i, c in enumerate(candidates)}
+    bwd._tune(tensors(), ("separate", "split"))
+    (line,) = capfd.readouterr().err.splitlines()
+    assert line.startswith(
+        "attention backward: tuned q (4, 256, 128), k (4, 256, 128), causal=True in "
+    )
+    parts = re.findall(r"(split|separate|dQ kernel|3 passes compared) \d+\.\d\d s", line)
+    assert parts == ["split", "separate", "dQ kernel", "3 passes compared"]
+    assert line.endswith(f"; chose {SEPARATE}, {COMPUTING_DELTA}")
+    bwd._tune(tensors(), ("split",))
+    assert re.search(r"in \d+\.\d\d s: split \d+\.\d\d s; chose ", capfd.readouterr().err)

@@ -5,11 +5,14 @@ its tuning (``autotuned_kernel``, ``chosen_config``) and CPU compiles (``kernel_
 tlx_kernels.hopper.attention_backward_kernel; its configurations:
 attention_backward_config.py."""
 
+import contextlib
 import functools
+import time
 
 import tlx
 import torch
 import triton
+from tlx.tuning.prune import log, log_asked
 from tlx.tuning.retime import called_times
 
 from tlx_kernels._host import KernelHost
@@ -264,23 +267,48 @@ def _tune(tensors, dq_passes):
     do3, q3, k3, v3, o3, lse, sm_scale, causal = tensors
     delta = attention_backward_delta.delta(o3, do3)
     candidates = []
+    seconds = {}  # each part's wall time, for TLX_AUTOTUNE_LOG's line
     in_kernel = tuple(p for p in dq_passes if p != "separate")
     if in_kernel:
-        candidates.append((_tune_kernel(tensors, delta, in_kernel), None))
+        with _timed(seconds, "/".join(in_kernel), q3.device):
+            candidates.append((_tune_kernel(tensors, delta, in_kernel), None))
     if "separate" in dq_passes:
-        config = _tune_kernel(tensors, delta, ("separate",))
-        _, dq_config = attention_dq.compute_dq(q3, k3, v3, do3, lse, delta, sm_scale, causal, o3=o3)
+        with _timed(seconds, "separate", q3.device):
+            config = _tune_kernel(tensors, delta, ("separate",))
+        with _timed(seconds, "dQ kernel", q3.device):
+            _, dq_config = attention_dq.compute_dq(
+                q3, k3, v3, do3, lse, delta, sm_scale, causal, o3=o3
+            )
         candidates.append((config, dq_config))
         # The same computing delta, where its gradients were checked on a GPU that way
         # (delta_variants, test_attention_gradients.py).
         computing_delta = dq_config.replace(computes_delta=True)
         if computing_delta in attention_dq.delta_variants(q3.shape[2]):
             candidates.append((config, computing_delta))
-    if len(candidates) == 1:
-        return candidates[0]
-    passes = {candidate: functools.partial(_run, tensors, *candidate) for candidate in candidates}
-    times = called_times(passes, CANDIDATE_ROUNDS)
-    return min(candidates, key=times.get)
+    chosen = candidates[0]
+    if len(candidates) > 1:
+        passes = {c: functools.partial(_run, tensors, *c) for c in candidates}
+        with _timed(seconds, f"{len(candidates)} passes compared", q3.device):
+            times = called_times(passes, CANDIDATE_ROUNDS)
+        chosen = min(candidates, key=times.get)
+    if log_asked():
+        parts = ", ".join(f"{name} {part:.2f} s" for name, part in seconds.items())
+        log(
+            f"attention backward: tuned q {tuple(q3.shape)}, k {tuple(k3.shape)}, "
+            f"causal={causal} in {sum(seconds.values()):.2f} s: {parts}; chose "
+            f"{chosen[0]}" + ("" if chosen[1] is None else f", {chosen[1]}")
+        )
+    return chosen
+
+
+@contextlib.contextmanager
+def _timed(seconds, name, device):
+    """Records in ``seconds[name]`` the wall time of the block, its GPU work included."""
+    start = time.perf_counter()
+    yield
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    seconds[name] = time.perf_counter() - start
 
 
 def chosen_config(q, k, causal, dq_pass=None):
