@@ -39,8 +39,9 @@ SURVEY_ROUNDS = 10
 # calls): below these, calls are as many as SURVEY_ROUNDS and ``retime_rounds`` say; a
 # kernel that runs longer has fewer, at least FEWEST_ROUNDS. Timed in turn, configurations
 # share the clocks' drift, most of the spread of calls of a millisecond or more: with these
-# budgets the attention backward chose as with 10 and 25 calls on every row timed, in a
-# third of the time (docs/autotune.md, "Fewer calls where a call is long").
+# budgets the attention backward chose as with 10 and 25 calls on every row timed, its
+# first call taking 30-60% of the time (docs/autotune.md, "Fewer calls where a call is
+# long").
 SURVEY_MS = 12.0
 FINALIST_MS = 30.0
 FEWEST_ROUNDS = 3
@@ -148,8 +149,8 @@ class Retiming(NamedTuple):
 def retime(tuner, key, args: Sequence, kwargs: Mapping, top: int, rounds: int) -> Retiming | None:
     """Times every configuration of ``tuner``'s last timing (``key``'s) again on the GPU
     alone (``gpu_times``), in turn, where there are more than ``top``: a survey, then the
-    ``top`` fastest of it; else all of them as finalists. The finalists are timed ``rounds``
-    calls each, in turn, and the one with the lowest median becomes ``key``'s choice
+    ``top`` fastest of it; else all of them as finalists. The finalists are timed up to
+    ``rounds`` calls each, in turn, and the one with the lowest median becomes ``key``'s choice
     (``compat.set_autotuner_choice``). Where the fastest's calls are long, the survey and the
     finalists have fewer (``rounds_within``: SURVEY_MS, FINALIST_MS). A GPU's clocks drift
     over the seconds a key's configurations take to time one after another, and ``do_bench``
