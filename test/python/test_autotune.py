@@ -381,7 +381,7 @@ def retimed_tuner(monkeypatch, retime_top, first_timing, medians, retime_rounds=
 def test_retiming_chooses_the_finalist_with_the_lowest_median(monkeypatch, capfd):
     monkeypatch.setenv("TLX_AUTOTUNE_LOG", "1")
     monkeypatch.setattr(retime, "SURVEY_ROUNDS", 1)
-    first_timing = {2: 1.00, 3: 1.01, 4: 1.02, 5: 2.0}  # Triton's choice: 2 stages
+    first_timing = {2: 1.00, 3: 1.01, 4: 1.02, 5: 1.2}  # Triton's choice: 2 stages
     tuner, kernel = retimed_tuner(
         monkeypatch, 3, first_timing, {2: 1.10, 3: 1.00, 4: 1.05, 5: 1.20}
     )
@@ -447,16 +447,15 @@ def test_long_calls_are_timed_fewer_times(monkeypatch, capfd):
     FINALIST_MS each at the survey's fastest median, each at least FEWEST_ROUNDS; warm-up
     calls are fewer too, and the finalists are not warmed up again after the survey."""
     monkeypatch.setenv("TLX_AUTOTUNE_LOG", "1")
-    first_timing = {2: 4.0, 3: 4.2, 4: 4.4, 5: 8.0}
+    first_timing = {2: 4.0, 3: 4.2, 4: 4.4, 5: 4.8}
     medians = {2: 6.0, 3: 5.0, 4: 5.2, 5: 8.2}
     tuner, kernel = retimed_tuner(monkeypatch, 3, first_timing, medians, retime_rounds=25)
     tuner[(1,)](arguments()["x_ptr"], 1024)
     survey_rounds = max(retime.FEWEST_ROUNDS, math.ceil(retime.SURVEY_MS / 4.0))
     finalist_rounds = max(retime.FEWEST_ROUNDS, math.ceil(retime.FINALIST_MS / 5.0))
-    warmup_calls = max(1, math.ceil(retime.WARMUP_MS / 4.0))
     assert survey_rounds < retime.SURVEY_ROUNDS and finalist_rounds < 25
-    assert warmup_calls < retime.RETIME_WARMUP_CALLS
-    assert kernel.retimings == [(4, survey_rounds, warmup_calls), (3, finalist_rounds, 0)]
+    # The screen's two calls of 4 ms each already took WARMUP_MS.
+    assert kernel.retimings == [(4, survey_rounds, 0), (3, finalist_rounds, 0)]
     assert tuner.best_config.kwargs["STAGES"] == 3
     log = capfd.readouterr().err
     assert f"over {survey_rounds} calls each, retimed 3 finalists over {finalist_rounds}" in log
@@ -474,6 +473,47 @@ def test_long_calls_are_timed_fewer_times(monkeypatch, capfd):
 )
 def test_rounds_within_a_budget(budget_ms, call_ms, most, rounds):
     assert retime.rounds_within(budget_ms, call_ms, most) == rounds
+
+
+@pytest.mark.parametrize(
+    ("call_ms", "warmup_calls"),
+    [
+        (0.02, retime.RETIME_WARMUP_CALLS),  # short calls: as many as asked
+        (1.0, retime.RETIME_WARMUP_CALLS),
+        (2.0, 1),  # the screen's two calls took 4 of WARMUP_MS's 5 ms
+        (2.5, 0),  # they took all of it
+        (12.0, 0),
+        (0.0, retime.RETIME_WARMUP_CALLS),  # a time not known
+    ],
+)
+def test_warmup_calls_count_the_screens(call_ms, warmup_calls):
+    assert retime.warmup_calls_for(call_ms) == warmup_calls
+
+
+def test_contenders_leave_out_what_the_screen_found_far_slower():
+    """Calls of SCREENED_MS or more are trusted once: beyond SCREEN_MARGIN times the
+    fastest's a configuration is left out; shorter calls are all retimed."""
+    assert retime.contenders({"a": 2.0, "b": 2.4, "c": 2.6, "d": 5.0}) == ["a", "b"]
+    assert retime.contenders({"a": 0.5, "b": 5.0}) == ["a", "b"]
+    at_margin = retime.SCREEN_MARGIN * retime.SCREENED_MS
+    assert retime.contenders({"a": retime.SCREENED_MS, "b": at_margin}) == ["a", "b"]
+
+
+def test_configurations_screened_far_slower_are_not_retimed(monkeypatch, capfd):
+    """The survey and the finalists are drawn from the contenders alone; where no more of
+    them are left than finalists, there is no survey."""
+    monkeypatch.setenv("TLX_AUTOTUNE_LOG", "1")
+    first_timing = {2: 2.0, 3: 2.1, 4: 3.0, 5: 2.4}
+    tuner, kernel = retimed_tuner(monkeypatch, 2, first_timing, {2: 2.3, 3: 2.2, 4: 1.0, 5: 2.1})
+    tuner[(1,)](arguments()["x_ptr"], 1024)
+    assert [rounds[0] for rounds in kernel.retimings] == [3, 2]
+    # 4 stages, the fastest median had it been retimed, was screened 1.5 times the fastest.
+    assert tuner.best_config.kwargs["STAGES"] == 5
+    log = capfd.readouterr().err
+    assert "left out 1 of 4 screened over 1.25x the fastest, surveyed 3 configurations" in log
+    tuner, kernel = retimed_tuner(monkeypatch, 3, first_timing, {2: 2.3, 3: 2.2, 4: 1.0, 5: 2.1})
+    tuner[(1,)](arguments()["x_ptr"], 1024)
+    assert [rounds[0] for rounds in kernel.retimings] == [3]
 
 
 def test_retime_top_1_keeps_tritons_choice(monkeypatch):

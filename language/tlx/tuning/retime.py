@@ -28,9 +28,20 @@ from .prune import config_text, log, log_asked
 # than the host takes to launch it, so that the call is queued before its start event.
 RETIME_SLEEP_CYCLES = 1_000_000
 # Calls of each configuration before the retiming's timed ones (clocks), at most: fewer
-# where a call is long (WARMUP_MS), at least one.
+# where a call is long, so that with the screen's two (``screen``) a configuration's warm-up
+# takes WARMUP_MS (``warmup_calls_for``).
 RETIME_WARMUP_CALLS = 3
 WARMUP_MS = 5.0
+SCREEN_CALLS = 2
+# A configuration whose screened call took more than SCREEN_MARGIN times the fastest's is not
+# retimed, where the fastest's takes SCREENED_MS or more (``contenders``): one call of a
+# millisecond or more varies by a few percent, the clocks' drift over the screen by a few
+# more (docs/autotune.md, "Fewer calls where a call is long"), and what the host adds before
+# a call starts (its launch, the tuner's resets) is alike for every configuration, bringing
+# the times closer, not apart. Shorter calls can time the host's launch alone, whose
+# hiccups a single call does not average out: they are all retimed.
+SCREENED_MS = 1.0
+SCREEN_MARGIN = 1.25
 # Timed calls of each configuration in the retiming's survey, which picks its finalists, at
 # most.
 SURVEY_ROUNDS = 10
@@ -70,8 +81,22 @@ def rounds_within(budget_ms: float, call_ms: float, most: int, fewest: int = FEW
 
 
 def warmup_calls_for(call_ms: float) -> int:
-    """Calls of a configuration before its timed ones where a call takes ``call_ms``."""
-    return rounds_within(WARMUP_MS, call_ms, RETIME_WARMUP_CALLS, fewest=1)
+    """Calls of a configuration before its timed ones where a call takes ``call_ms``: as
+    many as WARMUP_MS holds, less the screen's calls, at most RETIME_WARMUP_CALLS; none
+    where the screen's took WARMUP_MS already."""
+    if not call_ms > 0:
+        return RETIME_WARMUP_CALLS
+    return min(RETIME_WARMUP_CALLS, max(0, math.ceil(WARMUP_MS / call_ms) - SCREEN_CALLS))
+
+
+def contenders(screened: Mapping) -> list:
+    """The configurations of ``screened`` ({configuration: milliseconds of its screened
+    call}) worth retiming: where the fastest's call took SCREENED_MS or more, those within
+    SCREEN_MARGIN of it; else all."""
+    fastest_ms = min(screened.values())
+    if fastest_ms < SCREENED_MS:
+        return list(screened)
+    return [config for config, ms in screened.items() if ms <= SCREEN_MARGIN * fastest_ms]
 
 
 def gpu_times(calls: Mapping, rounds: int, warmup_calls: int = RETIME_WARMUP_CALLS) -> dict:
@@ -137,11 +162,13 @@ def _timed_call(call) -> float:
 
 
 class Retiming(NamedTuple):
-    """What ``retime`` did for a key: the finalists' medians in ms, the configurations it
-    timed, the survey's calls of each (0: no survey, all were finalists) and the finalists'."""
+    """What ``retime`` did for a key: the finalists' medians in ms, the configurations the
+    screen timed, how many of them it left out (``contenders``), the survey's calls of each
+    (0: no survey, all the others were finalists) and the finalists'."""
 
     medians: dict
-    surveyed: int
+    screened: int
+    left_out: int
     survey_rounds: int
     finalist_rounds: int
 
@@ -161,22 +188,27 @@ def retime(tuner, key, args: Sequence, kwargs: Mapping, top: int, rounds: int) -
     launch's, as the tuner benchmarks with them. None when fewer than two configurations were
     timed."""
     timings = compat.autotuner_timings(tuner)
-    timed = [config for config in timings if math.isfinite(_first_time(timings[config]))]
-    if len(timed) < 2:
+    screened = {
+        config: _first_time(timing)
+        for config, timing in timings.items()
+        if math.isfinite(_first_time(timing))
+    }
+    if len(screened) < 2:
         return None
-    calls = compat.autotuner_kernel_calls(tuner, timed, args, kwargs)
-    fastest_ms = min(_first_time(timings[config]) for config in timed)
-    finalists, survey_rounds, warmup_calls = timed, 0, warmup_calls_for(fastest_ms)
-    if len(timed) > top:
+    retimed = contenders(screened)
+    calls = compat.autotuner_kernel_calls(tuner, retimed, args, kwargs)
+    fastest_ms = min(screened.values())
+    finalists, survey_rounds, warmup_calls = retimed, 0, warmup_calls_for(fastest_ms)
+    if len(retimed) > top:
         survey_rounds = rounds_within(SURVEY_MS, fastest_ms, SURVEY_ROUNDS)
         survey = gpu_times(calls, survey_rounds, warmup_calls)
-        finalists = sorted(timed, key=survey.get)[:top]
+        finalists = sorted(retimed, key=survey.get)[:top]
         # The survey's calls warmed the finalists.
         fastest_ms, warmup_calls = survey[finalists[0]], 0
     rounds = rounds_within(FINALIST_MS, fastest_ms, rounds)
     medians = gpu_times({config: calls[config] for config in finalists}, rounds, warmup_calls)
     compat.set_autotuner_choice(tuner, key, min(finalists, key=medians.get))
-    return Retiming(medians, len(timed), survey_rounds, rounds)
+    return Retiming(medians, len(screened), len(screened) - len(retimed), survey_rounds, rounds)
 
 
 def retiming_run(tuner, kernel_name: str, top: int, rounds: int, retimed: dict) -> Callable:
@@ -213,11 +245,17 @@ def _log_retiming(tuner, kernel_name: str, key, first_choice, retiming: Retiming
     chosen = compat.autotuner_choice(tuner, key)
     medians = retiming.medians
     first = f"{medians[first_choice] * 1e3:.1f} us" if first_choice in medians else "not a finalist"
+    retimed = retiming.screened - retiming.left_out
     surveyed = (
-        f"surveyed {retiming.surveyed} configurations over {retiming.survey_rounds} calls each"
+        f"surveyed {retimed} configurations over {retiming.survey_rounds} calls each"
         if retiming.survey_rounds
-        else f"timed {retiming.surveyed} configurations, too few for a survey"
+        else f"timed {retimed} configurations, too few for a survey"
     )
+    if retiming.left_out:
+        surveyed = (
+            f"left out {retiming.left_out} of {retiming.screened} screened over "
+            f"{SCREEN_MARGIN}x the fastest, {surveyed}"
+        )
     log(
         f"tlx.autotune {kernel_name}: {surveyed}, retimed {len(medians)} finalists over "
         f"{retiming.finalist_rounds} calls each for key {key}: chose {config_text(chosen)} "
