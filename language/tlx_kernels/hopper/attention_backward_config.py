@@ -30,8 +30,11 @@ DQ_PASSES = ("atomics", "vector", "summed", "separate", "tma_add", "split", "alt
 # of theirs, or "any" for every way). FA3's split beat it by 3-6% at D = 128 (N 2048-8192,
 # grouped or not) and lost by 2-11% at D = 64 (docs/performance.md, "The split of dQ over
 # the consumers, timed"), where the consumers' turns beat it from N = 2048 on by 2-11%
-# ("The consumers take turns at dQ").
-TUNED_DQ_PASSES = {64: ("separate", "alternate"), 128: ("separate", "split")}
+# ("The consumers take turns at dQ"). On an H100 the turns then took every row of the D = 64
+# grid (24 rows, 2026-12-07, "The D = 64 grid again, with the tuner's calls in budgets"), so
+# at D = 64 they are tuned alone: the separate pass's two spaces had made the backward's
+# first call up to 3.8 times the forward's.
+TUNED_DQ_PASSES = {64: ("alternate",), 128: ("separate", "split")}
 # The ways to sum dQ the pipelined steps are built for (``Config.pipelined``): none in the
 # kernel, or TMA reduce-adds, whose products the steps issue before dK's
 # (attention_backward_step._issue_dq), or after dV's with "split" (``_split_dq``). The other

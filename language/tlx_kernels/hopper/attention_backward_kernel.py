@@ -50,7 +50,7 @@ docs/attention-backward.md, "How dQ is summed", says why each, with the measurem
 * "alternate": the consumers take turns, one computing the CTA's whole dQ of a Q block over
   both consumers' dS^T, added the same way (attention_backward_turns.py).
 
-By default the tuner tries "separate", and "alternate" at HEAD_DIM 64 or "split" at 128
+By default the tuner tries "alternate" at HEAD_DIM 64, "separate" and "split" at 128
 (``TUNED_DQ_PASSES``).
 
 Where aliasing buys room
