@@ -174,9 +174,10 @@ class Retiming(NamedTuple):
 
 
 def retime(tuner, key, args: Sequence, kwargs: Mapping, top: int, rounds: int) -> Retiming | None:
-    """Times every configuration of ``tuner``'s last timing (``key``'s) again on the GPU
-    alone (``gpu_times``), in turn, where there are more than ``top``: a survey, then the
-    ``top`` fastest of it; else all of them as finalists. The finalists are timed up to
+    """Times the configurations of ``tuner``'s last timing (``key``'s) that its screen did
+    not rule out (``contenders``) again on the GPU alone (``gpu_times``), in turn, where
+    there are more than ``top``: a survey, then the ``top`` fastest of it; else all of them
+    as finalists. The finalists are timed up to
     ``rounds`` calls each, in turn, and the one with the lowest median becomes ``key``'s choice
     (``compat.set_autotuner_choice``). Where the fastest's calls are long, the survey and the
     finalists have fewer (``rounds_within``: SURVEY_MS, FINALIST_MS). A GPU's clocks drift
