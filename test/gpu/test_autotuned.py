@@ -70,6 +70,32 @@ def test_autotuned_attention_matches_reference(dtype, head_dim, causal, seq_len)
     assert (q.device, dtype, tuple(q.shape), k.shape[1], causal, False) in fa._launches
 
 
+def test_a_first_call_that_saves_the_lse_tunes_that_kernel():
+    """Training's first call of a key (``return_lse``, as attention_autograd's forward asks)
+    tunes the kernel that saves the LSE, so the configuration chosen is compiled once; a later
+    call of the key without the LSE takes the same configuration without tuning again."""
+    from tlx_kernels.hopper import attention as fa
+
+    q, k, v = (torch.randn(2, 3, 777, 64, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    key = (q.device, q.dtype, tuple(q.shape), k.shape[1], True)
+    tuner = fa.autotuned_kernel(torch.bfloat16, 64)
+    before = set(tuner.cache)
+    o, lse = fa.autotuned_attention(q, k, v, True, return_lse=True)
+    tuned = set(tuner.cache) - before
+    assert len(tuned) == 1 and "torch.float32" in next(iter(tuned)), tuned
+    scores = (q.float() @ k.float().transpose(-1, -2)) * 64**-0.5
+    scores = scores.masked_fill(torch.ones(777, 777, device="cuda").triu(1).bool(), float("-inf"))
+    torch.testing.assert_close(lse, scores.logsumexp(-1).view(6, 777), atol=1e-3, rtol=1e-4)
+    expected = torch.nn.functional.scaled_dot_product_attention(
+        q.float(), k.float(), v.float(), is_causal=True
+    )
+    assert (o.float() - expected).abs().max().item() <= ATTENTION_TOLERANCE[torch.bfloat16]
+    out = fa.autotuned_attention(q, k, v, True)
+    assert set(tuner.cache) - before == tuned
+    assert fa._launches[(*key, False)].config == fa._launches[(*key, True)].config
+    torch.testing.assert_close(out, o, rtol=0, atol=0)
+
+
 def test_a_tuned_launch_keeps_its_arguments_and_reads_what_the_tensors_now_hold():
     """The direct launch of a tuned key keeps a call's arguments, its TMA descriptors encoded,
     for the next call of the same tensors (hopper_common.DirectLaunch): the kernel launched

@@ -432,9 +432,10 @@ _last_config = {}
 CALL_NAMES = ("qk_scale", "seq_len", "batch_heads")
 
 
-def run_tuner(tuner, q, k, v, causal, sm_scale=None):
+def run_tuner(tuner, q, k, v, causal, sm_scale=None, lse=None):
     """Launches ``tuner`` (an ``autotuned_kernel``) on the inputs, which times every
-    configuration on a key's first call. Returns O."""
+    configuration on a key's first call; given ``lse`` (an fp32 tensor of the LSE's shape),
+    it times and runs the kernel that saves each row's LSE there. Returns O."""
     base = default_config(q.shape[-1])
     # The configuration's pre_hook sets each descriptor's block shape.
     o, *descs = descriptors(q, k, v, base.block_m // base.consumers, base.block_n)
@@ -450,6 +451,7 @@ def run_tuner(tuner, q, k, v, causal, sm_scale=None):
         HEAD_DIM=q.shape[-1],
         CAUSAL=causal,
         kv_group=kv_group(q, k),
+        lse_ptr=lse,
     )
     return o
 
@@ -480,29 +482,29 @@ def autotuned_attention(q, k, v, causal=False, sm_scale=None, return_lse=False):
     """``attention`` with the configuration tlx.autotune finds fastest for the shape, dtype,
     mask and head grouping (the first call of a key times every configuration that fits,
     later ones launch the chosen kernel directly). With ``return_lse``, ``attention``'s (O,
-    LSE) with the key's configuration, launched directly too."""
+    LSE). A key's first call tunes the kernel it asks for (with the LSE or without), so
+    training compiles the chosen configuration once; a later call of the key that asks for
+    the other kernel compiles the same configuration's."""
     _check_inputs(q, k, v)
     batch, heads, seq_len, head_dim = q.shape
     key = (q.device, q.dtype, tuple(q.shape), k.shape[1], causal)
     launch = _launches.get((*key, return_lse))
+    lse = q.new_empty(batch * heads, seq_len, dtype=torch.float32) if return_lse else None
     if launch is None:
-        plain = _launches.get((*key, False))
-        if plain is None:
+        other = _launches.get((*key, not return_lse))
+        if other is None:
             tuner = autotuned_kernel(q.dtype, head_dim)
-            o = run_tuner(tuner, q, k, v, causal, sm_scale)
-            config = config_of(tuner.best_config)
-            plain = _launches[(*key, False)] = direct_launch(config, q, k, v, causal)
-            if not return_lse:
-                _last_config[q.dtype, head_dim] = config
-                return o.view(batch, heads, seq_len, head_dim)
-        lse = q.new_empty(batch * heads, seq_len, dtype=torch.float32)
-        launch = _launches[(*key, True)] = direct_launch(plain.config, q, k, v, causal, lse)
+            o = run_tuner(tuner, q, k, v, causal, sm_scale, lse)
+            config = _last_config[q.dtype, head_dim] = config_of(tuner.best_config)
+            _launches[(*key, return_lse)] = direct_launch(config, q, k, v, causal, lse)
+            o = o.view(batch, heads, seq_len, head_dim)
+            return (o, lse) if return_lse else o
+        launch = _launches[(*key, return_lse)] = direct_launch(other.config, q, k, v, causal, lse)
     _last_config[q.dtype, head_dim] = launch.config
     q3, k3, v3 = (t.contiguous().view(-1, seq_len, head_dim) for t in (q, k, v))
     o = q3.new_empty(q3.shape)
     call_arguments = _call_arguments(q, sm_scale)
     if return_lse:
-        lse = q.new_empty(batch * heads, seq_len, dtype=torch.float32)
         launch((q3, k3, v3, o), (*call_arguments, lse))
         return o.view(batch, heads, seq_len, head_dim), lse
     launch((q3, k3, v3, o), call_arguments)
