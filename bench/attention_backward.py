@@ -42,7 +42,7 @@ with dQ summed each way named (``attention_backward.DQ_PASSES``: fp32 atomics, t
 columns an instruction, summed over a CTA's consumers first, a dQ kernel of its own, TMA
 reduce-adds from fp32 SMEM staging tiles, the same of half the columns a consumer over both
 consumers' dS; ``auto``:
-the tuner's default, ``attention_backward_config.TUNED_DQ_PASSES``; ``any``: the tuner's
+the tuner's default, ``attention_backward_config.dq_passes_of(None, ...)``; ``any``: the tuner's
 choice among them all) and cuDNN's, in GPU time, in the same run, with the configurations
 chosen and each pass's first-call (tuning) cost.
 

@@ -425,6 +425,20 @@ def test_each_tuned_dq_pass_agrees(dq_pass):
     assert_gradients_close(f"{config}", gradients, references, torch.bfloat16)
 
 
+def test_long_sequences_tune_the_split_alone():
+    """From N = 4096 at D = 128 the default tuning tries FA3's split alone
+    (``LONG_SEQUENCE_DQ_PASSES``): tuned at N = 4133 (a last block cut short), causal, with
+    grouped heads, it chooses a configuration that splits dQ, which gives the reference's
+    gradients."""
+    q, k, v, do = random_inputs(1, 4, 2, 4133, 128, torch.bfloat16, 5)
+    _, *references = reference_gradients(q, k, v, do, True)
+    o, lse = reference_forward(q, k, v, True)
+    gradients = bwd.backward(do, q, k, v, o, lse, True)
+    config, dq_config = bwd.chosen_config(q, k, True)
+    assert config.dq_pass == "split" and dq_config is None
+    assert_gradients_close(f"{config}", gradients, references, torch.bfloat16)
+
+
 @pytest.mark.parametrize(
     ("heads", "kv_heads", "causal", "dtype"),
     [(32, 8, True, torch.bfloat16), (8, 1, False, torch.float16), (4, 4, True, torch.float16)],

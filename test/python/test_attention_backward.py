@@ -218,11 +218,18 @@ def test_the_space_has_every_way_to_sum_dq():
 
 def test_the_tuner_tries_its_default_passes_unless_asked_for_more():
     """``backward``'s dq_pass None tunes the default ways (the consumers' turns at D = 64,
-    which won every row there; the separate pass and FA3's split at 128), "any" every way, a
+    which won every row there; the separate pass and FA3's split at 128, the split alone from
+    N = 4096), "any" every way, a
     name that way alone; another name is refused, with the ways named. The default ways'
     space is theirs alone."""
     assert bwd.dq_passes_of(None, 64) == ("alternate",)
+    assert bwd.dq_passes_of(None, 64, 16384) == ("alternate",)
     assert bwd.dq_passes_of(None, 128) == ("separate", "split")
+    # From N = 4096 the split alone, which took every row timed there.
+    assert bwd.dq_passes_of(None, 128, 4095) == ("separate", "split")
+    assert bwd.dq_passes_of(None, 128, 4096) == ("split",)
+    assert bwd.dq_passes_of("separate", 128, 16384) == ("separate",)
+    assert bwd.dq_passes_of("any", 128, 16384) == bwd.DQ_PASSES
     assert attention_backward_config.TUNED_DQ_PASSES.keys() == set(bwd.HEAD_DIMS)
     for head_dim in bwd.HEAD_DIMS:
         assert bwd.dq_passes_of("any", head_dim) == bwd.DQ_PASSES

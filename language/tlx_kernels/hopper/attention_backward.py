@@ -138,7 +138,7 @@ def backward(do, q, k, v, o, lse, causal, sm_scale=None, config=None, dq_config=
     natural-log LSE, fp32 (batch * heads, seq_len). With ``config`` None, the configuration
     the tuner finds fastest for the shape, dtype, mask and grouping (the first call of a key
     times them all) among those that sum dQ the ways ``dq_pass`` says (``dq_passes_of``:
-    None, the default ``attention_backward_config.TUNED_DQ_PASSES``; "any"; or one of
+    None, the default ones for the head dim and sequence length; "any"; or one of
     ``DQ_PASSES``); a configuration with dq_pass "separate" runs the dQ kernel with
     ``dq_config`` (None: tuned with it, or its default where ``config`` is given)."""
     batch, heads, seq_len, head_dim = q.shape
@@ -148,7 +148,7 @@ def backward(do, q, k, v, o, lse, causal, sm_scale=None, config=None, dq_config=
     k3, v3 = (t.reshape(batch * kv_heads, seq_len, head_dim) for t in (k, v))
     tensors = (do3, q3, k3, v3, o3, lse, sm_scale, causal)
     if config is None:
-        dq_passes = dq_passes_of(dq_pass, head_dim)
+        dq_passes = dq_passes_of(dq_pass, head_dim, seq_len)
         shape_key = (q.device, q.dtype, tuple(q.shape), kv_heads, causal, dq_pass)
         if shape_key not in _tuned:
             _tuned[shape_key] = _tune(tensors, dq_passes)

@@ -1,6 +1,7 @@
 """The Hopper attention backward's configurations (``Config``: tiles, stages, aliasing and
 schedule of one compiled kernel), the tuner's space of them (``autotune_space``) and the
-ways it sums dQ (``DQ_PASSES``, the tuner's default ``TUNED_DQ_PASSES``, ``dq_passes_of``).
+ways it sums dQ (``DQ_PASSES``, the tuner's default ``TUNED_DQ_PASSES`` and
+``LONG_SEQUENCE_DQ_PASSES``, ``dq_passes_of``).
 The kernel and its host code: tlx_kernels.hopper.attention_backward."""
 
 import dataclasses
@@ -35,6 +36,13 @@ DQ_PASSES = ("atomics", "vector", "summed", "separate", "tma_add", "split", "alt
 # at D = 64 they are tuned alone: the separate pass's two spaces had made the backward's
 # first call up to 3.8 times the forward's.
 TUNED_DQ_PASSES = {64: ("alternate",), 128: ("separate", "split")}
+# (the shortest sequence, the ways tuned there and beyond) where fewer ways than
+# TUNED_DQ_PASSES' are tuned by default, by head dim. At D = 128 the split took every row
+# timed from N = 4096 on (H100, 2026-12-06 and 2026-12-07: both dtypes, causal or not,
+# grouped or not; docs/performance.md), the separate pass rows up to N = 2048 alone; tuning
+# the separate pass's two spaces and comparing whole passes there had made the backward's
+# first call 2.1-6 times the forward's (docs/autotune.md, "The kernel the forward tunes").
+LONG_SEQUENCE_DQ_PASSES = {128: (4096, ("split",))}
 # The ways to sum dQ the pipelined steps are built for (``Config.pipelined``): none in the
 # kernel, or TMA reduce-adds, whose products the steps issue before dK's
 # (attention_backward_step._issue_dq), or after dV's with "split" (``_split_dq``). The other
@@ -46,11 +54,15 @@ PIPELINED_DQ_PASSES = ("separate", "tma_add", "split", "alternate")
 STAGED_DQ_PASSES = ("tma_add", "split")
 
 
-def dq_passes_of(dq_pass, head_dim):
+def dq_passes_of(dq_pass, head_dim, seq_len=1):
     """The ways to sum dQ that ``backward``'s ``dq_pass`` asks the tuner to try at
-    ``head_dim``: None, the default ones (``TUNED_DQ_PASSES``); "any", every one
+    ``head_dim`` and ``seq_len``: None, the default ones (``TUNED_DQ_PASSES``, or
+    ``LONG_SEQUENCE_DQ_PASSES`` from their sequence length on); "any", every one
     (``DQ_PASSES``); else that one."""
     if dq_pass is None:
+        shortest, long_sequence_passes = LONG_SEQUENCE_DQ_PASSES.get(head_dim, (None, None))
+        if shortest is not None and seq_len >= shortest:
+            return long_sequence_passes
         return TUNED_DQ_PASSES[head_dim]
     if dq_pass == "any":
         return DQ_PASSES

@@ -51,7 +51,7 @@ docs/attention-backward.md, "How dQ is summed", says why each, with the measurem
   both consumers' dS^T, added the same way (attention_backward_turns.py).
 
 By default the tuner tries "alternate" at HEAD_DIM 64, "separate" and "split" at 128
-(``TUNED_DQ_PASSES``).
+(``TUNED_DQ_PASSES``), "split" alone there from N = 4096 (``LONG_SEQUENCE_DQ_PASSES``).
 
 Where aliasing buys room
 ------------------------
