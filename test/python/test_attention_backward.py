@@ -526,10 +526,10 @@ def test_dk_from_registers_reads_ds_from_registers(causal):
 
 def test_the_space_has_the_pipelined_steps():
     """At each head dim the tuner's space holds the pipelined steps, each with P in SMEM: with
-    dQ in its pass of its own, S^T or S with two or four stages, and at HEAD_DIM 64 128-row Q
-    blocks with S; with dQ's TMA reduce-adds, S with the stages that fit beside the staging
+    dQ in its pass of its own, S with two or four stages, S^T too and 128-row Q blocks with S
+    at HEAD_DIM 64; with dQ's TMA reduce-adds, S with the stages that fit beside the staging
     tiles (two or four at 64, two at 128), and S^T at 64; with dQ split over the consumers, S
-    with the same stages, at HEAD_DIM 64 128-row Q blocks with two, at 128 two stages with
+    with the same stages at HEAD_DIM 64 and 128-row Q blocks with two, at 128 two stages with
     one staging tile a consumer, and the same a step late; at HEAD_DIM 64 the consumers'
     turns at dQ, S^T with P^T from registers: eight stages, four or eight loading each step's
     statistics a step ahead, four or seven reading them from the ring's stage, dK taking dS^T
@@ -548,10 +548,9 @@ def test_the_space_has_the_pipelined_steps():
             | {(64, False, 4, "staged statistics", "dK from registers", "persistent, 2 slots")},
         },
         128: {
-            "separate": separate,
+            "separate": {(64, True, stages) for stages in (2, 4)},
             "tma_add": {(64, True, 2)},
             "split": {
-                (64, True, 2),
                 one_tile,
                 (*one_tile, "late"),
                 (*one_tile, "late", "persistent, 1 slots", "epilogue over the scores"),

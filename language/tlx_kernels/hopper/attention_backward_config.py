@@ -420,8 +420,15 @@ def autotune_space(head_dim):
         Config(64, 128, 4, p_in_smem=True),
         Config(64, 128, 4, **by_query),
     )
+    configs += [config.replace(dq_pass=dq) for dq in ("vector", "summed") for config in chosen]
+    # At HEAD_DIM 128 the separate pass's kernels with S^T trailed the fastest with S by
+    # queries by 2-22% on every row the tuner timed on an H100 (bf16, N = 512 and 2048,
+    # causal or not, 2026-12-07; docs/autotune.md, "The spaces cut to their winners"): they
+    # are left out there, where a short sequence's first call spent time tuning them.
     configs += [
-        config.replace(dq_pass=dq) for dq in ("vector", "summed", "separate") for config in chosen
+        config.replace(dq_pass="separate")
+        for config in chosen
+        if head_dim == 64 or config.scores_by_query
     ]
     # dQ by TMA reduce-adds from fp32 staging tiles, two a consumer (64 KiB at BLOCK_M 64):
     # at HEAD_DIM 128 the ring has room for two stages (208 KiB), at 64 for four (176 KiB);
@@ -440,6 +447,7 @@ def autotune_space(head_dim):
         Config(64, 128, stages, dq_pass="separate", **pipelined, **by_keys)
         for by_keys in ({}, dict(scores_by_query=True))
         for stages in (2, 4)
+        if head_dim == 64 or by_keys
     ]
     if head_dim == 64:
         # 128-row Q blocks with S (ptxas: about 300 bytes of spills a thread; S^T's spill
@@ -462,11 +470,14 @@ def autotune_space(head_dim):
     # both consumers' dS, one TMA reduce-add of 64 x D/2 a consumer and step; its staging
     # tiles are half "tma_add"'s at HEAD_DIM 64, as large at 128.
     split = dict(dq_pass="split", **pipelined, scores_by_query=True)
-    configs += [Config(64, 128, stages, **split) for stages in tma_stages]
-    if head_dim == 128:
-        # With one staging tile a consumer, and with each step's dQ issued in the next step
-        # (``split_variants``): on the H100 the first 2-3% faster than the two tiles on every
-        # bf16 row timed (N = 2048, 8192), the second the fastest at N = 8192 (+3-6%).
+    if head_dim == 64:
+        configs += [Config(64, 128, stages, **split) for stages in tma_stages]
+    else:
+        # With one staging tile a consumer rather than two, and with each step's dQ issued in
+        # the next step (``split_variants``): on the H100 the first 2-3% faster than the two
+        # tiles on every bf16 row timed (N = 2048, 8192), and 0.6-4% on every row the tuner
+        # timed since (N = 512 and 2048, 2026-12-07), where the two tiles are left out; the
+        # second the fastest at N = 8192 (+3-6%).
         one_tile = dict(**split, dq_staging_tiles=1)
         configs += [Config(64, 128, 2, **one_tile), Config(64, 128, 2, **one_tile, late_dq=True)]
     if head_dim == 64:

@@ -592,24 +592,27 @@ def default_config(head_dim):
 
 
 def autotune_space(head_dim):
-    """The configurations the tuner searches: two consumers over 128 rows with 64-key blocks
-    through two or four stages, or 128-key blocks through two (S and dP take 64 registers
-    a thread each), and one consumer over 64 rows (twice the CTAs); then each consumer's Q
-    and dO in registers (``rows_in_registers``), with 64-key blocks, and at HEAD_DIM 64 with
-    128-key blocks too (at 128 ptxas spills 448 bytes a thread there); and the persistent
-    variants that won where they were timed (``persistent_winners``). On the H200 the rows
-    in registers ran the 64-key kernel 1.5-3% faster (docs/performance.md)."""
-    return (
-        [
-            DqConfig(128, 64, 4),
-            DqConfig(128, 64, 2),
-            DqConfig(128, 128, 2),
-            DqConfig(64, 64, 4, consumers=1),
-            DqConfig(128, 64, 4, rows_in_registers=True),
-        ]
-        + ([DqConfig(128, 128, 2, rows_in_registers=True)] if head_dim == 64 else [])
-        + persistent_winners(head_dim)
-    )
+    """The configurations the tuner searches: at HEAD_DIM 64 two consumers over 128 rows
+    with 64-key blocks through two or four stages, or 128-key blocks through two (S and dP
+    take 64 registers a thread each), and one consumer over 64 rows (twice the CTAs); then
+    each consumer's Q and dO in registers (``rows_in_registers``), with 64-key and 128-key
+    blocks. On the H200 the rows in registers ran the 64-key kernel 1.5-3% faster
+    (docs/performance.md). At HEAD_DIM 128 (where ptxas spills 448 bytes a thread with the
+    128-key rows in registers) the configurations the grid's rows chose (``grid_choices``):
+    on an H100 the others trailed the fastest by 1-61% on every row the tuner timed (bf16,
+    N = 512 and 2048, causal or not; docs/autotune.md, "The spaces cut to their winners").
+    Then the persistent variants that won where they were timed (``persistent_winners``)."""
+    if head_dim == 128:
+        return grid_choices(head_dim) + persistent_winners(head_dim)
+    return [
+        DqConfig(128, 64, 4),
+        DqConfig(128, 64, 2),
+        DqConfig(128, 128, 2),
+        DqConfig(64, 64, 4, consumers=1),
+        DqConfig(128, 64, 4, rows_in_registers=True),
+        DqConfig(128, 128, 2, rows_in_registers=True),
+        *persistent_winners(head_dim),
+    ]
 
 
 def grid_choices(head_dim):
