@@ -257,11 +257,13 @@ def delta_configs(head_dim):
 
 
 def split_configs(head_dim):
-    """The space's split of dQ and its variants (``attention_backward_config.split_variants``,
-    those the space holds once), as (configuration, None) pairs."""
+    """The space's split of dQ, the two-stage splits of two staging tiles a consumer that its
+    variants (``attention_backward_config.split_variants``) come from (at HEAD_DIM 128 no
+    longer in the space), and the variants, each once, as (configuration, None) pairs."""
     configs = [c for c in bwd.autotune_space(head_dim) if c.dq_pass == "split"]
     variants = attention_backward_config.split_variants(head_dim)
-    return [(config, None) for config in configs + [c for c in variants if c not in configs]]
+    bases = [c.replace(num_stages=2, dq_staging_tiles=None, late_dq=False) for c in variants]
+    return [(config, None) for config in dict.fromkeys(configs + bases + variants)]
 
 
 def fixed(runs, configs_of, dtype_names, head_dims, masks, seq_lens):

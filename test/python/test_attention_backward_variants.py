@@ -16,11 +16,12 @@ import collections
 import dataclasses
 import functools
 import re
+import runpy
 
 import pytest
 import tlx
 import torch
-from _helpers import whole_space_on_newest_triton
+from _helpers import REPOSITORY, whole_space_on_newest_triton
 from tlx_kernels.hopper import attention_backward as bwd
 from tlx_kernels.hopper import attention_backward_config, attention_common, attention_dq
 from triton.compiler.errors import CompilationError
@@ -500,3 +501,21 @@ def test_the_late_splits_causal_grid_ends_block_by_block(head_dim):
     ):
         ttgir = bwd.compile_for_hopper(config, head_dim, causal=causal).asm["ttgir"]
         assert ("%tail_heads" in ttgir) == tail, (config, causal)
+
+
+@pytest.mark.parametrize("head_dim", bwd.HEAD_DIMS)
+def test_the_split_bench_times_each_variant_beside_the_split_it_comes_from(head_dim, monkeypatch):
+    """``bench/attention_backward.py --split`` times the space's splits, each variant of
+    ``split_variants`` and the two-stage split of two staging tiles it comes from (which the
+    space at HEAD_DIM 128 no longer holds), each once."""
+    monkeypatch.syspath_prepend(str(REPOSITORY / "bench"))
+    bench = runpy.run_path(str(REPOSITORY / "bench" / "attention_backward.py"))
+    configs = [config for config, dq_config in bench["split_configs"](head_dim)]
+    assert len(set(configs)) == len(configs)
+    space = [c for c in bwd.autotune_space(head_dim) if c.dq_pass == "split"]
+    variants = attention_backward_config.split_variants(head_dim)
+    assert set(space) | set(variants) <= set(configs)
+    for variant in variants:
+        base = variant.replace(num_stages=2, dq_staging_tiles=None, late_dq=False)
+        assert base in configs
+    assert (head_dim == 128) == any(c not in space and c not in variants for c in configs)
