@@ -591,8 +591,9 @@ def split_variants(head_dim):
     consumers need not be in step; two dS buffers a consumer), at HEAD_DIM 128 beside one
     staging tile and two stages (208 KiB), at 64 the ring as deep as fits (seven stages,
     224 KiB, where the turns' deepest in the space has eight). ``bench/attention_backward.py
-    --split`` times them beside the space's split; the two that won on an H100 (HEAD_DIM
-    128, two stages, one tile, and the same a step late) are in ``autotune_space`` too."""
+    --split`` times them beside the space's split and the two-tile splits they come from;
+    the two that won on an H100 (HEAD_DIM 128, two stages, one tile, and the same a step
+    late) are in ``autotune_space`` too, where the two tiles no longer are."""
     split = dict(dq_pass="split", p_in_smem=True, scores_by_query=True, pipelined=True)
     if head_dim == 64:
         return [
