@@ -63,7 +63,8 @@ behind the same separate pass: the whole backward, so the preprocess is timed wh
 
 ``--split`` does the same for the space's split of dQ and its variants
 (``attention_backward_config.split_variants``: one staging tile a consumer and a deeper
-ring; each step's dQ issued in the next step).
+ring; each step's dQ issued in the next step; ``split_on_keys_variants``: the same on S^T
+steps, P^T and dS^T from registers).
 
 ``--parts`` says where the GPU time of ours (tuned) and of cuDNN goes on each row the flags
 select, kernel by kernel (torch's profiler): the preprocess of delta, the zeroing and
@@ -259,11 +260,13 @@ def delta_configs(head_dim):
 def split_configs(head_dim):
     """The space's split of dQ, the two-stage splits of two staging tiles a consumer that its
     variants (``attention_backward_config.split_variants``) come from (at HEAD_DIM 128 no
-    longer in the space), and the variants, each once, as (configuration, None) pairs."""
+    longer in the space), the variants, and the late split on S^T steps
+    (``split_on_keys_variants``), each once, as (configuration, None) pairs."""
     configs = [c for c in bwd.autotune_space(head_dim) if c.dq_pass == "split"]
     variants = attention_backward_config.split_variants(head_dim)
     bases = [c.replace(num_stages=2, dq_staging_tiles=None, late_dq=False) for c in variants]
-    return [(config, None) for config in dict.fromkeys(configs + bases + variants)]
+    on_keys = attention_backward_config.split_on_keys_variants(head_dim)
+    return [(config, None) for config in dict.fromkeys(configs + bases + variants + on_keys)]
 
 
 def fixed(runs, configs_of, dtype_names, head_dims, masks, seq_lens):

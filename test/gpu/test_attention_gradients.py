@@ -283,6 +283,17 @@ def test_the_split_variants_agree(dtype, head_dim, causal):
     assert_agree_on_tma_add_shapes(configs, dtype, head_dim, causal)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_split_on_keys_agrees(dtype, head_dim, causal):
+    """The late split on S^T steps (``split_on_keys_variants``: P^T and dS^T from registers
+    for dV and dK, dQ's products reading the transposes of the dS^T buffers, the statistics
+    from the ring's stage), on the shapes of ``assert_agree_on_tma_add_shapes``."""
+    configs = attention_backward_config.split_on_keys_variants(head_dim)
+    assert_agree_on_tma_add_shapes(configs, dtype, head_dim, causal)
+
+
 # (batch, heads, kv_heads, seq_len) of more tiles than SMs (8 x 4 heads at N = 1000: 256 key
 # blocks, 256 Q blocks; grouped heads at N = 4133: 264 key blocks; 40 x 2 heads at N = 300,
 # three Q blocks a tile, an odd number of steps) and fewer (one row; one Q block a tile, a KV

@@ -358,7 +358,7 @@ def test_dk_from_registers_needs_the_turns():
     """``dk_from_registers`` has the turns' dK take dS^T from registers: refused with another
     dq_pass, named in the configuration and passed to the kernel."""
     split = dict(dq_pass="split", p_in_smem=True, scores_by_query=True, pipelined=True)
-    with pytest.raises(ValueError, match="dk_from_registers .* needs dq_pass='alternate', got "):
+    with pytest.raises(ValueError, match="dk_from_registers .* needs dq_pass='alternate', or "):
         bwd.Config(64, 128, 2, **split, dk_from_registers=True)
     turns = dict(dq_pass="alternate", pipelined=True, staged_statistics=True)
     config = bwd.Config(64, 128, 4, **turns, dk_from_registers=True)
@@ -450,9 +450,68 @@ def test_the_late_split_issues_each_steps_dq_in_the_next(head_dim, causal):
     assert waits == (["1", "0", "1"] * steps + ["0", "0"]) * 2
 
 
-def test_the_late_split_without_its_wait_for_the_other_consumer_races(monkeypatch):
+def test_the_split_on_keys_needs_its_schedule():
+    """dq_pass "split" with S^T is the late split whose P^T and dS^T are dV's and dK's A
+    operands from registers (``split_on_keys_variants``): refused without any part of its
+    schedule, each field it lacks named; ``Config.splits_on_keys`` names it."""
+    split_needs = "'split' is built on the pipelined steps with S by queries"
+    on_keys = dict(dq_pass="split", pipelined=True, late_dq=True, staged_statistics=True)
+    on_keys_needs = split_needs + ".* or a step late with S\\^T, .*: it needs late_dq=True"
+    for fields, named in (
+        (dict(p_in_smem=True), "got late_dq=False, p_in_smem=True, staged_statistics=False"),
+        (dict(on_keys, dk_from_registers=False), "got dk_from_registers=False"),
+        (dict(on_keys, dk_from_registers=True, keys_in_registers=True), "got keys_in_registers"),
+        (dict(on_keys, staged_statistics=False, dk_from_registers=True), "got staged_statis"),
+    ):
+        fields = {"dq_pass": "split", "pipelined": True, **fields}
+        with pytest.raises(ValueError, match=on_keys_needs + ".*" + named):
+            bwd.Config(64, 128, 4, **fields)
+    config = bwd.Config(64, 128, 2, **on_keys, dk_from_registers=True, dq_staging_tiles=1)
+    assert config.splits_on_keys and not config.p_in_smem
+    by_query = dict(dq_pass="split", pipelined=True, late_dq=True, p_in_smem=True)
+    assert not bwd.Config(64, 128, 2, **by_query, scores_by_query=True).splits_on_keys
+
+
+# (stages, SMEM bytes) of each late split on S^T steps: the ring as deep as fits.
+ON_KEYS_SMEM = {128: [(2, 197632), (3, 231424)], 64: [(8, 217088)]}
+
+
+@pytest.mark.parametrize("head_dim", bwd.HEAD_DIMS)
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_late_split_on_keys_takes_p_and_ds_from_registers(head_dim, causal):
+    """``Config.splits_on_keys``: S^T and dP^T, then dV and dK with P^T and dS^T as A operands
+    from registers (where the split with S by queries reads both from SMEM), no P buffer,
+    each step's statistics in its stage; waits for S^T, dP^T, dV and dK (dQ's two products
+    left in flight), dQ; the previous step's dQ reduced, the last step's after the loop, as
+    the late split with S by queries does."""
+    variants = attention_backward_config.split_on_keys_variants(head_dim)
+    assert all(c.splits_on_keys and c.late_dq for c in variants)
+    assert [(c.num_stages, bwd.smem_plan(c, head_dim).plan.size_bytes) for c in variants] == (
+        ON_KEYS_SMEM[head_dim]
+    )
+    deepest = variants[-1]
+    counts = {b.name: b.shape[0] for b in bwd.smem_plan(deepest, head_dim).buffers}
+    assert "p_tiles" not in counts
+    assert (counts["ds_tiles"], counts["statistics_tiles"]) == (4, deepest.num_stages)
+    with pytest.raises(CompilationError):
+        bwd.smem_plan(deepest.replace(num_stages=deepest.num_stages + 1), head_dim)
+    ttgir = bwd.compile_for_hopper(variants[0], head_dim, causal=causal).asm["ttgir"]
+    dots = [line for line in ttgir.splitlines() if "ttng.warp_group_dot " in line]
+    from_registers = [
+        line for line in dots if re.search(r" : tensor<\d+x\d+xf16, #ttg.dot_op", line)
+    ]
+    steps = 2 if causal else 1
+    assert (len(dots), len(from_registers)) == (2 * (6 * steps + 2), 2 * 2 * steps)
+    assert ttgir.count("ttng.async_tma_reduce add,") == 2 * (steps + 1)
+    waits = re.findall(r"warp_group_dot_wait .*\{pendings = (\d)", ttgir)
+    assert waits == (["1", "0", "2", "0"] * steps + ["0", "0"]) * 2
+
+
+@pytest.mark.parametrize("on_keys", [False, True])
+def test_the_late_split_without_its_wait_for_the_other_consumer_races(monkeypatch, on_keys):
     """Without the wait for the other consumer's products over a dS buffer before it is
-    rewritten (``_wait_for_late_dq_on``), the check reports the race on the buffer."""
+    rewritten (``_wait_for_late_dq_on``), the check reports the race on the buffer, with S
+    by queries and with S^T (``split_on_keys_variants``)."""
     from tlx_kernels.hopper import attention_backward_late_split
 
     @gluon.jit
@@ -460,7 +519,10 @@ def test_the_late_split_without_its_wait_for_the_other_consumer_races(monkeypatc
         pass
 
     monkeypatch.setattr(attention_backward_late_split, "_wait_for_late_dq_on", no_wait)
-    (late,) = [c for c in attention_backward_config.split_variants(128) if c.late_dq]
+    if on_keys:
+        late = attention_backward_config.split_on_keys_variants(128)[0]
+    else:
+        (late,) = [c for c in attention_backward_config.split_variants(128) if c.late_dq]
     source = bwd.kernel_source(late, 128, causal=False)
     cta = {"values": {"seq_len": 300, "group": 2, "batch_kv_heads": 1}, "program_id": (0, 0, 0)}
     (report,) = tlx.check_hazards_at(source, bwd.SM90A, late.compile_options, ctas=[cta])
@@ -470,12 +532,13 @@ def test_the_late_split_without_its_wait_for_the_other_consumer_races(monkeypatc
 
 @pytest.mark.parametrize("causal", [False, True])
 def test_the_split_variants_are_free_of_hazards(causal):
-    """The split's variants are free of hazards on CTAs of one and of several Q blocks,
-    grouped heads or not: with one staging tile a consumer, a staging tile is rewritten only
-    once the reduction that read it is retired; a step late, a dS buffer only once the other
-    consumer's products of its last use are retired."""
+    """The split's variants, and the late split on S^T steps, are free of hazards on CTAs of
+    one and of several Q blocks, grouped heads or not: with one staging tile a consumer, a
+    staging tile is rewritten only once the reduction that read it is retired; a step late,
+    a dS buffer only once the other consumer's products of its last use are retired."""
     for head_dim in bwd.HEAD_DIMS:
-        for config in attention_backward_config.split_variants(head_dim):
+        on_keys = attention_backward_config.split_on_keys_variants(head_dim)
+        for config in attention_backward_config.split_variants(head_dim) + on_keys:
             assert_clean(bwd, config, head_dim, causal, "batch_kv_heads")
 
 
@@ -507,15 +570,17 @@ def test_the_late_splits_causal_grid_ends_block_by_block(head_dim):
 def test_the_split_bench_times_each_variant_beside_the_split_it_comes_from(head_dim, monkeypatch):
     """``bench/attention_backward.py --split`` times the space's splits, each variant of
     ``split_variants`` and the two-stage split of two staging tiles it comes from (which the
-    space at HEAD_DIM 128 no longer holds), each once."""
+    space at HEAD_DIM 128 no longer holds), and the late split on S^T steps, each once."""
     monkeypatch.syspath_prepend(str(REPOSITORY / "bench"))
     bench = runpy.run_path(str(REPOSITORY / "bench" / "attention_backward.py"))
     configs = [config for config, dq_config in bench["split_configs"](head_dim)]
     assert len(set(configs)) == len(configs)
     space = [c for c in bwd.autotune_space(head_dim) if c.dq_pass == "split"]
     variants = attention_backward_config.split_variants(head_dim)
-    assert set(space) | set(variants) <= set(configs)
+    on_keys = attention_backward_config.split_on_keys_variants(head_dim)
+    assert set(space) | set(variants) | set(on_keys) <= set(configs)
     for variant in variants:
         base = variant.replace(num_stages=2, dq_staging_tiles=None, late_dq=False)
         assert base in configs
-    assert (head_dim == 128) == any(c not in space and c not in variants for c in configs)
+    bases = [c for c in configs if c not in space and c not in variants and c not in on_keys]
+    assert (head_dim == 128) == bool(bases)

@@ -101,15 +101,18 @@ class Config(KernelConfig):
     retired before the consumer's next is staged, and the ring has its 32 KiB at HEAD_DIM 128.
     ``late_dq`` (dq_pass "split"): each step's dQ products issued in the next step, so that
     a consumer waits for the other's dS a step after it is written
-    (attention_backward_late_split.py). Both: ``split_variants``. ``statistics_ahead``
+    (attention_backward_late_split.py). Both: ``split_variants``. The late split with S^T
+    (``splits_on_keys``; ``split_on_keys_variants``) takes P^T and dS^T from registers
+    for dV and dK, with ``staged_statistics`` and ``dk_from_registers``. ``statistics_ahead``
     (dq_pass "alternate"): each step loads the next step's LSE and delta, a step ahead of
     their use, as the late split's steps always do (attention_backward_turns.py).
-    ``staged_statistics`` (dq_pass "alternate"): the loader copies each Q block's LSE (in base
-    2) and delta by TMA into the ring's stage beside its Q and dO, from the preprocess's
-    [batch * heads, 2, seq_len] copy of them, and the steps read them from SMEM just before
-    their use (attention_backward_turns.py). ``dk_from_registers`` (dq_pass "alternate"): dK's
-    product takes dS^T from registers rather than from its SMEM buffer (which dQ's turn
-    still reads), issued before the buffer is written, and the step retires dK with dV.
+    ``staged_statistics`` (dq_pass "alternate", or the split with S^T): the loader copies
+    each Q block's LSE (in base 2) and delta by TMA into the ring's stage beside its Q and
+    dO, from the preprocess's [batch * heads, 2, seq_len] copy of them, and the steps read
+    them from SMEM just before their use (attention_backward_turns.py).
+    ``dk_from_registers`` (the same): dK's product takes dS^T from registers rather than
+    from its SMEM buffer (which dQ's turn still reads), issued before the buffer is
+    written, and the step retires dK with dV.
     ``epilogue_over_scores`` (the late split in persistent CTAs): each consumer's dK and dV
     staging tiles over its dS buffers, P buffer and dQ staging tile rather than its K and V,
     so that K and V are freed (``kv_free``) once the last products that read them retire and
@@ -175,12 +178,7 @@ class Config(KernelConfig):
             raise ValueError(
                 f"dq_pass={self.dq_pass!r} sums the dQ shares of two consumers: consumers=2"
             )
-        if self.dq_pass == "split" and not (self.scores_by_query and self.pipelined):
-            raise ValueError(
-                "dq_pass='split' is built on the pipelined steps with S by queries, whose dS "
-                "is dQ's A operand from registers: it needs scores_by_query=True and "
-                "pipelined=True"
-            )
+        self._check_split()
         if self.dq_pass == "alternate" and not (
             self.pipelined and not self.scores_by_query and not self.p_in_smem
         ):
@@ -216,21 +214,22 @@ class Config(KernelConfig):
                 "late split's steps always do): it needs dq_pass='alternate', got "
                 f"dq_pass={self.dq_pass!r}"
             )
-        if self.staged_statistics and self.dq_pass != "alternate":
+        if self.staged_statistics and not (self.dq_pass == "alternate" or self.splits_on_keys):
             raise ValueError(
-                "staged_statistics has the turns' steps read their LSE and delta from the "
-                "ring's stage: it needs dq_pass='alternate', got "
-                f"dq_pass={self.dq_pass!r}"
+                "staged_statistics has the turns' steps (or the late split's with S^T) read "
+                "their LSE and delta from the ring's stage: it needs dq_pass='alternate', or "
+                f"'split' with scores_by_query=False, got dq_pass={self.dq_pass!r}"
             )
         if self.staged_statistics and self.statistics_ahead:
             raise ValueError(
                 "staged_statistics reads a step's LSE and delta from SMEM, which "
                 "statistics_ahead would load from global memory a step ahead: choose one"
             )
-        if self.dk_from_registers and self.dq_pass != "alternate":
+        if self.dk_from_registers and not (self.dq_pass == "alternate" or self.splits_on_keys):
             raise ValueError(
-                "dk_from_registers has the turns' steps take dS^T as dK's A operand from "
-                f"registers: it needs dq_pass='alternate', got dq_pass={self.dq_pass!r}"
+                "dk_from_registers has the turns' steps (or the late split's with S^T) take "
+                "dS^T as dK's A operand from registers: it needs dq_pass='alternate', or "
+                f"'split' with scores_by_query=False, got dq_pass={self.dq_pass!r}"
             )
         check_slots("kv_buffers", self.kv_buffers, self.persistent, "K and V")
         self._check_epilogue_over_scores()
@@ -239,6 +238,52 @@ class Config(KernelConfig):
                 "keys_in_registers loads K and V to registers as the A operands of S^T and dP^T; "
                 "with scores_by_query they are the B operands of S and dP, read from SMEM: it "
                 "needs scores_by_query=False"
+            )
+
+    @property
+    def splits_on_keys(self):
+        """FA3's split of dQ a step late on S^T steps (dq_pass "split" without
+        ``scores_by_query``; attention_backward_late_split.step_splitting_late_by_keys)."""
+        return self.dq_pass == "split" and not self.scores_by_query
+
+    def _check_split(self):
+        """dq_pass "split" runs on the pipelined steps, with S by queries (dS is dQ's A
+        operand from registers), or a step late with S^T (``splits_on_keys``): P^T and dS^T
+        are then dV's and dK's A operands from registers, retired within the step, dS^T goes
+        to SMEM for the next step's dQ, and the statistics come with the ring's stage (read
+        from registers, a quarter of a Q block's a thread, they spilled: docs/performance.md,
+        "The split on S^T steps, tried")."""
+        if self.dq_pass != "split":
+            return
+        if not self.pipelined:
+            raise ValueError(
+                "dq_pass='split' is built on the pipelined steps with S by queries, whose dS "
+                "is dQ's A operand from registers, or a step late with S^T: it needs "
+                "pipelined=True"
+            )
+        if self.scores_by_query:
+            return
+        needs = dict(
+            late_dq=True,
+            p_in_smem=False,
+            staged_statistics=True,
+            dk_from_registers=True,
+            keys_in_registers=False,
+            epilogue_over_scores=False,
+        )
+        wrong = [
+            f"{name}={getattr(self, name)}"
+            for name, value in needs.items()
+            if getattr(self, name) != value
+        ]
+        if wrong:
+            raise ValueError(
+                "dq_pass='split' is built on the pipelined steps with S by queries "
+                "(scores_by_query=True), or a step late with S^T, whose P^T and dS^T are dV's "
+                "and dK's A operands from registers and whose LSE and delta come with the "
+                "ring's stage: it needs late_dq=True, p_in_smem=False, staged_statistics=True "
+                "and dk_from_registers=True (and neither keys_in_registers nor "
+                f"epilogue_over_scores), got {', '.join(wrong)}"
             )
 
     def _check_turns(self):
@@ -307,7 +352,7 @@ class Config(KernelConfig):
                 "products issued after them would retire: it is built for dq_pass "
                 f"{' or '.join(map(repr, PIPELINED_DQ_PASSES))}, got {self.dq_pass!r}"
             )
-        if not self.p_in_smem and self.dq_pass != "alternate":
+        if not self.p_in_smem and not (self.dq_pass == "alternate" or self.splits_on_keys):
             raise ValueError(
                 "pipelined writes P^T to an SMEM buffer of its own, which dV reads while dS^T "
                 "is written: it needs p_in_smem=True"
@@ -604,3 +649,24 @@ def split_variants(head_dim):
         *(Config(64, 128, stages, **split, dq_staging_tiles=1) for stages in (2, 3)),
         Config(64, 128, 2, **split, dq_staging_tiles=1, late_dq=True),
     ]
+
+
+def split_on_keys_variants(head_dim):
+    """The late split on S^T steps (``Config.splits_on_keys``) outside the space: each
+    consumer's P^T and dS^T are dV's and dK's A operands from registers, where the split with
+    S by queries reads P and dS back from SMEM, so a consumer's step reads 128 KiB of wgmma
+    operands at HEAD_DIM 128 rather than 144 and writes no P (docs/attention-backward.md,
+    "On S^T steps"). One fp32 staging tile a consumer, two dS^T buffers, the
+    ring with its statistics two or three stages deep at HEAD_DIM 128 (193 or 226 KiB), eight
+    at 64 (212 KiB): as deep as fits. Not yet timed on a GPU: ``bench/attention_backward.py
+    --split`` times them beside the split's other variants."""
+    on_keys = dict(
+        dq_pass="split",
+        pipelined=True,
+        dq_staging_tiles=1,
+        late_dq=True,
+        staged_statistics=True,
+        dk_from_registers=True,
+    )
+    stages = (8,) if head_dim == 64 else (2, 3)
+    return [Config(64, 128, depth, **on_keys) for depth in stages]

@@ -46,7 +46,8 @@ docs/attention-backward.md, "How dQ is summed", says why each, with the measurem
   asynchronous TMA reduce-add (``desc_dq``; ``tlx.compat.tma_atomic_add``);
 * "split": on the pipelined steps, half of the CTA's columns a consumer over both consumers'
   dS, added the same way: each element once a CTA; with LATE_DQ a step's products are
-  issued in the next step (attention_backward_late_split.py);
+  issued in the next step (attention_backward_late_split.py), with S by queries or, the
+  statistics read from the ring's stage, with keys as rows;
 * "alternate": the consumers take turns, one computing the CTA's whole dQ of a Q block over
   both consumers' dS^T, added the same way (attention_backward_turns.py).
 
@@ -90,6 +91,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 from tlx_kernels.hopper.attention_backward_late_split import (
     last_late_dq,
     step_splitting_late,
+    step_splitting_late_by_keys,
     wait_for_late_dq_on_own,
 )
 from tlx_kernels.hopper.attention_backward_smem import cross_consumer_barriers, smem_tiles
@@ -287,6 +289,10 @@ def _step(state, at, next_rows, statistics, rows, key_rows, dk, dv, consumer, MA
         dk, dv, statistics = step_taking_turns(
             state, at, next_rows, statistics, key_rows, dk, dv, consumer, MASKED, schedule
         )
+    elif schedule.LATE_DQ and not schedule.SCORES_BY_QUERY:
+        dk, dv, statistics = step_splitting_late_by_keys(
+            state, at, statistics, key_rows, dk, dv, consumer, MASKED
+        )
     elif schedule.LATE_DQ:
         dk, dv, statistics = step_splitting_late(
             state, at, next_rows, statistics, rows, dk, dv, consumer, MASKED
@@ -368,12 +374,12 @@ def _tile(state, bh_kv, off_n, consumer: gl.constexpr, schedule):
                 values,
             ),
         )
-    # A step with LATE_DQ or STATISTICS_AHEAD loads the next one's statistics (its rows' LSE
-    # and delta), so that their latency is hidden behind a whole step
+    # A step with LATE_DQ (S by queries) or STATISTICS_AHEAD loads the next one's statistics
+    # (its rows' LSE and delta), so that their latency is hidden behind a whole step
     # (attention_backward_late_split.py, attention_backward_turns.py); the first step's load
-    # here. The other steps load their own: nothing is carried.
+    # here. The other steps load their own or read them from the stage: nothing is carried.
     end_head = (bh_kv + 1) * group
-    if schedule.LATE_DQ or schedule.STATISTICS_AHEAD:
+    if (schedule.LATE_DQ and schedule.SCORES_BY_QUERY) or schedule.STATISTICS_AHEAD:
         if schedule.LATE_DQ:
             ahead: gl.constexpr = gl.SliceLayout(1, accumulator_layout(SUB_N, num_warps))
         else:
@@ -412,7 +418,7 @@ def _tile(state, bh_kv, off_n, consumer: gl.constexpr, schedule):
         last_turns(state, index, (previous_row, earlier_row), consumer, schedule.TURN_DELAY)
         wait_for_turns_on_own(state, index, consumer)
     elif schedule.LATE_DQ:
-        last_late_dq(state, index, previous_row, consumer)
+        last_late_dq(state, index, previous_row, consumer, schedule.SCORES_BY_QUERY)
         if schedule.EPILOGUE_OVER_SCORES:
             # This consumer's products read K and V no more, the epilogue stores over its
             # dS, P and dQ staging tiles: the next tile's K and V may land in their slot

@@ -18,6 +18,12 @@ in the step that uses them, their latency showed in `ncu`'s warp-state samples (
 of the LSE waited on the load in 3-4% of all samples, HEAD_DIM 128), and a step ahead the
 kernel ran 3-6% faster on an H100 (docs/attention-backward.md, "Statistics a step ahead").
 
+With S^T (``step_splitting_late_by_keys``, ``Config.splits_on_keys``) P^T and dS^T are dV's
+and dK's A operands from registers, retired within the step, and the buffers hold dS^T,
+which dQ's products read transposed: no P goes through SMEM, and a consumer's step reads
+128 KiB of wgmma operands at HEAD_DIM 128 where the steps with S by queries read 144. The
+statistics come with the ring's stage (``Config.staged_statistics``).
+
 Each consumer writes its dS to two buffers in turn (step i's to buffer i % 2), each with a
 barrier pair: ``ds_ready`` (written) and ``ds_free`` (the other consumer's dQ products have
 read it and the writer's K). A buffer is rewritten two steps later, once the other's products
@@ -32,6 +38,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     fence_async_shared,
     mbarrier,
     warpgroup_mma,
+    warpgroup_mma_init,
     warpgroup_mma_wait,
 )
 
@@ -43,8 +50,10 @@ from tlx_kernels.hopper.attention_backward_step import (
     reduce_dq,
     release_stage_of,
     row_statistics,
+    scores_to_gradients,
 )
-from tlx_kernels.hopper.common import accumulator_layout
+from tlx_kernels.hopper.attention_backward_turns import staged_row_statistics
+from tlx_kernels.hopper.common import accumulator_layout, block_indices
 
 
 @gluon.jit
@@ -56,7 +65,19 @@ def _ds_use(owner, step):
 
 
 @gluon.jit
-def _issue_late_dq(state, step, consumer: gl.constexpr):
+def _ds_operand(state, buffer, BY_QUERY: gl.constexpr):
+    """dQ's A operand from a dS buffer: the buffer itself with S by queries, the transpose
+    of the dS^T written with S^T."""
+    tile = state.ds_tiles.index(buffer)
+    if BY_QUERY:
+        operand = tile
+    else:
+        operand = tile.permute((1, 0))
+    return operand
+
+
+@gluon.jit
+def _issue_late_dq(state, step, consumer: gl.constexpr, BY_QUERY: gl.constexpr):
     """Issues this consumer's columns of step ``step``'s dQ: its own dS of the step times its
     K, then, once the other consumer's dS of the step is written (``ds_ready``), the other's
     times its K, both dS read from SMEM. Before the tile's first step there is no step: the
@@ -77,7 +98,7 @@ def _issue_late_dq(state, step, consumer: gl.constexpr):
     in_tile = step >= first_step(state)
     mbarrier.wait(ds_ready.index(other_buffer), phase)
     dq = warpgroup_mma(
-        ds_tiles.index(own_buffer),
+        _ds_operand(state, own_buffer, BY_QUERY),
         kv_buffer(state, k_tiles, consumer).slice(consumer * COLUMNS, COLUMNS, dim=1),
         gl.zeros([BLOCK_M, COLUMNS], gl.float32, half_layout),
         use_acc=False,
@@ -85,7 +106,7 @@ def _issue_late_dq(state, step, consumer: gl.constexpr):
     )
     second = gl.where(in_tile, other, consumer)
     return warpgroup_mma(
-        ds_tiles.index(gl.where(in_tile, other_buffer, own_buffer)),
+        _ds_operand(state, gl.where(in_tile, other_buffer, own_buffer), BY_QUERY),
         kv_buffer(state, k_tiles, second).slice(consumer * COLUMNS, COLUMNS, dim=1),
         dq,
         is_async=True,
@@ -132,11 +153,12 @@ def wait_for_late_dq_on_own(state, index, consumer: gl.constexpr):
 
 
 @gluon.jit
-def last_late_dq(state, index, previous_row, consumer: gl.constexpr):
+def last_late_dq(state, index, previous_row, consumer: gl.constexpr, BY_QUERY: gl.constexpr):
     """After the loop (``index``: the steps taken; ``previous_row``: the last step's Q
-    block): this consumer's columns of the last step's dQ."""
+    block; ``BY_QUERY``: the steps' S by queries, else S^T): this consumer's columns of the
+    last step's dQ."""
     step = index - 1
-    dq = _issue_late_dq(state, step, consumer)
+    dq = _issue_late_dq(state, step, consumer, BY_QUERY)
     dq = warpgroup_mma_wait(0, deps=[dq])
     _finish_late_dq(state, dq, step, previous_row, consumer)
 
@@ -206,7 +228,7 @@ def step_splitting_late(
     fence_async_shared()
     dv = warpgroup_mma(p_smem.permute((1, 0)), do, dv, is_async=True)
     ds16 = ds.to(dtype)
-    dq = _issue_late_dq(state, previous, consumer)
+    dq = _issue_late_dq(state, previous, consumer, True)
     buffer, _ = _ds_use(consumer, index)
     ds_smem = ds_tiles.index(buffer)
     _wait_for_late_dq_on(state, index - 2, consumer)
@@ -218,3 +240,75 @@ def step_splitting_late(
     dq = warpgroup_mma_wait(1, deps=[dq])
     _finish_late_dq(state, dq, previous, previous_rows[0], consumer)
     return dk, dv, statistics
+
+
+@gluon.jit
+def step_splitting_late_by_keys(
+    state, at, statistics, key_rows, dk, dv, consumer: gl.constexpr, MASKED: gl.constexpr
+):
+    """One step of the late split with S^T (``Config.splits_on_keys``): S^T = K Q^T and
+    dP^T = V dO^T, the statistics from the stage (``staged_row_statistics``: read from
+    registers, 16 queries' a thread, they spilled), P^T and dS^T, dV and dK with both from
+    registers, step index - 1's dQ columns over both consumers' dS (the transposes of the
+    dS^T buffers), this step's dS^T to its buffer for the next step's; dV and dK are retired
+    with the step (their A operands' registers), dQ's products then, and the previous step's
+    columns reduced. ``at`` and the step's order of waits are ``step_splitting_late``'s;
+    ``key_rows``: this consumer's keys. Returns (dK, dV, ``statistics`` unchanged)."""
+    (index, _, off_m, previous_rows) = at
+    (q_tiles, do_tiles, k_tiles) = state.q_tiles, state.do_tiles, state.k_tiles
+    ready = state.ready
+    ds_ready = state.ds_ready
+    NUM_STAGES: gl.constexpr = q_tiles.shape[0]
+    BLOCK_M: gl.constexpr = q_tiles.shape[1]
+    SUB_N: gl.constexpr = k_tiles.shape[1]
+    HEAD_DIM: gl.constexpr = k_tiles.shape[2]
+    dtype: gl.constexpr = q_tiles.dtype
+    num_warps: gl.constexpr = gl.num_warps()
+    st_layout: gl.constexpr = accumulator_layout(BLOCK_M, num_warps)
+    operand_layout: gl.constexpr = gl.DotOperandLayout(
+        operand_index=0, parent=accumulator_layout(HEAD_DIM, num_warps), k_width=2
+    )
+    stage = index % NUM_STAGES
+    q = q_tiles.index(stage)
+    do = do_tiles.index(stage)
+    # Indexed by a value the compiler cannot fold, as step_splitting_late's.
+    own = consumer + (index >> 31)
+    mbarrier.wait(ready.index(stage), (index // NUM_STAGES) & 1)
+    zeros = gl.zeros([SUB_N, BLOCK_M], gl.float32, st_layout)
+    s_tok = warpgroup_mma(
+        kv_buffer(state, k_tiles, own), q.permute((1, 0)), zeros, use_acc=False, is_async=True
+    )
+    dp_tok = warpgroup_mma(
+        kv_buffer(state, state.v_tiles, own),
+        do.permute((1, 0)),
+        zeros,
+        use_acc=False,
+        is_async=True,
+    )
+    queries = block_indices(off_m, BLOCK_M, gl.SliceLayout(0, st_layout))
+    s = warpgroup_mma_wait(1, deps=[s_tok])
+    previous = index - 1
+    if previous >= first_step(state):
+        release_stage_of(state, previous)
+    lse2, delta = staged_row_statistics(state, stage, gl.SliceLayout(0, st_layout))
+    dp = warpgroup_mma_wait(0, deps=[dp_tok])
+    p, ds = scores_to_gradients(s, dp, lse2, delta, queries, key_rows, state.qk_scale, MASKED)
+    p16 = gl.convert_layout(p.to(dtype), operand_layout)
+    dv = warpgroup_mma(p16, do, dv, is_async=True)
+    ds16 = ds.to(dtype)
+    ds_operand = gl.convert_layout(ds16, operand_layout)
+    dk = warpgroup_mma(ds_operand, q, dk, is_async=True)
+    # Before this step's dS^T is announced, as step_splitting_late: a consumer announcing
+    # step i's dS^T before waiting for the other's of step i - 1 could run two steps ahead,
+    # and the other's wait on a buffer's parity would be ambiguous (``python -m tlx check``).
+    dq = _issue_late_dq(state, previous, consumer, False)
+    buffer, _ = _ds_use(consumer, index)
+    ds_smem = state.ds_tiles.index(buffer)
+    _wait_for_late_dq_on(state, index - 2, consumer)
+    ds_smem.store(ds16)
+    fence_async_shared()
+    mbarrier.arrive(ds_ready.index(buffer))
+    dv, dk, p16, ds_operand = warpgroup_mma_wait(2, deps=[dv, dk, p16, ds_operand])
+    dq = warpgroup_mma_wait(0, deps=[dq])
+    _finish_late_dq(state, dq, previous, previous_rows[0], consumer)
+    return warpgroup_mma_init(dk), warpgroup_mma_init(dv), statistics
