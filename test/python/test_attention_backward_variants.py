@@ -473,7 +473,7 @@ def test_the_split_on_keys_needs_its_schedule():
 
 
 # (stages, SMEM bytes) of each late split on S^T steps: the ring as deep as fits.
-ON_KEYS_SMEM = {128: [(2, 197632), (3, 231424)], 64: [(8, 217088)]}
+ON_KEYS_SMEM = {128: [(2, 197632), (3, 231424), (2, 197632)], 64: [(8, 217088)]}
 
 
 @pytest.mark.parametrize("head_dim", bwd.HEAD_DIMS)
@@ -489,7 +489,9 @@ def test_the_late_split_on_keys_takes_p_and_ds_from_registers(head_dim, causal):
     assert [(c.num_stages, bwd.smem_plan(c, head_dim).plan.size_bytes) for c in variants] == (
         ON_KEYS_SMEM[head_dim]
     )
-    deepest = variants[-1]
+    deepest = max(variants, key=lambda config: config.num_stages)
+    assert [c.persistent for c in variants] == [c.epilogue_over_scores for c in variants]
+    assert sum(c.persistent for c in variants) == (head_dim == 128)
     counts = {b.name: b.shape[0] for b in bwd.smem_plan(deepest, head_dim).buffers}
     assert "p_tiles" not in counts
     assert (counts["ds_tiles"], counts["statistics_tiles"]) == (4, deepest.num_stages)

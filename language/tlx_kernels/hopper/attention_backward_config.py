@@ -114,7 +114,8 @@ class Config(KernelConfig):
     from its SMEM buffer (which dQ's turn still reads), issued before the buffer is
     written, and the step retires dK with dV.
     ``epilogue_over_scores`` (the late split in persistent CTAs): each consumer's dK and dV
-    staging tiles over its dS buffers, P buffer and dQ staging tile rather than its K and V,
+    staging tiles over its dS buffers, P buffer (if any) and dQ staging tile rather than its
+    K and V,
     so that K and V are freed (``kv_free``) once the last products that read them retire and
     the next tile's K and V load while the epilogue stores dK and dV
     (docs/attention-backward.md, "Persistent CTAs").
@@ -269,7 +270,6 @@ class Config(KernelConfig):
             staged_statistics=True,
             dk_from_registers=True,
             keys_in_registers=False,
-            epilogue_over_scores=False,
         )
         wrong = [
             f"{name}={getattr(self, name)}"
@@ -282,8 +282,7 @@ class Config(KernelConfig):
                 "(scores_by_query=True), or a step late with S^T, whose P^T and dS^T are dV's "
                 "and dK's A operands from registers and whose LSE and delta come with the "
                 "ring's stage: it needs late_dq=True, p_in_smem=False, staged_statistics=True "
-                "and dk_from_registers=True (and neither keys_in_registers nor "
-                f"epilogue_over_scores), got {', '.join(wrong)}"
+                f"and dk_from_registers=True (not keys_in_registers), got {', '.join(wrong)}"
             )
 
     def _check_turns(self):
@@ -658,8 +657,10 @@ def split_on_keys_variants(head_dim):
     operands at HEAD_DIM 128 rather than 144 and writes no P (docs/attention-backward.md,
     "On S^T steps"). One fp32 staging tile a consumer, two dS^T buffers, the
     ring with its statistics two or three stages deep at HEAD_DIM 128 (193 or 226 KiB), eight
-    at 64 (212 KiB): as deep as fits. Not yet timed on a GPU: ``bench/attention_backward.py
-    --split`` times them beside the split's other variants."""
+    at 64 (212 KiB): as deep as fits; at HEAD_DIM 128 also two stages in persistent CTAs,
+    each consumer's dK and dV staged over its dS^T buffers and staging tile. Not yet timed
+    on a GPU: ``bench/attention_backward.py --split`` times them beside the split's other
+    variants."""
     on_keys = dict(
         dq_pass="split",
         pipelined=True,
@@ -668,5 +669,12 @@ def split_on_keys_variants(head_dim):
         staged_statistics=True,
         dk_from_registers=True,
     )
-    stages = (8,) if head_dim == 64 else (2, 3)
-    return [Config(64, 128, depth, **on_keys) for depth in stages]
+    if head_dim == 64:
+        return [Config(64, 128, 8, **on_keys)]
+    # And in persistent CTAs with the epilogue over the dS^T buffers and staging tile, the
+    # form the tuner takes at N = 1024 and 2048 with S by queries (``autotune_space``).
+    persistent = dict(persistent=True, epilogue_over_scores=True)
+    return [
+        *(Config(64, 128, depth, **on_keys) for depth in (2, 3)),
+        Config(64, 128, 2, **on_keys, **persistent),
+    ]

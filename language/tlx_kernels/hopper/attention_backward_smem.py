@@ -68,9 +68,10 @@ def smem_tiles(
     buffer, unused; with STAGED_STATISTICS a Q block's LSE and delta a stage, fp32 rows
     beside its Q and dO, else ABSENT). With ALIAS, consumer c's dK and dV staging tiles take
     its K and V buffers' bytes (with EPILOGUE_OVER_SCORES, those of its two dS buffers, P
-    buffer and dQ staging tiles instead, the late split's, dead by the epilogue, so that K
-    and V are free before it) and, with P_IN_SMEM, P^T and dS^T share a buffer unless
-    PIPELINED (whose dV, reading P^T, is still in flight when dS^T is written); without,
+    buffer if P_IN_SMEM, and dQ staging tiles instead, the late split's, dead by the
+    epilogue, so that K and V are free before it) and, with P_IN_SMEM, P^T and dS^T share a
+    buffer unless PIPELINED (whose dV, reading P^T, is still in flight when dS^T is
+    written); without,
     every tile has bytes of its own. P^T is dS^T's buffer (unused) without P_IN_SMEM. dQ's
     staging tiles have bytes of their own either way: a TMA reduce-add reads one into the
     next step, while K, V, the ring and the next P and dS are live (and a P/dS buffer is
@@ -132,12 +133,19 @@ def smem_tiles(
     if EPILOGUE_OVER_SCORES:
         # Buffer group c: consumer c's dK and dV tiles over its two dS buffers (2c, 2c + 1:
         # attention_backward_late_split._ds_use), its P buffer and its dQ staging tiles.
-        step_buffers = tlx.reuse_group(
-            tlx.reuse_group(ds_tiles, group_size=2),
-            p_tiles,
-            tlx.reuse_group(dq_tiles, group_size=STAGING[0] // CONSUMERS),
-            group_type=distinct,
-        )
+        if P_IN_SMEM:
+            step_buffers = tlx.reuse_group(
+                tlx.reuse_group(ds_tiles, group_size=2),
+                p_tiles,
+                tlx.reuse_group(dq_tiles, group_size=STAGING[0] // CONSUMERS),
+                group_type=distinct,
+            )
+        else:
+            step_buffers = tlx.reuse_group(
+                tlx.reuse_group(ds_tiles, group_size=2),
+                tlx.reuse_group(dq_tiles, group_size=STAGING[0] // CONSUMERS),
+                group_type=distinct,
+            )
         epilogue = tlx.reuse_group(dk_tiles, dv_tiles, group_type=distinct)
         smem.set_buffer_overlap(
             tlx.reuse_group(
