@@ -133,19 +133,13 @@ def smem_tiles(
     if EPILOGUE_OVER_SCORES:
         # Buffer group c: consumer c's dK and dV tiles over its two dS buffers (2c, 2c + 1:
         # attention_backward_late_split._ds_use), its P buffer and its dQ staging tiles.
+        # With S^T there is no P buffer (p_tiles is ds_tiles).
+        ds_pairs = tlx.reuse_group(ds_tiles, group_size=2)
+        staging = tlx.reuse_group(dq_tiles, group_size=STAGING[0] // CONSUMERS)
         if P_IN_SMEM:
-            step_buffers = tlx.reuse_group(
-                tlx.reuse_group(ds_tiles, group_size=2),
-                p_tiles,
-                tlx.reuse_group(dq_tiles, group_size=STAGING[0] // CONSUMERS),
-                group_type=distinct,
-            )
+            step_buffers = tlx.reuse_group(ds_pairs, p_tiles, staging, group_type=distinct)
         else:
-            step_buffers = tlx.reuse_group(
-                tlx.reuse_group(ds_tiles, group_size=2),
-                tlx.reuse_group(dq_tiles, group_size=STAGING[0] // CONSUMERS),
-                group_type=distinct,
-            )
+            step_buffers = tlx.reuse_group(ds_pairs, staging, group_type=distinct)
         epilogue = tlx.reuse_group(dk_tiles, dv_tiles, group_type=distinct)
         smem.set_buffer_overlap(
             tlx.reuse_group(
