@@ -658,9 +658,9 @@ def split_on_keys_variants(head_dim):
     "On S^T steps"). One fp32 staging tile a consumer, two dS^T buffers, the
     ring with its statistics two or three stages deep at HEAD_DIM 128 (193 or 226 KiB), eight
     at 64 (212 KiB): as deep as fits; at HEAD_DIM 128 also two stages in persistent CTAs,
-    each consumer's dK and dV staged over its dS^T buffers and staging tile. Not yet timed
-    on a GPU: ``bench/attention_backward.py --split`` times them beside the split's other
-    variants."""
+    each consumer's dK and dV staged over its dS^T buffers and staging tile. On an H100 they
+    ran 3-11% slower than the late split with S by queries, so the space has none
+    (``bench/attention_backward.py --split`` times them beside the split's other variants)."""
     on_keys = dict(
         dq_pass="split",
         pipelined=True,
